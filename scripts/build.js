@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// Builds the library and CLI into dist/ (tsc) and the playground into dist/playground (esbuild).
+// Runs on `npm install` (prepare) so that `npx buildscope` and `npm start` work from a fresh clone.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const tsc = require.resolve('typescript/bin/tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (r.status !== 0) process.exit(r.status ?? 1);
+if (existsSync('playground/build.js')) {
+  const p = spawnSync(process.execPath, ['playground/build.js'], { stdio: 'inherit' });
+  if (p.status !== 0) process.exit(p.status ?? 1);
+}

@@ -1,0 +1,110 @@
+// Opens the database behind the server: SQLite in a data directory (the embedded default) or
+// PostgreSQL selected by a postgres:// URL. Every component (builds, users and keys, provenance,
+// cache node registry) keeps its tables in this one database, each with its own migration set.
+
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+// PostgreSQL returns int8/numeric as strings by default; our counts, sequence numbers and epoch
+// milliseconds all fit in a double, so read them as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export interface DatabaseLocation {
+  /** Data directory for the embedded SQLite database (created when missing). */
+  readonly data?: string;
+  /** postgres:// or postgresql:// URL; takes precedence over `data`. */
+  readonly url?: string;
+}
+
+export interface DatabaseHandle {
+  // The schema is owned by each component's migrations; queries type their own rows.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly db: Kysely<any>;
+  readonly dialect: DialectName;
+  /** The raw SQLite connection (SQLite only): for pragmas, FTS5 and synchronous transactions. */
+  readonly sqlite?: BetterSqlite3.Database;
+  /** The PostgreSQL pool (PostgreSQL only): for LISTEN/NOTIFY and cursors. */
+  readonly pool?: pg.Pool;
+  /** Where the database is, for logs: a file path or the URL without its password. */
+  readonly describe: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DATA_DIR = './.buildscope';
+
+export function isPostgresUrl(s: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(s);
+}
+
+export async function openDatabase(location: DatabaseLocation): Promise<DatabaseHandle> {
+  if (location.url !== undefined) {
+    if (!isPostgresUrl(location.url)) throw new Error(`Not a PostgreSQL URL: ${location.url}`);
+    return openPostgres(location.url);
+  }
+  return openSqlite(location.data ?? DEFAULT_DATA_DIR);
+}
+
+function openSqlite(dir: string): DatabaseHandle {
+  const full = resolve(dir);
+  mkdirSync(full, { recursive: true });
+  const file = join(full, 'buildscope.db');
+  const sqlite = new BetterSqlite3(file);
+  // WAL: readers never block the writer; synchronous=NORMAL in WAL mode survives a process crash
+  // (kill -9) without losing a committed transaction.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    sqlite,
+    describe: file,
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgres(url: string): DatabaseHandle {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const safe = new URL(url);
+  if (safe.password) safe.password = '***';
+  return {
+    db,
+    dialect: 'postgres',
+    pool,
+    describe: safe.toString(),
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Runs one component's migrations, tracked in its own table (`<component>_migration`), so that
+ * components migrate independently in the shared database. Safe to call from several processes.
+ */
+export async function migrate(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Promise<void> {
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: `${component}_migration`,
+    migrationLockTableName: `${component}_migration_lock`,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration of ${component}${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
+  }
+}

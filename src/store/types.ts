@@ -1,0 +1,103 @@
+// The store API that every face (REST, export, provenance, CLI) calls. One implementation serves
+// SQLite and PostgreSQL; see src/store/database.ts for how a database is opened.
+
+import type { ToolType } from '../query/catalog.js';
+import type { CheckedExpr } from '../query/checked.js';
+
+/** An event of a build, as ingested and as exported (seed 001 `BuildEvent` data). */
+export interface BuildEvent {
+  readonly timestamp: number;
+  readonly type: { readonly majorVersion: number; readonly minorVersion: number; readonly eventType: string };
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** Which builds a caller may see. Every listing, search and lookup applies it in SQL. */
+export interface Visibility {
+  /** Projects whose builds are visible, or 'all' when there is no project-level restriction. */
+  readonly projects: readonly string[] | 'all';
+  /** Whether builds without a project are visible. */
+  readonly withoutProject: boolean;
+}
+
+export const SEE_EVERYTHING: Visibility = { projects: 'all', withoutProject: true };
+
+/** A derived attribute value: string, number (durations/timestamps in ms, sizes in bytes), boolean. */
+export type AttributeValue = string | number | boolean;
+
+/** The searchable attributes of a build, keyed by catalog field name. Unknown values are absent. */
+export interface BuildAttributes {
+  readonly [fieldName: string]: AttributeValue | readonly AttributeValue[] | readonly { readonly name: string; readonly value: string }[] | undefined;
+}
+
+export interface BuildSummary {
+  readonly id: string;
+  /** Epoch ms at which the build became available (its BuildFinished stored and indexed). */
+  readonly availableAt: number;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  /** The build's project, or null when it has none. */
+  readonly project: string | null;
+  /** Position in availability order: strictly increasing, the cursor of every listing. */
+  readonly seq: number;
+}
+
+export interface BuildWithAttributes extends BuildSummary {
+  readonly attributes: BuildAttributes;
+}
+
+export interface ListBuildsOptions {
+  /** Builds that became available at or after this instant (epoch ms). */
+  readonly fromInstant?: number;
+  /** Builds that became available after this build (exclusive); takes precedence over fromInstant. */
+  readonly fromBuild?: string;
+  /** Builds after this position in availability order (exclusive); used by streams to resume. */
+  readonly afterSeq?: number;
+  /** Newest first instead of oldest first. */
+  readonly reverse?: boolean;
+  readonly maxBuilds?: number;
+  /** A checked query; absent or `all` lists every visible build. */
+  readonly query?: CheckedExpr;
+  readonly visibility: Visibility;
+  readonly withAttributes?: boolean;
+}
+
+/** Per-line outcome of an NDJSON ingest. */
+export type IngestLineResult =
+  | { readonly line: number; readonly status: 'stored'; readonly buildId: string; readonly complete: boolean }
+  | { readonly line: number; readonly status: 'unchanged'; readonly buildId: string; readonly complete: boolean }
+  | { readonly line: number; readonly status: 'rejected'; readonly error: string; readonly path: string; readonly buildId?: string };
+
+export type BuildState = 'missing' | 'incomplete' | 'available';
+
+export interface IngestOptions {
+  /** Called now and then with the number of lines handled so far (progress display). */
+  readonly onProgress?: (linesDone: number) => void;
+}
+
+/**
+ * The build store. Implemented once over kysely for SQLite and PostgreSQL (src/store/build-store.ts).
+ * All listing methods apply `visibility` in SQL, so no face can forget it.
+ */
+export interface BuildStore {
+  /** Ingests NDJSON (one build per line); returns one result per non-blank line, in order. */
+  ingestNdjson(input: string | AsyncIterable<string | Uint8Array>, options?: IngestOptions): Promise<IngestLineResult[]>;
+  /** Available builds in availability order (oldest first unless `reverse`). */
+  listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]>;
+  /** Like listBuilds without a size limit, read from the database in pages with a cursor. */
+  streamBuilds(options: Omit<ListBuildsOptions, 'maxBuilds'>): AsyncIterable<BuildSummary>;
+  /** One build by ID, if it exists, is available and is visible. */
+  getBuild(id: string, visibility: Visibility, options?: { withAttributes?: boolean }): Promise<BuildWithAttributes | undefined>;
+  /** Whether a build exists and is complete, as far as `visibility` lets the caller know. */
+  buildState(id: string, visibility: Visibility): Promise<BuildState>;
+  /** A build's events in order, optionally only those whose eventType is listed (case-sensitive). */
+  streamEvents(id: string, options?: { eventTypes?: readonly string[] }): AsyncIterable<BuildEvent>;
+  /** The `seq` of the newest available build (0 when there is none). */
+  latestSeq(): Promise<number>;
+  /**
+   * Resolves true as soon as a build with seq > afterSeq is available (also when another server
+   * process over the same PostgreSQL stored it), false after timeoutMs or when signal aborts.
+   */
+  waitForNewBuilds(afterSeq: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  close(): Promise<void>;
+}
