@@ -1,0 +1,90 @@
+// From an Authorization header to an AuthResult. Schemes:
+//   Basic base64(user:password)        password of a user
+//   Bearer <access key>                 long-lived key (stored only as a hash)
+//   Bearer base64(<access key>)         as some export clients send it
+//   Bearer <JWT>                        access token from POST /api/auth/token
+
+import type { AuthResult, Principal } from './types.js';
+import { isPermission } from './types.js';
+import { dummyHash, verifyPassword } from './password.js';
+import type { TokenService } from './tokens.js';
+import { isAccessKeyShape, type UserStore } from './users.js';
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const BASE64_SHAPE = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+export interface Authenticator {
+  authenticate(header: string | undefined): Promise<AuthResult>;
+}
+
+const ANONYMOUS: AuthResult = { kind: 'anonymous' };
+
+function rejected(reason: string): AuthResult {
+  return { kind: 'rejected', reason };
+}
+
+export function createAuthenticator(users: UserStore, tokens: TokenService, clock: () => number = Date.now): Authenticator {
+  async function basic(credentials: string): Promise<AuthResult> {
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (!BASE64_SHAPE.test(credentials) || colon < 0) return rejected('malformed Basic credentials');
+    const name = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
+    if (!user || !user.passwordHash || !ok) return rejected('wrong user name or password');
+    const principal: Principal = {
+      user: user.name,
+      credential: 'password',
+      permissions: new Set(user.permissions),
+      projects: user.projects,
+      expiresAt: null,
+    };
+    return { kind: 'authenticated', principal };
+  }
+
+  async function bearer(value: string): Promise<AuthResult> {
+    if (JWT_SHAPE.test(value)) {
+      const check = await tokens.verify(value);
+      if (!check.ok) return rejected(check.reason);
+      const c = check.claims;
+      return {
+        kind: 'authenticated',
+        principal: { user: c.user, credential: 'token', permissions: new Set(c.permissions), projects: c.projects, expiresAt: c.expiresAt },
+      };
+    }
+    const candidates: string[] = [];
+    if (isAccessKeyShape(value)) candidates.push(value);
+    else if (BASE64_SHAPE.test(value)) {
+      const decoded = Buffer.from(value, 'base64').toString('utf8').trim();
+      if (isAccessKeyShape(decoded)) candidates.push(decoded);
+    }
+    if (candidates.length === 0) return rejected('unknown access key');
+    const found = await users.findAccessKey(candidates);
+    if (!found) return rejected('unknown access key');
+    if (found.expiresAt <= clock()) return rejected('access key expired');
+    const u = found.user;
+    return {
+      kind: 'authenticated',
+      principal: {
+        user: u.name,
+        credential: 'accessKey',
+        permissions: new Set(u.permissions.filter(isPermission)),
+        projects: u.projects,
+        expiresAt: found.expiresAt,
+      },
+    };
+  }
+
+  return {
+    async authenticate(header) {
+      if (header === undefined || header.trim() === '') return ANONYMOUS;
+      const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(header);
+      if (!m) return rejected('malformed Authorization header');
+      const scheme = m[1]!.toLowerCase();
+      if (scheme === 'basic') return basic(m[2]!);
+      if (scheme === 'bearer') return bearer(m[2]!);
+      return rejected(`unsupported authorization scheme '${m[1]}' (use Basic or Bearer)`);
+    },
+  };
+}

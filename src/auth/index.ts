@@ -1,0 +1,29 @@
+// The auth component: users, access keys, tokens and the authenticator over one database.
+
+import type { ServerConfig } from '../config.js';
+import { migrate, type DatabaseHandle } from '../store/database.js';
+import { createAuthenticator, type Authenticator } from './authenticator.js';
+import { AUTH_MIGRATIONS } from './migrations.js';
+import { loadSigningSecret, TokenService } from './tokens.js';
+import { UserStore } from './users.js';
+
+export { createAuthenticator, type Authenticator } from './authenticator.js';
+export { TokenService, type TokenClaims } from './tokens.js';
+export { UserStore, UserError, type User } from './users.js';
+export { decideToken, splitList, type TokenRequest, type TokenDecision } from './token-request.js';
+export * from './types.js';
+
+export interface Auth {
+  readonly users: UserStore;
+  readonly tokens: TokenService;
+  readonly authenticator: Authenticator;
+}
+
+/** Migrates the auth tables, loads the token signing secret and wires the authenticator. */
+export async function openAuth(database: DatabaseHandle, config: ServerConfig, clock: () => number = Date.now): Promise<Auth> {
+  await migrate(database, 'auth', AUTH_MIGRATIONS);
+  const secret = await loadSigningSecret(database, config.auth.signingKeys);
+  const users = new UserStore(database, clock);
+  const tokens = new TokenService(secret, config.server.hostname, clock);
+  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock) };
+}

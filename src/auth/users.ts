@@ -1,0 +1,138 @@
+// Users and their access keys, in the shared database (component `auth`). Nothing here is cached
+// in the process, so several server processes over one PostgreSQL database agree at all times.
+
+import { createHash, randomBytes } from 'node:crypto';
+import type { DatabaseHandle } from '../store/database.js';
+import { hashPassword } from './password.js';
+import { isPermission, type Permission } from './types.js';
+
+export interface User {
+  readonly name: string;
+  readonly passwordHash: string | null;
+  readonly permissions: readonly Permission[];
+  /** Projects the user may see; null when the user is not under project-level access control. */
+  readonly projects: readonly string[] | null;
+  readonly createdAt: number;
+}
+
+export interface AccessKeyInfo {
+  readonly user: User;
+  readonly prefix: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export class UserError extends Error {
+  override readonly name = 'UserError';
+}
+
+/** Access keys start with this, so that they are recognisable in logs and secret scanners. */
+export const ACCESS_KEY_PREFIX = 'bsk_';
+const ACCESS_KEY_PATTERN = /^bsk_[A-Za-z0-9_-]{40}$/;
+
+export function isAccessKeyShape(s: string): boolean {
+  return ACCESS_KEY_PATTERN.test(s);
+}
+
+/** Keys carry 240 random bits, so one fast hash is enough: nobody can guess a key from its hash. */
+export function hashAccessKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
+
+export function checkUserName(name: string): void {
+  if (!USER_NAME.test(name)) throw new UserError(`Invalid user name '${name}': use letters, digits, '.', '_', '@' or '-' (at most 128)`);
+}
+
+interface UserRow {
+  name: string;
+  password_hash: string | null;
+  permissions: string;
+  projects: string | null;
+  created_at: number;
+}
+
+function toUser(r: UserRow): User {
+  const perms = (JSON.parse(r.permissions) as string[]).filter(isPermission);
+  return {
+    name: r.name,
+    passwordHash: r.password_hash,
+    permissions: perms,
+    projects: r.projects === null ? null : (JSON.parse(r.projects) as string[]),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export class UserStore {
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async addUser(input: { name: string; password?: string; permissions: readonly Permission[]; projects?: readonly string[] | null }): Promise<User> {
+    checkUserName(input.name);
+    for (const p of input.permissions) if (!isPermission(p)) throw new UserError(`Unknown permission '${String(p)}'`);
+    const row: UserRow = {
+      name: input.name,
+      password_hash: input.password === undefined ? null : await hashPassword(input.password),
+      permissions: JSON.stringify([...new Set(input.permissions)]),
+      projects: input.projects == null ? null : JSON.stringify([...new Set(input.projects)]),
+      created_at: this.clock(),
+    };
+    const inserted = await this.handle.db
+      .insertInto('auth_user')
+      .values(row)
+      .onConflict((oc) => oc.column('name').doNothing())
+      .returning('name')
+      .executeTakeFirst();
+    if (!inserted) throw new UserError(`User '${input.name}' already exists`);
+    return toUser(row);
+  }
+
+  async getUser(name: string): Promise<User | undefined> {
+    const r = (await this.handle.db.selectFrom('auth_user').selectAll().where('name', '=', name).executeTakeFirst()) as UserRow | undefined;
+    return r ? toUser(r) : undefined;
+  }
+
+  async countUsers(): Promise<number> {
+    const r = await this.handle.db.selectFrom('auth_user').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return Number(r['n']);
+  }
+
+  /** Creates an access key for a user; the key itself is returned once and never stored. */
+  async createAccessKey(userName: string, options: { expiresAt: number }): Promise<{ key: string; expiresAt: number }> {
+    const user = await this.getUser(userName);
+    if (!user) throw new UserError(`No user '${userName}'`);
+    const key = ACCESS_KEY_PREFIX + randomBytes(30).toString('base64url');
+    await this.handle.db
+      .insertInto('auth_access_key')
+      .values({
+        key_hash: hashAccessKey(key),
+        user_name: userName,
+        prefix: key.slice(0, 8),
+        created_at: this.clock(),
+        expires_at: options.expiresAt,
+      })
+      .execute();
+    return { key, expiresAt: options.expiresAt };
+  }
+
+  /** The key (whichever of the candidates exists) and its user; expired keys are returned too. */
+  async findAccessKey(candidates: readonly string[]): Promise<AccessKeyInfo | undefined> {
+    if (candidates.length === 0) return undefined;
+    const r = await this.handle.db
+      .selectFrom('auth_access_key as k')
+      .innerJoin('auth_user as u', 'u.name', 'k.user_name')
+      .select(['k.prefix', 'k.created_at as key_created_at', 'k.expires_at', 'u.name', 'u.password_hash', 'u.permissions', 'u.projects', 'u.created_at'])
+      .where('k.key_hash', 'in', candidates.map(hashAccessKey))
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      user: toUser(r as UserRow),
+      prefix: r['prefix'] as string,
+      createdAt: Number(r['key_created_at']),
+      expiresAt: Number(r['expires_at']),
+    };
+  }
+}

@@ -1,0 +1,11 @@
+// The REST API of the server: tokens, build listing and ingest, version.
+
+import type { FastifyPluginAsync } from 'fastify';
+import type { FacePluginOptions } from '../app.js';
+import { tokenRoutes } from './token.js';
+import { versionRoutes } from './version.js';
+
+export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
+  await app.register(tokenRoutes, opts);
+  await app.register(versionRoutes, opts);
+};
