@@ -1,0 +1,58 @@
+// Lowers an ordered predicate (compare or range) to numeric bounds over the stored number:
+// milliseconds for durations and timestamps, bytes for storage sizes, the number itself otherwise.
+// Shared by the reference evaluator and the SQL compiler so both read the same edges.
+// Pure: no node: imports (bundled for the browser).
+
+import type { Bounds, Predicate, TypedValue } from './checked.js';
+
+/** The number a typed value stands for, in the unit the store keeps. */
+export function numericValue(value: TypedValue): number {
+  switch (value.type) {
+    case 'duration':
+      return value.ms;
+    case 'number':
+      return value.value;
+    case 'storageSize':
+      return value.bytes;
+    case 'timestamp':
+      return value.instant;
+  }
+}
+
+/**
+ * Bounds of a compare or range predicate.
+ * - Timestamps: `field:v` covers v's span [instant, instant + spanMs); `>`, `>=`, `<`, `<=`
+ *   compare with the instant; `[a to b]` is a <= t < end of b's span.
+ * - Numbers, durations, sizes: equality is exact, ranges inclusive at both ends.
+ */
+export function boundsOf(predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): Bounds {
+  if (predicate.kind === 'range') {
+    const min = numericValue(predicate.from);
+    const to = predicate.to;
+    if (to.type === 'timestamp') return { min, minInclusive: true, max: to.instant + to.spanMs, maxInclusive: false };
+    return { min, minInclusive: true, max: numericValue(to), maxInclusive: true };
+  }
+  const v = numericValue(predicate.value);
+  switch (predicate.op) {
+    case 'eq':
+      if (predicate.value.type === 'timestamp') {
+        return { min: v, minInclusive: true, max: v + predicate.value.spanMs, maxInclusive: false };
+      }
+      return { min: v, minInclusive: true, max: v, maxInclusive: true };
+    case 'gt':
+      return { min: v, minInclusive: false, maxInclusive: false };
+    case 'ge':
+      return { min: v, minInclusive: true, maxInclusive: false };
+    case 'lt':
+      return { max: v, maxInclusive: false, minInclusive: false };
+    case 'le':
+      return { max: v, maxInclusive: true, minInclusive: false };
+  }
+}
+
+/** Whether `n` lies within `bounds`. */
+export function withinBounds(n: number, bounds: Bounds): boolean {
+  if (bounds.min !== undefined && (bounds.minInclusive ? n < bounds.min : n <= bounds.min)) return false;
+  if (bounds.max !== undefined && (bounds.maxInclusive ? n > bounds.max : n >= bounds.max)) return false;
+  return true;
+}

@@ -1,0 +1,120 @@
+// The search indexes (migration component `search`), run by openBuildStore right after the
+// `store` migration that creates the tables. Which index serves which query shape is explained
+// in docs/search-sql.md.
+
+import { sql, type Kysely, type Migration } from 'kysely';
+import { FIELDS } from '../query/catalog.js';
+import { migrate, type DatabaseHandle } from '../store/database.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
+
+/**
+ * Single-valued columns with a btree index: every generic field. Tool-specific columns are left
+ * to a scan: each build fills only its own tool's columns, their values are few and repetitive
+ * (versions, locales, flags), and every extra index slows ingest.
+ */
+export const INDEXED_FIELDS = FIELDS.filter((f) => f.tool === null && !f.multi);
+
+const q = (id: string): string => `"${id}"`;
+
+async function run(db: Kysely<unknown>, statements: readonly string[]): Promise<void> {
+  // Static DDL only: no user input ever reaches these strings.
+  for (const s of statements) await sql.raw(s).execute(db);
+}
+
+function sqliteStatements(): string[] {
+  const out: string[] = [];
+  for (const f of INDEXED_FIELDS) out.push(`CREATE INDEX IF NOT EXISTS builds_${f.column}_idx ON builds (${q(f.column)})`);
+  // Covering indexes: an EXISTS/IN over child rows is answered from the index alone.
+  out.push('CREATE INDEX IF NOT EXISTS build_values_search_idx ON build_values (field, value, seq)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_search_idx ON build_custom_values (name, value, seq)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_value_idx ON build_custom_values (value, seq)');
+
+  // FTS5 trigram tables over the already lower-cased columns (case_sensitive 1: no second
+  // folding, so a trigram hit is a plain substring hit). External content: the text is not
+  // stored twice. builds is keyed by seq, which only available builds have.
+  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
+  const news = BUILDS_TRIGRAM_COLUMNS.map((c) => `new.${q(c)}`).join(', ');
+  const olds = BUILDS_TRIGRAM_COLUMNS.map((c) => `old.${q(c)}`).join(', ');
+  const T = BUILDS_TRIGRAM;
+  out.push(`CREATE VIRTUAL TABLE IF NOT EXISTS ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1')`);
+  out.push(`CREATE TRIGGER IF NOT EXISTS ${T}_ai AFTER INSERT ON builds WHEN new.seq IS NOT NULL BEGIN
+    INSERT INTO ${T}(rowid, ${cols}) VALUES (new.seq, ${news});
+  END`);
+  out.push(`CREATE TRIGGER IF NOT EXISTS ${T}_ad AFTER DELETE ON builds WHEN old.seq IS NOT NULL BEGIN
+    INSERT INTO ${T}(${T}, rowid, ${cols}) VALUES ('delete', old.seq, ${olds});
+  END`);
+  out.push(`CREATE TRIGGER IF NOT EXISTS ${T}_au AFTER UPDATE OF seq, ${cols} ON builds BEGIN
+    INSERT INTO ${T}(${T}, rowid, ${cols}) SELECT 'delete', old.seq, ${olds} WHERE old.seq IS NOT NULL;
+    INSERT INTO ${T}(rowid, ${cols}) SELECT new.seq, ${news} WHERE new.seq IS NOT NULL;
+  END`);
+  out.push(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
+
+  for (const [table, fts, columns] of [
+    ['build_values', VALUES_TRIGRAM, ['value']],
+    ['build_custom_values', CUSTOM_VALUES_TRIGRAM, ['name', 'value']],
+  ] as const) {
+    const c = columns.join(', ');
+    const n = columns.map((x) => `new.${x}`).join(', ');
+    const o = columns.map((x) => `old.${x}`).join(', ');
+    out.push(`CREATE VIRTUAL TABLE IF NOT EXISTS ${fts} USING fts5(${c}, content='${table}', content_rowid='rowid', tokenize='trigram case_sensitive 1')`);
+    out.push(`CREATE TRIGGER IF NOT EXISTS ${fts}_ai AFTER INSERT ON ${table} BEGIN
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
+    out.push(`CREATE TRIGGER IF NOT EXISTS ${fts}_ad AFTER DELETE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+    END`);
+    out.push(`CREATE TRIGGER IF NOT EXISTS ${fts}_au AFTER UPDATE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
+    out.push(`INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`);
+  }
+  return out;
+}
+
+function postgresStatements(): string[] {
+  const out: string[] = ['CREATE EXTENSION IF NOT EXISTS pg_trgm'];
+  for (const f of INDEXED_FIELDS) {
+    // text_pattern_ops: the same btree serves equality and LIKE 'abc%' whatever the collation.
+    const opclass = f.type === 'string' ? ' text_pattern_ops' : '';
+    out.push(`CREATE INDEX IF NOT EXISTS builds_${f.column}_idx ON builds (${q(f.column)}${opclass})`);
+  }
+  out.push('CREATE INDEX IF NOT EXISTS build_values_search_idx ON build_values (field, value text_pattern_ops, seq)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_search_idx ON build_custom_values (name text_pattern_ops, value text_pattern_ops, seq)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_value_idx ON build_custom_values (value text_pattern_ops, seq)');
+  for (const c of BUILDS_TRIGRAM_COLUMNS) out.push(`CREATE INDEX IF NOT EXISTS builds_${c}_trgm ON builds USING gin (${q(c)} gin_trgm_ops)`);
+  out.push('CREATE INDEX IF NOT EXISTS build_values_value_trgm ON build_values USING gin (value gin_trgm_ops)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_name_trgm ON build_custom_values USING gin (name gin_trgm_ops)');
+  out.push('CREATE INDEX IF NOT EXISTS build_custom_values_value_trgm ON build_custom_values USING gin (value gin_trgm_ops)');
+  return out;
+}
+
+/** The migrations of component `search` for one dialect. */
+export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
+  return {
+    '0001_search_indexes': {
+      up: (db) => run(db, dialect === 'sqlite' ? sqliteStatements() : postgresStatements()),
+    },
+  };
+}
+
+/** Creates the search indexes (component `search`); call after the `store` migration. */
+export async function migrateSearchIndexes(handle: DatabaseHandle): Promise<void> {
+  await migrate(handle, 'search', searchMigrations(handle.dialect));
+}
+
+/**
+ * Rebuilds the SQLite trigram tables of child rows from their content. Needed after a VACUUM,
+ * which may renumber the implicit rowids they are keyed by (the builds table's is keyed by seq).
+ */
+export function rebuildTrigramTables(handle: DatabaseHandle): void {
+  if (!handle.sqlite) return;
+  const T = BUILDS_TRIGRAM;
+  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
+  handle.sqlite.transaction(() => {
+    // Not 'rebuild' for builds: it would index incomplete builds (seq NULL) too.
+    handle.sqlite!.exec(`INSERT INTO ${T}(${T}) VALUES ('delete-all')`);
+    handle.sqlite!.exec(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
+    for (const t of [VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) handle.sqlite!.exec(`INSERT INTO ${t}(${t}) VALUES ('rebuild')`);
+  })();
+}
