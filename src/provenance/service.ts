@@ -1,0 +1,250 @@
+// The provenance service: publish (builds -> signed statements -> every store), evaluate (a
+// policy scan over the package's verified attestations) and fetch (one stored envelope).
+// HTTP-free: the fastify plugin and the CLI call these methods.
+
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { BuildWithAttributes, Visibility } from '../store/types.js';
+import type { BuildSource } from './build-source.js';
+import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from './dsse.js';
+import { BadRequestError, ExternalServiceError } from './errors.js';
+import { evaluatePolicy, type CountedAttestation, type PackageFacts, type PolicyResult } from './evaluate.js';
+import type { KeyRing } from './keys.js';
+import { packageUrl, type PackageAddress } from './package.js';
+import { selectPolicies, type Policy, type PolicySet } from './policies.js';
+import { EvaluationPool } from './pool.js';
+import { BUILD_TOOL_PREDICATE, buildToolPredicate, SLSA_PROVENANCE_V1, slsaProvenance } from './predicates.js';
+import { STATEMENT_V1, subjectHasSha256, type Statement } from './statement.js';
+import type { AttestationLocation, AttestationStore } from './stores/store.js';
+import { verifyAttestation } from './verify.js';
+
+export interface PublishRequest {
+  readonly sha256: string;
+  readonly repositoryUrl: string;
+  readonly buildIds: readonly string[];
+  readonly queries: readonly string[];
+}
+
+/** One attestation written to one store. */
+export interface PublishRecord {
+  readonly status: 'SUCCESS';
+  readonly details: {
+    readonly store: string;
+    readonly id: string;
+    readonly attestationUri: string;
+    readonly predicateType: string;
+    readonly buildId: string;
+    readonly location: string;
+  };
+}
+
+export class UnknownPolicyScanError extends Error {
+  override readonly name = 'UnknownPolicyScanError';
+}
+
+export interface ProvenanceServiceOptions {
+  readonly keys: KeyRing;
+  readonly stores: readonly AttestationStore[];
+  readonly policies: PolicySet;
+  readonly builds: BuildSource;
+  readonly buildUriBase: string;
+  readonly pool: EvaluationPool;
+  readonly logger?: Logger;
+  /** Builds taken from each query, newest first. */
+  readonly maxBuildsPerQuery?: number;
+}
+
+type Cached = { readonly kind: 'counted'; readonly att: CountedAttestation } | { readonly kind: 'skipped'; readonly reason: string };
+
+/** The fetch path of an attestation (the `attestationUri` of results). */
+export function attestationUri(pkg: PackageAddress, digestType: string, digest: string, instance: string, id: string): string {
+  const e = encodeURIComponent;
+  const ns = pkg.namespace !== undefined ? `/${e(pkg.namespace)}` : '';
+  return `/packages/${e(pkg.type)}${ns}/${e(pkg.name)}/${e(pkg.version)}/${e(digestType)}:${e(digest)}/attestations/${e(instance)}/${e(id)}`;
+}
+
+export function envelopeId(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export class ProvenanceService {
+  readonly pool: EvaluationPool;
+  private readonly stores: ReadonlyMap<string, AttestationStore>;
+  // Verification results by store, folder and id. Files are immutable (ours are named by their
+  // content hash), so a result never goes stale; the map is bounded by clearing it when full.
+  private readonly verified = new Map<string, Cached>();
+  private static readonly CACHE_LIMIT = 100_000;
+
+  constructor(private readonly options: ProvenanceServiceOptions) {
+    this.pool = options.pool;
+    this.stores = new Map(options.stores.map((s) => [s.instance, s]));
+  }
+
+  get storeInstances(): readonly string[] {
+    return [...this.stores.keys()];
+  }
+
+  get keys(): KeyRing {
+    return this.options.keys;
+  }
+
+  hasPolicyScan(name: string): boolean {
+    return this.options.policies.scans.has(name);
+  }
+
+  // ---- publish ----
+
+  /** Reads the builds named by ids and queries (de-duplicated, in request order). */
+  async resolveBuilds(request: PublishRequest, visibility: Visibility): Promise<BuildWithAttributes[]> {
+    const builds = new Map<string, BuildWithAttributes>();
+    for (const id of request.buildIds) {
+      const b = await this.options.builds.getBuild(id, visibility);
+      if (!b) throw new BadRequestError(`Invalid request content. Build scan ${id} does not exist or is not visible.`);
+      builds.set(b.id, b);
+    }
+    for (const q of request.queries) {
+      for (const b of await this.options.builds.findBuilds(q, visibility, this.options.maxBuildsPerQuery ?? 100)) builds.set(b.id, b);
+    }
+    return [...builds.values()];
+  }
+
+  /** The signed envelopes for a package made from builds: build-tool and SLSA provenance per build. */
+  makeEnvelopes(pkg: PackageAddress, request: PublishRequest, builds: readonly BuildWithAttributes[]): { buildId: string; predicateType: string; id: string; bytes: Buffer }[] {
+    const subject = [{ name: packageUrl(pkg, request.sha256, request.repositoryUrl), digest: { sha256: request.sha256 } }];
+    const out: { buildId: string; predicateType: string; id: string; bytes: Buffer }[] = [];
+    for (const b of builds) {
+      const buildUri = `${this.options.buildUriBase}${encodeURIComponent(b.id)}`;
+      const statements: Statement[] = [
+        { _type: STATEMENT_V1, subject, predicateType: BUILD_TOOL_PREDICATE, predicate: { ...buildToolPredicate(b, buildUri) } },
+        { _type: STATEMENT_V1, subject, predicateType: SLSA_PROVENANCE_V1, predicate: slsaProvenance(b, buildUri, request.repositoryUrl) },
+      ];
+      for (const s of statements) {
+        const envelope = signEnvelope(IN_TOTO_PAYLOAD_TYPE, Buffer.from(JSON.stringify(s)), this.options.keys.active);
+        const bytes = Buffer.from(JSON.stringify(envelope));
+        out.push({ buildId: b.id, predicateType: s.predicateType, id: envelopeId(bytes), bytes });
+      }
+    }
+    return out;
+  }
+
+  /** Writes every envelope to every store, yielding one record per write as it completes. */
+  async *write(pkg: PackageAddress, sha256: string, envelopes: readonly { buildId: string; predicateType: string; id: string; bytes: Buffer }[]): AsyncGenerator<PublishRecord> {
+    const location: AttestationLocation = { pkg, digestType: 'sha256', digest: sha256 };
+    for (const e of envelopes) {
+      for (const store of this.stores.values()) {
+        await store.put(location, e.id, e.bytes);
+        this.options.logger?.debug({ store: store.instance, id: e.id }, 'attestation stored');
+        yield {
+          status: 'SUCCESS',
+          details: {
+            store: store.instance,
+            id: e.id,
+            attestationUri: attestationUri(pkg, 'sha256', sha256, store.instance, e.id),
+            predicateType: e.predicateType,
+            buildId: e.buildId,
+            location: store.describe(location, e.id),
+          },
+        };
+      }
+    }
+  }
+
+  // ---- evaluate ----
+
+  /** The policies of a scan; UnknownPolicyScanError when there is no such scan. */
+  policiesOf(scanName: string): Policy[] {
+    const scan = this.options.policies.scans.get(scanName);
+    if (!scan) throw new UnknownPolicyScanError(`No policy scan named '${scanName}' is defined.`);
+    return selectPolicies(this.options.policies, scan);
+  }
+
+  /**
+   * The attestations that count for a package: from every store, de-duplicated by id, signature
+   * verified by a trusted key and with a subject carrying the package's sha256. Others are skipped
+   * (and logged), never fatal: one foreign envelope must not hide the rest.
+   */
+  async countedAttestations(pkg: PackageAddress, sha256: string): Promise<CountedAttestation[]> {
+    const location: AttestationLocation = { pkg, digestType: 'sha256', digest: sha256 };
+    const lists = await Promise.all([...this.stores.values()].map(async (s) => ({ store: s, ids: await s.list(location) })));
+    const out: CountedAttestation[] = [];
+    const seen = new Set<string>();
+    const folder = `${pkg.type}\0${pkg.namespace ?? ''}\0${pkg.name}\0${pkg.version}\0${sha256}`;
+    for (const { store, ids } of lists) {
+      for (const id of ids) {
+        if (seen.has(id)) continue;
+        const key = `${store.instance}\0${folder}\0${id}`;
+        let entry = this.verified.get(key);
+        if (!entry) {
+          const bytes = await store.get(location, id);
+          if (!bytes) continue;
+          entry = this.judge(pkg, sha256, store.instance, id, bytes);
+          if (this.verified.size >= ProvenanceService.CACHE_LIMIT) this.verified.clear();
+          this.verified.set(key, entry);
+        }
+        if (entry.kind === 'counted') {
+          seen.add(id);
+          out.push(entry.att);
+        }
+      }
+    }
+    return out;
+  }
+
+  private judge(pkg: PackageAddress, sha256: string, instance: string, id: string, bytes: Buffer): Cached {
+    let json: unknown;
+    try {
+      json = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return this.skip(instance, id, 'not JSON');
+    }
+    const v = verifyAttestation(json, this.options.keys.verification);
+    if (!v.ok) return this.skip(instance, id, `${v.reason}: ${v.message}`);
+    if (!subjectHasSha256(v.statement, sha256)) return this.skip(instance, id, 'subject digest is not the package sha256');
+    return {
+      kind: 'counted',
+      att: { id, instance, uri: attestationUri(pkg, 'sha256', sha256, instance, id), statement: v.statement, keyids: v.keyids },
+    };
+  }
+
+  private skip(instance: string, id: string, reason: string): Cached {
+    this.options.logger?.info({ store: instance, id, reason }, 'attestation skipped');
+    return { kind: 'skipped', reason };
+  }
+
+  /** Evaluates a policy scan; results come one per policy, in declaration order. */
+  async evaluate(pkg: PackageAddress, scanName: string, facts: PackageFacts): Promise<{ readonly policies: readonly Policy[]; readonly results: Iterable<PolicyResult> }> {
+    const policies = this.policiesOf(scanName);
+    const attestations = await this.countedAttestations(pkg, facts.sha256);
+    return {
+      policies,
+      results: (function* () {
+        for (const p of policies) yield evaluatePolicy(p, attestations, facts);
+      })(),
+    };
+  }
+
+  // ---- fetch ----
+
+  isConfiguredInstance(instance: string): boolean {
+    return this.stores.has(instance);
+  }
+
+  /** One stored envelope (bytes as stored), or undefined. */
+  async fetch(pkg: PackageAddress, digestType: string, digest: string, instance: string, id: string): Promise<Buffer | undefined> {
+    const store = this.stores.get(instance);
+    if (!store) return undefined;
+    return store.get({ pkg, digestType, digest }, id);
+  }
+
+  /** The verified statement of an envelope, when a trusted key signed it (for read scoping). */
+  verifiedStatement(bytes: Buffer): Statement | undefined {
+    try {
+      const v = verifyAttestation(JSON.parse(bytes.toString('utf8')), this.options.keys.verification);
+      return v.ok ? v.statement : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+export { ExternalServiceError };
