@@ -1,0 +1,407 @@
+// The cache node: the HTTP build cache protocol on node:http (no framework on the hot path; a hit
+// on a small entry is a Map lookup and one write), the UI, registration and live configuration.
+//
+//   GET  /cache/{key}  200 with the entry | 404
+//   HEAD /cache/{key}  200 with Content-Length | 404
+//   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize)
+//   GET  /  /status.json  the UI (per uiAccess)     GET /ping  200 (health, no credentials)
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, resolve as resolvePath } from 'node:path';
+import { problem } from '../http/problem.js';
+import { createLogger, type Logger } from '../log.js';
+import { decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
+import { Registrar } from './registration.js';
+import { DiskStore, KEY_PATTERN } from './storage.js';
+import { renderPage, summarize, type NodeStatus } from './ui.js';
+
+const MiB = 1024 * 1024;
+export const DEFAULT_PORT = 5071;
+export const NODE_VERSION = '1';
+
+export interface CacheNodeOptions {
+  /** The configuration file; watched for changes unless `watch` is false. */
+  readonly configFile: string;
+  readonly dataDir: string;
+  readonly port?: number;
+  readonly host?: string;
+  readonly watch?: boolean;
+  readonly clock?: () => number;
+  readonly logger?: Logger;
+  /** How often a registered node reports to the server (default 60 s). */
+  readonly reportIntervalMs?: number;
+}
+
+export interface CacheNode {
+  readonly url: string;
+  readonly port: number;
+  readonly store: DiskStore;
+  config(): NodeConfig;
+  /** Credentials of `uiAccess: generated` (null for other kinds). */
+  generatedUiCredentials(): { username: string; password: string } | null;
+  status(): NodeStatus;
+  registrar(): Registrar | null;
+  /** Reads the configuration file again; on faults the running configuration stays. */
+  reload(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+class TooLarge extends Error {}
+
+/** Counts bytes and fails as soon as a body grows past the limit. */
+function limiter(maxBytes: number, counted: { n: number }): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      counted.n += chunk.length;
+      if (counted.n > maxBytes) cb(new TooLarge());
+      else cb(null, chunk);
+    },
+  });
+}
+
+export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNode> {
+  const logger = options.logger ?? createLogger('cache-node');
+  const clock = options.clock ?? Date.now;
+  const configFile = resolvePath(options.configFile);
+  const first = await loadConfigFile(configFile);
+  if (!first.ok) throw new Error(`Invalid configuration file ${configFile}:\n${formatFaults(first.faults)}`);
+  let config = first.config;
+  const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
+  const checker = new PasswordChecker();
+  const uiChecker = new PasswordChecker();
+  const startedAt = clock();
+  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0 };
+  let generated: { username: string; password: string } | null = null;
+  let registrar: Registrar | null = null;
+  let volumeCache: { at: number; capacity: number; free: number } | null = null;
+  let lastTarget = Number.POSITIVE_INFINITY;
+
+  /** Target size in bytes: fixed, or what the volume allows while keeping the free space buffer. */
+  async function targetBytes(): Promise<number> {
+    const ts = config.targetSize;
+    switch (ts.type) {
+      case 'fixed':
+        lastTarget = ts.sizeMiB * MiB;
+        return lastTarget;
+      case 'maxAvailable': {
+        const now = Date.now();
+        if (!volumeCache || now - volumeCache.at > 2000) volumeCache = { at: now, ...(await store.volume()) };
+        const buffer = config.freeSpaceBufferMiB * MiB;
+        // Capacity minus the buffer, and never more than what is free now plus what the cache holds
+        // (other files on the volume count against the cache, not against the buffer).
+        lastTarget = Math.max(0, Math.min(volumeCache.capacity - buffer, store.bytes + volumeCache.free - buffer));
+        return lastTarget;
+      }
+    }
+  }
+
+  function applyConfig(next: NodeConfig, initial: boolean): void {
+    const previous = config;
+    config = next;
+    checker.reset();
+    uiChecker.reset();
+    store.setLimits({ maxEntryAgeMs: next.maxEntryAgeHours === null ? null : next.maxEntryAgeHours * 3_600_000, targetBytes });
+    if (next.uiAccess.type === 'generated') {
+      if (!generated) {
+        generated = { username: 'buildscope', password: randomBytes(18).toString('base64url') };
+        // Logged once: these are the only credentials for the UI until the node restarts.
+        logger.warn({ username: generated.username, password: generated.password }, 'node UI credentials generated (uiAccess: generated)');
+      }
+    } else {
+      generated = null;
+    }
+    const regChanged = initial || JSON.stringify(previous.registration) !== JSON.stringify(next.registration);
+    if (regChanged) {
+      registrar?.stop();
+      registrar = null;
+      if (next.registration) {
+        registrar = new Registrar(next.registration, status, logger, options.reportIntervalMs ?? 60_000);
+        registrar.start();
+      }
+    }
+    if (next.anonymousLevel === 'none' && next.users.size === 0) {
+      logger.warn('no anonymous access and no users: nobody can use this cache; set cache.accessControl in the configuration file');
+    }
+    void store.scheduleEviction();
+  }
+
+  function status(): NodeStatus {
+    return {
+      version: NODE_VERSION,
+      startedAt,
+      entries: store.size,
+      sizeBytes: store.bytes,
+      targetBytes: lastTarget,
+      ...counters,
+      evicted: store.evictedCount,
+      expired: store.expiredCount,
+      config: summarize(config),
+    };
+  }
+
+  function sendProblem(res: ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
+    const body = JSON.stringify(problem(status, detail));
+    res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+  }
+
+  async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need): Promise<boolean> {
+    const d = await decideCacheAccess(config, checker, req.headers.authorization, need);
+    switch (d.kind) {
+      case 'allow':
+        return true;
+      case 'unauthorized':
+        sendProblem(res, 401, d.detail, { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"` });
+        return false;
+      case 'forbidden':
+        sendProblem(res, 403, d.detail);
+        return false;
+    }
+  }
+
+  function tooLarge(res: ServerResponse, size: string): void {
+    counters.rejectedTooLarge++;
+    // Close the connection: the rest of the body is not wanted.
+    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, { connection: 'close' });
+  }
+
+  async function handleGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> {
+    if (!(await checkAccess(req, res, 'read'))) return;
+    const info = store.lookup(key);
+    if (!info) {
+      if (!head) counters.misses++;
+      sendProblem(res, 404, `No cache entry ${key}`);
+      return;
+    }
+    store.touch(key, info);
+    const headers = { 'content-type': 'application/octet-stream', 'content-length': info.size };
+    if (head) {
+      res.writeHead(200, headers);
+      res.end();
+      return;
+    }
+    const small = await store.small(key, info);
+    if (small) {
+      counters.hits++;
+      res.writeHead(200, { ...headers, 'content-length': small.length });
+      res.end(small);
+      return;
+    }
+    const stream = store.openRead(key);
+    stream.once('error', () => {
+      // Removed between lookup and open (eviction, expiry): a miss.
+      if (!res.headersSent) {
+        counters.misses++;
+        sendProblem(res, 404, `No cache entry ${key}`);
+      } else res.destroy();
+    });
+    stream.once('open', () => {
+      counters.hits++;
+      res.writeHead(200, headers);
+      stream.pipe(res);
+    });
+    res.once('close', () => stream.destroy());
+  }
+
+  async function handlePut(req: IncomingMessage, res: ServerResponse, key: string): Promise<void> {
+    if (!(await checkAccess(req, res, 'readwrite'))) return;
+    const max = config.maxArtifactMiB * MiB;
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > max) {
+      tooLarge(res, `Content-Length ${declared}`);
+      return;
+    }
+    const { tmpPath, stream } = store.beginWrite();
+    const counted = { n: 0 };
+    const limit = limiter(max, counted);
+    // req is piped, not passed to pipeline(): pipeline would destroy the socket on failure, and
+    // the client must still receive the 413.
+    const onAbort = () => {
+      if (!req.complete) limit.destroy(new Error('client went away'));
+    };
+    req.once('close', onAbort);
+    req.once('error', onAbort);
+    req.pipe(limit);
+    try {
+      await pipeline(limit, stream);
+    } catch (err) {
+      req.unpipe(limit);
+      await store.discard(tmpPath);
+      if (err instanceof TooLarge) tooLarge(res, `body exceeded ${max} bytes`);
+      else if (!res.headersSent && !res.destroyed) sendProblem(res, 400, `The body could not be read: ${(err as Error).message}`);
+      return;
+    } finally {
+      req.off('close', onAbort);
+      req.off('error', onAbort);
+    }
+    const isNew = await store.commit(key, tmpPath, counted.n);
+    counters.writes++;
+    res.writeHead(isNew ? 201 : 204);
+    res.end();
+  }
+
+  async function checkUi(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const ui = config.uiAccess;
+    const challenge = { 'www-authenticate': `Basic realm="${REALM}-ui", charset="UTF-8"` };
+    switch (ui.type) {
+      case 'disabled':
+        sendProblem(res, 404, 'The node UI is disabled (uiAccess: disabled)');
+        return false;
+      case 'open':
+        return true;
+      case 'generated':
+      case 'secure': {
+        const creds = parseBasic(req.headers.authorization);
+        if (creds === null || creds === 'malformed') {
+          sendProblem(res, 401, 'The node UI needs credentials', challenge);
+          return false;
+        }
+        let ok: boolean;
+        if (ui.type === 'generated') {
+          const g = generated;
+          ok = g !== null && creds.username === g.username && creds.password === g.password;
+        } else {
+          ok = creds.username === ui.username && (await uiChecker.check(req.headers.authorization!, creds, ui.password));
+        }
+        if (!ok) sendProblem(res, 401, 'Wrong username or password for the node UI', challenge);
+        return ok;
+      }
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path.startsWith('/cache/')) {
+      const key = decodeURIComponent(path.slice(7));
+      if (!KEY_PATTERN.test(key)) {
+        sendProblem(res, 400, `Not a cache key: ${JSON.stringify(key.slice(0, 100))} (letters, digits, '.', '_', '-'; at most 255)`);
+        return;
+      }
+      switch (req.method) {
+        case 'GET':
+          return handleGet(req, res, key, false);
+        case 'HEAD':
+          return handleGet(req, res, key, true);
+        case 'PUT':
+          return handlePut(req, res, key);
+        default:
+          sendProblem(res, 405, `${req.method} is not supported on cache entries`, { allow: 'GET, HEAD, PUT' });
+          return;
+      }
+    }
+    if (path === '/ping' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    if ((path === '/' || path === '/status.json') && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (!(await checkUi(req, res))) return;
+      if (path === '/status.json') {
+        await targetBytes().catch(() => undefined);
+        const body = JSON.stringify(status());
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : body);
+        return;
+      }
+      await targetBytes().catch(() => undefined);
+      const html = renderPage(status(), store, clock());
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : html);
+      return;
+    }
+    sendProblem(res, 404, `No resource at ${req.method} ${path}`);
+  }
+
+  const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err, url: req.url, method: req.method }, 'request failed');
+      if (!res.headersSent) sendProblem(res, 500, 'The node could not complete the request; the error is logged');
+      else res.destroy();
+    });
+  });
+  // Expect: 100-continue: refuse an oversized or unauthorised upload before its body is sent.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      if (req.method === 'PUT' && req.url?.startsWith('/cache/')) {
+        const declared = req.headers['content-length'];
+        if (declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
+          if (!(await checkAccess(req, res, 'readwrite'))) return;
+          tooLarge(res, `Content-Length ${declared}`);
+          return;
+        }
+      }
+      res.writeContinue();
+      server.emit('request', req, res);
+    })();
+  });
+
+  applyConfig(config, true);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_PORT, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_PORT);
+  const host = options.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ url, data: store.dir, config: configFile }, 'cache node listening');
+
+  const flushTimer = setInterval(() => void store.flushAccessTimes(), 5_000);
+  flushTimer.unref();
+  const sweepTimer = setInterval(() => void store.scheduleEviction(), 60_000);
+  sweepTimer.unref();
+
+  async function reload(): Promise<boolean> {
+    const r = await loadConfigFile(configFile);
+    if (!r.ok) {
+      logger.error(`configuration file ${configFile} has faults; the running configuration stays in force:\n${formatFaults(r.faults)}`);
+      return false;
+    }
+    applyConfig(r.config, false);
+    logger.info({ config: summarize(r.config) }, 'configuration reloaded');
+    return true;
+  }
+
+  // Watch the directory, not the file: editors replace files by renaming, which ends a file watch.
+  let watcher: FSWatcher | null = null;
+  let debounce: NodeJS.Timeout | null = null;
+  if (options.watch !== false) {
+    watcher = watch(dirname(configFile), (_event, name) => {
+      if (name !== null && name !== basename(configFile)) return;
+      if (debounce) clearTimeout(debounce);
+      debounce = setTimeout(() => void reload(), 150);
+    });
+    watcher.on('error', (err) => logger.error({ err }, 'watching the configuration file failed; changes need a restart'));
+  }
+
+  return {
+    url,
+    port,
+    store,
+    config: () => config,
+    generatedUiCredentials: () => generated,
+    status,
+    registrar: () => registrar,
+    reload,
+    async close() {
+      watcher?.close();
+      if (debounce) clearTimeout(debounce);
+      clearInterval(flushTimer);
+      clearInterval(sweepTimer);
+      registrar?.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await store.flushAccessTimes();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// The server's side of cache node registration: credentials (key + secret, the secret stored
+// only as a scrypt hash), reports from nodes, and what the server shows about each node.
+
+import { randomBytes } from 'node:crypto';
+import { migrate, type DatabaseHandle } from '../store/database.js';
+import { hashSecret, parseHashedSecret, verifySecret } from '../cache-node/secret.js';
+import { CACHE_NODES_COMPONENT, cacheNodeMigrations } from './migrations.js';
+
+/** Node names appear in URLs: keep them plain. */
+export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface NodeCredentials {
+  readonly name: string;
+  readonly key: string;
+  readonly secret: string;
+}
+
+export interface RegisteredNode {
+  readonly name: string;
+  readonly key: string;
+  readonly createdAt: number;
+  /** Whether the node has ever reported with its credentials. */
+  readonly registered: boolean;
+  readonly address: string | null;
+  readonly registeredAt: number | null;
+  readonly lastSeenAt: number | null;
+  /** online: reported within `offlineAfterMs`. */
+  readonly state: 'never-registered' | 'online' | 'offline';
+  readonly status: unknown;
+}
+
+export interface NodeReportInput {
+  readonly key: string;
+  readonly secret: string;
+  readonly nodeAddress: string;
+  readonly status: unknown;
+}
+
+interface Row {
+  name: string;
+  node_key: string;
+  secret_hash: string;
+  created_at: number;
+  address: string | null;
+  registered_at: number | null;
+  last_seen_at: number | null;
+  status: string | null;
+}
+
+export interface CacheRegistryOptions {
+  readonly clock?: () => number;
+  /** A node that has not reported for this long is shown offline (default 5 minutes). */
+  readonly offlineAfterMs?: number;
+}
+
+export class CacheRegistry {
+  private readonly clock: () => number;
+  private readonly offlineAfterMs: number;
+
+  private constructor(
+    private readonly handle: DatabaseHandle,
+    options: CacheRegistryOptions,
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.offlineAfterMs = options.offlineAfterMs ?? 5 * 60_000;
+  }
+
+  static async open(handle: DatabaseHandle, options: CacheRegistryOptions = {}): Promise<CacheRegistry> {
+    await migrate(handle, CACHE_NODES_COMPONENT, cacheNodeMigrations);
+    return new CacheRegistry(handle, options);
+  }
+
+  /** Creates credentials for a node, replacing (and so revoking) earlier ones of that name. */
+  async createCredentials(name: string): Promise<NodeCredentials> {
+    if (!NODE_NAME_PATTERN.test(name)) {
+      throw new Error(`Not a node name: ${JSON.stringify(name)} (letters, digits, '.', '_', '-'; starts with a letter or digit; at most 64)`);
+    }
+    const key = `cn${randomBytes(10).toString('hex')}`;
+    const secret = randomBytes(24).toString('base64url');
+    const secretHash = await hashSecret(secret);
+    const now = this.clock();
+    const db = this.handle.db;
+    const existing = await db.selectFrom('cache_node').select('name').where('name', '=', name).executeTakeFirst();
+    if (existing) {
+      await db.updateTable('cache_node').set({ node_key: key, secret_hash: secretHash, created_at: now }).where('name', '=', name).execute();
+    } else {
+      await db.insertInto('cache_node').values({ name, node_key: key, secret_hash: secretHash, created_at: now }).execute();
+    }
+    return { name, key, secret };
+  }
+
+  /** Records a node's report; returns the node's name, or null when key or secret is wrong. */
+  async report(input: NodeReportInput): Promise<string | null> {
+    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('node_key', '=', input.key).executeTakeFirst()) as Row | undefined;
+    if (!row) return null;
+    const parsed = parseHashedSecret(row.secret_hash);
+    if (!parsed.ok || !(await verifySecret(input.secret, parsed.value))) return null;
+    const now = this.clock();
+    await this.handle.db
+      .updateTable('cache_node')
+      .set({ address: input.nodeAddress, registered_at: row.registered_at ?? now, last_seen_at: now, status: JSON.stringify(input.status ?? null) })
+      .where('name', '=', row.name)
+      .execute();
+    return row.name;
+  }
+
+  async get(name: string): Promise<RegisteredNode | undefined> {
+    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('name', '=', name).executeTakeFirst()) as Row | undefined;
+    return row ? this.toNode(row) : undefined;
+  }
+
+  async list(): Promise<RegisteredNode[]> {
+    const rows = (await this.handle.db.selectFrom('cache_node').selectAll().orderBy('name').execute()) as Row[];
+    return rows.map((r) => this.toNode(r));
+  }
+
+  private toNode(r: Row): RegisteredNode {
+    const lastSeen = r.last_seen_at === null ? null : Number(r.last_seen_at);
+    return {
+      name: r.name,
+      key: r.node_key,
+      createdAt: Number(r.created_at),
+      registered: r.registered_at !== null,
+      address: r.address,
+      registeredAt: r.registered_at === null ? null : Number(r.registered_at),
+      lastSeenAt: lastSeen,
+      state: lastSeen === null ? 'never-registered' : this.clock() - lastSeen <= this.offlineAfterMs ? 'online' : 'offline',
+      status: r.status === null ? null : (JSON.parse(r.status) as unknown),
+    };
+  }
+}
+
+/** The server configuration's `cacheNodes` section. */
+export interface CacheNodesSettings {
+  readonly offlineAfterSeconds: number;
+}
+
+export function parseCacheNodesSection(section: unknown): CacheNodesSettings {
+  if (section === undefined || section === null) return { offlineAfterSeconds: 300 };
+  if (typeof section !== 'object' || Array.isArray(section)) throw new Error('cacheNodes: must be an object');
+  const s = section as Record<string, unknown>;
+  for (const k of Object.keys(s)) if (k !== 'offlineAfterSeconds') throw new Error(`cacheNodes.${k}: unknown setting (known: offlineAfterSeconds)`);
+  const v = s['offlineAfterSeconds'] ?? 300;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`cacheNodes.offlineAfterSeconds: must be an integer >= 1, found ${JSON.stringify(v)}`);
+  return { offlineAfterSeconds: v };
+}
