@@ -114,6 +114,7 @@ function onQueryChange(text: string): void {
     byId('share-box').hidden = true;
     debounce('explain', 200, () => void refreshSql(text));
     if (ok) debounce('search', 350, () => void runSearch());
+    else byId('results-status').textContent = 'Fix the problems in the query to see matching builds.';
   });
 }
 
