@@ -1,0 +1,32 @@
+// parseQuery: text -> checked AST, with every diagnostic. Never throws.
+
+import type { CheckedExpr } from './checked.js';
+import { checkSyntax } from './check.js';
+import type { Diagnostic } from './diagnostic.js';
+import { parseSyntax } from './parser.js';
+import { diagnostic } from './position.js';
+import type { SyntaxExpr } from './syntax.js';
+
+export interface ParseOptions {
+  /** Epoch milliseconds that relative times (`-7d`) count back from; taken once per query. Default: the current time. */
+  readonly now?: number;
+}
+
+export interface ParseResult {
+  readonly ok: boolean;
+  /** The checked expression; present exactly when `ok`. */
+  readonly expr?: CheckedExpr;
+  /** Every problem of the query, in order of position. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** The syntax tree, partial when the query has syntax errors (an editor highlights from it). */
+  readonly syntax: SyntaxExpr;
+}
+
+export function parseQuery(text: string, options: ParseOptions = {}): ParseResult {
+  const now = options.now ?? Date.now();
+  const { syntax, problems } = parseSyntax(text);
+  const checked = checkSyntax(syntax, now);
+  const all = checked.problems.length === 0 ? problems : [...problems, ...checked.problems].sort((a, b) => a.start - b.start || a.end - b.end);
+  if (all.length === 0 && checked.expr !== undefined) return { ok: true, expr: checked.expr, diagnostics: [], syntax };
+  return { ok: false, diagnostics: all.map((d) => diagnostic(text, d)), syntax };
+}

@@ -1,0 +1,414 @@
+// The parser of the search language (chevrotain, embedded actions: it builds the syntax AST
+// directly, without a concrete syntax tree).
+//
+// The grammar is deliberately permissive: every part that a user may forget (a value after `:`,
+// the term after `and`, a closing `)`, the `to` of a range) is optional in the grammar, and the
+// parser reports its absence itself. So a faulty query never throws, every fault is reported with
+// its exact place, and the syntax AST keeps everything that was there (an editor highlights it).
+// Tokens that cannot start a term are reported and skipped where they stand.
+//
+// One parser instance is reused for every query (chevrotain's performance guide).
+
+import { EmbeddedActionsParser, EOF, type IToken, type TokenType } from 'chevrotain';
+import type { Span } from './checked.js';
+import type { DiagnosticInput } from './position.js';
+import {
+  ALL_TOKENS,
+  And,
+  Bang,
+  Identifier,
+  LBracket,
+  LParen,
+  Minus,
+  Negation,
+  Operator,
+  Or,
+  Quoted,
+  RBracket,
+  RParen,
+  Stray,
+  StrayInGroup,
+  To,
+  Word,
+  queryLexer,
+  tokenEnd,
+} from './lexer.js';
+import type { SyntaxExpr, SyntaxOperator, SyntaxRange, SyntaxTerm, SyntaxValue, SyntaxWord } from './syntax.js';
+
+const span = (start: number, end: number): Span => ({ start, end });
+
+/** `"a\"b"` -> `a"b`: only `\"` and `\\` are quote escapes; other backslashes stay for the pattern. */
+function unquote(raw: string): { text: string; terminated: boolean } {
+  let terminated = false;
+  let out = '';
+  let i = 1;
+  for (; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '\\' && i + 1 < raw.length) {
+      const n = raw[i + 1]!;
+      if (n === '"' || n === '\\') {
+        out += n;
+      } else {
+        out += c + n;
+      }
+      i++;
+    } else if (c === '"') {
+      terminated = true;
+      break;
+    } else {
+      out += c;
+    }
+  }
+  return { text: out, terminated: terminated && i === raw.length - 1 };
+}
+
+function describe(token: IToken): string {
+  if (token.tokenType === EOF) return 'the end of the query';
+  return `'${token.image}'`;
+}
+
+function strayMessage(token: IToken): { message: string; expected: string[] } {
+  const t = token.tokenType;
+  const found = describe(token);
+  if (t === RParen) return { message: `Unexpected ')': there is no '(' to close`, expected: ['a term'] };
+  if (t === Or || t === And) return { message: `'${token.image}' needs a term on its left`, expected: ['a term'] };
+  if (t === To) return { message: `'to' belongs inside a range: field:[from to to]`, expected: ['a term'] };
+  if (t === Quoted || t === LBracket || t === RBracket) {
+    return { message: `Unexpected ${found}: a value needs a field in front, as in field:value`, expected: ['field:value'] };
+  }
+  if (t.CATEGORIES?.includes(Operator)) return { message: `Unexpected ${found}: a field name must come before the operator`, expected: ['a field name'] };
+  return { message: `Unexpected ${found}: a value needs a field in front, as in field:value`, expected: ['field:value'] };
+}
+
+class QueryParser extends EmbeddedActionsParser {
+  text = '';
+  problems: DiagnosticInput[] = [];
+
+  constructor() {
+    super(ALL_TOKENS as TokenType[], { recoveryEnabled: true, maxLookahead: 1 });
+    this.performSelfAnalysis();
+  }
+
+  private missing(after: IToken, what: string, expected: string[]): void {
+    const next = this.LA(1);
+    if (next.tokenType === EOF) {
+      const at = this.text.length;
+      this.problems.push({ code: 'syntax', start: at, end: at, message: `Expected ${what} after '${after.image}', found the end of the query`, expected });
+    } else {
+      const hint =
+        after.tokenType.CATEGORIES?.includes(Operator) && next.startOffset > tokenEnd(after)
+          ? ` (the value must follow '${after.image}' directly, without a space)`
+          : '';
+      this.problems.push({
+        code: 'syntax',
+        start: next.startOffset,
+        end: tokenEnd(next),
+        message: `Expected ${what} after '${after.image}', found ${describe(next)}${hint}`,
+        expected,
+      });
+    }
+  }
+
+  private word(token: IToken): SyntaxWord {
+    if (token.tokenType === Quoted) {
+      const { text, terminated } = unquote(token.image);
+      if (!terminated) {
+        this.problems.push({
+          code: 'syntax',
+          start: token.startOffset,
+          end: tokenEnd(token),
+          message: 'Unterminated quoted value: add the closing \'"\'',
+          expected: ['"'],
+        });
+      }
+      return { kind: 'word', raw: token.image, text, quoted: true, span: span(token.startOffset, tokenEnd(token)) };
+    }
+    return { kind: 'word', raw: token.image, text: token.image, quoted: false, span: span(token.startOffset, tokenEnd(token)) };
+  }
+
+  private combine(parts: SyntaxExpr[], start: number, end: number): SyntaxExpr {
+    if (parts.length === 0) return { kind: 'empty', span: span(start, end) };
+    if (parts.length === 1) return parts[0]!;
+    return { kind: 'and', operands: parts, span: span(parts[0]!.span.start, parts[parts.length - 1]!.span.end) };
+  }
+
+  /** The whole query: terms, and stray tokens reported and skipped. */
+  query = this.RULE('query', (): SyntaxExpr => {
+    const parts: SyntaxExpr[] = [];
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            const e = this.SUBRULE(this.orExpr);
+            this.ACTION(() => {
+              if (e !== undefined) parts.push(e);
+            });
+          },
+        },
+        {
+          ALT: () => {
+            const t = this.CONSUME(Stray);
+            this.ACTION(() => {
+              const { message, expected } = strayMessage(t);
+              this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
+            });
+          },
+        },
+      ]);
+    });
+    return this.ACTION(() => this.combine(parts, 0, this.text.length));
+  });
+
+  /** Inside parentheses: like the query, but `)` ends it. */
+  groupBody = this.RULE('groupBody', (): SyntaxExpr | undefined => {
+    const parts: SyntaxExpr[] = [];
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            const e = this.SUBRULE(this.orExpr);
+            this.ACTION(() => {
+              if (e !== undefined) parts.push(e);
+            });
+          },
+        },
+        {
+          ALT: () => {
+            const t = this.CONSUME(StrayInGroup);
+            this.ACTION(() => {
+              const { message, expected } = strayMessage(t);
+              this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
+            });
+          },
+        },
+      ]);
+    });
+    return this.ACTION(() => (parts.length === 0 ? undefined : this.combine(parts, 0, 0)));
+  });
+
+  orExpr = this.RULE('orExpr', (): SyntaxExpr => {
+    const first = this.SUBRULE(this.andExpr);
+    let operands: SyntaxExpr[] | undefined;
+    this.MANY(() => {
+      const or = this.CONSUME(Or);
+      let right: SyntaxExpr | undefined;
+      this.OPTION(() => {
+        right = this.SUBRULE2(this.andExpr);
+      });
+      this.ACTION(() => {
+        if (right === undefined) this.missing(or, 'a term', ['a term']);
+        else (operands ??= [first]).push(right);
+      });
+    });
+    return this.ACTION(() =>
+      operands === undefined
+        ? first
+        : { kind: 'or', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) },
+    );
+  });
+
+  andExpr = this.RULE('andExpr', (): SyntaxExpr => {
+    const first = this.SUBRULE(this.unary);
+    let operands: SyntaxExpr[] | undefined;
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            const and = this.CONSUME(And);
+            let right: SyntaxExpr | undefined;
+            this.OPTION(() => {
+              right = this.SUBRULE2(this.unary);
+            });
+            this.ACTION(() => {
+              if (right === undefined) this.missing(and, 'a term', ['a term']);
+              else (operands ??= [first]).push(right);
+            });
+          },
+        },
+        {
+          ALT: () => {
+            const right = this.SUBRULE3(this.unary);
+            this.ACTION(() => {
+              (operands ??= [first]).push(right);
+            });
+          },
+        },
+      ]);
+    });
+    return this.ACTION(() =>
+      operands === undefined
+        ? first
+        : { kind: 'and', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) },
+    );
+  });
+
+  unary = this.RULE('unary', (): SyntaxExpr => {
+    return this.OR([
+      {
+        ALT: () => {
+          const op = this.CONSUME(Negation);
+          let operand: SyntaxExpr | undefined;
+          this.OPTION(() => {
+            operand = this.SUBRULE(this.unary);
+          });
+          return this.ACTION((): SyntaxExpr => {
+            const prefix = op.tokenType === Minus ? '-' : op.tokenType === Bang ? '!' : 'not';
+            if (operand === undefined) {
+              this.missing(op, 'a term', ['a term']);
+              return { kind: 'not', prefix, span: span(op.startOffset, tokenEnd(op)) };
+            }
+            return { kind: 'not', prefix, operand, span: span(op.startOffset, operand.span.end) };
+          });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.primary) },
+    ]);
+  });
+
+  primary = this.RULE('primary', (): SyntaxExpr => {
+    return this.OR([
+      {
+        ALT: () => {
+          const open = this.CONSUME(LParen);
+          let inner: SyntaxExpr | undefined;
+          let close: IToken | undefined;
+          this.OPTION(() => {
+            inner = this.SUBRULE(this.groupBody);
+          });
+          this.OPTION2(() => {
+            close = this.CONSUME(RParen);
+          });
+          return this.ACTION((): SyntaxExpr => {
+            if (close === undefined) this.missing(inner === undefined ? open : this.LA(0), "')'", ["')'"]);
+            else if (inner === undefined) {
+              this.problems.push({
+                code: 'syntax',
+                start: open.startOffset,
+                end: tokenEnd(close),
+                message: 'Empty parentheses: put a term inside',
+                expected: ['a term'],
+              });
+            }
+            const end = close !== undefined ? tokenEnd(close) : inner !== undefined ? inner.span.end : tokenEnd(open);
+            return inner === undefined
+              ? { kind: 'group', span: span(open.startOffset, end) }
+              : { kind: 'group', inner, span: span(open.startOffset, end) };
+          });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.term) },
+    ]);
+  });
+
+  term = this.RULE('term', (): SyntaxTerm => {
+    const name = this.CONSUME(Identifier);
+    let op: IToken | undefined;
+    let value: SyntaxValue | undefined;
+    this.OPTION(() => {
+      op = this.CONSUME(Operator);
+      this.OPTION2(() => {
+        value = this.SUBRULE(this.value);
+      });
+    });
+    return this.ACTION((): SyntaxTerm => {
+      const field = { name: name.image, span: span(name.startOffset, tokenEnd(name)) };
+      if (op === undefined) return { kind: 'term', field, span: field.span };
+      const operator = { op: op.image as SyntaxOperator, span: span(op.startOffset, tokenEnd(op)) };
+      if (value === undefined) {
+        this.missing(op, 'a value', ['value', '"quoted value"', '[from to to]']);
+        return { kind: 'term', field, operator, span: span(name.startOffset, operator.span.end) };
+      }
+      return { kind: 'term', field, operator, value, span: span(name.startOffset, value.span.end) };
+    });
+  });
+
+  value = this.RULE('value', (): SyntaxValue => {
+    return this.OR([
+      {
+        ALT: () => {
+          const t = this.CONSUME(Word);
+          return this.ACTION(() => this.word(t));
+        },
+      },
+      { ALT: () => this.SUBRULE(this.range) },
+    ]);
+  });
+
+  range = this.RULE('range', (): SyntaxRange => {
+    const open = this.CONSUME(LBracket);
+    let from: IToken | undefined;
+    let to: IToken | undefined;
+    let upper: IToken | undefined;
+    let close: IToken | undefined;
+    this.OPTION(() => {
+      from = this.CONSUME(Word);
+    });
+    this.OPTION2(() => {
+      to = this.CONSUME(To);
+    });
+    this.OPTION3(() => {
+      upper = this.CONSUME2(Word);
+    });
+    this.OPTION4(() => {
+      close = this.CONSUME(RBracket);
+    });
+    return this.ACTION((): SyntaxRange => {
+      // Report the first missing part only: one fault, one message.
+      if (from === undefined) this.missing(open, 'the lower bound of the range', ['value']);
+      else if (to === undefined) this.missing(from, "'to'", ["'to'"]);
+      else if (upper === undefined) this.missing(to, 'the upper bound of the range', ['value']);
+      else if (close === undefined) this.missing(upper, "']'", ["']'"]);
+      const last = close ?? upper ?? to ?? from ?? open;
+      const fromWord = from === undefined ? undefined : this.word(from);
+      const toWord = upper === undefined ? undefined : this.word(upper);
+      const s = span(open.startOffset, tokenEnd(last));
+      if (fromWord !== undefined && toWord !== undefined) return { kind: 'range', from: fromWord, to: toWord, span: s };
+      if (fromWord !== undefined) return { kind: 'range', from: fromWord, span: s };
+      if (toWord !== undefined) return { kind: 'range', to: toWord, span: s };
+      return { kind: 'range', span: s };
+    });
+  });
+}
+
+let instance: QueryParser | undefined;
+
+export interface SyntaxResult {
+  readonly syntax: SyntaxExpr;
+  readonly problems: readonly DiagnosticInput[];
+}
+
+/** Lexes and parses a query into its (possibly partial) syntax AST, with every syntax problem. */
+export function parseSyntax(text: string): SyntaxResult {
+  const parser = (instance ??= new QueryParser());
+  const lexed = queryLexer.tokenize(text);
+  const problems: DiagnosticInput[] = [];
+  for (const e of lexed.errors) {
+    const bad = text.slice(e.offset, e.offset + e.length);
+    problems.push({
+      code: 'syntax',
+      start: e.offset,
+      end: e.offset + e.length,
+      message: `Unexpected character${e.length > 1 ? 's' : ''} '${bad}'${bad.startsWith('=') ? ": '=' belongs inside a value, as in value:name=value" : ''}`,
+      expected: ['a term'],
+    });
+  }
+  parser.text = text;
+  parser.problems = problems;
+  parser.input = lexed.tokens;
+  const syntax = parser.query();
+  // The grammar has no mandatory part, so chevrotain itself should never complain; if it does,
+  // the complaint is reported like any other.
+  for (const e of parser.errors) {
+    const t = e.token;
+    const start = Number.isNaN(t.startOffset) ? text.length : t.startOffset;
+    problems.push({ code: 'syntax', start, end: Number.isNaN(t.startOffset) ? start : tokenEnd(t), message: e.message, expected: [] });
+  }
+  parser.problems = [];
+  problems.sort((a, b) => a.start - b.start || a.end - b.end);
+  return { syntax: syntax ?? { kind: 'empty', span: span(0, text.length) }, problems };
+}
+
+/** The parser's grammar, serialised (for the railroad diagrams). */
+export function serializedGrammar(): ReturnType<QueryParser['getSerializedGastProductions']> {
+  return (instance ??= new QueryParser()).getSerializedGastProductions();
+}
