@@ -1,0 +1,115 @@
+// `buildscope mirror URL [--token T] [--since 0] [--data DIR | --db URL]`: copies another
+// server's builds (and their events) through its export API into the local store.
+
+import type { Command } from 'commander';
+
+interface MirrorCliOptions {
+  token?: string;
+  since: string;
+  after?: string;
+  concurrency: string;
+  follow?: boolean;
+  data?: string;
+  db?: string;
+  config?: string;
+  progress?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('mirror <url>')
+    .description("Mirror another server's builds through its export API (/build-export/v2) into the local database")
+    .option('--token <token>', 'access key or access token of the source server (default: $BUILDSCOPE_TOKEN)')
+    .option('--since <date>', 'first builds to copy: 0 (all), Unix epoch ms, or now (with --follow)', '0')
+    .option('--after <buildId>', 'resume after this build ID (the last one mirrored)')
+    .option('--concurrency <n>', 'event streams open at once', '6')
+    .option('--follow', 'keep going: mirror new builds as the source receives them')
+    .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
+    .option('--db <url>', 'postgres:// URL of a PostgreSQL database')
+    .option('--config <file>', 'YAML configuration file')
+    .option('--no-progress', 'no progress display')
+    .action(async (url: string, opts: MirrorCliOptions) => {
+      const fail = (message: string): never => {
+        process.stderr.write(`buildscope mirror: ${message}\n`);
+        process.exit(2);
+      };
+      try {
+        new URL(url);
+      } catch {
+        fail(`not a URL: ${url}`);
+      }
+      const concurrency = Number(opts.concurrency);
+      if (!/^\d+$/.test(opts.concurrency) || concurrency < 1 || concurrency > 64) fail(`--concurrency must be a whole number from 1 to 64, got '${opts.concurrency}'`);
+      if (!/^(\d+|now)$/.test(opts.since)) fail(`--since must be 0, a Unix epoch time in ms, or now; got '${opts.since}'`);
+
+      const { configFromCli, ConfigError } = await import('../../config.js');
+      const { openDatabase } = await import('../../store/database.js');
+      const { openBuildStore } = await import('../../store/build-store.js');
+      const { mirror } = await import('../../mirror/mirror.js');
+      const { ExportRequestError } = await import('../../mirror/sse-client.js');
+      const { createLogger } = await import('../../log.js');
+
+      let config;
+      try {
+        config = configFromCli(opts);
+      } catch (e) {
+        if (e instanceof ConfigError) fail(e.message);
+        throw e;
+      }
+      const logger = createLogger('mirror');
+      const database = await openDatabase(config!.database);
+      const store = await openBuildStore(database, { logger });
+      const abort = new AbortController();
+      const stop = (): void => abort.abort(new Error('interrupted'));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+
+      const tty = opts.progress !== false && process.stderr.isTTY;
+      const { SingleBar, Presets } = await import('cli-progress');
+      const bar = tty
+        ? new SingleBar({ format: 'mirror | {value} builds ({stored} new, {unchanged} known, {rejected} failed) | {events} events | {rate} builds/s', hideCursor: true, stream: process.stderr }, Presets.shades_classic)
+        : undefined;
+      const started = Date.now();
+      bar?.start(0, 0, { stored: 0, unchanged: 0, rejected: 0, events: 0, rate: 0 });
+      let lastLog = 0;
+      const token = opts.token ?? process.env['BUILDSCOPE_TOKEN'];
+      try {
+        const result = await mirror(store, {
+          source: url,
+          ...(token ? { token } : {}),
+          since: opts.since,
+          ...(opts.after ? { afterBuild: opts.after } : {}),
+          concurrency,
+          follow: opts.follow === true,
+          signal: abort.signal,
+          onReconnect: (reason, last) => logger.warn({ lastEventId: last }, `reconnecting: ${reason}`),
+          onProgress: (p) => {
+            const rate = Math.round((p.builds * 1000) / Math.max(1, Date.now() - started));
+            if (bar) {
+              bar.setTotal(p.builds);
+              bar.update(p.builds, { ...p, rate });
+            } else if (opts.progress !== false && Date.now() - lastLog > 2000) {
+              lastLog = Date.now();
+              logger.info({ ...p, rate }, 'mirroring');
+            }
+          },
+        });
+        bar?.stop();
+        for (const f of result.failures.slice(0, 20)) logger.error(`build ${f.buildId}: ${f.error}`);
+        process.stdout.write(
+          `Mirrored ${result.builds} builds (${result.stored} new, ${result.unchanged} already present, ${result.rejected} failed), ${result.events} events` +
+            (result.lastBuildId ? `; resume with --after ${result.lastBuildId}` : '') +
+            '\n',
+        );
+        process.exitCode = result.rejected > 0 ? 1 : 0;
+      } catch (e) {
+        bar?.stop();
+        if (e instanceof ExportRequestError) fail(e.message);
+        if (abort.signal.aborted) fail('interrupted');
+        throw e;
+      } finally {
+        await store.close().catch(() => undefined);
+        await database.close().catch(() => undefined);
+      }
+    });
+}

@@ -1,0 +1,263 @@
+// The build export API (seed 001): SSE streams under /build-export/v1 and /build-export/v2.
+//
+//   const app = await buildApp(ctx, { plugins: [exportPlugin] });
+//
+// Routes are thin: authenticate, parse, ask src/export for a Plan, then either answer a problem
+// document / 204, or hijack the reply and let the plan write the stream to the raw response
+// (fastify must not answer a second time). Options come from the config section `export`.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { FacePlugin } from './app.js';
+import { sendProblem } from './problem.js';
+import { WWW_AUTHENTICATE } from './auth-plugin.js';
+import { PERMISSIONS, visibilityOf } from '../auth/types.js';
+import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
+import { parseQuery } from '../query/index.js';
+import type { CheckedExpr } from '../query/checked.js';
+import { parseExportOptions, type ExportOptions } from '../export/options.js';
+import { isStreaming, parseBuildId, parseEventTypes, parseSinceDate, type Refusal } from '../export/params.js';
+import { planEvents, planListing, type Plan } from '../export/streams.js';
+import { acceptsGzip, SseSink } from '../export/sink.js';
+import type { ApiVersion } from '../export/messages.js';
+
+export const EXPORT_PREFIX = '/build-export';
+
+/** Headers of every SSE response; X-Accel-Buffering stops nginx-style proxies from buffering (seed rule 7). */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+} as const;
+
+const CORS_ALLOW_HEADERS = 'Authorization, Last-Event-ID, Accept, Accept-Encoding, Cache-Control';
+const CORS_EXPOSE_HEADERS = 'Retry-After, Content-Encoding';
+
+interface Params {
+  date?: string;
+  buildId?: string;
+}
+type Query = Record<string, unknown>;
+
+/** The CORS headers for a request's Origin, or none when the origin is not allowed. */
+function corsHeaders(options: ExportOptions, origin: string | undefined): Record<string, string> {
+  if (options.corsOrigins === '*') {
+    // Echo the origin (with Vary) rather than `*`, so that clients sending credentials work too.
+    return origin === undefined
+      ? { 'access-control-allow-origin': '*', 'access-control-expose-headers': CORS_EXPOSE_HEADERS }
+      : { 'access-control-allow-origin': origin, 'access-control-expose-headers': CORS_EXPOSE_HEADERS, vary: 'Origin' };
+  }
+  if (origin === undefined || !options.corsOrigins.includes(origin)) return {};
+  return { 'access-control-allow-origin': origin, 'access-control-expose-headers': CORS_EXPOSE_HEADERS, vary: 'Origin' };
+}
+
+/** Bearer requests get CORS headers (seed: browser clients need bearer); Basic ones never do. */
+function isBearer(request: FastifyRequest): boolean {
+  return /^\s*bearer\s/i.test(request.headers.authorization ?? '');
+}
+
+function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<string, string>): FastifyReply {
+  reply.headers(headers);
+  if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
+  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {});
+}
+
+export const exportPlugin: FacePlugin = async (app, { ctx }) => {
+  const options = parseExportOptions(ctx.config.export);
+  const clock = ctx.clock ?? Date.now;
+  const active = new Set<SseSink>();
+
+  // Open streams would keep close() waiting forever: end them when the server shuts down.
+  app.addHook('preClose', async () => {
+    for (const sink of active) sink.destroy();
+  });
+
+  /** Who may export: the visibility to apply, or the reply already sent (401/403). */
+  function authorize(request: FastifyRequest, reply: FastifyReply, cors: Record<string, string>): Visibility | undefined {
+    const auth = request.auth;
+    switch (auth.kind) {
+      case 'anonymous':
+        if (options.anonymousAccess) return SEE_EVERYTHING;
+        reply.headers(cors).header('www-authenticate', WWW_AUTHENTICATE);
+        sendProblem(reply, 401, 'Authentication required: send Authorization: Bearer <access key> (or Basic user:password)');
+        return undefined;
+      case 'rejected':
+        reply.headers(cors).header('www-authenticate', `${WWW_AUTHENTICATE}, error="invalid_token"`);
+        sendProblem(reply, 401, `Authentication failed: ${auth.reason}`);
+        return undefined;
+      case 'authenticated':
+        if (!auth.principal.permissions.has('exportData')) {
+          reply.headers(cors);
+          sendProblem(reply, 403, `The export API needs the permission 'exportData' (${PERMISSIONS.exportData})`, { permission: 'exportData' });
+          return undefined;
+        }
+        return visibilityOf(auth.principal);
+      default: {
+        const never: never = auth;
+        throw new Error(`Unknown auth result ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** Answers a plan: a problem, a 204, or the stream itself on the hijacked raw response. */
+  async function answer(request: FastifyRequest, reply: FastifyReply, plan: Plan, cors: Record<string, string>): Promise<FastifyReply> {
+    switch (plan.kind) {
+      case 'refusal':
+        return sendRefusal(reply, plan, cors);
+      case 'noContent':
+        return reply.code(204).headers(cors).send();
+      case 'stream': {
+        if (request.raw.destroyed) {
+          await plan.cancel();
+          return reply;
+        }
+        const gzip = acceptsGzip(request.headers['accept-encoding']);
+        reply.hijack();
+        const res: ServerResponse = reply.raw;
+        res.writeHead(200, { ...SSE_HEADERS, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
+        // Headers now, so that a client of a quiet stream knows at once that it is connected.
+        res.flushHeaders();
+        const sink = new SseSink(res, { gzip });
+        active.add(sink);
+        try {
+          await plan.run(sink);
+        } catch (err) {
+          request.log.error({ err, url: request.url }, 'export stream failed');
+          sink.destroy();
+        } finally {
+          active.delete(sink);
+        }
+        return reply;
+      }
+    }
+  }
+
+  for (const version of [1, 2] as const satisfies readonly ApiVersion[]) {
+    const prefix = `${EXPORT_PREFIX}/v${version}`;
+
+    /** Common start of every route: CORS, authentication. */
+    const begin = (request: FastifyRequest, reply: FastifyReply): { cors: Record<string, string>; visibility: Visibility } | undefined => {
+      const cors = isBearer(request) ? corsHeaders(options, request.headers.origin) : {};
+      const visibility = authorize(request, reply, cors);
+      return visibility === undefined ? undefined : { cors, visibility };
+    };
+
+    const checkQuery = (query: Query): CheckedExpr | undefined | Refusal => {
+      const text = query['query'];
+      if (text === undefined) return undefined;
+      if (typeof text !== 'string') return { kind: 'refusal', status: 400, detail: 'Give the query parameter once', extensions: { parameter: 'query' } };
+      const parsed = parseQuery(text, { now: clock() });
+      if (!parsed.ok || parsed.expr === undefined) {
+        const first = parsed.diagnostics[0];
+        return {
+          kind: 'refusal',
+          status: 400,
+          detail: `Invalid query${first ? `: ${first.message}` : ''}`,
+          extensions: { parameter: 'query', diagnostics: parsed.diagnostics },
+        };
+      }
+      return parsed.expr;
+    };
+
+    const listing = (start: 'since' | 'sinceBuild') => async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply) => {
+      const ok = begin(request, reply);
+      if (ok === undefined) return reply;
+      const q = request.query ?? {};
+      let startValue;
+      if (start === 'since') {
+        const date = parseSinceDate(request.params.date ?? '', clock());
+        if (date.kind === 'refusal') return sendRefusal(reply, date, ok.cors);
+        startValue = { kind: 'since', date } as const;
+      } else {
+        const buildId = parseBuildId(request.params.buildId ?? '');
+        if (typeof buildId !== 'string') return sendRefusal(reply, buildId, ok.cors);
+        startValue = { kind: 'sinceBuild', buildId } as const;
+      }
+      const query = checkQuery(q);
+      if (query !== undefined && query.kind === 'refusal') return sendRefusal(reply, query, ok.cors);
+      const plan = await planListing(ctx.store, {
+        version,
+        visibility: ok.visibility,
+        start: startValue,
+        ...(query !== undefined ? { query } : {}),
+        stream: isStreaming(q),
+        ...lastEventId(request),
+        heartbeatMs: options.heartbeatMs,
+        retryAfterSeconds: options.retryAfterSeconds,
+      });
+      return answer(request, reply, plan, ok.cors);
+    };
+
+    const schema = (summary: string, params: Record<string, string>, query: Record<string, string>) => ({
+      summary,
+      tags: [`build export v${version}`],
+      ...(version === 1 ? { deprecated: true } : {}),
+      params: { type: 'object', properties: Object.fromEntries(Object.entries(params).map(([k, d]) => [k, { type: 'string', description: d }])) },
+      querystring: { type: 'object', properties: Object.fromEntries(Object.entries(query).map(([k, d]) => [k, { type: 'string', description: d }])) },
+      headers: { type: 'object', properties: { 'last-event-id': { type: 'string', description: 'Resume after this message id' } } },
+    });
+    const STREAM = 'Present (any value): stay open and push new builds';
+    const QUERY = 'Advanced search query filtering the builds';
+
+    app.get<{ Params: Params; Querystring: Query }>(
+      `${prefix}/builds/since/:date`,
+      { schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
+      listing('since'),
+    );
+    app.get<{ Params: Params; Querystring: Query }>(
+      `${prefix}/builds/sinceBuild/:buildId`,
+      { schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
+      listing('sinceBuild'),
+    );
+    app.get<{ Params: Params; Querystring: Query }>(
+      `${prefix}/build/:buildId/events`,
+      {
+        schema: schema(
+          'One Build message, then the events of the build as BuildEvent messages',
+          { buildId: '13-character build ID' },
+          { eventTypes: 'Comma-separated, case-sensitive event types to send (default: all)' },
+        ),
+      },
+      async (request, reply) => {
+        const ok = begin(request, reply);
+        if (ok === undefined) return reply;
+        const buildId = parseBuildId(request.params.buildId ?? '');
+        if (typeof buildId !== 'string') return sendRefusal(reply, buildId, ok.cors);
+        const eventTypes = parseEventTypes((request.query ?? {})['eventTypes']);
+        if (eventTypes !== undefined && !Array.isArray(eventTypes)) return sendRefusal(reply, eventTypes as Refusal, ok.cors);
+        const plan = await planEvents(ctx.store, {
+          version,
+          visibility: ok.visibility,
+          buildId,
+          ...(eventTypes !== undefined ? { eventTypes: eventTypes as readonly string[] } : {}),
+          ...lastEventId(request),
+          retryAfterSeconds: options.retryAfterSeconds,
+        });
+        return answer(request, reply, plan, ok.cors);
+      },
+    );
+
+    // CORS preflight: browsers send it without credentials, so it is answered for any allowed origin.
+    app.options(`${prefix}/*`, { schema: { hide: true } }, async (request, reply) => {
+      const cors = corsHeaders(options, request.headers.origin);
+      return reply
+        .code(204)
+        .headers(cors)
+        .header('access-control-allow-methods', 'GET, OPTIONS')
+        .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
+        .header('access-control-max-age', '600')
+        .send();
+    });
+  }
+};
+
+function lastEventId(request: FastifyRequest): { lastEventId?: string } {
+  const h = request.headers['last-event-id'];
+  const value = Array.isArray(h) ? h[0] : h;
+  return value === undefined ? {} : { lastEventId: value };
+}
+
+function withoutVary(headers: Record<string, string>): Record<string, string> {
+  const { vary: _vary, ...rest } = headers;
+  return rest;
+}

@@ -1,0 +1,177 @@
+// Mirrors another server's builds through its export API (v2): the listing of builds, then each
+// build's events (a bounded number of event streams at a time), reassembled into the ingest
+// NDJSON record and stored locally in listing order, so that the mirror's availability order
+// follows the source's.
+
+import type { BuildEvent, BuildStore } from '../store/types.js';
+import { readSse, type SseClientOptions } from './sse-client.js';
+
+export interface MirrorOptions {
+  /** Base URL of the source server (`https://host`), or its `/build-export/v2` URL. */
+  readonly source: string;
+  readonly token?: string;
+  /** `0`, Unix epoch ms or `now` (with follow): where the source listing starts. */
+  readonly since?: string;
+  /** Resume the listing after this build ID (the last one mirrored). */
+  readonly afterBuild?: string;
+  /** Event streams open at once (default 6, as common export clients do). */
+  readonly concurrency?: number;
+  /** Keep the listing open and mirror new builds as they arrive. */
+  readonly follow?: boolean;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: MirrorProgress) => void;
+  readonly onReconnect?: SseClientOptions['onReconnect'];
+  /** Reconnect settings passed to each stream. */
+  readonly maxRetries?: number;
+  readonly retryDelayMs?: number;
+}
+
+export interface MirrorProgress {
+  readonly builds: number;
+  readonly stored: number;
+  readonly unchanged: number;
+  readonly rejected: number;
+  readonly events: number;
+  readonly lastBuildId: string | undefined;
+}
+
+export interface MirrorFailure {
+  readonly buildId: string;
+  readonly error: string;
+}
+
+export interface MirrorResult extends MirrorProgress {
+  readonly failures: readonly MirrorFailure[];
+}
+
+/** The ingest record of one build (docs: event-model.md, "Ingest format"). */
+export interface IngestRecord {
+  readonly buildId: string;
+  readonly toolType: string;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  readonly events: BuildEvent[];
+}
+
+interface BuildHeader {
+  readonly buildId: string;
+  readonly toolType: string;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+}
+
+export function exportBase(source: string): string {
+  const url = new URL(source);
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = /\/build-export\/v2$/.test(path) ? path : `${path}/build-export/v2`;
+  url.search = '';
+  return url.toString();
+}
+
+function parseHeader(data: string): BuildHeader {
+  const b = JSON.parse(data) as Partial<BuildHeader>;
+  if (typeof b.buildId !== 'string' || typeof b.toolType !== 'string' || typeof b.toolVersion !== 'string' || typeof b.agentVersion !== 'string') {
+    throw new Error(`Not a v2 Build message: ${data.slice(0, 200)}`);
+  }
+  return { buildId: b.buildId, toolType: b.toolType, toolVersion: b.toolVersion, agentVersion: b.agentVersion };
+}
+
+/** Reads one build's events stream into its ingest record. */
+export async function fetchBuild(base: string, buildId: string, client: SseClientOptions): Promise<IngestRecord> {
+  let header: BuildHeader | undefined;
+  const events: BuildEvent[] = [];
+  for await (const m of readSse(`${base}/build/${encodeURIComponent(buildId)}/events`, client)) {
+    if (m.event === 'Build') header = parseHeader(m.data);
+    else if (m.event === 'BuildEvent') {
+      // Ids are the running number: after a resume the stream continues where it broke off.
+      const seq = Number(m.id);
+      const event = JSON.parse(m.data) as BuildEvent;
+      if (seq === events.length + 1) events.push(event);
+      else if (seq > events.length + 1) throw new Error(`Build ${buildId}: event ${seq} arrived after ${events.length}`);
+    }
+  }
+  if (header === undefined) throw new Error(`Build ${buildId}: the events stream sent no Build message`);
+  return { ...header, events };
+}
+
+export async function mirror(store: BuildStore, options: MirrorOptions): Promise<MirrorResult> {
+  const base = exportBase(options.source);
+  const client: SseClientOptions = {
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
+  };
+  const concurrency = Math.max(1, options.concurrency ?? 6);
+  let progress: MirrorProgress = { builds: 0, stored: 0, unchanged: 0, rejected: 0, events: 0, lastBuildId: undefined };
+  const failures: MirrorFailure[] = [];
+
+  const ingest = async (buildId: string, pending: Promise<IngestRecord>): Promise<void> => {
+    let record: IngestRecord;
+    try {
+      record = await pending;
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      failures.push({ buildId, error: (err as Error).message });
+      progress = { ...progress, builds: progress.builds + 1, rejected: progress.rejected + 1, lastBuildId: buildId };
+      options.onProgress?.(progress);
+      return;
+    }
+    const [result] = await store.ingestNdjson(JSON.stringify(record));
+    const status = result?.status ?? 'rejected';
+    if (result?.status === 'rejected') failures.push({ buildId, error: `${result.error} at ${result.path}` });
+    progress = {
+      builds: progress.builds + 1,
+      stored: progress.stored + (status === 'stored' ? 1 : 0),
+      unchanged: progress.unchanged + (status === 'unchanged' ? 1 : 0),
+      rejected: progress.rejected + (status === 'rejected' ? 1 : 0),
+      events: progress.events + record.events.length,
+      lastBuildId: buildId,
+    };
+    options.onProgress?.(progress);
+  };
+
+  const since = options.since ?? '0';
+  const listingUrl = `${base}/builds/since/${encodeURIComponent(since)}${options.follow ? '?stream' : ''}`;
+  // Event streams run ahead of storing by at most `concurrency`; builds are stored in listing
+  // order by a consumer that runs beside the listing (so a quiet followed listing still stores
+  // what it has received).
+  const window: { buildId: string; record: Promise<IngestRecord> }[] = [];
+  let listingDone = false;
+  let itemArrived: (() => void) | undefined;
+  let spaceFreed: (() => void) | undefined;
+  const consumer = (async () => {
+    for (;;) {
+      const head = window[0];
+      if (head === undefined) {
+        if (listingDone) return;
+        await new Promise<void>((r) => (itemArrived = r));
+        continue;
+      }
+      await ingest(head.buildId, head.record);
+      window.shift();
+      spaceFreed?.();
+    }
+  })();
+  consumer.catch(() => undefined);
+  try {
+    for await (const m of readSse(listingUrl, client, options.afterBuild)) {
+      if (m.event !== 'Build') continue;
+      const { buildId } = parseHeader(m.data);
+      const record = fetchBuild(base, buildId, client);
+      record.catch(() => undefined); // awaited in order by the consumer; no unhandled rejection meanwhile
+      window.push({ buildId, record });
+      itemArrived?.();
+      while (window.length >= concurrency) {
+        // Wait for room, or for the consumer to fail (then its error is thrown below).
+        await Promise.race([new Promise<void>((r) => (spaceFreed = r)), consumer]);
+      }
+    }
+  } finally {
+    listingDone = true;
+    itemArrived?.();
+  }
+  await consumer;
+  return { ...progress, failures };
+}
