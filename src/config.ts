@@ -219,3 +219,30 @@ function optInt(o: Record<string, unknown>, key: string, where: string, min: num
   if (v < min || v > max) throw new ConfigError(`${where}.${key} must be between ${min} and ${max}, got ${v}`);
   return v;
 }
+
+/** Options every server-side command accepts. */
+export interface CliDatabaseOptions {
+  readonly config?: string;
+  readonly data?: string;
+  readonly db?: string;
+  readonly host?: string;
+  readonly port?: string;
+  readonly hostname?: string;
+}
+
+/** The configuration a command runs with: the file (if any) with the command-line options on top. */
+export function configFromCli(o: CliDatabaseOptions): ServerConfig {
+  if (o.data !== undefined && o.db !== undefined) throw new ConfigError('Give either --data or --db, not both');
+  let port: number | undefined;
+  if (o.port !== undefined) {
+    port = Number(o.port);
+    if (!/^\d+$/.test(o.port) || port > 65535) throw new ConfigError(`--port: not a port number: ${o.port}`);
+  }
+  return loadConfig(o.config, {
+    ...(o.host !== undefined ? { host: o.host } : {}),
+    ...(port !== undefined ? { port } : {}),
+    ...(o.hostname !== undefined ? { hostname: o.hostname } : {}),
+    ...(o.data !== undefined ? { data: o.data } : {}),
+    ...(o.db !== undefined ? { url: o.db } : {}),
+  });
+}

@@ -2,10 +2,12 @@
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from '../app.js';
+import { buildRoutes } from './builds.js';
 import { tokenRoutes } from './token.js';
 import { versionRoutes } from './version.js';
 
 export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
   await app.register(tokenRoutes, opts);
   await app.register(versionRoutes, opts);
+  await app.register(buildRoutes, opts);
 };

@@ -1,0 +1,48 @@
+// `buildscope serve`: the server on SQLite (default ./.buildscope) or PostgreSQL (--db URL).
+
+import type { Command } from 'commander';
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('Start the Buildscope server')
+    .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option('--port <port>', 'listen port (default 5080; 0 picks a free one)')
+    .option('--hostname <name>', 'public hostname of the server; access tokens are bound to it (default localhost)')
+    .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
+    .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
+    .option('--config <file>', 'YAML configuration file (command-line options win)')
+    .option('--demo <n>', 'load n demo builds when the database has no builds yet')
+    .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string }) => {
+      const { configFromCli, ConfigError } = await import('../../config.js');
+      const { startServer, closeOnSignals } = await import('../../server.js');
+      const { createLogger } = await import('../../log.js');
+      let demo: number | undefined;
+      if (opts.demo !== undefined) {
+        demo = Number(opts.demo);
+        if (!/^\d+$/.test(opts.demo)) {
+          process.stderr.write(`buildscope serve: --demo needs a number of builds, got '${opts.demo}'\n`);
+          process.exit(2);
+        }
+      }
+      let config;
+      try {
+        config = configFromCli(opts);
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          process.stderr.write(`buildscope serve: ${e.message}\n`);
+          process.exit(2);
+        }
+        throw e;
+      }
+      const logger = createLogger('buildscope');
+      try {
+        const server = await startServer({ config, logger, ...(demo !== undefined ? { demo } : {}) });
+        closeOnSignals(server, logger);
+      } catch (e) {
+        logger.error({ err: e }, 'the server could not start');
+        process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+}

@@ -1,0 +1,263 @@
+// GET /api/builds, GET /api/builds/{id}, POST /api/builds. Each handler checks its input and calls
+// one store method; the store applies the caller's visibility in SQL.
+
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { visibilityOf } from '../../auth/types.js';
+import { parseQuery } from '../../query/index.js';
+import type { CheckedExpr } from '../../query/checked.js';
+import type { Diagnostic } from '../../query/diagnostic.js';
+import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../../store/types.js';
+import type { FacePluginOptions } from '../app.js';
+import { principalOf, requirePermission } from '../auth-plugin.js';
+import { sendProblem } from '../problem.js';
+import { PROBLEM_RESPONSES } from './schemas.js';
+import { countingLines, IngestTooLargeError } from './ingest-body.js';
+
+const MODELS = ['attributes'] as const;
+
+const SUMMARY_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'Build ID' },
+    availableAt: { type: 'integer', description: 'Epoch milliseconds at which the build became available' },
+    buildToolType: { type: 'string', description: 'native, jvmbuild, targetbuild, scalabuild, jsbuild or pybuild' },
+    buildToolVersion: { type: 'string' },
+    buildAgentVersion: { type: 'string' },
+    attributes: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'With models=attributes: the derived attributes by catalog field name (key-value fields as [{name, value}], multi-valued fields as arrays)',
+    },
+  },
+  required: ['id', 'availableAt', 'buildToolType', 'buildToolVersion', 'buildAgentVersion'],
+} as const;
+
+const MODELS_PARAM = {
+  type: 'array',
+  items: { type: 'string', maxLength: 200 },
+  maxItems: 10,
+  description: 'Extra models to include, comma-separated or repeated: attributes',
+} as const;
+
+interface ListQuery {
+  since?: number;
+  fromInstant?: number;
+  fromBuild?: string;
+  maxBuilds?: number;
+  reverse?: boolean;
+  maxWaitSecs?: number;
+  query?: string;
+  models?: string[];
+}
+
+function toSummary(b: BuildSummary | BuildWithAttributes, withAttributes: boolean): Record<string, unknown> {
+  const s: Record<string, unknown> = {
+    id: b.id,
+    availableAt: b.availableAt,
+    buildToolType: b.toolType,
+    buildToolVersion: b.toolVersion,
+    buildAgentVersion: b.agentVersion,
+  };
+  if (withAttributes) s['attributes'] = (b as BuildWithAttributes).attributes ?? {};
+  return s;
+}
+
+/** `models` values, or a problem detail naming the unknown ones. */
+function parseModels(models: readonly string[] | undefined): { withAttributes: boolean } | { error: string } {
+  const values = (models ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter((m) => m !== '');
+  const unknown = values.filter((m) => !(MODELS as readonly string[]).includes(m));
+  if (unknown.length > 0) return { error: `Unknown model ${unknown.map((m) => `'${m}'`).join(', ')}; known models: ${MODELS.join(', ')}` };
+  return { withAttributes: values.includes('attributes') };
+}
+
+/** One line saying what is wrong and where, for the problem `detail`. */
+export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string {
+  const first = diagnostics[0];
+  if (!first) return 'Invalid query';
+  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more problem${diagnostics.length > 2 ? 's' : ''})` : '';
+  const suggestion = first.suggestion !== undefined ? ` Did you mean '${first.suggestion}'?` : '';
+  return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${first.message}.${suggestion}${more}`.replace(/\.\./g, '.');
+}
+
+function storeError(reply: FastifyReply, e: unknown): FastifyReply {
+  const name = (e as Error | undefined)?.name;
+  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`);
+  if (name === 'QueryUnsupportedError') return sendProblem(reply, 501, (e as Error).message);
+  throw e;
+}
+
+/** An AbortSignal that fires when the client goes away before the response is sent. */
+function clientGone(request: FastifyRequest, reply: FastifyReply): AbortController {
+  const ac = new AbortController();
+  const onClose = () => ac.abort();
+  reply.raw.once('close', onClose);
+  return ac;
+}
+
+export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
+  const { store, config } = ctx;
+  const clock = ctx.clock ?? Date.now;
+  const limits = config.limits;
+
+  app.get<{ Querystring: ListQuery }>(
+    '/api/builds',
+    {
+      schema: {
+        summary: 'List builds',
+        description:
+          'Builds the server has seen, oldest first (newest first with reverse=true), optionally filtered by an advanced search query. ' +
+          `Starts at fromBuild (exclusive), else at fromInstant, else at since. When no build is available yet, waits up to maxWaitSecs for one. ` +
+          'Requires the permission accessBuildDataViaApi; with project-level access control only builds of the caller\'s projects are listed.',
+        tags: ['builds'],
+        querystring: {
+          type: 'object',
+          properties: {
+            since: { type: 'integer', minimum: 0, description: 'Epoch milliseconds; builds that became available at or after it. 0 means from the beginning.' },
+            fromInstant: { type: 'integer', minimum: 0, description: 'Epoch milliseconds; like since, and taking precedence over it.' },
+            fromBuild: { type: 'string', minLength: 1, maxLength: 200, description: 'Build ID; builds that became available after it (exclusive). Takes precedence over fromInstant and since.' },
+            maxBuilds: { type: 'integer', minimum: 0, maximum: 1000, description: `Maximum number of builds returned, 0 to ${limits.maxBuildsMax}; default ${limits.maxBuildsDefault}.` },
+            reverse: { type: 'boolean', description: 'Newest first.' },
+            maxWaitSecs: { type: 'integer', minimum: 1, maximum: 20, description: `Seconds to wait for a build when none is available, 1 to ${limits.maxWaitSecsMax}; default ${limits.maxWaitSecsDefault}.` },
+            query: { type: 'string', maxLength: 10_000, description: 'Advanced search query, e.g. `buildOutcome:failed project:app buildStartTime>-7d`.' },
+            models: MODELS_PARAM,
+          },
+        },
+        response: {
+          200: { type: 'array', items: SUMMARY_SCHEMA },
+          ...PROBLEM_RESPONSES([400, 401, 403]),
+        },
+      },
+      preHandler: requirePermission('accessBuildDataViaApi'),
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const principal = principalOf(request);
+      const models = parseModels(q.models);
+      if ('error' in models) return sendProblem(reply, 400, models.error);
+      const maxBuilds = q.maxBuilds ?? limits.maxBuildsDefault;
+      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`);
+      const maxWaitSecs = q.maxWaitSecs ?? limits.maxWaitSecsDefault;
+      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`);
+      let expr: CheckedExpr | undefined;
+      if (q.query !== undefined && q.query.trim() !== '') {
+        const parsed = parseQuery(q.query, { now: clock() });
+        if (!parsed.ok || parsed.expr === undefined) {
+          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics });
+        }
+        expr = parsed.expr;
+      }
+      const fromInstant = q.fromBuild !== undefined ? undefined : (q.fromInstant ?? q.since);
+      const options: ListBuildsOptions = {
+        ...(q.fromBuild !== undefined ? { fromBuild: q.fromBuild } : {}),
+        ...(fromInstant !== undefined ? { fromInstant } : {}),
+        ...(q.reverse ? { reverse: true } : {}),
+        ...(expr !== undefined ? { query: expr } : {}),
+        maxBuilds,
+        visibility: visibilityOf(principal),
+        withAttributes: models.withAttributes,
+      };
+
+      try {
+        // Long-poll: when nothing is available (oldest-first listings only), wait for a newer
+        // build (stored by any server process over the same database) and look again.
+        const mayWait = maxBuilds > 0 && !q.reverse;
+        let seen = mayWait ? await store.latestSeq() : 0;
+        let builds = await store.listBuilds(options);
+        if (builds.length === 0 && mayWait) {
+          const deadline = clock() + maxWaitSecs * 1000;
+          const gone = clientGone(request, reply);
+          for (let left = deadline - clock(); left > 0 && !gone.signal.aborted; left = deadline - clock()) {
+            if (!(await store.waitForNewBuilds(seen, left, gone.signal))) break;
+            seen = await store.latestSeq();
+            builds = await store.listBuilds(options);
+            if (builds.length > 0) break;
+          }
+        }
+        return builds.map((b) => toSummary(b, models.withAttributes));
+      } catch (e) {
+        return storeError(reply, e);
+      }
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { models?: string[] } }>(
+    '/api/builds/:id',
+    {
+      schema: {
+        summary: 'One build',
+        description: 'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller.',
+        tags: ['builds'],
+        params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['id'] },
+        querystring: { type: 'object', properties: { models: MODELS_PARAM } },
+        response: { 200: SUMMARY_SCHEMA, ...PROBLEM_RESPONSES([400, 401, 403, 404]) },
+      },
+      preHandler: requirePermission('accessBuildDataViaApi'),
+    },
+    async (request, reply) => {
+      const models = parseModels(request.query.models);
+      if ('error' in models) return sendProblem(reply, 400, models.error);
+      const build = await store.getBuild(request.params.id, visibilityOf(principalOf(request)), { withAttributes: models.withAttributes });
+      if (build === undefined) return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+      return toSummary(build, models.withAttributes);
+    },
+  );
+
+  await app.register(async (ingest) => {
+    // NDJSON only; the body is streamed into the store line by line, never buffered whole.
+    ingest.removeAllContentTypeParsers();
+    ingest.addContentTypeParser(['application/x-ndjson', 'application/jsonl'], (_request, payload, done) => done(null, payload));
+    ingest.post(
+      '/api/builds',
+      {
+        schema: {
+          summary: 'Publish builds',
+          description:
+            'Ingests builds as NDJSON (application/x-ndjson), one build per line; a line for a build that is not finished yet may be followed by later lines that append to it. ' +
+            `Answers one result per non-blank line. Requires the permission publishScan. Bodies larger than ${limits.ingestBodyBytes} bytes are refused (413) after the lines before the limit.`,
+          tags: ['builds'],
+          consumes: ['application/x-ndjson'],
+          response: {
+            200: {
+              type: 'object',
+              properties: {
+                stored: { type: 'integer' },
+                unchanged: { type: 'integer' },
+                rejected: { type: 'integer' },
+                results: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      line: { type: 'integer' },
+                      status: { type: 'string', enum: ['stored', 'unchanged', 'rejected'] },
+                      buildId: { type: 'string' },
+                      complete: { type: 'boolean' },
+                      error: { type: 'string' },
+                      path: { type: 'string' },
+                    },
+                    required: ['line', 'status'],
+                  },
+                },
+              },
+              required: ['stored', 'unchanged', 'rejected', 'results'],
+            },
+            ...PROBLEM_RESPONSES([400, 401, 403, 413, 415]),
+          },
+        },
+        preHandler: requirePermission('publishScan'),
+      },
+      async (request, reply) => {
+        const body = request.body as NodeJS.ReadableStream | undefined;
+        if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
+        try {
+          const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes));
+          const count = (s: string) => results.filter((r) => r.status === s).length;
+          return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
+        } catch (e) {
+          if (e instanceof IngestTooLargeError) return sendProblem(reply, 413, e.message);
+          throw e;
+        }
+      },
+    );
+  });
+};

@@ -1,0 +1,151 @@
+// Starts a Buildscope server from its configuration: opens the database, the build store and the
+// HTTP app, creates the first user on a fresh database, loads demo builds on first start, listens,
+// and shuts down cleanly. Everything that matters lives in the database, so several processes over
+// one PostgreSQL database serve the same data, users, keys and tokens.
+
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ServerConfig } from './config.js';
+import { openDatabase, type DatabaseHandle } from './store/database.js';
+import { openBuildStore } from './store/build-store.js';
+import type { BuildStore } from './store/types.js';
+import { createLogger, type Logger } from './log.js';
+import { buildApp, type FacePlugin } from './http/app.js';
+import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
+
+export interface StartOptions {
+  readonly config: ServerConfig;
+  /** Demo builds to load when the store is empty (first start). */
+  readonly demo?: number;
+  readonly plugins?: readonly FacePlugin[];
+  readonly logger?: Logger;
+  /** Where the start-up lines for the operator go (stdout by default). */
+  readonly print?: (line: string) => void;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly store: BuildStore;
+  readonly database: DatabaseHandle;
+  /** Credentials of the first user, when this start created them. */
+  readonly created?: { readonly user: string; readonly password: string; readonly accessKey: string };
+  close(): Promise<void>;
+}
+
+export const ADMIN_USER = 'admin';
+const DAY = 86_400_000;
+
+interface DemoModule {
+  demoBuilds(options: { builds: number; seed?: number; now?: number }): Iterable<string>;
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger('buildscope');
+  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const database = await openDatabase(config.database);
+  let store: BuildStore | undefined;
+  try {
+    logger.info({ database: database.describe }, 'opening the build store');
+    store = await openBuildStore(database, { logger });
+    const auth = await openAuth(database, config);
+
+    // First start: an administrator with every permission, a generated password and an access key.
+    let created: RunningServer['created'];
+    if ((await auth.users.countUsers()) === 0) {
+      const password = randomBytes(12).toString('base64url');
+      try {
+        await auth.users.addUser({ name: ADMIN_USER, password, permissions: PERMISSION_NAMES });
+        const { key } = await auth.users.createAccessKey(ADMIN_USER, { expiresAt: Date.now() + config.limits.accessKeyDefaultDays * DAY });
+        created = { user: ADMIN_USER, password, accessKey: key };
+      } catch (e) {
+        // Another process over the same database created it first.
+        if (!(e instanceof UserError)) throw e;
+      }
+    }
+
+    if (options.demo !== undefined && options.demo > 0 && (await store.latestSeq()) === 0) {
+      await loadDemo(store, options.demo, logger);
+    }
+
+    const app = await buildApp({ config, database, store, logger }, { plugins: options.plugins ?? [] });
+    await app.listen({ host: config.server.host, port: config.server.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
+    const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+    const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
+
+    if (created) {
+      print(`Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`);
+      print(`Buildscope is running at ${url}/ — call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`);
+    } else {
+      print(`Buildscope is running at ${url}/ — call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`);
+    }
+
+    const openStore = store;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      app,
+      store: openStore,
+      database,
+      ...(created ? { created } : {}),
+      close() {
+        closing ??= (async () => {
+          await app.close();
+          await openStore.close();
+          await database.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (e) {
+    await store?.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {
+  // Loaded by path: the demo generator is only needed on a first start with --demo.
+  const path = './store/demo-data.js';
+  const { demoBuilds } = (await import(path)) as DemoModule;
+  logger.info({ builds }, 'loading demo builds (first start)');
+  const started = Date.now();
+  let last = 0;
+  const results = await store.ingestNdjson(
+    (async function* () {
+      for (const line of demoBuilds({ builds })) yield line + '\n';
+    })(),
+    {
+      onProgress(done) {
+        if (done - last >= Math.max(1000, Math.floor(builds / 10)) || done === builds) {
+          last = done;
+          logger.info({ done, of: builds }, `demo builds: ${done}/${builds} (${Math.round((100 * done) / builds)}%)`);
+        }
+      },
+    },
+  );
+  const rejected = results.filter((r) => r.status === 'rejected').length;
+  logger.info({ builds: results.length - rejected, rejected, ms: Date.now() - started }, 'demo builds loaded');
+}
+
+/** Closes the server on SIGINT/SIGTERM; a second signal exits at once. */
+export function closeOnSignals(server: RunningServer, logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    server.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        logger.error({ err: e }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
