@@ -1,0 +1,161 @@
+// A search database for the compiler's tests: the tables of the agreed build schema, the search
+// indexes, and rows written the way the store writes an available build (the row first, then
+// seq and attributes in one update, then the child rows), so the trigram triggers are exercised.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
+import type { CheckedExpr } from '../../../src/query/checked.js';
+import { openDatabase, type DatabaseHandle } from '../../../src/store/database.js';
+import type { BuildAttributes } from '../../../src/store/types.js';
+import { compileQuery } from '../../../src/sql/index.js';
+import { migrateSearchIndexes } from '../../../src/sql/indexes.js';
+import { createTestDatabase } from '../../support/postgres.js';
+
+export interface TestBuild {
+  readonly id: string;
+  readonly toolType: string;
+  readonly attributes: BuildAttributes;
+}
+
+export interface SearchDb {
+  readonly handle: DatabaseHandle;
+  close(): Promise<void>;
+}
+
+const SINGLE = FIELDS.filter((f) => !f.multi);
+
+function columnType(f: FieldDef): string {
+  switch (f.type) {
+    case 'string':
+    case 'keyValue':
+      return 'text';
+    case 'boolean':
+      return 'integer';
+    default:
+      return 'double precision';
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function createTables(db: Kysely<any>): Promise<void> {
+  let builds = db.schema
+    .createTable('builds')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('seq', 'bigint', (c) => c.unique())
+    .addColumn('available_at', 'bigint')
+    .addColumn('tool_type', 'text', (c) => c.notNull())
+    .addColumn('tool_version', 'text', (c) => c.notNull())
+    .addColumn('agent_version', 'text', (c) => c.notNull())
+    .addColumn('project_name', 'text')
+    .addColumn('content_hash', 'text', (c) => c.notNull())
+    .addColumn('attributes', 'text', (c) => c.notNull());
+  for (const f of SINGLE) builds = builds.addColumn(f.column, sql.raw(columnType(f)));
+  await builds.execute();
+  for (const [t, a] of [
+    ['build_values', 'field'],
+    ['build_custom_values', 'name'],
+  ] as const) {
+    await db.schema
+      .createTable(t)
+      .addColumn('seq', 'bigint', (c) => c.notNull())
+      .addColumn(a, 'text', (c) => c.notNull())
+      .addColumn('value', 'text', (c) => c.notNull())
+      .execute();
+  }
+}
+
+/** Opens a fresh SQLite (temp dir) or PostgreSQL (test database) with the tables and search indexes. */
+export async function openSearchDb(dialect: 'sqlite' | 'postgres'): Promise<SearchDb> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'search-sql-'));
+    const handle = await openDatabase({ data: dir });
+    await createTables(handle.db);
+    await migrateSearchIndexes(handle);
+    return {
+      handle,
+      async close() {
+        await handle.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const pg = await createTestDatabase();
+  if (!pg) throw new Error('PostgreSQL is not available');
+  const handle = await openDatabase({ url: pg.url });
+  await createTables(handle.db);
+  await migrateSearchIndexes(handle);
+  return {
+    handle,
+    async close() {
+      await handle.close();
+      await pg.drop();
+    },
+  };
+}
+
+function columnValue(f: FieldDef, v: unknown): string | number | null {
+  if (v === undefined || v === null) return null;
+  switch (f.type) {
+    case 'string':
+    case 'keyValue':
+      return String(v).toLowerCase();
+    case 'boolean':
+      return v === true ? 1 : 0;
+    default:
+      return typeof v === 'number' ? v : null;
+  }
+}
+
+let nextSeq = 1;
+
+/** Stores builds as available, as the store does. */
+export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[]): Promise<void> {
+  await handle.db.transaction().execute(async (trx) => {
+    for (const b of builds) {
+      const tool = b.toolType.toLowerCase();
+      await trx
+        .insertInto('builds')
+        .values({ id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}' })
+        .execute();
+      const seq = nextSeq++;
+      const row: Record<string, unknown> = { seq, available_at: seq, attributes: JSON.stringify(b.attributes) };
+      for (const f of SINGLE) {
+        if (f.tool !== null && f.tool !== tool) continue;
+        row[f.column] = f.name === 'buildTool' ? tool : columnValue(f, b.attributes[f.name]);
+      }
+      await trx.updateTable('builds').set(row).where('id', '=', b.id).execute();
+      for (const f of FIELDS.filter((x) => x.multi && (x.tool === null || x.tool === tool))) {
+        const vs = b.attributes[f.name];
+        if (!Array.isArray(vs)) continue;
+        for (const v of vs as readonly unknown[]) {
+          if (f.type === 'keyValue') {
+            const kv = v as { name: string; value: string };
+            await trx.insertInto('build_custom_values').values({ seq, name: kv.name.toLowerCase(), value: kv.value.toLowerCase() }).execute();
+          } else {
+            await trx.insertInto('build_values').values({ seq, field: f.column, value: String(v).toLowerCase() }).execute();
+          }
+        }
+      }
+    }
+  });
+}
+
+/** IDs of the available builds matching `expr`, sorted. */
+export async function searchIds(handle: DatabaseHandle, expr: CheckedExpr): Promise<string[]> {
+  const rows = await handle.db
+    .selectFrom('builds')
+    .select('builds.id')
+    .where('builds.seq', 'is not', null)
+    .where(compileQuery(expr, handle.dialect))
+    .execute();
+  return rows.map((r) => String(r['id'])).sort();
+}
+
+export async function clearBuilds(handle: DatabaseHandle): Promise<void> {
+  await handle.db.deleteFrom('build_values').execute();
+  await handle.db.deleteFrom('build_custom_values').execute();
+  await handle.db.deleteFrom('builds').execute();
+}
