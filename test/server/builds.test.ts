@@ -1,0 +1,206 @@
+// GET /api/builds, GET /api/builds/{id}, POST /api/builds, GET /api/version over real HTTP, on
+// SQLite and PostgreSQL.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgAvailable } from '../support/postgres.js';
+import { bearer, buildId, buildLine, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
+
+const SUMMARY_KEYS = ['availableAt', 'buildAgentVersion', 'buildToolType', 'buildToolVersion', 'id'];
+const T0 = 1_750_000_000_000;
+
+for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
+  describe.skipIf(dialect === 'postgres' && !pgAvailable())(`build API on ${dialect}`, () => {
+    let s: TestServer;
+    let admin: string;
+    let reader: string;
+    const ids = Array.from({ length: 12 }, (_, i) => buildId(i + 1));
+    beforeAll(async () => {
+      s = await startTestServer(await newLocation(dialect));
+      admin = await s.user('admin', ['accessBuildDataViaApi', 'publishScan']);
+      reader = await s.user('reader', ['accessBuildDataViaApi']);
+      // 12 builds, one ingest call each, 1 s apart on the store clock: b1..b12.
+      for (let i = 0; i < ids.length; i++) {
+        s.storeNow = T0 + i * 1000;
+        const project = i % 3 === 0 ? 'app' : i % 3 === 1 ? 'lib' : undefined;
+        const r = await s.ingest(
+          [buildLine({ id: ids[i]!, tool: i % 2 === 0 ? 'native' : 'jvmbuild', outcome: i % 4 === 0 ? 'failed' : 'succeeded', tags: ['ci'], ...(project ? { project } : {}) })],
+          bearer(admin),
+        );
+        expect(r.status).toBe(200);
+      }
+    });
+    afterAll(() => s?.close());
+
+    const list = async (query: string, credential = admin) => {
+      const r = await s.get(`/api/builds${query}`, bearer(credential));
+      return { status: r.status, type: r.headers.get('content-type') ?? '', body: (await r.json()) as any };
+    };
+
+    it('since=0&maxBuilds=3 gives the three oldest, oldest first, with exactly the summary fields', async () => {
+      const r = await list('?since=0&maxBuilds=3');
+      expect(r.status).toBe(200);
+      expect(r.type).toMatch(/^application\/json/);
+      expect(r.body.map((b: any) => b.id)).toEqual(ids.slice(0, 3));
+      for (const b of r.body) expect(Object.keys(b).sort()).toEqual(SUMMARY_KEYS);
+      expect(r.body[0]).toEqual({ id: ids[0], availableAt: T0, buildToolType: 'native', buildToolVersion: '8.10.2', buildAgentVersion: '3.19' });
+    });
+
+    it('defaults to 100 builds and accepts maxBuilds 0..1000 only', async () => {
+      expect((await list('')).body).toHaveLength(12);
+      expect((await list('?maxBuilds=0')).body).toEqual([]);
+      expect((await list('?maxBuilds=1000')).body).toHaveLength(12);
+      for (const q of ['?maxBuilds=1001', '?maxBuilds=-1', '?maxBuilds=abc', '?maxBuilds=1.5', '?since=-5', '?since=x']) {
+        const r = await list(q);
+        expect(r.status, q).toBe(400);
+        expect(r.type).toMatch(/^application\/problem\+json/);
+        expect(r.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+        expect(r.body.detail).toMatch(/maxBuilds|since/);
+      }
+    });
+
+    it('starts at since/fromInstant (inclusive) and after fromBuild (exclusive, taking precedence)', async () => {
+      expect((await list(`?since=${T0 + 10_000}`)).body.map((b: any) => b.id)).toEqual(ids.slice(10));
+      expect((await list(`?fromInstant=${T0 + 9_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(9, 11));
+      expect((await list(`?fromBuild=${ids[3]}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(4, 6));
+      expect((await list(`?fromBuild=${ids[3]}&fromInstant=${T0 + 10_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(4, 6));
+      const unknown = await list('?fromBuild=zzzzzzzzzzzzz');
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.detail).toMatch(/fromBuild/);
+    });
+
+    it('lists newest first with reverse=true', async () => {
+      expect((await list('?reverse=true&maxBuilds=3')).body.map((b: any) => b.id)).toEqual([ids[11], ids[10], ids[9]]);
+      expect((await list(`?reverse=true&fromBuild=${ids[3]}`)).body.map((b: any) => b.id)).toEqual([ids[2], ids[1], ids[0]]);
+    });
+
+    it('filters with the advanced search query', async () => {
+      const failed = (await list(`?query=${encodeURIComponent('buildOutcome:failed')}`)).body.map((b: any) => b.id);
+      expect(failed).toEqual([ids[0], ids[4], ids[8]]);
+      const r = await list(`?query=${encodeURIComponent('buildTool:jvmbuild and project:app')}`);
+      expect(r.body.map((b: any) => b.id)).toEqual([ids[3], ids[9]]);
+      expect((await list('?query=')).body).toHaveLength(12);
+    });
+
+    it('answers a query with errors with 400, saying what and where, with the diagnostics', async () => {
+      const r = await list(`?query=${encodeURIComponent('buildOutcom:failed')}`);
+      expect(r.status).toBe(400);
+      expect(r.type).toMatch(/^application\/problem\+json/);
+      expect(r.body.detail).toMatch(/line 1, column 1/);
+      expect(r.body.detail).toMatch(/buildOutcom/);
+      expect(r.body.diagnostics[0]).toMatchObject({ code: 'unknownField', start: 0, line: 1, column: 1 });
+      expect(r.body.diagnostics[0].suggestion).toBe('buildOutcome');
+      const r2 = await list(`?query=${encodeURIComponent('buildOutcome:failed (')}`);
+      expect(r2.status).toBe(400);
+      expect(r2.body.diagnostics.length).toBeGreaterThan(0);
+      expect(r2.body.diagnostics[0].start).toBeGreaterThanOrEqual(19);
+    });
+
+    it('includes derived attributes with models=attributes', async () => {
+      const r = await list('?maxBuilds=1&models=attributes');
+      expect(Object.keys(r.body[0]).sort()).toEqual([...SUMMARY_KEYS, 'attributes'].sort());
+      expect(r.body[0].attributes).toMatchObject({ buildOutcome: 'failed', project: 'app', buildTool: 'native', tag: ['ci'] });
+      expect((await list('?models=attributes,bogus')).status).toBe(400);
+    });
+
+    it('needs accessBuildDataViaApi', async () => {
+      const publisher = await s.user('publisher', ['publishScan']);
+      const r = await list('', publisher);
+      expect(r.status).toBe(403);
+      expect(r.body.detail).toMatch(/accessBuildDataViaApi/);
+      expect(r.body).not.toHaveProperty('0');
+    });
+
+    it('honours project-level access control', async () => {
+      const appOnly = await s.user('appuser', ['accessBuildDataViaApi'], { projects: ['app'] });
+      expect((await list('', appOnly)).body.map((b: any) => b.id)).toEqual([ids[0], ids[3], ids[6], ids[9]]);
+      const appAndNone = await s.user('appnone', ['accessBuildDataViaApi', 'accessDataWithoutAssociatedProject'], { projects: ['app'] });
+      expect((await list('', appAndNone)).body.map((b: any) => b.id)).toEqual(ids.filter((_, i) => i % 3 !== 1));
+      // A token for project lib only, of a user who may see app and lib.
+      const both = await s.user('both', ['accessBuildDataViaApi'], { projects: ['app', 'lib'] });
+      const libToken = await s.token(both, '?projectIds=lib');
+      expect((await list('', libToken)).body.map((b: any) => b.id)).toEqual([ids[1], ids[4], ids[7], ids[10]]);
+      expect((await s.get(`/api/builds/${ids[0]}`, bearer(libToken))).status).toBe(404);
+      expect((await s.get(`/api/builds/${ids[1]}`, bearer(libToken))).status).toBe(200);
+    });
+
+    it('GET /api/builds/{id} answers one summary, with attributes on request, and 404 for unknown IDs', async () => {
+      const r = await s.get(`/api/builds/${ids[4]}`, bearer(reader));
+      expect(await r.json()).toEqual({ id: ids[4], availableAt: T0 + 4000, buildToolType: 'native', buildToolVersion: '8.10.2', buildAgentVersion: '3.19' });
+      const a = (await (await s.get(`/api/builds/${ids[4]}?models=attributes`, bearer(reader))).json()) as any;
+      expect(a.attributes.project).toBe('lib');
+      const missing = await s.get('/api/builds/nosuchbuild00', bearer(reader));
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    });
+
+    it('waits up to maxWaitSecs for a new build when none is available, also from another server process', async () => {
+      const other = await s.sibling();
+      try {
+        s.storeNow = T0 + 100_000;
+        const started = Date.now();
+        const waiting = list(`?fromBuild=${ids[11]}&maxWaitSecs=10`);
+        await new Promise((r) => setTimeout(r, 300));
+        const fresh = buildId(1000);
+        expect((await other.ingest([buildLine({ id: fresh })], bearer(admin))).status).toBe(200);
+        const r = await waiting;
+        expect(r.body.map((b: any) => b.id)).toEqual([fresh]);
+        expect(Date.now() - started).toBeLessThan(8000);
+      } finally {
+        await other.close();
+      }
+      const t = Date.now();
+      const empty = await list(`?fromBuild=${buildId(1000)}&maxWaitSecs=1`);
+      expect(empty.body).toEqual([]);
+      expect(Date.now() - t).toBeGreaterThanOrEqual(900);
+      for (const q of ['?maxWaitSecs=0', '?maxWaitSecs=21']) expect((await list(q)).status, q).toBe(400);
+    });
+
+    it('POST /api/builds ingests NDJSON with per-line results and appends to unfinished builds', async () => {
+      s.storeNow = T0 + 200_000;
+      const id = buildId(2000);
+      const r = await fetch(`${s.url}/api/builds`, {
+        method: 'POST',
+        headers: { authorization: bearer(admin), 'content-type': 'application/x-ndjson' },
+        body: `${buildLine({ id, finished: false })}\nnot json\n\n${buildLine({ id: buildId(2001) })}\n`,
+      });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as any;
+      expect(body).toMatchObject({ stored: 2, rejected: 1, unchanged: 0 });
+      expect(body.results[0]).toMatchObject({ line: 1, status: 'stored', buildId: id, complete: false });
+      expect(body.results[1]).toMatchObject({ line: 2, status: 'rejected' });
+      expect(typeof body.results[1].error).toBe('string');
+      expect((await s.get(`/api/builds/${id}`, bearer(admin))).status).toBe(404);
+      const finish = JSON.stringify({
+        buildId: id,
+        toolType: 'native',
+        toolVersion: '8.10.2',
+        agentVersion: '3.19',
+        events: [{ timestamp: 1_749_000_060_000, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildFinished' }, data: { outcome: 'succeeded', failures: [] } }],
+      });
+      const r2 = (await (await s.ingest([finish], bearer(admin))).json()) as any;
+      expect(r2.results[0]).toMatchObject({ status: 'stored', complete: true });
+      expect((await s.get(`/api/builds/${id}`, bearer(admin))).status).toBe(200);
+      // The same content again changes nothing.
+      expect(((await (await s.ingest([buildLine({ id: buildId(2001) })], bearer(admin))).json()) as any).unchanged).toBe(1);
+    });
+
+    it('POST /api/builds needs publishScan and an NDJSON body', async () => {
+      const r = await s.ingest([buildLine({ id: buildId(3000) })], bearer(reader));
+      expect(r.status).toBe(403);
+      const wrongType = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { authorization: bearer(admin), 'content-type': 'application/json' }, body: '{}' });
+      expect(wrongType.status).toBe(415);
+      expect(wrongType.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const noBody = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { authorization: bearer(admin) } });
+      expect([400, 415]).toContain(noBody.status);
+      expect((await s.get(`/api/builds/${buildId(3000)}`, bearer(admin))).status).toBe(404);
+    });
+
+    it('GET /api/version answers the release; unknown paths answer a 404 problem', async () => {
+      const v = await fetch(`${s.url}/api/version`);
+      expect(await v.json()).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      const nf = await fetch(`${s.url}/api/nothing-here`);
+      expect(nf.status).toBe(404);
+      expect(await nf.json()).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404 });
+    });
+  });
+}
