@@ -73,6 +73,12 @@ export type BuildState = 'missing' | 'incomplete' | 'available';
 export interface IngestOptions {
   /** Called now and then with the number of lines handled so far (progress display). */
   readonly onProgress?: (linesDone: number) => void;
+  /** Called after each committed batch with the results of its lines (in line order). */
+  readonly onResults?: (results: readonly IngestLineResult[]) => void;
+  /** Whether ingestNdjson returns every result (default true); false for huge inputs. */
+  readonly keepResults?: boolean;
+  /** Lines per transaction (default 2000 on SQLite, 500 on PostgreSQL). */
+  readonly batchSize?: number;
 }
 
 /**

@@ -1,0 +1,235 @@
+// The build store over kysely, for SQLite and PostgreSQL (see docs/store.md). Visibility is
+// applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
+
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { Logger } from 'pino';
+import type { CheckedExpr } from '../query/checked.js';
+import type { ToolType } from '../query/catalog.js';
+import type { DatabaseHandle, DialectName } from './database.js';
+import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
+import { decodeEvents } from './event-codec.js';
+import { migrateStore } from './migrations.js';
+import { NewBuildSignal } from './notify.js';
+import type {
+  BuildAttributes,
+  BuildEvent,
+  BuildState,
+  BuildStore,
+  BuildSummary,
+  BuildWithAttributes,
+  ListBuildsOptions,
+  Visibility,
+} from './types.js';
+
+export interface BuildStoreOptions {
+  /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
+  readonly clock?: () => number;
+  readonly logger?: Logger;
+}
+
+/** `fromBuild` names a build that is not available or not visible to the caller. */
+export class UnknownBuildError extends Error {
+  constructor(readonly buildId: string) {
+    super(`Unknown build ${JSON.stringify(buildId)}: no available build with this ID is visible`);
+    this.name = 'UnknownBuildError';
+  }
+}
+
+/** A query needs the SQL compiler (src/sql), which is not part of this build. */
+export class QueryUnsupportedError extends Error {
+  constructor() {
+    super('Search queries need the SQL compiler (src/sql/index.ts), which is not available');
+    this.name = 'QueryUnsupportedError';
+  }
+}
+
+type CompileQuery = (expr: CheckedExpr, dialect: DialectName) => Expression<SqlBool>;
+
+// The SQL compiler and the search indexes live in src/sql; they are loaded by path so that the
+// store also works (without search) in a tree where src/sql is absent.
+async function optionalModule<T>(path: string): Promise<T | undefined> {
+  try {
+    return (await import(path)) as T;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes('/sql/')) return undefined;
+    throw e;
+  }
+}
+
+const SQL_INDEXES = '../sql/indexes.js';
+const SQL_COMPILER = '../sql/index.js';
+
+export async function openBuildStore(handle: DatabaseHandle, options: BuildStoreOptions = {}): Promise<BuildStore> {
+  await migrateStore(handle);
+  const indexes = await optionalModule<{ migrateSearchIndexes: (h: DatabaseHandle) => Promise<void> }>(SQL_INDEXES);
+  if (indexes !== undefined) await indexes.migrateSearchIndexes(handle);
+  else options.logger?.warn('search indexes unavailable (src/sql/indexes.ts missing)');
+  const compiler = await optionalModule<{ compileQuery: CompileQuery }>(SQL_COMPILER);
+  const store = new KyselyBuildStore(handle, options, compiler?.compileQuery);
+  if (handle.dialect === 'postgres' && handle.pool !== undefined) {
+    await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
+  }
+  return store;
+}
+
+const PAGE = 1000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Query = SelectQueryBuilder<any, 'builds', any>;
+
+interface Row {
+  id: string;
+  seq: number | string;
+  available_at: number | string;
+  tool_type: string;
+  tool_version: string;
+  agent_version: string;
+  project_name: string | null;
+  attributes?: string;
+}
+
+function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAttributes {
+  const summary: BuildSummary = {
+    id: r.id,
+    availableAt: Number(r.available_at),
+    toolType: r.tool_type as ToolType,
+    toolVersion: r.tool_version,
+    agentVersion: r.agent_version,
+    project: r.project_name,
+    seq: Number(r.seq),
+  };
+  if (!withAttributes) return summary;
+  return { ...summary, attributes: JSON.parse(r.attributes ?? '{}') as BuildAttributes };
+}
+
+function applyVisibility(q: Query, v: Visibility): Query {
+  if (v.projects === 'all') return v.withoutProject ? q : q.where('builds.project_name', 'is not', null);
+  const projects = [...v.projects];
+  if (projects.length === 0) return v.withoutProject ? q.where('builds.project_name', 'is', null) : q.where(sql<SqlBool>`1 = 0`);
+  return q.where((eb) =>
+    v.withoutProject
+      ? eb.or([eb('builds.project_name', 'in', projects), eb('builds.project_name', 'is', null)])
+      : eb('builds.project_name', 'in', projects),
+  );
+}
+
+class KyselyBuildStore implements BuildStore {
+  readonly signal: NewBuildSignal;
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly options: BuildStoreOptions,
+    private readonly compile: CompileQuery | undefined,
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
+  }
+
+  ingestNdjson: BuildStore['ingestNdjson'] = (input, options) =>
+    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s) }, input, options);
+
+  private select(withAttributes: boolean): Query {
+    const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
+    if (withAttributes) cols.push('builds.attributes');
+    return this.handle.db.selectFrom('builds').select(cols as never).where('builds.seq', 'is not', null);
+  }
+
+  /** The filtered, ordered query of a listing, without limit. */
+  private async listing(options: Omit<ListBuildsOptions, 'maxBuilds'>): Promise<Query> {
+    let q = applyVisibility(this.select(options.withAttributes === true), options.visibility);
+    const reverse = options.reverse === true;
+    if (options.fromBuild !== undefined) {
+      const from = await applyVisibility(this.select(false), options.visibility)
+        .where('builds.id', '=', options.fromBuild)
+        .executeTakeFirst();
+      if (from === undefined) throw new UnknownBuildError(options.fromBuild);
+      q = q.where('builds.seq', reverse ? '<' : '>', Number((from as Row).seq));
+    } else if (options.fromInstant !== undefined) {
+      q = q.where('builds.available_at', reverse ? '<=' : '>=', options.fromInstant);
+    }
+    if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
+    if (options.query !== undefined && options.query.kind !== 'all') {
+      if (this.compile === undefined) throw new QueryUnsupportedError();
+      q = q.where(this.compile(options.query, this.handle.dialect));
+    }
+    return q.orderBy('builds.seq', reverse ? 'desc' : 'asc');
+  }
+
+  async listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]> {
+    let q = await this.listing(options);
+    if (options.maxBuilds !== undefined) q = q.limit(Math.max(0, Math.floor(options.maxBuilds)));
+    const rows = (await q.execute()) as Row[];
+    const withAttributes = options.withAttributes === true;
+    return rows.map((r) => toSummary(r, withAttributes)) as BuildWithAttributes[] | BuildSummary[];
+  }
+
+  async *streamBuilds(options: Omit<ListBuildsOptions, 'maxBuilds'>): AsyncIterable<BuildSummary> {
+    const base = await this.listing(options);
+    const reverse = options.reverse === true;
+    const withAttributes = options.withAttributes === true;
+    let cursor: number | undefined;
+    for (;;) {
+      // Keyset pagination on seq: each page is an index range scan, memory stays flat.
+      const page = cursor === undefined ? base : base.where('builds.seq', reverse ? '<' : '>', cursor);
+      const rows = (await page.limit(PAGE).execute()) as Row[];
+      for (const r of rows) yield toSummary(r, withAttributes);
+      if (rows.length < PAGE) return;
+      cursor = Number(rows[rows.length - 1]!.seq);
+    }
+  }
+
+  async getBuild(id: string, visibility: Visibility, options: { withAttributes?: boolean } = {}): Promise<BuildWithAttributes | undefined> {
+    const row = (await applyVisibility(this.select(true), visibility).where('builds.id', '=', id).executeTakeFirst()) as Row | undefined;
+    if (row === undefined) return undefined;
+    const b = toSummary(row, true) as BuildWithAttributes;
+    return options.withAttributes === false ? ({ ...b, attributes: {} } as BuildWithAttributes) : b;
+  }
+
+  async buildState(id: string, visibility: Visibility): Promise<BuildState> {
+    const q = this.handle.db.selectFrom('builds').select(['builds.seq']).where('builds.id', '=', id) as Query;
+    const row = (await applyVisibility(q, visibility).executeTakeFirst()) as { seq: number | null } | undefined;
+    if (row === undefined) return 'missing';
+    return row.seq === null ? 'incomplete' : 'available';
+  }
+
+  async *streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
+    const types = options.eventTypes === undefined ? undefined : new Set(options.eventTypes);
+    let chunk = -1;
+    for (;;) {
+      const rows = await this.handle.db
+        .selectFrom('build_events')
+        .select(['chunk', 'events'])
+        .where('build_id', '=', id)
+        .where('chunk', '>', chunk)
+        .orderBy('chunk')
+        .limit(50)
+        .execute();
+      for (const r of rows) {
+        for (const e of decodeEvents(r.events as string)) {
+          if (types === undefined || types.has(e.type.eventType)) yield e;
+        }
+        chunk = Number(r.chunk);
+      }
+      if (rows.length < 50) return;
+    }
+  }
+
+  async latestSeq(): Promise<number> {
+    const row = await this.handle.db
+      .selectFrom('builds')
+      .select(sql<number>`coalesce(max(seq), 0)`.as('m'))
+      .executeTakeFirstOrThrow();
+    return Number(row.m);
+  }
+
+  waitForNewBuilds(afterSeq: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    return this.signal.wait(afterSeq, timeoutMs, signal);
+  }
+
+  async close(): Promise<void> {
+    await this.signal.close();
+    void this.options;
+  }
+}

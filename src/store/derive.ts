@@ -1,0 +1,155 @@
+// Derives a build's searchable attributes from its header and events, reading each catalog
+// field's `source` (see the event model): single-valued fields take the last event of their
+// source type, multi-valued fields collect every occurrence (arrays flattened); a value that is
+// absent or of the wrong type is unknown.
+
+import { fieldsOfTool, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
+import type { BuildHeader } from './canonical.js';
+import { ATTRIBUTE_COLUMNS } from './columns.js';
+import type { AttributeValue, BuildAttributes, BuildEvent } from './types.js';
+
+export interface KeyValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface DerivedBuild {
+  /** Keyed by catalog field name, original case; unknown values absent. */
+  readonly attributes: BuildAttributes;
+  /** Value of each ATTRIBUTE_COLUMNS entry, as stored: strings lower-cased, booleans 0/1, null = unknown. */
+  readonly columns: readonly (string | number | null)[];
+  /** Rows of build_values: [field column, lower-cased value]. */
+  readonly values: readonly (readonly [string, string])[];
+  /** Rows of build_custom_values: [lower-cased name, lower-cased value]. */
+  readonly customValues: readonly (readonly [string, string])[];
+  /** The `project` attribute in original case, or null. */
+  readonly project: string | null;
+}
+
+interface ToolPlan {
+  readonly fields: readonly FieldDef[];
+  readonly columnIndex: ReadonlyMap<string, number>;
+}
+
+const COLUMN_INDEX: ReadonlyMap<string, number> = new Map(ATTRIBUTE_COLUMNS.map((c, i) => [c.field.name, i]));
+
+const PLANS: ReadonlyMap<ToolType, ToolPlan> = new Map(
+  TOOL_TYPES.map((t) => [t, { fields: fieldsOfTool(t), columnIndex: COLUMN_INDEX }]),
+);
+
+function at(data: unknown, path: readonly string[]): unknown {
+  let v = data;
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/** The value if it has the field's type, else undefined (unknown). */
+function typed(field: FieldDef, v: unknown): AttributeValue | undefined {
+  switch (field.type) {
+    case 'string':
+    case 'keyValue':
+      return typeof v === 'string' ? v : undefined;
+    case 'boolean':
+      return typeof v === 'boolean' ? v : undefined;
+    case 'number':
+    case 'duration':
+    case 'timestamp':
+    case 'storageSize':
+      return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+  }
+}
+
+export function deriveAttributes(header: BuildHeader & { readonly toolType: ToolType }, events: readonly BuildEvent[]): DerivedBuild {
+  const plan = PLANS.get(header.toolType);
+  if (plan === undefined) throw new Error(`Unknown tool type ${header.toolType}`);
+  // One pass: the last event of each type, and every event of each type (for multi-valued fields).
+  const last = new Map<string, BuildEvent>();
+  const all = new Map<string, BuildEvent[]>();
+  for (const e of events) {
+    const t = e.type.eventType;
+    last.set(t, e);
+    const list = all.get(t);
+    if (list === undefined) all.set(t, [e]);
+    else list.push(e);
+  }
+  const attributes: Record<string, BuildAttributes[string]> = {};
+  const columns: (string | number | null)[] = new Array<string | number | null>(ATTRIBUTE_COLUMNS.length).fill(null);
+  const values: (readonly [string, string])[] = [];
+  const customValues: (readonly [string, string])[] = [];
+
+  const setSingle = (field: FieldDef, v: AttributeValue | undefined): void => {
+    if (v === undefined) return;
+    attributes[field.name] = v;
+    const i = plan.columnIndex.get(field.name);
+    if (i !== undefined) columns[i] = typeof v === 'string' ? v.toLowerCase() : typeof v === 'boolean' ? (v ? 1 : 0) : v;
+  };
+
+  for (const field of plan.fields) {
+    const src = field.source;
+    switch (src.kind) {
+      case 'header':
+        setSingle(field, header[src.key]);
+        break;
+      case 'startTime':
+        setSingle(field, last.get('BuildStarted')?.timestamp);
+        break;
+      case 'duration': {
+        const s = last.get('BuildStarted');
+        const f = last.get('BuildFinished');
+        setSingle(field, s !== undefined && f !== undefined ? f.timestamp - s.timestamp : undefined);
+        break;
+      }
+      case 'failure': {
+        const f = last.get('BuildFinished');
+        if (f === undefined) break;
+        const failures = f.data['failures'];
+        if (failures === undefined || failures === null) setSingle(field, false);
+        else if (Array.isArray(failures)) {
+          setSingle(
+            field,
+            failures.some((x) => typeof x === 'object' && x !== null && (x as Record<string, unknown>)['classification'] === src.classification),
+          );
+        }
+        break;
+      }
+      case 'customValue': {
+        const pairs: KeyValue[] = [];
+        for (const e of all.get('UserNamedValue') ?? []) {
+          const name = e.data['key'];
+          const value = e.data['value'];
+          if (typeof name === 'string' && typeof value === 'string') {
+            pairs.push({ name, value });
+            customValues.push([name.toLowerCase(), value.toLowerCase()]);
+          }
+        }
+        if (pairs.length > 0) attributes[field.name] = pairs;
+        break;
+      }
+      case 'event': {
+        if (!field.multi) {
+          const e = last.get(src.eventType);
+          if (e !== undefined) setSingle(field, typed(field, at(e.data, src.path)));
+          break;
+        }
+        const collected: AttributeValue[] = [];
+        for (const e of all.get(src.eventType) ?? []) {
+          const v = at(e.data, src.path);
+          for (const item of Array.isArray(v) ? v : [v]) {
+            const t = typed(field, item);
+            if (t !== undefined) collected.push(t);
+          }
+        }
+        if (collected.length > 0) {
+          attributes[field.name] = collected;
+          for (const v of collected) values.push([field.column, String(v).toLowerCase()]);
+        }
+        break;
+      }
+    }
+  }
+  const project = attributes['project'];
+  return { attributes, columns, values, customValues, project: typeof project === 'string' ? project : null };
+}

@@ -1,0 +1,33 @@
+// How events are stored: each chunk is a JSON array of compact tuples
+// `[timestamp, eventType, majorVersion, minorVersion, data]`, about half the size of the ingest
+// form (the repeated `"type":{...}` keys dominate a build's bytes), which matters because the
+// event bytes are most of what ingest writes.
+
+import { canonicalJson } from './canonical.js';
+import type { BuildEvent } from './types.js';
+
+type Tuple = [number, string, number, number, Readonly<Record<string, unknown>>];
+
+export function encodeEvents(events: readonly BuildEvent[]): string {
+  const tuples = new Array<Tuple>(events.length);
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    tuples[i] = [e.timestamp, e.type.eventType, e.type.majorVersion, e.type.minorVersion, e.data];
+  }
+  return JSON.stringify(tuples);
+}
+
+export function decodeEvents(json: string): BuildEvent[] {
+  const tuples = JSON.parse(json) as Tuple[];
+  const out = new Array<BuildEvent>(tuples.length);
+  for (let i = 0; i < tuples.length; i++) {
+    const [timestamp, eventType, majorVersion, minorVersion, data] = tuples[i]!;
+    out[i] = { timestamp, type: { majorVersion, minorVersion, eventType }, data };
+  }
+  return out;
+}
+
+/** The encoded events with every object's keys sorted: equal iff the events mean the same. */
+export function canonicalEvents(json: string): string {
+  return canonicalJson(JSON.parse(json));
+}

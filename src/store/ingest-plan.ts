@@ -1,0 +1,251 @@
+// Plans the writes of one batch of ingest lines, independently of the database: each line is
+// validated, matched against the stored state of its build (loaded by the caller) and turned into
+// row writes. The caller executes the writes of the batch in ONE transaction, so a build is never
+// half-stored, and reports the lines' results only after the commit.
+
+import type { ToolType } from '../query/catalog.js';
+import { contentHash, joinEventArrays } from './canonical.js';
+import { ATTRIBUTE_COLUMNS } from './columns.js';
+import { deriveAttributes } from './derive.js';
+import { canonicalEvents, decodeEvents, encodeEvents } from './event-codec.js';
+import type { BuildEvent, IngestLineResult } from './types.js';
+import type { IngestRecord, Validation } from './validate.js';
+
+/** What the database knows of a build before the batch. */
+export interface StoredBuild {
+  readonly id: string;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  readonly seq: number | null;
+  readonly contentHash: string;
+  readonly chunkHashes: readonly string[];
+  /** The encoded events of each chunk (event-codec.ts). */
+  readonly chunkEvents: readonly string[];
+  readonly receivedAt: number;
+  /** Project of the build as far as its events tell (original case), or null. */
+  readonly project: string | null;
+}
+
+export type BuildRow = Record<string, string | number | null>;
+
+export interface ChunkRow {
+  readonly build_id: string;
+  readonly chunk: number;
+  readonly hash: string;
+  readonly event_count: number;
+  readonly events: string;
+}
+
+export interface BatchWrites {
+  readonly insertBuilds: BuildRow[];
+  readonly updateBuilds: BuildRow[];
+  readonly chunks: ChunkRow[];
+  /** Rows of build_values: [seq, field, value]. */
+  readonly values: (readonly [number, string, string])[];
+  /** Rows of build_custom_values: [seq, name, value]. */
+  readonly customValues: (readonly [number, string, string])[];
+  /** Highest seq assigned in the batch, or 0. */
+  maxSeq: number;
+}
+
+interface WorkingBuild {
+  readonly id: string;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  readonly inDatabase: boolean;
+  seq: number | null;
+  availableAt: number | null;
+  contentHash: string;
+  readonly chunkHashes: string[];
+  readonly chunkEvents: string[];
+  /** Parsed events of this batch's chunks (older chunks are parsed from chunkEvents on finish). */
+  readonly receivedAt: number;
+  /** Known before the build is complete too, so visibility applies to incomplete builds. */
+  project: string | null;
+  derived?: ReturnType<typeof deriveAttributes>;
+  dirty: boolean;
+}
+
+export interface PlanContext {
+  /** The stored state of a build, or undefined when it does not exist. */
+  readonly load: (id: string) => StoredBuild | undefined;
+  readonly now: () => number;
+  readonly newId: () => string;
+  /** Highest seq stored before this batch. */
+  readonly maxSeq: number;
+}
+
+export interface ValidatedLine {
+  readonly line: number;
+  readonly validation: Validation;
+}
+
+const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
+
+export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
+  const working = new Map<string, WorkingBuild>();
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], maxSeq: 0 };
+  let nextSeq = ctx.maxSeq + 1;
+  const results: IngestLineResult[] = [];
+
+  const finish = (b: WorkingBuild, events: readonly BuildEvent[]): void => {
+    b.derived = deriveAttributes(b, events);
+    b.seq = nextSeq++;
+    b.availableAt = ctx.now();
+    writes.maxSeq = b.seq;
+    for (const [field, value] of b.derived.values) writes.values.push([b.seq, field, value]);
+    for (const [name, value] of b.derived.customValues) writes.customValues.push([b.seq, name, value]);
+  };
+
+  const addChunk = (b: WorkingBuild, events: readonly BuildEvent[], eventsJson: string, hash: string): void => {
+    const count = events.length;
+    // Same rule as the `project` field: the last ProjectStructure event decides.
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (e.type.eventType !== 'ProjectStructure') continue;
+      const p = e.data['rootProjectName'];
+      b.project = typeof p === 'string' ? p : null;
+      break;
+    }
+    writes.chunks.push({ build_id: b.id, chunk: b.chunkHashes.length, hash, event_count: count, events: eventsJson });
+    b.chunkHashes.push(hash);
+    b.chunkEvents.push(eventsJson);
+    b.dirty = true;
+  };
+
+  for (const { line, validation } of lines) {
+    if (!validation.ok) {
+      results.push(
+        validation.buildId === undefined
+          ? { line, status: 'rejected', error: validation.error, path: validation.path }
+          : { line, status: 'rejected', error: validation.error, path: validation.path, buildId: validation.buildId },
+      );
+      continue;
+    }
+    const r: IngestRecord = validation.record;
+    const eventsJson = encodeEvents(r.events);
+    const hash = contentHash(r, eventsJson);
+    const finished = r.events.some((e) => e.type.eventType === 'BuildFinished');
+
+    const id = r.buildId ?? ctx.newId();
+    let b = working.get(id);
+    if (b === undefined && r.buildId !== undefined) {
+      const stored = ctx.load(id);
+      if (stored !== undefined) {
+        b = {
+          ...stored,
+          inDatabase: true,
+          availableAt: null,
+          chunkHashes: [...stored.chunkHashes],
+          chunkEvents: [...stored.chunkEvents],
+          dirty: false,
+        };
+        working.set(id, b);
+      }
+    }
+    if (b === undefined) {
+      b = {
+        id,
+        toolType: r.toolType,
+        toolVersion: r.toolVersion,
+        agentVersion: r.agentVersion,
+        inDatabase: false,
+        seq: null,
+        availableAt: null,
+        contentHash: hash,
+        chunkHashes: [],
+        chunkEvents: [],
+        receivedAt: ctx.now(),
+        project: null,
+        dirty: true,
+      };
+      working.set(id, b);
+      addChunk(b, r.events, eventsJson, hash);
+      if (finished) finish(b, r.events);
+      results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
+      continue;
+    }
+
+    const mismatch = HEADER_KEYS.find((k) => b[k] !== r[k]);
+    if (mismatch !== undefined) {
+      results.push({
+        line,
+        status: 'rejected',
+        buildId: id,
+        path: `$.${mismatch}`,
+        error: `Build ${id} was stored with ${mismatch} ${JSON.stringify(b[mismatch])}; this line says ${JSON.stringify(r[mismatch])}`,
+      });
+      continue;
+    }
+    if (hash === b.contentHash || b.chunkHashes.includes(hash) || sameContent(b, eventsJson)) {
+      results.push({ line, status: 'unchanged', buildId: id, complete: b.seq !== null });
+      continue;
+    }
+    if (b.seq !== null) {
+      results.push({
+        line,
+        status: 'rejected',
+        buildId: id,
+        path: '$.events',
+        error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed`,
+      });
+      continue;
+    }
+    // Append to an incomplete build.
+    addChunk(b, r.events, eventsJson, hash);
+    b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents));
+    if (finished) {
+      const all: BuildEvent[] = [];
+      for (const c of b.chunkEvents) for (const e of decodeEvents(c)) all.push(e);
+      finish(b, all);
+    }
+    results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
+  }
+
+  for (const b of working.values()) {
+    if (!b.dirty) continue;
+    const row: BuildRow = {
+      id: b.id,
+      seq: b.seq,
+      available_at: b.availableAt,
+      tool_type: b.toolType,
+      tool_version: b.toolVersion,
+      agent_version: b.agentVersion,
+      project_name: b.derived ? b.derived.project : b.project,
+      content_hash: b.contentHash,
+      attributes: b.derived ? JSON.stringify(b.derived.attributes) : '{}',
+      received_at: b.receivedAt,
+    };
+    const cols = b.derived?.columns;
+    for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row[ATTRIBUTE_COLUMNS[i]!.column] = cols ? cols[i]! : null;
+    (b.inDatabase ? writes.updateBuilds : writes.insertBuilds).push(row);
+  }
+  return { results, writes };
+}
+
+/**
+ * Whether the line repeats the build or one of its parts with the same meaning but other JSON
+ * (key order): the hashes are over the JSON as sent, so this slower check runs only when they differ.
+ */
+function sameContent(b: WorkingBuild, eventsJson: string): boolean {
+  const line = canonicalEvents(eventsJson);
+  if (b.chunkEvents.some((c) => canonicalEvents(c) === line)) return true;
+  return b.chunkEvents.length > 1 && canonicalEvents(joinEventArrays(b.chunkEvents)) === line;
+}
+
+/** Names of the builds columns, in the order rows are written. */
+export const BUILD_ROW_COLUMNS: readonly string[] = [
+  'id',
+  'seq',
+  'available_at',
+  'tool_type',
+  'tool_version',
+  'agent_version',
+  'project_name',
+  'content_hash',
+  'attributes',
+  'received_at',
+  ...ATTRIBUTE_COLUMNS.map((c) => c.column),
+];

@@ -1,0 +1,236 @@
+// NDJSON ingest (see the event model and docs/store.md). Lines are read in batches; each batch is
+// validated and planned in memory (ingest-plan.ts), then written in ONE transaction: on SQLite one
+// synchronous better-sqlite3 transaction with prepared statements, on PostgreSQL one transaction
+// with multi-row inserts under an advisory lock that also orders `seq` across server processes.
+// If a batch fails in the database, its lines are retried one per transaction, so one bad build
+// cannot take the others down. Results are reported only after their transaction committed.
+
+import { sql } from 'kysely';
+import { newBuildId } from './build-id.js';
+import type { DatabaseHandle } from './database.js';
+import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
+import { numberedLines } from './lines.js';
+import type { IngestLineResult, IngestOptions } from './types.js';
+import { parseLine } from './validate.js';
+import type { ToolType } from '../query/catalog.js';
+
+export const NOTIFY_CHANNEL = 'buildscope_builds';
+// Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
+const LOCK_KEY = 4_711_000_001;
+
+export interface IngestContext {
+  readonly handle: DatabaseHandle;
+  readonly clock: () => number;
+  /** Called after a commit that made builds available, with the highest new seq. */
+  readonly onAvailable: (maxSeq: number) => void;
+}
+
+type Executor = (lines: readonly ValidatedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
+
+export async function ingestNdjson(
+  ctx: IngestContext,
+  input: string | AsyncIterable<string | Uint8Array>,
+  options: IngestOptions = {},
+): Promise<IngestLineResult[]> {
+  const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx) : postgresExecutor(ctx);
+  const batchSize = options.batchSize ?? (ctx.handle.dialect === 'sqlite' ? 2000 : 500);
+  const keep = options.keepResults !== false;
+  const all: IngestLineResult[] = [];
+  let done = 0;
+  let batch: ValidatedLine[] = [];
+
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const lines = batch;
+    batch = [];
+    let out: IngestLineResult[];
+    let maxSeq = 0;
+    try {
+      ({ results: out, maxSeq } = await execute(lines));
+    } catch (batchError) {
+      if (lines.length === 1) {
+        const l = lines[0]!;
+        const v = l.validation;
+        out = [
+          {
+            line: l.line,
+            status: 'rejected',
+            path: '$',
+            error: `The build could not be stored: ${(batchError as Error).message}`,
+            ...(v.ok && v.record.buildId !== undefined ? { buildId: v.record.buildId } : {}),
+          },
+        ];
+      } else {
+        out = [];
+        for (const l of lines) await flushOne(l, out);
+      }
+    }
+    if (maxSeq > 0) ctx.onAvailable(maxSeq);
+    done += out.length;
+    options.onResults?.(out);
+    options.onProgress?.(done);
+    if (keep) for (const r of out) all.push(r);
+  };
+
+  const flushOne = async (l: ValidatedLine, out: IngestLineResult[]): Promise<void> => {
+    try {
+      const r = await execute([l]);
+      if (r.maxSeq > 0) ctx.onAvailable(r.maxSeq);
+      out.push(...r.results);
+    } catch (e) {
+      const v = l.validation;
+      out.push({
+        line: l.line,
+        status: 'rejected',
+        path: '$',
+        error: `The build could not be stored: ${(e as Error).message}`,
+        ...(v.ok && v.record.buildId !== undefined ? { buildId: v.record.buildId } : {}),
+      });
+    }
+  };
+
+  for await (const { line, text } of numberedLines(input)) {
+    batch.push({ line, validation: parseLine(text) });
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  return all;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite: synchronous, prepared statements, one IMMEDIATE transaction per batch.
+
+function sqliteExecutor(ctx: IngestContext): Executor {
+  const db = ctx.handle.sqlite!;
+  const cols = BUILD_ROW_COLUMNS;
+  const insertBuild = db.prepare(`INSERT INTO builds (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
+  const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
+  const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events) VALUES (?, ?, ?, ?, ?)');
+  const insertValue = db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)');
+  const insertCustom = db.prepare('INSERT INTO build_custom_values (seq, name, value) VALUES (?, ?, ?)');
+  const selectBuild = db.prepare(
+    'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
+  );
+  const selectChunks = db.prepare('SELECT hash, events FROM build_events WHERE build_id = ? ORDER BY chunk');
+  const selectMaxSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM builds').pluck();
+
+  const load = (id: string): StoredBuild | undefined => {
+    const row = selectBuild.get(id) as Record<string, unknown> | undefined;
+    if (row === undefined) return undefined;
+    const base = {
+      id,
+      toolType: row['tool_type'] as ToolType,
+      toolVersion: row['tool_version'] as string,
+      agentVersion: row['agent_version'] as string,
+      seq: row['seq'] === null ? null : Number(row['seq']),
+      contentHash: row['content_hash'] as string,
+      receivedAt: Number(row['received_at']),
+      project: row['project_name'] as string | null,
+    };
+    const chunks = selectChunks.all(id) as { hash: string; events: string }[];
+    return { ...base, chunkHashes: chunks.map((c) => c.hash), chunkEvents: chunks.map((c) => c.events) };
+  };
+
+  const write = (w: BatchWrites): void => {
+    for (const row of w.insertBuilds) insertBuild.run(cols.map((c) => row[c]));
+    for (const row of w.updateBuilds) updateBuild.run([...cols.slice(1).map((c) => row[c]), row['id']]);
+    for (const c of w.chunks) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events);
+    for (const v of w.values) insertValue.run(v[0], v[1], v[2]);
+    for (const v of w.customValues) insertCustom.run(v[0], v[1], v[2]);
+  };
+
+  const run = db.transaction((lines: readonly ValidatedLine[]) => {
+    const maxSeq = Number(selectMaxSeq.get());
+    const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq });
+    write(writes);
+    return { results, maxSeq: writes.maxSeq };
+  });
+  // IMMEDIATE: take the write lock up front, so max(seq) cannot change under us.
+  return async (lines) => run.immediate(lines);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: one transaction per batch; state of the batch's builds loaded in two queries.
+
+function postgresExecutor(ctx: IngestContext): Executor {
+  const db = ctx.handle.db;
+  const paramsPerRow = BUILD_ROW_COLUMNS.length;
+  const rowsPerInsert = Math.max(1, Math.floor(30_000 / paramsPerRow));
+
+  return async (lines) =>
+    db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+      const ids = [...new Set(lines.flatMap((l) => (l.validation.ok && l.validation.record.buildId !== undefined ? [l.validation.record.buildId] : [])))];
+      const stored = new Map<string, StoredBuild>();
+      if (ids.length > 0) {
+        const rows = await trx
+          .selectFrom('builds')
+          .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name'])
+          .where('id', 'in', ids)
+          .execute();
+        if (rows.length > 0) {
+          const chunks = await trx
+            .selectFrom('build_events')
+            .select(['build_id', 'chunk', 'hash', 'events'])
+            .where(
+              'build_id',
+              'in',
+              rows.map((r) => r.id as string),
+            )
+            .orderBy('build_id')
+            .orderBy('chunk')
+            .execute();
+          const byBuild = new Map<string, { hash: string; events: string }[]>();
+          for (const c of chunks) {
+            const list = byBuild.get(c.build_id as string) ?? [];
+            list.push({ hash: c.hash as string, events: c.events as string });
+            byBuild.set(c.build_id as string, list);
+          }
+          for (const r of rows) {
+            const cs = byBuild.get(r.id as string) ?? [];
+            const seq = r.seq === null ? null : Number(r.seq);
+            stored.set(r.id as string, {
+              id: r.id as string,
+              toolType: r.tool_type as ToolType,
+              toolVersion: r.tool_version as string,
+              agentVersion: r.agent_version as string,
+              seq,
+              contentHash: r.content_hash as string,
+              receivedAt: Number(r.received_at),
+              project: r.project_name as string | null,
+              chunkHashes: cs.map((c) => c.hash),
+              chunkEvents: cs.map((c) => c.events),
+            });
+          }
+        }
+      }
+      const max = await trx.selectFrom('builds').select(sql<number>`coalesce(max(seq), 0)`.as('m')).executeTakeFirstOrThrow();
+      const { results, writes } = planBatch(lines, {
+        load: (id) => stored.get(id),
+        now: ctx.clock,
+        newId: newBuildId,
+        maxSeq: Number(max.m),
+      });
+      for (let i = 0; i < writes.insertBuilds.length; i += rowsPerInsert) {
+        await trx.insertInto('builds').values(writes.insertBuilds.slice(i, i + rowsPerInsert)).execute();
+      }
+      for (const row of writes.updateBuilds) {
+        const { id, ...rest } = row;
+        await trx.updateTable('builds').set(rest).where('id', '=', id).execute();
+      }
+      for (let i = 0; i < writes.chunks.length; i += 5000) {
+        await trx.insertInto('build_events').values(writes.chunks.slice(i, i + 5000)).execute();
+      }
+      for (let i = 0; i < writes.values.length; i += 10000) {
+        const part = writes.values.slice(i, i + 10000);
+        await trx.insertInto('build_values').values(part.map(([seq, field, value]) => ({ seq, field, value }))).execute();
+      }
+      for (let i = 0; i < writes.customValues.length; i += 10000) {
+        const part = writes.customValues.slice(i, i + 10000);
+        await trx.insertInto('build_custom_values').values(part.map(([seq, name, value]) => ({ seq, name, value }))).execute();
+      }
+      // Delivered to every listener (all server processes) when the transaction commits.
+      if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
+      return { results, maxSeq: writes.maxSeq };
+    });
+}

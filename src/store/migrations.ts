@@ -1,0 +1,71 @@
+// Migrations of the `store` component: the build tables of docs/store.md on SQLite and PostgreSQL.
+// The attribute columns come from the field catalog (src/store/columns.ts). A field added to the
+// catalog after a release needs a new migration adding its column (alterTable ... addColumn).
+
+import { type Kysely, type Migration } from 'kysely';
+import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS, sqlType } from './columns.js';
+import { migrate, type DatabaseHandle } from './database.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+
+for (const c of ATTRIBUTE_COLUMNS) {
+  if ((BOOKKEEPING_COLUMNS as readonly string[]).includes(c.column)) {
+    throw new Error(`Catalog column ${c.column} collides with a bookkeeping column of builds`);
+  }
+}
+
+async function initial(db: Db): Promise<void> {
+  let builds = db.schema
+    .createTable('builds')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    // NULL while the build is incomplete; assigned when its BuildFinished is stored.
+    .addColumn('seq', 'bigint', (c) => c.unique())
+    .addColumn('available_at', 'bigint')
+    .addColumn('tool_type', 'text', (c) => c.notNull())
+    .addColumn('tool_version', 'text', (c) => c.notNull())
+    .addColumn('agent_version', 'text', (c) => c.notNull())
+    // The project in its original case, for project-level visibility (the `project` column is
+    // the lower-cased search attribute).
+    .addColumn('project_name', 'text')
+    .addColumn('content_hash', 'text', (c) => c.notNull())
+    .addColumn('attributes', 'text', (c) => c.notNull())
+    .addColumn('received_at', 'bigint', (c) => c.notNull());
+  for (const c of ATTRIBUTE_COLUMNS) builds = builds.addColumn(c.column, sqlType(c.kind));
+  await builds.execute();
+  await db.schema.createIndex('builds_available_at').on('builds').columns(['available_at', 'seq']).execute();
+  await db.schema.createIndex('builds_project_name_seq').on('builds').columns(['project_name', 'seq']).execute();
+
+  // The events of a build, one chunk per ingested line, in order. `hash` identifies the line's
+  // content so that a re-sent part of a build is recognised as already stored.
+  await db.schema
+    .createTable('build_events')
+    .addColumn('build_id', 'text', (c) => c.notNull())
+    .addColumn('chunk', 'integer', (c) => c.notNull())
+    .addColumn('hash', 'text', (c) => c.notNull())
+    .addColumn('event_count', 'integer', (c) => c.notNull())
+    .addColumn('events', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('build_events_pk', ['build_id', 'chunk'])
+    .execute();
+
+  await db.schema
+    .createTable('build_values')
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('field', 'text', (c) => c.notNull())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('build_custom_values')
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+}
+
+export const STORE_MIGRATIONS: Record<string, Migration> = {
+  '0001_builds': { up: initial },
+};
+
+export async function migrateStore(handle: DatabaseHandle): Promise<void> {
+  await migrate(handle, 'store', STORE_MIGRATIONS);
+}
