@@ -1,0 +1,57 @@
+// Assembles a ProvenanceService from its configuration: keys (generated on first start), stores,
+// policies and the evaluation pool.
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { BuildSource } from './build-source.js';
+import type { ProvenanceConfig } from './config.js';
+import { loadKeyRing } from './keys.js';
+import { EMPTY_POLICY_SET, parsePolicies, PolicyError, type PolicySet } from './policies.js';
+import { EvaluationPool } from './pool.js';
+import { ProvenanceService } from './service.js';
+import { ObjectStore } from './stores/object-store.js';
+import { RepositoryStore } from './stores/repository-store.js';
+import type { AttestationStore } from './stores/store.js';
+import type { StoreConfig } from './config.js';
+
+export function openStore(c: StoreConfig): AttestationStore {
+  switch (c.type) {
+    case 'obj':
+      mkdirSync(c.directory, { recursive: true });
+      return new ObjectStore(c.name, c.directory);
+    case 'repo':
+      return new RepositoryStore(c.name, {
+        url: c.url,
+        listCacheMs: c.listCacheMs,
+        timeoutMs: c.timeoutMs,
+        ...(c.username !== undefined ? { username: c.username } : {}),
+        ...(c.password !== undefined ? { password: c.password } : {}),
+        ...(c.token !== undefined ? { token: c.token } : {}),
+      });
+  }
+}
+
+export function loadPolicies(file: string | undefined): PolicySet {
+  if (file === undefined) return EMPTY_POLICY_SET;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new PolicyError(`Cannot read the policy file ${file}: ${(e as Error).message}`);
+  }
+  return parsePolicies(text, file);
+}
+
+export function openProvenanceService(config: ProvenanceConfig, builds: BuildSource, logger?: Logger): ProvenanceService {
+  const keys = loadKeyRing(config.keys);
+  logger?.info({ keyid: keys.active.keyid, algorithm: keys.active.algorithm, verificationKeys: keys.verification.length }, 'provenance signing key loaded');
+  return new ProvenanceService({
+    keys,
+    stores: config.stores.map(openStore),
+    policies: loadPolicies(config.policies),
+    builds,
+    buildUriBase: config.buildUriBase,
+    pool: new EvaluationPool(config.pool.size, config.pool.queue),
+    ...(logger ? { logger } : {}),
+  });
+}
