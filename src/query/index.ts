@@ -8,3 +8,7 @@ export type { SyntaxExpr, SyntaxTerm, SyntaxValue, SyntaxWord, SyntaxRange, Synt
 export * from './catalog.js';
 export { patternMatches, parseDuration, parseTimestamp, parseStorageSize, parseNumber, parsePattern } from './values.js';
 export { ordinal } from './check.js';
+export { formatQuery, quoteValue } from './format.js';
+export { formatDiagnostic } from './frame.js';
+export { explainText, explainTree } from './explain.js';
+export { completeQuery, type Completion, type CompletionKind } from './complete.js';
