@@ -24,8 +24,10 @@ export function evaluate(expr: CheckedExpr, build: EvaluatedBuild): boolean {
     case 'not':
       return !evaluate(expr.operand, build);
     case 'term':
-      // A tool-specific field is a property of that tool's builds only: no predicate on it (not
-      // even "unknown") matches a build of another tool.
+      // `field:null` (unknown) is exactly `!field:*`: the complement of "known".
+      if (expr.predicate.kind === 'unknown') return !evaluate({ ...expr, predicate: { kind: 'known' } }, build);
+      // A tool-specific field is a property of that tool's builds only: no other predicate on it
+      // matches a build of another tool.
       if (expr.field.tool !== null && expr.field.tool !== build.toolType.toLowerCase()) return false;
       return matchTerm(expr.field, expr.predicate, build);
   }

@@ -37,6 +37,8 @@ function compileExpr(expr: CheckedExpr, dialect: SqlDialect): RawBuilder<SqlBool
 }
 
 function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect): RawBuilder<SqlBool> {
+  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md).
+  if (predicate.kind === 'unknown') return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect)}) IS TRUE)`;
   const cond = field.multi ? multiTerm(field, predicate, dialect) : singleTerm(field, predicate, dialect);
   // A tool-specific field belongs to its tool's builds only; for them no predicate, not even
   // "unknown", matches a build of another tool.
