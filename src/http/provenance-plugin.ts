@@ -328,3 +328,42 @@ export const provenancePlugin: FacePlugin = async (app, { ctx }) => {
   await app.register(provenanceRoutes, { service, repositoryAccess: config.repositoryAccess });
 };
 
+
+export interface StandaloneOptions {
+  /** The server configuration: database (users and keys of callers), `provenance` section, host and port. */
+  readonly config: import('../config.js').ServerConfig;
+  /** Base URL of the Buildscope server whose builds are read. */
+  readonly serverUrl: string;
+  /** Access key used to read builds from that server. */
+  readonly accessKey: string;
+  readonly logger: import('../log.js').Logger;
+}
+
+/**
+ * The provenance service on its own, reading builds over a Buildscope server's REST API. Callers
+ * authenticate against the users and access keys of the local database (`buildscope user`,
+ * `buildscope access-key` with the same --data/--db).
+ */
+export async function buildStandaloneApp(options: StandaloneOptions): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const { default: Fastify } = await import('fastify');
+  const { openDatabase } = await import('../store/database.js');
+  const { openAuth } = await import('../auth/index.js');
+  const { authPlugin } = await import('./auth-plugin.js');
+  const { RemoteBuildSource } = await import('../provenance/build-source.js');
+  const { config, logger } = options;
+  const database = await openDatabase(config.database);
+  const auth = await openAuth(database, config);
+  const provenance = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
+  const service = openProvenanceService(provenance, new RemoteBuildSource(options.serverUrl, options.accessKey), logger);
+  const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: config.limits.requestBodyBytes, maxParamLength: 500 }) as unknown as FastifyInstance;
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`));
+  await app.register(authPlugin(auth.authenticator));
+  await app.register(provenanceRoutes, { service, repositoryAccess: provenance.repositoryAccess });
+  return {
+    app,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
