@@ -1,0 +1,96 @@
+// Opens a build store on SQLite (temp dir) or PostgreSQL (own database) for the store tests,
+// with an injectable clock; `reset()` empties the build tables between tests.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/store/database.js';
+import type { BuildEvent, BuildStore } from '../../src/store/types.js';
+import { createTestDatabase } from '../support/postgres.js';
+
+export interface TestStore {
+  readonly store: BuildStore;
+  readonly handle: DatabaseHandle;
+  /** The store's clock: set `now.value` to move it. */
+  readonly now: { value: number };
+  readonly location: { data?: string; url?: string };
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openTestStore(dialect: DialectName): Promise<TestStore> {
+  let location: { data?: string; url?: string };
+  let drop: () => Promise<void>;
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bs-store-'));
+    location = { data: dir };
+    drop = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const pg = await createTestDatabase();
+    if (pg === undefined) throw new Error('PostgreSQL unavailable');
+    location = { url: pg.url };
+    drop = () => pg.drop();
+  }
+  const handle = await openDatabase(location);
+  const now = { value: 1_767_225_600_000 };
+  const store = await openBuildStore(handle, { clock: () => now.value });
+  return {
+    store,
+    handle,
+    now,
+    location,
+    async reset() {
+      for (const t of ['build_values', 'build_custom_values', 'build_events', 'builds']) {
+        await sql`DELETE FROM ${sql.table(t)}`.execute(handle.db);
+      }
+    },
+    async close() {
+      await store.close();
+      await handle.close();
+      await drop();
+    },
+  };
+}
+
+let clockTs = 1_767_225_600_000;
+
+/** An event; timestamps increase by one second per call unless given. */
+export function ev(eventType: string, data: Record<string, unknown> = {}, timestamp?: number): BuildEvent {
+  clockTs += 1000;
+  return { timestamp: timestamp ?? clockTs, type: { majorVersion: 1, minorVersion: 0, eventType }, data };
+}
+
+export interface LineSpec {
+  buildId?: string;
+  toolType?: string;
+  toolVersion?: string;
+  agentVersion?: string;
+  events: BuildEvent[];
+}
+
+export function line(spec: LineSpec): string {
+  return JSON.stringify({ toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', ...spec });
+}
+
+let idCounter = 0;
+/** A fresh valid build ID. */
+export function id(): string {
+  idCounter++;
+  return `t${idCounter.toString(36).padStart(12, '0')}`;
+}
+
+/** A complete build with a project. */
+export function completeBuild(buildId: string, project: string | null = 'alpha', extra: BuildEvent[] = []): string {
+  const start = ev('BuildStarted');
+  return line({
+    buildId,
+    events: [
+      start,
+      ...(project === null ? [] : [ev('ProjectStructure', { rootProjectName: project })]),
+      ...extra,
+      ev('BuildFinished', { outcome: 'succeeded', failures: [] }),
+    ],
+  });
+}
