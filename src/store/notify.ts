@@ -42,6 +42,7 @@ export class NewBuildSignal {
     const current = await this.latestSeq();
     this.signal(current);
     if (current > afterSeq) return true;
+    if (this.closed || signal?.aborted) return false;
     return new Promise<boolean>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = (v: boolean): void => {
