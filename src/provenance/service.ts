@@ -58,7 +58,8 @@ type Cached = { readonly kind: 'counted'; readonly att: CountedAttestation } | {
 
 /** The fetch path of an attestation (the `attestationUri` of results). */
 export function attestationUri(pkg: PackageAddress, digestType: string, digest: string, instance: string, id: string): string {
-  const e = encodeURIComponent;
+  // ':' and '@' are legal in a path segment; keep `sha256:…` and `obj:main` readable.
+  const e = (s: string) => encodeURIComponent(s).replace(/%3A/gi, ':').replace(/%40/g, '@');
   const ns = pkg.namespace !== undefined ? `/${e(pkg.namespace)}` : '';
   return `/packages/${e(pkg.type)}${ns}/${e(pkg.name)}/${e(pkg.version)}/${e(digestType)}:${e(digest)}/attestations/${e(instance)}/${e(id)}`;
 }
