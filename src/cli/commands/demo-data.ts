@@ -1,0 +1,76 @@
+// `buildscope demo-data --builds N [--seed S]`: realistic builds of all six tools as NDJSON on
+// standard output, or stored directly when --data or --db is given.
+
+import type { Command } from 'commander';
+
+interface Options {
+  builds: string;
+  seed?: string;
+  now?: string;
+  unfinished?: string;
+  data?: string;
+  db?: string;
+}
+
+function int(name: string, v: string): number {
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) {
+    process.stderr.write(`buildscope demo-data: ${name} needs an integer, got '${v}'\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('demo-data')
+    .description('Generate realistic demo builds (NDJSON on standard output, or stored with --data/--db)')
+    .requiredOption('--builds <n>', 'number of builds')
+    .option('--seed <s>', 'random seed (the same seed gives the same builds)', '1')
+    .option('--now <epochMs>', 'end of the 30-day window of start times (default: now)')
+    .option('--unfinished <fraction>', 'fraction of builds sent without BuildFinished (default 0)')
+    .option('--data <dir>', 'store the builds in the SQLite database of this data directory')
+    .option('--db <url>', 'store the builds in this PostgreSQL database')
+    .action(async (opts: Options) => {
+      const { demoBuilds } = await import('../../store/demo-data.js');
+      const builds = int('--builds', opts.builds);
+      const unfinished = opts.unfinished === undefined ? undefined : Number(opts.unfinished);
+      if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) {
+        process.stderr.write(`buildscope demo-data: --unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'\n`);
+        process.exit(2);
+      }
+      const lines = demoBuilds({
+        builds,
+        seed: int('--seed', opts.seed ?? '1'),
+        ...(opts.now !== undefined ? { now: int('--now', opts.now) } : {}),
+        ...(unfinished !== undefined ? { unfinished } : {}),
+      });
+      if (opts.data === undefined && opts.db === undefined) {
+        let buf = '';
+        for (const l of lines) {
+          buf += l + '\n';
+          if (buf.length > 1 << 20) {
+            if (!process.stdout.write(buf)) await new Promise((r) => process.stdout.once('drain', r));
+            buf = '';
+          }
+        }
+        process.stdout.write(buf);
+        return;
+      }
+      const { openStoreAt } = await import('../../store/open.js');
+      const opened = await openStoreAt(opts);
+      async function* text(): AsyncGenerator<string> {
+        for (const l of lines) yield l + '\n';
+      }
+      let stored = 0;
+      try {
+        await opened.store.ingestNdjson(text(), {
+          keepResults: false,
+          onResults: (rs) => (stored += rs.filter((r) => r.status === 'stored').length),
+        });
+      } finally {
+        await opened.close();
+      }
+      process.stderr.write(`${stored} demo builds stored into ${opened.handle.describe}\n`);
+    });
+}
