@@ -58,6 +58,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     bodyLimit: ctx.config.limits.requestBodyBytes,
     // Build IDs are short; a longer path segment is a mistake or an attack.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Errors fastify raises before routing (a malformed URL) are problem documents too.
+    frameworkErrors: (error, _request, reply) => {
+      sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
+    },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
   }) as unknown as FastifyInstance;
 
