@@ -36,7 +36,7 @@ export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, grou
 const VALUE_RE = /[^\s()"]+/y;
 const BOUND_RE = /[^\s()"\]]+/y;
 
-/** 0: no value can stand here; 1: after an operator; 2: a range bound (after `[` or `to`). */
+/** 0: no value can stand here; 1: after an operator; 2: a range bound (after `[` or `to`); 3: after a value. */
 let valueContext: Uint8Array = new Uint8Array(0);
 
 function matchValue(text: string, offset: number, tokens: IToken[]): RegExpExecArray | null {
@@ -52,6 +52,12 @@ function matchValue(text: string, offset: number, tokens: IToken[]): RegExpExecA
   if (context === 2) {
     BOUND_RE.lastIndex = offset;
     return BOUND_RE.exec(text);
+  }
+  if (context === 3 && tokens[tokens.length - 2]?.tokenType === LBracket) {
+    // After the lower bound of a range a forgotten `to` (`[1m 5m]`) still leaves a bound here.
+    BOUND_RE.lastIndex = offset;
+    const m = BOUND_RE.exec(text);
+    return m !== null && !/^to$/i.test(m[0]) ? m : null;
   }
   return null;
 }
@@ -75,7 +81,7 @@ export const Quoted = createToken({
 
 export const LParen = createToken({ name: 'LParen', pattern: '(', label: "'('" });
 export const RParen = createToken({ name: 'RParen', pattern: ')', label: "')'", categories: [Stray] });
-export const LBracket = createToken({ name: 'LBracket', pattern: '[', label: "'['", categories: [Stray, StrayInGroup] });
+export const LBracket = createToken({ name: 'LBracket', pattern: '[', label: "'['" });
 export const RBracket = createToken({ name: 'RBracket', pattern: ']', label: "']'", categories: [Stray, StrayInGroup] });
 export const Ge = createToken({ name: 'Ge', pattern: '>=', label: "'>='", categories: [Operator, Stray, StrayInGroup] });
 export const Le = createToken({ name: 'Le', pattern: '<=', label: "'<='", categories: [Operator, Stray, StrayInGroup] });
@@ -138,6 +144,7 @@ export const queryLexer = new Lexer(ALL_TOKENS as TokenType[], {
 valueContext = new Uint8Array(Math.max(...ALL_TOKENS.map((t) => t.tokenTypeIdx ?? 0)) + 1);
 for (const t of [Colon, Gt, Ge, Lt, Le]) valueContext[t.tokenTypeIdx!] = 1;
 for (const t of [LBracket, To]) valueContext[t.tokenTypeIdx!] = 2;
+for (const t of [Value, Quoted]) valueContext[t.tokenTypeIdx!] = 3;
 
 /** Offset just after a token (tokens carry only their start offset). */
 export function tokenEnd(token: IToken): number {

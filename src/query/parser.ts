@@ -73,7 +73,7 @@ function strayMessage(token: IToken): { message: string; expected: string[] } {
   if (t === RParen) return { message: `Unexpected ')': there is no '(' to close`, expected: ['a term'] };
   if (t === Or || t === And) return { message: `'${token.image}' needs a term on its left`, expected: ['a term'] };
   if (t === To) return { message: `'to' belongs inside a range: field:[from to to]`, expected: ['a term'] };
-  if (t === Quoted || t === LBracket || t === RBracket) {
+  if (t === Quoted || t === RBracket) {
     return { message: `Unexpected ${found}: a value needs a field in front, as in field:value`, expected: ['field:value'] };
   }
   if (t.CATEGORIES?.includes(Operator)) return { message: `Unexpected ${found}: a field name must come before the operator`, expected: ['a field name'] };
@@ -89,8 +89,9 @@ class QueryParser extends EmbeddedActionsParser {
     this.performSelfAnalysis();
   }
 
-  private missing(after: IToken, what: string, expected: string[]): void {
-    const next = this.LA(1);
+  /** Reports that `what` should follow `after`; `found` is what stands there instead (default: the next token). */
+  private missing(after: IToken, what: string, expected: string[], found?: IToken): void {
+    const next = found ?? this.LA(1);
     if (next.tokenType === EOF) {
       const at = this.text.length;
       this.problems.push({ code: 'syntax', start: at, end: at, message: `Expected ${what} after '${after.image}', found the end of the query`, expected });
@@ -126,6 +127,16 @@ class QueryParser extends EmbeddedActionsParser {
     return { kind: 'word', raw: token.image, text: token.image, quoted: false, span: span(token.startOffset, tokenEnd(token)) };
   }
 
+  private strayRange(r: SyntaxRange): void {
+    this.problems.push({
+      code: 'syntax',
+      start: r.span.start,
+      end: r.span.end,
+      message: 'A range needs a field in front, as in buildDuration:[1m to 5m]',
+      expected: ['field:[from to to]'],
+    });
+  }
+
   private combine(parts: SyntaxExpr[], start: number, end: number): SyntaxExpr {
     if (parts.length === 0) return { kind: 'empty', span: span(start, end) };
     if (parts.length === 1) return parts[0]!;
@@ -154,6 +165,12 @@ class QueryParser extends EmbeddedActionsParser {
             });
           },
         },
+        {
+          ALT: () => {
+            const r = this.SUBRULE(this.range);
+            this.ACTION(() => this.strayRange(r));
+          },
+        },
       ]);
     });
     return this.ACTION(() => this.combine(parts, 0, this.text.length));
@@ -179,6 +196,12 @@ class QueryParser extends EmbeddedActionsParser {
               const { message, expected } = strayMessage(t);
               this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
             });
+          },
+        },
+        {
+          ALT: () => {
+            const r = this.SUBRULE(this.range);
+            this.ACTION(() => this.strayRange(r));
           },
         },
       ]);
@@ -354,9 +377,9 @@ class QueryParser extends EmbeddedActionsParser {
     });
     return this.ACTION((): SyntaxRange => {
       // Report the first missing part only: one fault, one message.
-      if (from === undefined) this.missing(open, 'the lower bound of the range', ['value']);
-      else if (to === undefined) this.missing(from, "'to'", ["'to'"]);
-      else if (upper === undefined) this.missing(to, 'the upper bound of the range', ['value']);
+      if (from === undefined) this.missing(open, 'the lower bound of the range', ['value'], to ?? upper ?? close);
+      else if (to === undefined) this.missing(from, "'to'", ["'to'"], upper ?? close);
+      else if (upper === undefined) this.missing(to, 'the upper bound of the range', ['value'], close);
       else if (close === undefined) this.missing(upper, "']'", ["']'"]);
       const last = close ?? upper ?? to ?? from ?? open;
       const fromWord = from === undefined ? undefined : this.word(from);

@@ -14,3 +14,21 @@ export function stripSpans(e: CheckedExpr): unknown {
       return { kind: 'term', field: e.field.name, predicate: e.predicate };
   }
 }
+
+/** Negation normal form (negations pushed to the terms by De Morgan), flattened, without spans. */
+export function nnf(e: CheckedExpr, negated = false): unknown {
+  switch (e.kind) {
+    case 'all':
+      return negated ? { kind: 'not', operand: { kind: 'all' } } : { kind: 'all' };
+    case 'not':
+      return nnf(e.operand, !negated);
+    case 'and':
+    case 'or': {
+      const kind = (e.kind === 'and') !== negated ? 'and' : 'or';
+      const operands = e.operands.map((o) => nnf(o, negated)).flatMap((o) => ((o as { kind: string }).kind === kind ? (o as { operands: unknown[] }).operands : [o]));
+      return { kind, operands };
+    }
+    case 'term':
+      return negated ? { kind: 'not', operand: stripSpans(e) } : stripSpans(e);
+  }
+}
