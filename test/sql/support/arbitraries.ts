@@ -129,19 +129,24 @@ const anyField = fc.oneof(fc.constantFrom(...FIELDS.filter((f) => f.tool === nul
 
 export const term: fc.Arbitrary<CheckedExpr> = anyField.chain((field) => predicate(field).map((p): CheckedExpr => ({ kind: 'term', field, predicate: p, span: SPAN })));
 
-export const query: fc.Arbitrary<CheckedExpr> = fc.letrec<{ expr: CheckedExpr }>((tie) => ({
-  expr: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    { weight: 5, arbitrary: term },
-    { weight: 1, arbitrary: fc.constant<CheckedExpr>({ kind: 'all', span: SPAN }) },
-    { weight: 2, arbitrary: tie('expr').map((operand): CheckedExpr => ({ kind: 'not', operand, span: SPAN })) },
-    {
-      weight: 2,
-      arbitrary: fc.array(tie('expr'), { minLength: 2, maxLength: 3 }).map((operands): CheckedExpr => ({ kind: 'and', operands, span: SPAN })),
-    },
-    {
-      weight: 2,
-      arbitrary: fc.array(tie('expr'), { minLength: 2, maxLength: 3 }).map((operands): CheckedExpr => ({ kind: 'or', operands, span: SPAN })),
-    },
-  ),
-})).expr;
+/** Random and/or/not trees over the given terms. */
+export function queryOf(terms: fc.Arbitrary<CheckedExpr>): fc.Arbitrary<CheckedExpr> {
+  return fc.letrec<{ expr: CheckedExpr }>((tie) => ({
+    expr: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      { weight: 5, arbitrary: terms },
+      { weight: 1, arbitrary: fc.constant<CheckedExpr>({ kind: 'all', span: SPAN }) },
+      { weight: 2, arbitrary: tie('expr').map((operand): CheckedExpr => ({ kind: 'not', operand, span: SPAN })) },
+      {
+        weight: 2,
+        arbitrary: fc.array(tie('expr'), { minLength: 2, maxLength: 3 }).map((operands): CheckedExpr => ({ kind: 'and', operands, span: SPAN })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.array(tie('expr'), { minLength: 2, maxLength: 3 }).map((operands): CheckedExpr => ({ kind: 'or', operands, span: SPAN })),
+      },
+    ),
+  })).expr;
+}
+
+export const query: fc.Arbitrary<CheckedExpr> = queryOf(term);
