@@ -69,7 +69,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await loadDemo(store, options.demo, logger);
     }
 
-    const app = await buildApp({ config, database, store, logger }, { plugins: options.plugins ?? [] });
+    const plugins = options.plugins ?? (await facePlugins(logger));
+    const app = await buildApp({ config, database, store, logger }, { plugins });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
@@ -105,6 +106,38 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await database.close().catch(() => undefined);
     throw e;
   }
+}
+
+/** The faces served next to the REST API: module path (relative to this file) and export name. */
+const FACES: readonly (readonly [path: string, name: string])[] = [
+  ['./http/export-plugin.js', 'exportPlugin'],
+  ['./http/provenance-plugin.js', 'provenancePlugin'],
+  ['./http/cache-registry-plugin.js', 'cacheRegistryPlugin'],
+  ['./http/playground-plugin.js', 'playgroundPlugin'],
+];
+
+/**
+ * The plugins of the other faces. Loaded by path, so that a tree without one of them still
+ * serves the rest (the face is logged as missing).
+ */
+export async function facePlugins(logger?: Logger): Promise<FacePlugin[]> {
+  const out: FacePlugin[] = [];
+  for (const [path, name] of FACES) {
+    try {
+      const mod = (await import(path)) as Record<string, unknown>;
+      const plugin = mod[name];
+      if (typeof plugin === 'function') out.push(plugin as FacePlugin);
+      else logger?.warn({ path, name }, 'face module has no plugin export; skipped');
+    } catch (e) {
+      const err = e as { code?: string; message?: string };
+      if (err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(path.slice(2, -3))) {
+        logger?.warn({ path }, 'face not available; skipped');
+        continue;
+      }
+      throw e;
+    }
+  }
+  return out;
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {

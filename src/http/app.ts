@@ -46,6 +46,11 @@ declare module 'fastify' {
     sunset?: string;
     /** When the operation was deprecated (ISO 8601), sent as the `Deprecated` header. */
     deprecatedAt?: string;
+    /**
+     * OpenAPI `requestBody` of an operation whose body is not validated by a schema (streamed
+     * bodies such as NDJSON); documentation only.
+     */
+    openapiRequestBody?: Record<string, unknown>;
   }
 }
 
@@ -65,7 +70,25 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
   }) as unknown as FastifyInstance;
 
+  // Request bodies documented through route config (streamed bodies have no validation schema).
+  const requestBodies = new Map<string, Record<string, unknown>>();
+  app.addHook('onRoute', (route) => {
+    const body = (route.config as { openapiRequestBody?: Record<string, unknown> } | undefined)?.openapiRequestBody;
+    if (body === undefined) return;
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) requestBodies.set(`${m.toLowerCase()} ${path}`, body);
+  });
+
   await app.register(swagger, {
+    transformObject: (documentObject) => {
+      const doc = (documentObject as { openapiObject: { paths?: Record<string, Record<string, Record<string, unknown>>> } }).openapiObject;
+      for (const [key, body] of requestBodies) {
+        const [method, path] = key.split(' ') as [string, string];
+        const op = doc.paths?.[path]?.[method];
+        if (op !== undefined) op['requestBody'] = body;
+      }
+      return doc;
+    },
     openapi: {
       openapi: '3.1.0',
       info: OPENAPI_INFO,

@@ -245,6 +245,13 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           },
         },
         preHandler: requirePermission('publishScan'),
+        config: {
+          openapiRequestBody: {
+            required: true,
+            description: 'One build per line: {"buildId"?, "toolType", "toolVersion", "agentVersion", "events": [...]}',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+        },
       },
       async (request, reply) => {
         const body = request.body as NodeJS.ReadableStream | undefined;
