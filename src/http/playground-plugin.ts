@@ -1,0 +1,163 @@
+// The query playground face: the static page (built by playground/build.js into dist/playground)
+// at /playground/, and `GET /api/query/explain?query=` which answers what the page cannot compute
+// in the browser: the SQL a query compiles to, for SQLite and PostgreSQL.
+//
+//   const app = await buildApp(ctx, { plugins: [playgroundPlugin] });
+//
+// The explain endpoint is open (no credentials): it reads no data, only the query text.
+
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyPluginAsync } from 'fastify';
+import type { FacePluginOptions } from './app.js';
+import { sendProblem } from './problem.js';
+import { parseQuery } from '../query/index.js';
+import type { CheckedExpr } from '../query/checked.js';
+import { explainSql } from '../sql/index.js';
+
+/** The `playground` section of the server configuration. */
+export interface PlaygroundConfig {
+  /** Serve the page and the explain endpoint (default true). */
+  readonly enabled: boolean;
+  /** Directory of the built page (default: dist/playground of this installation). */
+  readonly root: string;
+}
+
+/** Longest query the explain endpoint accepts, in characters. */
+export const MAX_EXPLAIN_QUERY_LENGTH = 10_000;
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** src/http/ and dist/http/ both sit two levels below the package root. */
+export const DEFAULT_PLAYGROUND_ROOT = resolve(here, '../../dist/playground');
+
+export class PlaygroundConfigError extends Error {
+  override readonly name = 'PlaygroundConfigError';
+}
+
+/** Checks the `playground` section (as read from YAML, possibly absent) and fills in defaults. */
+export function parsePlaygroundConfig(section: unknown): PlaygroundConfig {
+  if (section === undefined || section === null) return { enabled: true, root: DEFAULT_PLAYGROUND_ROOT };
+  if (typeof section !== 'object' || Array.isArray(section)) throw new PlaygroundConfigError('playground must be a mapping');
+  const s = section as Record<string, unknown>;
+  for (const k of Object.keys(s)) {
+    if (k !== 'enabled' && k !== 'root') throw new PlaygroundConfigError(`playground: unknown setting '${k}' (known: enabled, root)`);
+  }
+  if (s['enabled'] !== undefined && typeof s['enabled'] !== 'boolean') throw new PlaygroundConfigError('playground.enabled must be true or false');
+  if (s['root'] !== undefined && (typeof s['root'] !== 'string' || s['root'].trim() === '')) throw new PlaygroundConfigError('playground.root must be a directory path');
+  return {
+    enabled: (s['enabled'] as boolean | undefined) ?? true,
+    root: s['root'] !== undefined ? resolve(s['root'] as string) : DEFAULT_PLAYGROUND_ROOT,
+  };
+}
+
+/** A JSON view of the checked AST: each field as its name, type and tool instead of the whole catalog entry. */
+export type JsonExpr =
+  | { readonly kind: 'all'; readonly span: CheckedExpr['span'] }
+  | { readonly kind: 'and' | 'or'; readonly operands: readonly JsonExpr[]; readonly span: CheckedExpr['span'] }
+  | { readonly kind: 'not'; readonly operand: JsonExpr; readonly span: CheckedExpr['span'] }
+  | {
+      readonly kind: 'term';
+      readonly field: { readonly name: string; readonly type: string; readonly tool: string | null; readonly multi: boolean };
+      readonly predicate: Extract<CheckedExpr, { kind: 'term' }>['predicate'];
+      readonly span: CheckedExpr['span'];
+    };
+
+export function astToJson(expr: CheckedExpr): JsonExpr {
+  switch (expr.kind) {
+    case 'all':
+      return { kind: 'all', span: expr.span };
+    case 'and':
+    case 'or':
+      return { kind: expr.kind, operands: expr.operands.map(astToJson), span: expr.span };
+    case 'not':
+      return { kind: 'not', operand: astToJson(expr.operand), span: expr.span };
+    case 'term': {
+      const f = expr.field;
+      return { kind: 'term', field: { name: f.name, type: f.type, tool: f.tool, multi: f.multi }, predicate: expr.predicate, span: expr.span };
+    }
+  }
+}
+
+const explainSchema = {
+  summary: 'Explain a search query',
+  description:
+    'Parses and checks an advanced search query and returns its diagnostics, its checked syntax tree and the SQL it compiles to for SQLite and PostgreSQL. A query with problems answers 200 with its diagnostics, and null tree and SQL.',
+  tags: ['query'],
+  security: [],
+  querystring: {
+    type: 'object',
+    properties: { query: { type: 'string', description: 'The query text; empty matches every build' } },
+    required: ['query'],
+  },
+} as const;
+
+export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}): FastifyPluginAsync<FacePluginOptions> {
+  return async (app, opts) => {
+    const config = { ...parsePlaygroundConfig(opts.ctx.config.playground), ...overrides };
+    if (!config.enabled) return;
+    const clock = opts.ctx.clock ?? Date.now;
+
+    app.get('/api/query/explain', { schema: explainSchema }, async (request, reply) => {
+      const raw = (request.query as { query?: unknown }).query;
+      if (Array.isArray(raw)) return sendProblem(reply, 400, 'Give the query parameter once');
+      const text = typeof raw === 'string' ? raw : '';
+      if (text.length > MAX_EXPLAIN_QUERY_LENGTH) {
+        return sendProblem(reply, 400, `The query is ${text.length} characters long; at most ${MAX_EXPLAIN_QUERY_LENGTH} are accepted`);
+      }
+      const result = parseQuery(text, { now: clock() });
+      const expr = result.ok ? result.expr : undefined;
+      return {
+        ok: result.ok,
+        diagnostics: result.diagnostics,
+        ast: expr ? astToJson(expr) : null,
+        sql: expr ? { sqlite: explainSql(expr, 'sqlite'), postgres: explainSql(expr, 'postgres') } : null,
+      };
+    });
+
+    if (!existsSync(resolve(config.root, 'index.html'))) {
+      opts.ctx.logger.warn({ root: config.root }, 'the playground is not built; run `npm run build`');
+      const notBuilt = async (_request: unknown, reply: Parameters<typeof sendProblem>[0]) =>
+        sendProblem(reply, 503, `The playground is not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      app.get('/playground', { schema: { hide: true } }, notBuilt);
+      app.get('/playground/*', { schema: { hide: true } }, notBuilt);
+      return;
+    }
+
+    // The page may load only from this server: no scripts, styles or fonts from elsewhere.
+    // (CodeMirror injects its own style elements, hence 'unsafe-inline' for styles only.)
+    const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+    const securityHeaders = (reply: { header(name: string, value: string): unknown }) => {
+      reply.header('content-security-policy', csp);
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+    };
+    await app.register(fastifyStatic, {
+      root: config.root,
+      prefix: '/playground/',
+      // The page itself is served by the route below: the router ignores trailing slashes, and
+      // the page's relative asset addresses need the address to end in one.
+      index: false,
+      redirect: false,
+      // The bundle's names are not content-hashed: revalidate on every load.
+      cacheControl: true,
+      maxAge: 0,
+      setHeaders: securityHeaders,
+    });
+    app.get('/playground', { schema: { hide: true } }, async (request, reply) => {
+      const [path, search] = splitUrl(request.url);
+      if (!path.endsWith('/')) return reply.redirect(`${path}/${search}`, 301);
+      securityHeaders(reply);
+      return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    });
+  };
+}
+
+function splitUrl(url: string): [string, string] {
+  const q = url.indexOf('?');
+  return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
+}
+
+/** The playground with the configuration's `playground` section (or its defaults). */
+export const playgroundPlugin: FastifyPluginAsync<FacePluginOptions> = createPlaygroundPlugin();
