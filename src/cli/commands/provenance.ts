@@ -66,7 +66,9 @@ export function register(program: Command): void {
     .description('Create a new signing key and make it the active one (old keys keep verifying)')
     .option('--data <dir>', 'data directory (default ./.buildscope)')
     .option('--config <file>', 'YAML configuration file (its `provenance` section)')
-    .action(async (opts: { data?: string; config?: string }) => {
+    .action(async (_opts: unknown, command: Command) => {
+      // --data and --config are also options of `provenance` itself; commander gives them to the parent.
+      const opts = command.optsWithGlobals<{ data?: string; config?: string }>();
       const { configFromCli } = await import('../../config.js');
       const { parseProvenanceConfig } = await import('../../provenance/config.js');
       const { rotateKey } = await import('../../provenance/keys.js');
