@@ -57,15 +57,15 @@ export function register(program: Command): void {
     .option('--config <file>', 'configuration file (JSON or YAML); changes are applied while the node runs')
     .option('--port <port>', 'port to listen on', parsePort, 5071)
     .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
-    .option('--data <dir>', 'directory for cache entries', './.buildscope-cache-node')
-    .action(async (opts: { config?: string; port: number; host: string; data: string }) => {
+    .option('--data <dir>', 'directory for cache entries (default ./.buildscope-cache-node)')
+    .action(async (opts: { config?: string; port: number; host: string; data?: string }) => {
       if (!opts.config) {
         cmd.error('error: --config <file> is required (the smallest valid file is {"version": 4})');
       }
       const { startCacheNode } = await import('../../cache-node/server.js');
       let node;
       try {
-        node = await startCacheNode({ configFile: opts.config!, dataDir: opts.data, port: opts.port, host: opts.host });
+        node = await startCacheNode({ configFile: opts.config!, dataDir: opts.data ?? './.buildscope-cache-node', port: opts.port, host: opts.host });
       } catch (err) {
         process.stderr.write(`${(err as Error).message}\n`);
         process.exit(1);
@@ -116,12 +116,24 @@ export function register(program: Command): void {
   cmd
     .command('credentials <name>')
     .description("Create (or replace) a cache node's registration key and secret in the server's database")
-    .option('--data <dir>', 'data directory of the embedded SQLite database', './.buildscope')
+    .option('--config <file>', "the server's configuration file (for its database)")
+    .option('--data <dir>', 'data directory of the embedded SQLite database')
     .option('--db <url>', 'postgres:// URL of the database (instead of --data)')
-    .action(async (name: string, opts: { data: string; db?: string }) => {
+    .action(async (name: string, own: { config?: string; data?: string; db?: string }) => {
+      // Options after the sub-command name may have been taken by the parent command (same
+      // flags); both mean the server's database here.
+      const opts = { ...(cmd.opts() as { config?: string; data?: string }), ...own };
+      const { configFromCli } = await import('../../config.js');
       const { openDatabase } = await import('../../store/database.js');
       const { CacheRegistry } = await import('../../cache-registry/registry.js');
-      const handle = await openDatabase(opts.db ? { url: opts.db } : { data: opts.data });
+      let handle;
+      try {
+        handle = await openDatabase(configFromCli(opts).database);
+      } catch (err) {
+        process.stderr.write(`error: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+        return;
+      }
       try {
         const registry = await CacheRegistry.open(handle);
         const c = await registry.createCredentials(name);

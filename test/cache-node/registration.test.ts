@@ -1,0 +1,163 @@
+// Registration of a node with the server: credentials from the CLI (SQLite) or the registry
+// (PostgreSQL), the node reporting over real HTTP, the server showing it, wrong credentials.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/http/app.js';
+import { cacheRegistryPlugin } from '../../src/http/cache-registry-plugin.js';
+import { parseConfig } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openAuth } from '../../src/auth/index.js';
+import { createLogger } from '../../src/log.js';
+import type { BuildStore } from '../../src/store/types.js';
+import { CacheRegistry } from '../../src/cache-registry/registry.js';
+import { createTestDatabase, pgAvailable } from '../support/postgres.js';
+import { startTestNode, waitFor } from './helpers.js';
+
+const root = join(import.meta.dirname, '../..');
+
+interface Server {
+  base: string;
+  dir: string | undefined;
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  store: BuildStore;
+  admin: string;
+  plain: string;
+  close(): Promise<void>;
+}
+
+async function startServer(url?: string): Promise<Server> {
+  const dir = url === undefined ? mkdtempSync(join(tmpdir(), 'bs-cache-registry-')) : undefined;
+  const config = parseConfig({ cacheNodes: { offlineAfterSeconds: 60 } }, url !== undefined ? { url } : { data: dir! });
+  const database = await openDatabase(config.database);
+  const logger = createLogger('cache-registry-test', 'silent');
+  const store = await openBuildStore(database, { logger });
+  const app = await buildApp({ config, database, store, logger }, { plugins: [cacheRegistryPlugin] });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const auth = await openAuth(database, config);
+  await auth.users.addUser({ name: 'admin', password: 'pw-admin', permissions: ['manageCacheNodes'] });
+  await auth.users.addUser({ name: 'plain', password: 'pw-plain', permissions: ['readCache'] });
+  const b = (u: string) => `Basic ${Buffer.from(`${u}:pw-${u}`).toString('base64')}`;
+  return {
+    base: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+    dir,
+    app,
+    database,
+    store,
+    admin: b('admin'),
+    plain: b('plain'),
+    async close() {
+      // Nodes of the tests may leave keep-alive connections (fetch) open: end them.
+      const closing = app.close();
+      app.server.closeAllConnections();
+      await closing;
+      await store.close();
+      await database.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function credentialsFromCli(dir: string, name: string): { key: string; secret: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'cache-node', 'credentials', name, '--data', dir], { cwd: root, encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  const key = /key:\s+(\S+)/.exec(r.stdout)?.[1];
+  const secret = /secret:\s+(\S+)/.exec(r.stdout)?.[1];
+  if (!key || !secret) throw new Error(`unexpected output: ${r.stdout}`);
+  return { key, secret };
+}
+
+const variants: { name: string; url: () => Promise<string | undefined> }[] = [{ name: 'SQLite', url: async () => undefined }];
+if (pgAvailable()) variants.push({ name: 'PostgreSQL', url: async () => (await createTestDatabase())!.url });
+
+describe.each(variants)('registration ($name)', ({ name, url }) => {
+  let server: Server;
+  let creds: { key: string; secret: string };
+  beforeAll(async () => {
+    server = await startServer(await url());
+    creds = server.dir ? credentialsFromCli(server.dir, 'node-1') : await (await CacheRegistry.open(server.database)).createCredentials('node-1');
+  }, 60_000);
+  afterAll(() => server.close());
+
+  it('shows nodes only to principals that manage cache nodes', async () => {
+    const anon = await fetch(`${server.base}/api/build-cache/nodes/node-1`);
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get('content-type')).toContain('application/problem+json');
+    expect((await fetch(`${server.base}/api/build-cache/nodes/node-1`, { headers: { authorization: server.plain } })).status).toBe(403);
+    const before = await fetch(`${server.base}/api/build-cache/nodes/node-1`, { headers: { authorization: server.admin } });
+    expect(before.status).toBe(200);
+    expect(await before.json()).toMatchObject({ name: 'node-1', key: creds.key, registered: false, state: 'never-registered' });
+    const unknown = await fetch(`${server.base}/api/build-cache/nodes/node-9`, { headers: { authorization: server.admin } });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('a node with the right key and secret registers and reports its status', async () => {
+    const t = await startTestNode(
+      { version: 4, cache: { accessControl: { anonymousLevel: 'readwrite' } }, registration: { key: creds.key, secret: creds.secret, nodeAddress: 'http://127.0.0.1:5071', serverAddress: server.base } },
+      { reportIntervalMs: 200 },
+    );
+    try {
+      await fetch(`${t.node.url}/cache/abcdef`, { method: 'PUT', body: 'x' });
+      let node: Record<string, unknown> = {};
+      await waitFor(async () => {
+        node = (await (await fetch(`${server.base}/api/build-cache/nodes/node-1`, { headers: { authorization: server.admin } })).json()) as Record<string, unknown>;
+        return (node['status'] as { entries?: number } | null)?.entries === 1;
+      });
+      expect(node).toMatchObject({ name: 'node-1', registered: true, state: 'online', address: 'http://127.0.0.1:5071' });
+      expect(node['status']).toMatchObject({ entries: 1, writes: 1, config: { anonymousLevel: 'readwrite' } });
+      expect(t.node.registrar()?.state).toMatchObject({ kind: 'registered', name: 'node-1' });
+      expect(t.logs.lines.filter((l) => l.msg.includes("registered with the server as node 'node-1'"))).toHaveLength(1);
+      const list = (await (await fetch(`${server.base}/api/build-cache/nodes`, { headers: { authorization: server.admin } })).json()) as { nodes: { name: string }[] };
+      expect(list.nodes.map((n) => n.name)).toEqual(['node-1']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('wrong credentials are a clear logged error, logged once, and the node keeps serving', async () => {
+    const t = await startTestNode(
+      { version: 4, cache: { accessControl: { anonymousLevel: 'readwrite' } }, registration: { key: creds.key, secret: 'wrong', nodeAddress: 'http://127.0.0.1:5072', serverAddress: server.base } },
+      { reportIntervalMs: 100 },
+    );
+    try {
+      await waitFor(() => t.node.registrar()?.state.kind === 'rejected');
+      await new Promise((r) => setTimeout(r, 400));
+      const errors = t.logs.lines.filter((l) => l.level === 50);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.msg).toContain("rejected this node's key or secret (HTTP 401)");
+      expect(errors[0]!.msg).toContain('buildscope cache-node credentials NAME');
+      expect((await fetch(`${t.node.url}/cache/abc`, { method: 'PUT', body: 'y' })).status).toBe(201);
+      expect(await (await fetch(`${t.node.url}/cache/abc`)).text()).toBe('y');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('rejects malformed reports with 400 problem documents', async () => {
+    const r = await fetch(`${server.base}/api/build-cache/node-status`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"key":"x"}' });
+    expect(r.status).toBe(400);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  if (name === 'SQLite') {
+    it('an unreachable server is logged and the node keeps serving', async () => {
+      const t = await startTestNode(
+        { version: 4, cache: { accessControl: { anonymousLevel: 'readwrite' } }, registration: { key: 'k', secret: 's', nodeAddress: 'http://127.0.0.1:5073', serverAddress: 'http://127.0.0.1:9' } },
+        { reportIntervalMs: 100 },
+      );
+      try {
+        await waitFor(() => t.node.registrar()?.state.kind === 'unreachable');
+        expect(t.logs.lines.find((l) => l.level === 50)?.msg).toContain('cannot reach the server');
+        expect((await fetch(`${t.node.url}/cache/abc`, { method: 'PUT', body: 'z' })).status).toBe(201);
+      } finally {
+        await t.close();
+      }
+    });
+  }
+});
