@@ -2,6 +2,9 @@
 // field's `source` (see the event model): single-valued fields take the last event of their
 // source type, multi-valued fields collect every occurrence (arrays flattened); a value that is
 // absent or of the wrong type is unknown.
+//
+// The catalog is compiled once per tool into a plan (which event types matter, which column each
+// field fills), because derivation runs for every ingested build.
 
 import { fieldsOfTool, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import type { BuildHeader } from './canonical.js';
@@ -26,15 +29,30 @@ export interface DerivedBuild {
   readonly project: string | null;
 }
 
+interface Step {
+  readonly field: FieldDef;
+  /** Index into ATTRIBUTE_COLUMNS, or -1 for multi-valued fields. */
+  readonly column: number;
+}
+
 interface ToolPlan {
-  readonly fields: readonly FieldDef[];
-  readonly columnIndex: ReadonlyMap<string, number>;
+  readonly steps: readonly Step[];
+  /** Event types whose every occurrence matters (multi-valued sources). */
+  readonly collect: ReadonlySet<string>;
 }
 
 const COLUMN_INDEX: ReadonlyMap<string, number> = new Map(ATTRIBUTE_COLUMNS.map((c, i) => [c.field.name, i]));
 
-const PLANS: ReadonlyMap<ToolType, ToolPlan> = new Map(
-  TOOL_TYPES.map((t) => [t, { fields: fieldsOfTool(t), columnIndex: COLUMN_INDEX }]),
+const PLANS: ReadonlyMap<string, ToolPlan> = new Map(
+  TOOL_TYPES.map((t) => {
+    const fields = fieldsOfTool(t);
+    const collect = new Set<string>();
+    for (const f of fields) {
+      if (f.source.kind === 'customValue') collect.add('UserNamedValue');
+      if (f.multi && f.source.kind === 'event') collect.add(f.source.eventType);
+    }
+    return [t, { steps: fields.map((field) => ({ field, column: COLUMN_INDEX.get(field.name) ?? -1 })), collect }];
+  }),
 );
 
 function at(data: unknown, path: readonly string[]): unknown {
@@ -65,53 +83,46 @@ function typed(field: FieldDef, v: unknown): AttributeValue | undefined {
 export function deriveAttributes(header: BuildHeader & { readonly toolType: ToolType }, events: readonly BuildEvent[]): DerivedBuild {
   const plan = PLANS.get(header.toolType);
   if (plan === undefined) throw new Error(`Unknown tool type ${header.toolType}`);
-  // One pass: the last event of each type, and every event of each type (for multi-valued fields).
+  // One pass: the last event of each type, and every event of the collected types.
   const last = new Map<string, BuildEvent>();
   const all = new Map<string, BuildEvent[]>();
   for (const e of events) {
     const t = e.type.eventType;
     last.set(t, e);
-    const list = all.get(t);
-    if (list === undefined) all.set(t, [e]);
-    else list.push(e);
+    if (plan.collect.has(t)) {
+      const list = all.get(t);
+      if (list === undefined) all.set(t, [e]);
+      else list.push(e);
+    }
   }
   const attributes: Record<string, BuildAttributes[string]> = {};
   const columns: (string | number | null)[] = new Array<string | number | null>(ATTRIBUTE_COLUMNS.length).fill(null);
   const values: (readonly [string, string])[] = [];
   const customValues: (readonly [string, string])[] = [];
 
-  const setSingle = (field: FieldDef, v: AttributeValue | undefined): void => {
-    if (v === undefined) return;
-    attributes[field.name] = v;
-    const i = plan.columnIndex.get(field.name);
-    if (i !== undefined) columns[i] = typeof v === 'string' ? v.toLowerCase() : typeof v === 'boolean' ? (v ? 1 : 0) : v;
-  };
-
-  for (const field of plan.fields) {
+  for (const { field, column } of plan.steps) {
     const src = field.source;
+    let v: AttributeValue | undefined;
     switch (src.kind) {
       case 'header':
-        setSingle(field, header[src.key]);
+        v = header[src.key];
         break;
       case 'startTime':
-        setSingle(field, last.get('BuildStarted')?.timestamp);
+        v = last.get('BuildStarted')?.timestamp;
         break;
       case 'duration': {
         const s = last.get('BuildStarted');
         const f = last.get('BuildFinished');
-        setSingle(field, s !== undefined && f !== undefined ? f.timestamp - s.timestamp : undefined);
+        v = s !== undefined && f !== undefined ? f.timestamp - s.timestamp : undefined;
         break;
       }
       case 'failure': {
         const f = last.get('BuildFinished');
         if (f === undefined) break;
         const failures = f.data['failures'];
-        if (failures === undefined || failures === null) setSingle(field, false);
+        if (failures === undefined || failures === null) v = false;
         else if (Array.isArray(failures)) {
-          setSingle(
-            field,
-            failures.some((x) => typeof x === 'object' && x !== null && (x as Record<string, unknown>)['classification'] === src.classification),
-          );
+          v = failures.some((x) => typeof x === 'object' && x !== null && (x as Record<string, unknown>)['classification'] === src.classification);
         }
         break;
       }
@@ -126,29 +137,37 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
           }
         }
         if (pairs.length > 0) attributes[field.name] = pairs;
-        break;
+        continue;
       }
       case 'event': {
         if (!field.multi) {
           const e = last.get(src.eventType);
-          if (e !== undefined) setSingle(field, typed(field, at(e.data, src.path)));
+          if (e !== undefined) v = typed(field, at(e.data, src.path));
           break;
         }
         const collected: AttributeValue[] = [];
         for (const e of all.get(src.eventType) ?? []) {
-          const v = at(e.data, src.path);
-          for (const item of Array.isArray(v) ? v : [v]) {
-            const t = typed(field, item);
+          const raw = at(e.data, src.path);
+          if (Array.isArray(raw)) {
+            for (const item of raw) {
+              const t = typed(field, item);
+              if (t !== undefined) collected.push(t);
+            }
+          } else {
+            const t = typed(field, raw);
             if (t !== undefined) collected.push(t);
           }
         }
         if (collected.length > 0) {
           attributes[field.name] = collected;
-          for (const v of collected) values.push([field.column, String(v).toLowerCase()]);
+          for (const c of collected) values.push([field.column, String(c).toLowerCase()]);
         }
-        break;
+        continue;
       }
     }
+    if (v === undefined) continue;
+    attributes[field.name] = v;
+    if (column >= 0) columns[column] = typeof v === 'string' ? v.toLowerCase() : typeof v === 'boolean' ? (v ? 1 : 0) : v;
   }
   const project = attributes['project'];
   return { attributes, columns, values, customValues, project: typeof project === 'string' ? project : null };

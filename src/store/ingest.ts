@@ -8,11 +8,14 @@
 import { sql } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from './database.js';
-import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
+import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
 import { numberedLines } from './lines.js';
 import type { IngestLineResult, IngestOptions } from './types.js';
 import { parseLine } from './validate.js';
-import type { ToolType } from '../query/catalog.js';
+import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
+import { ATTRIBUTE_COLUMNS } from './columns.js';
+
+const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 
 export const NOTIFY_CHANNEL = 'buildscope_builds';
 // Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
@@ -103,8 +106,20 @@ export async function ingestNdjson(
 function sqliteExecutor(ctx: IngestContext): Executor {
   const db = ctx.handle.sqlite!;
   const cols = BUILD_ROW_COLUMNS;
-  const insertBuild = db.prepare(`INSERT INTO builds (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
-  const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
+  const q = (c: string): string => `"${c}"`;
+  // One INSERT per tool type naming only the columns a build of that tool can fill: a third of
+  // the parameters to bind, the other tools' columns stay NULL by default.
+  const insertBuild = new Map(
+    TOOL_TYPES.map((tool) => {
+      const own = cols.filter((c) => {
+        const field = COLUMN_FIELDS.get(c);
+        return field === undefined || field.tool === null || field.tool === tool;
+      });
+      const stmt = db.prepare(`INSERT INTO builds (${own.map(q).join(',')}) VALUES (${own.map(() => '?').join(',')})`);
+      return [tool, (row: BuildRow) => stmt.run(own.map((c) => row[c]))] as const;
+    }),
+  );
+  const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
   const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events) VALUES (?, ?, ?, ?, ?)');
   const insertValue = db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)');
   const insertCustom = db.prepare('INSERT INTO build_custom_values (seq, name, value) VALUES (?, ?, ?)');
@@ -132,7 +147,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   };
 
   const write = (w: BatchWrites): void => {
-    for (const row of w.insertBuilds) insertBuild.run(cols.map((c) => row[c]));
+    for (const row of w.insertBuilds) insertBuild.get(row['tool_type'] as ToolType)!(row);
     for (const row of w.updateBuilds) updateBuild.run([...cols.slice(1).map((c) => row[c]), row['id']]);
     for (const c of w.chunks) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events);
     for (const v of w.values) insertValue.run(v[0], v[1], v[2]);

@@ -50,7 +50,6 @@ export function validateRecord(value: unknown): Validation {
   if (typeof toolVersion !== 'string') return fail('$.toolVersion', `Expected a string, got ${describe(toolVersion)}`, id);
   if (typeof agentVersion !== 'string') return fail('$.agentVersion', `Expected a string, got ${describe(agentVersion)}`, id);
   if (!Array.isArray(events)) return fail('$.events', `Expected an array of events, got ${describe(events)}`, id);
-  const out: BuildEvent[] = new Array(events.length);
   for (let i = 0; i < events.length; i++) {
     const e: unknown = events[i];
     const at = `$.events[${i}]`;
@@ -71,7 +70,8 @@ export function validateRecord(value: unknown): Validation {
       return fail(`${at}.type.eventType`, `Expected a non-empty string, got ${describe(eventType)}`, id);
     }
     if (!isObject(data)) return fail(`${at}.data`, `Expected an object, got ${describe(data)}`, id);
-    out[i] = { timestamp, type: { majorVersion, minorVersion, eventType }, data };
   }
-  return { ok: true, record: { buildId: id, toolType, toolVersion, agentVersion, events: out } };
+  // The parsed events are used as they are (no copy: ingest is allocation-bound); members other
+  // than timestamp, type and data are not stored (event-codec.ts writes only those).
+  return { ok: true, record: { buildId: id, toolType, toolVersion, agentVersion, events: events as BuildEvent[] } };
 }

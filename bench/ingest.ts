@@ -1,0 +1,200 @@
+// Ingest benchmark: builds/s (demo builds of all six tools, ~30 events each) through
+// BuildStore.ingestNdjson on SQLite and PostgreSQL, and database size per million builds.
+// Peer in the same run: the floor of the same database, one INSERT of each line's raw JSON into
+// a two-column table with a prepared statement in one transaction per batch (no parsing,
+// validation, derivation or indexes); the ratio says what the store's work costs on top.
+//
+//   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres]
+//
+// PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
+
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import BetterSqlite3 from 'better-sqlite3';
+import { openBuildStore } from '../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
+import { demoBuilds } from '../src/store/demo-data.js';
+import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const quick = args.includes('--quick');
+const builds = Number(arg('--builds') ?? (quick ? 10_000 : 100_000));
+const dialects = (arg('--dialects') ?? 'sqlite,postgres').split(',');
+
+interface Result {
+  dialect: string;
+  builds: number;
+  seconds: number;
+  buildsPerSecond: number;
+  bytes: number;
+  bytesPerMillionBuilds: number;
+  peerBuildsPerSecond: number;
+  ratioToPeer: number;
+}
+
+function progress(label: string, done: number, total: number): void {
+  if (!process.stderr.isTTY) return;
+  process.stderr.write(`\r${label}: ${done}/${total}`);
+  if (done >= total) process.stderr.write('\n');
+}
+
+process.stderr.write(`generating ${builds} demo builds...\n`);
+const lines = [...demoBuilds({ builds, seed: 1, now: Date.now() })];
+const avgBytes = Math.round(lines.reduce((a, l) => a + l.length, 0) / lines.length);
+const avgEvents = 30;
+
+async function* input(): AsyncGenerator<string> {
+  let buf = '';
+  for (const l of lines) {
+    buf += l + '\n';
+    if (buf.length >= 1 << 20) {
+      yield buf;
+      buf = '';
+    }
+  }
+  if (buf) yield buf;
+}
+
+async function ingestRate(handle: DatabaseHandle, label: string): Promise<number> {
+  const store = await openBuildStore(handle);
+  const started = performance.now();
+  let done = 0;
+  await store.ingestNdjson(input(), {
+    keepResults: false,
+    onResults: (rs) => {
+      for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
+      done += rs.length;
+      progress(label, done, builds);
+    },
+  });
+  const seconds = (performance.now() - started) / 1000;
+  await store.close();
+  return seconds;
+}
+
+async function sqliteRun(): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), 'bs-bench-'));
+  try {
+    const handle = await openDatabase({ data: dir });
+    const seconds = await ingestRate(handle, 'sqlite');
+    handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+    await handle.close();
+    const file = join(dir, 'buildscope.db');
+    const bytes = statSync(file).size + (existsSync(file + '-wal') ? statSync(file + '-wal').size : 0);
+    // Peer: raw JSON lines into a two-column table, same pragmas, same batch size.
+    const peerDir = mkdtempSync(join(tmpdir(), 'bs-bench-peer-'));
+    const db = new BetterSqlite3(join(peerDir, 'peer.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE raw (id TEXT PRIMARY KEY, line TEXT NOT NULL)');
+    const ins = db.prepare('INSERT INTO raw VALUES (?, ?)');
+    const batch = db.transaction((part: string[], from: number) => {
+      for (let i = 0; i < part.length; i++) ins.run(String(from + i).padStart(13, '0'), part[i]);
+    });
+    const t0 = performance.now();
+    for (let i = 0; i < lines.length; i += 2000) batch(lines.slice(i, i + 2000), i);
+    const peerSeconds = (performance.now() - t0) / 1000;
+    db.close();
+    rmSync(peerDir, { recursive: true, force: true });
+    return result('sqlite', seconds, bytes, peerSeconds);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function postgresRun(): Promise<Result | undefined> {
+  let server: RunningPostgres | undefined;
+  let admin = process.env['BUILDSCOPE_BENCH_PG_URL'];
+  if (!admin) {
+    try {
+      server = await startPostgres();
+      admin = server.url;
+    } catch (e) {
+      process.stderr.write(`PostgreSQL unavailable, skipped: ${(e as Error).message}\n`);
+      return undefined;
+    }
+  }
+  const name = `bench_${process.pid}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  try {
+    const handle = await openDatabase({ url: url.toString() });
+    const seconds = await ingestRate(handle, 'postgres');
+    const size = await handle.pool!.query('SELECT pg_database_size(current_database()) AS b');
+    const empty = await c.query(`SELECT pg_database_size('template1') AS b`);
+    const bytes = Number(size.rows[0].b) - Number(empty.rows[0].b);
+    await handle.close();
+    // Peer: raw JSON lines, multi-row INSERTs of 500 in one transaction each.
+    const p = new pg.Client({ connectionString: url.toString() });
+    await p.connect();
+    await p.query('CREATE TABLE raw (id text PRIMARY KEY, line text NOT NULL)');
+    const t0 = performance.now();
+    for (let i = 0; i < lines.length; i += 500) {
+      const part = lines.slice(i, i + 500);
+      const params: string[] = [];
+      const values = part.map((l, k) => {
+        params.push(String(i + k).padStart(13, '0'), l);
+        return `($${2 * k + 1}, $${2 * k + 2})`;
+      });
+      await p.query('BEGIN');
+      await p.query(`INSERT INTO raw VALUES ${values.join(',')}`, params);
+      await p.query('COMMIT');
+    }
+    const peerSeconds = (performance.now() - t0) / 1000;
+    await p.end();
+    return result('postgres', seconds, bytes, peerSeconds);
+  } finally {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+    await server?.stop();
+  }
+}
+
+function result(dialect: string, seconds: number, bytes: number, peerSeconds: number): Result {
+  const rate = builds / seconds;
+  const peer = builds / peerSeconds;
+  return {
+    dialect,
+    builds,
+    seconds: round(seconds, 2),
+    buildsPerSecond: Math.round(rate),
+    bytes,
+    bytesPerMillionBuilds: Math.round((bytes / builds) * 1e6),
+    peerBuildsPerSecond: Math.round(peer),
+    ratioToPeer: round(rate / peer, 3),
+  };
+}
+
+const round = (x: number, d: number): number => Math.round(x * 10 ** d) / 10 ** d;
+
+const results: Result[] = [];
+if (dialects.includes('sqlite')) results.push(await sqliteRun());
+if (dialects.includes('postgres')) {
+  const r = await postgresRun();
+  if (r) results.push(r);
+}
+
+const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+console.log(`\ningest: ${builds} demo builds, ~${avgEvents} events, ~${avgBytes} bytes of NDJSON each\n`);
+console.log('| database | builds/s | time | size per 1M builds | raw-insert peer builds/s | store / peer |');
+console.log('|---|---|---|---|---|---|');
+for (const r of results) {
+  console.log(`| ${r.dialect} | ${r.buildsPerSecond} | ${r.seconds} s | ${gb(r.bytesPerMillionBuilds)} | ${r.peerBuildsPerSecond} | ${r.ratioToPeer} |`);
+}
+const s = results.find((r) => r.dialect === 'sqlite');
+const p = results.find((r) => r.dialect === 'postgres');
+if (s && p) console.log(`\npostgres / sqlite ingest rate: ${round(p.buildsPerSecond / s.buildsPerSecond, 3)}`);
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(
+  'bench/results/ingest.json',
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, builds, avgLineBytes: avgBytes, goalSqliteBuildsPerSecond: 20_000, results }, null, 2) + '\n',
+);
