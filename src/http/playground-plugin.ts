@@ -7,6 +7,7 @@
 // The explain endpoint is open (no credentials): it reads no data, only the query text.
 
 import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
@@ -145,6 +146,11 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
       maxAge: 0,
       setHeaders: securityHeaders,
     });
+    // `buildscope serve` (and `npm start`) tell the person where to find the page.
+    app.addHook('onListen', async () => {
+      const url = playgroundUrl(app.addresses().filter((a): a is AddressInfo => typeof a !== 'string'));
+      opts.ctx.logger.info({ url }, `query playground: ${url}`);
+    });
     app.get('/playground', { schema: { hide: true } }, async (request, reply) => {
       const [path, search] = splitUrl(request.url);
       if (!path.endsWith('/')) return reply.redirect(`${path}/${search}`, 301);
@@ -152,6 +158,14 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
     });
   };
+}
+
+/** The page's address on the first listening address (a wildcard address shown as localhost). */
+export function playgroundUrl(addresses: readonly { address: string; family: string; port: number }[]): string {
+  const a = addresses.find((x) => x.family === 'IPv4') ?? addresses[0];
+  if (!a) return '/playground/';
+  const host = a.address === '0.0.0.0' || a.address === '::' ? 'localhost' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return `http://${host}:${a.port}/playground/`;
 }
 
 function splitUrl(url: string): [string, string] {

@@ -7,6 +7,9 @@ import { countPerDay, dayOf, outcomeOf, type ChartInput } from '../../playground
 import { formatDuration, formatTime } from '../../playground/src/format.js';
 import { hashForQuery, queryFromHash } from '../../playground/src/share.js';
 import { classify } from '../../playground/src/tokens.js';
+import { exampleFor } from '../../playground/src/field-examples.js';
+import { EXAMPLES } from '../../playground/src/examples.js';
+import { FIELDS, parseQuery } from '../../src/query/index.js';
 
 const DAY = 86_400_000;
 const input = fc.record({
@@ -141,5 +144,21 @@ describe('display formats', () => {
     expect(formatDuration(245_000)).toBe('4m 05s');
     expect(formatDuration(3_723_000)).toBe('1h 02m 03s');
     expect(formatDuration('x')).toBe('');
+  });
+});
+
+describe('field reference examples', () => {
+  it('give every catalog field an example that parses without a problem and uses that field', () => {
+    for (const field of FIELDS) {
+      const example = exampleFor(field);
+      const result = parseQuery(example);
+      expect(result.diagnostics, `${field.name}: ${example}`).toEqual([]);
+      expect(result.expr?.kind === 'term' && result.expr.field.name, example).toBe(field.name);
+    }
+  });
+
+  it('include every example query of the search semantics, each valid', () => {
+    expect(EXAMPLES).toHaveLength(11);
+    for (const ex of EXAMPLES) expect(parseQuery(ex.query).diagnostics, ex.query).toEqual([]);
   });
 });

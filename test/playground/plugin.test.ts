@@ -4,10 +4,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { explainSql } from '../../src/sql/index.js';
-import { DEFAULT_PLAYGROUND_ROOT, MAX_EXPLAIN_QUERY_LENGTH, astToJson, parsePlaygroundConfig } from '../../src/http/playground-plugin.js';
+import { DEFAULT_PLAYGROUND_ROOT, MAX_EXPLAIN_QUERY_LENGTH, astToJson, parsePlaygroundConfig, playgroundUrl } from '../../src/http/playground-plugin.js';
 import { buildBundle, startServer, type TestServer } from './harness.js';
 
 describe('playground configuration section', () => {
@@ -22,6 +23,14 @@ describe('playground configuration section', () => {
     expect(() => parsePlaygroundConfig({ enable: true })).toThrow(/unknown setting 'enable'/);
     expect(() => parsePlaygroundConfig({ enabled: 'yes' })).toThrow(/playground.enabled must be true or false/);
     expect(() => parsePlaygroundConfig({ root: '' })).toThrow(/playground.root/);
+  });
+});
+
+describe('playground address', () => {
+  it('names the first IPv4 listening address, a wildcard one as localhost', () => {
+    expect(playgroundUrl([{ address: '127.0.0.1', family: 'IPv4', port: 5080 }])).toBe('http://127.0.0.1:5080/playground/');
+    expect(playgroundUrl([{ address: '::1', family: 'IPv6', port: 1 }, { address: '0.0.0.0', family: 'IPv4', port: 2 }])).toBe('http://localhost:2/playground/');
+    expect(playgroundUrl([{ address: '::1', family: 'IPv6', port: 3 }])).toBe('http://[::1]:3/playground/');
   });
 });
 
@@ -97,6 +106,22 @@ describe('playground face over HTTP', () => {
     expect(body.diagnostics).toEqual(JSON.parse(JSON.stringify(parseQuery(query).diagnostics)));
     expect(body.diagnostics.length).toBeGreaterThanOrEqual(3);
     expect(body.diagnostics.map((d) => d.code)).toContain('unknownField');
+  });
+
+  it('answers any query text with 200 and the parser\'s own verdict, never an error', async () => {
+    const pieces = ['buildOutcome', ':', 'failed', '(', ')', ' or ', ' and ', 'not ', '-', '!', '"', '*', '>=', '[', ' to ', ']', '5m', '-7d', 'é', '\\', ' '];
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.array(fc.constantFrom(...pieces), { maxLength: 10 }).map((a) => a.join('')), fc.string({ maxLength: 40 })), async (query) => {
+        const res = await server.app.inject({ method: 'GET', url: '/api/query/explain', query: { query } });
+        expect(res.statusCode).toBe(200);
+        const body = res.json() as { ok: boolean; diagnostics: unknown[]; sql: unknown };
+        const parsed = parseQuery(query);
+        expect(body.ok).toBe(parsed.ok);
+        expect(body.diagnostics).toHaveLength(parsed.diagnostics.length);
+        expect(body.sql === null).toBe(!parsed.ok);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('explains the empty query as every build', async () => {
