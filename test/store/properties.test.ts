@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
-import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
+import { SEE_EVERYTHING, type BuildEvent, type IngestLineResult } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore, type TestStore } from './support.js';
 
@@ -41,7 +41,7 @@ describe.each([
           from = p;
         }
         await t.store.ingestNdjson(JSON.stringify(whole));
-        const r = oneBatch ? await t.store.ingestNdjson(parts.join('\n')) : (await Promise.all([])).concat(...(await sequential(parts)));
+        const r = oneBatch ? await t.store.ingestNdjson(parts.join('\n')) : await sequential(parts);
         expect(r.map((x) => x.status)).toEqual(parts.map(() => 'stored'));
         const a = await t.store.getBuild(whole.buildId, SEE_EVERYTHING);
         const b = await t.store.getBuild(parted.buildId, SEE_EVERYTHING);
@@ -58,8 +58,8 @@ describe.each([
       { numRuns: runs },
     );
 
-    async function sequential(parts: string[]) {
-      const out = [];
+    async function sequential(parts: string[]): Promise<IngestLineResult[]> {
+      const out: IngestLineResult[] = [];
       for (const p of parts) out.push(...(await t.store.ingestNdjson(p)));
       return out;
     }
