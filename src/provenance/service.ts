@@ -54,6 +54,8 @@ export interface ProvenanceServiceOptions {
   readonly maxBuildsPerQuery?: number;
 }
 
+const WRITE_CONCURRENCY = 8;
+
 type Cached = { readonly kind: 'counted'; readonly att: CountedAttestation } | { readonly kind: 'skipped'; readonly reason: string };
 
 /** The fetch path of an attestation (the `attestationUri` of results). */
@@ -128,14 +130,19 @@ export class ProvenanceService {
     return out;
   }
 
-  /** Writes every envelope to every store, yielding one record per write as it completes. */
+  /**
+   * Writes every envelope to every store, yielding one record per write in request order. Up to
+   * WRITE_CONCURRENCY writes are in flight at once: stores are I/O-bound (disk, HTTP).
+   */
   async *write(pkg: PackageAddress, sha256: string, envelopes: readonly { buildId: string; predicateType: string; id: string; bytes: Buffer }[]): AsyncGenerator<PublishRecord> {
     const location: AttestationLocation = { pkg, digestType: 'sha256', digest: sha256 };
-    for (const e of envelopes) {
-      for (const store of this.stores.values()) {
-        await store.put(location, e.id, e.bytes);
+    const tasks = envelopes.flatMap((e) => [...this.stores.values()].map((store) => ({ e, store })));
+    const started: Promise<PublishRecord>[] = [];
+    const launch = () => {
+      const { e, store } = tasks[started.length]!;
+      const p = store.put(location, e.id, e.bytes).then((): PublishRecord => {
         this.options.logger?.debug({ store: store.instance, id: e.id }, 'attestation stored');
-        yield {
+        return {
           status: 'SUCCESS',
           details: {
             store: store.instance,
@@ -146,7 +153,16 @@ export class ProvenanceService {
             location: store.describe(location, e.id),
           },
         };
-      }
+      });
+      // Handled here so that a failure of a later write is not "unhandled" while we await an earlier one.
+      p.catch(() => undefined);
+      started.push(p);
+    };
+    while (started.length < Math.min(WRITE_CONCURRENCY, tasks.length)) launch();
+    for (let i = 0; i < tasks.length; i++) {
+      const record = await started[i]!;
+      if (started.length < tasks.length) launch();
+      yield record;
     }
   }
 

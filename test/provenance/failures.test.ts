@@ -162,7 +162,7 @@ describe('standalone provenance service over the REST API', () => {
     analytics = undefined as unknown as ProvenanceServer;
   });
 
-  it('`buildscope provenance --server URL --access-key K --port 0` starts and answers', async () => {
+  it('`buildscope provenance --server URL --access-key K --port 0` starts and answers', { timeout: 90_000 }, async () => {
     const data = mkdtempSync(join(tmpdir(), 'bs-standalone-cli-'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'provenance', '--server', 'http://127.0.0.1:9', '--access-key', 'k', '--port', '0', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
@@ -174,7 +174,7 @@ describe('standalone provenance service over the REST API', () => {
           if (m) resolve(m[1]!);
         });
         child.once('exit', (code) => reject(new Error(`exited ${code}`)));
-        setTimeout(() => reject(new Error('no start')), 20_000);
+        setTimeout(() => reject(new Error('no start')), 60_000);
       });
       const keys = await call('GET', `${address}/provenance/keys`);
       expect(keys.status).toBe(200);

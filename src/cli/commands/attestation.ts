@@ -15,24 +15,18 @@ export function register(program: Command): void {
   const cmd = program.command('attestation').description('Verify attestations and put attestations of other tools into a store');
 
   cmd
-    .command('verify <file>')
-    .description('Verify a DSSE envelope (in-toto statement) offline; exit 0 when valid, 1 with the reason when not')
+    .command('verify <files...>')
+    .description('Verify DSSE envelopes (in-toto statements) offline; exit 0 when all are valid, 1 with the reasons when not')
     .option('--key <pem>', 'trusted public key (PEM); repeatable; default: the keys of the data directory', collect, [] as string[])
     .option('--sha256 <digest>', 'also require a subject with this sha256 digest')
     .option('--data <dir>', 'data directory whose provenance keys to trust when no --key is given (default ./.buildscope)')
     .option('--config <file>', 'YAML configuration file (its `provenance` section)')
-    .option('--json', 'print the result as JSON')
-    .action(async (file: string, opts: { key: string[]; sha256?: string; data?: string; config?: string; json?: boolean }) => {
+    .option('--json', 'print one JSON object per file')
+    .action(async (files: string[], opts: { key: string[]; sha256?: string; data?: string; config?: string; json?: boolean }) => {
       const { readFileSync } = await import('node:fs');
       const { publicKeyFromPem, loadKeyRing } = await import('../../provenance/keys.js');
       const { verifyAttestation, FAILURE_LABELS } = await import('../../provenance/verify.js');
       const { subjectHasSha256 } = await import('../../provenance/statement.js');
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (e) {
-        fail(`cannot read ${file}: ${(e as Error).message}`);
-      }
       let keys;
       try {
         if (opts.key.length > 0) keys = opts.key.map((k) => publicKeyFromPem(readFileSync(k), k));
@@ -46,22 +40,29 @@ export function register(program: Command): void {
       } catch (e) {
         fail(`cannot load the keys: ${(e as Error).message}`);
       }
-      const report = (ok: boolean, reason: string, message: string, extra: Record<string, unknown> = {}) => {
-        if (opts.json) process.stdout.write(`${JSON.stringify({ ok, reason, message, ...extra })}\n`);
-        else process.stdout.write(ok ? `OK: ${message}\n` : `FAILED (${reason}): ${message}\n`);
-        process.exit(ok ? 0 : 1);
-      };
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (e) {
-        report(false, FAILURE_LABELS['malformed-envelope'], `${file} is not JSON: ${(e as Error).message}`);
-      }
-      const v = verifyAttestation(json, keys);
-      if (!v.ok) report(false, FAILURE_LABELS[v.reason], v.message, { code: v.reason });
-      else {
+      let failed = 0;
+      for (const file of files) {
+        const prefix = files.length > 1 ? `${file}: ` : '';
+        const report = (ok: boolean, reason: string, message: string, extra: Record<string, unknown> = {}) => {
+          if (!ok) failed++;
+          if (opts.json) process.stdout.write(`${JSON.stringify({ file, ok, reason, message, ...extra })}\n`);
+          else process.stdout.write(ok ? `${prefix}OK: ${message}\n` : `${prefix}FAILED (${reason}): ${message}\n`);
+        };
+        let json: unknown;
+        try {
+          json = JSON.parse(readFileSync(file, 'utf8'));
+        } catch (e) {
+          report(false, FAILURE_LABELS['malformed-envelope'], `${file} cannot be read as JSON: ${(e as Error).message}`, { code: 'malformed-envelope' });
+          continue;
+        }
+        const v = verifyAttestation(json, keys);
+        if (!v.ok) {
+          report(false, FAILURE_LABELS[v.reason], v.message, { code: v.reason });
+          continue;
+        }
         if (opts.sha256 !== undefined && !subjectHasSha256(v.statement, opts.sha256)) {
           report(false, 'subject mismatch', `no subject has sha256 ${opts.sha256}`, { code: 'subject-mismatch' });
+          continue;
         }
         const subjects = v.statement.subject.map((s) => s.name ?? JSON.stringify(s.digest)).join(', ');
         report(true, '', `signed by ${v.keyids.join(', ')}; predicate ${v.statement.predicateType}; subject ${subjects}`, {
@@ -69,6 +70,7 @@ export function register(program: Command): void {
           predicateType: v.statement.predicateType,
         });
       }
+      process.exit(failed > 0 ? 1 : 0);
     });
 
   cmd

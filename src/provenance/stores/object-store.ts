@@ -11,6 +11,9 @@ export class ObjectStore implements AttestationStore {
   // Listing is served from memory while the folder's mtime is unchanged (a file added or removed
   // changes it); evaluation lists on every request, so this saves a readdir per store per request.
   private readonly listings = new Map<string, { mtimeMs: number; ids: readonly string[] }>();
+  // Folders known to exist: one mkdir per folder, not per write (retried when one disappears).
+  private readonly folders = new Set<string>();
+  private sequence = 0;
 
   constructor(
     name: string,
@@ -29,13 +32,23 @@ export class ObjectStore implements AttestationStore {
 
   async put(l: AttestationLocation, id: string, bytes: Uint8Array): Promise<void> {
     const dir = this.folder(l);
+    // Write then rename: readers never see half an envelope.
+    const tmp = join(dir, `.${id}.${process.pid}.${(this.sequence++).toString(36)}.tmp`);
     try {
-      await mkdir(dir, { recursive: true });
-      // Write then rename: readers never see half an envelope.
-      const tmp = join(dir, `.${id}.${process.pid}.${Date.now()}.tmp`);
-      await writeFile(tmp, bytes);
+      if (!this.folders.has(dir)) {
+        await mkdir(dir, { recursive: true });
+        this.folders.add(dir);
+      }
+      try {
+        await writeFile(tmp, bytes);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        await mkdir(dir, { recursive: true });
+        await writeFile(tmp, bytes);
+      }
       await rename(tmp, join(dir, fileName(id)));
     } catch (e) {
+      this.folders.delete(dir);
       throw new ExternalServiceError(`object store ${this.instance}: cannot write ${id}: ${(e as Error).message}`, { cause: e });
     }
   }
