@@ -24,6 +24,9 @@ import {
 } from './values.js';
 
 const FIELD_NAMES = FIELDS.map((f) => f.name);
+/** Exact-spelling lookup first (the common case), then the case-insensitive catalog lookup. */
+const BY_NAME: ReadonlyMap<string, FieldDef> = new Map(FIELDS.map((f) => [f.name, f]));
+const lookupField = (name: string): FieldDef | undefined => BY_NAME.get(name) ?? findField(name);
 const ORDERED_LABELS = 'Duration, Timestamp, Number and Storage size';
 const COMPARE_OPS = { ':': 'eq', '>': 'gt', '>=': 'ge', '<': 'lt', '<=': 'le' } as const;
 
@@ -90,7 +93,7 @@ class Checker {
   }
 
   private term(node: SyntaxTerm): CheckedExpr | undefined {
-    const field = findField(node.field.name);
+    const field = lookupField(node.field.name);
     if (field === undefined) {
       this.unknownField(node);
       return undefined;

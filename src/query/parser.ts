@@ -85,7 +85,10 @@ class QueryParser extends EmbeddedActionsParser {
   problems: DiagnosticInput[] = [];
 
   constructor() {
-    super(ALL_TOKENS as TokenType[], { recoveryEnabled: true, maxLookahead: 1 });
+    // chevrotain's own recovery stays off: the grammar makes every forgettable part optional and
+    // reports it itself, which gives better messages and positions, and avoids the recovery
+    // bookkeeping chevrotain does after every repetition.
+    super(ALL_TOKENS as TokenType[], { recoveryEnabled: false, maxLookahead: 1 });
     this.performSelfAnalysis();
   }
 

@@ -16,6 +16,7 @@ const fail = <T>(message: string): Parsed<T> => ({ ok: false, message });
  * literal `=` and `\\` a backslash; any other backslash is itself. Segments are lower-cased.
  */
 export function parsePattern(text: string): Pattern {
+  if (!text.includes('*') && !text.includes('\\')) return { segments: [text.toLowerCase()], text };
   const segments: string[] = [];
   let current = '';
   for (let i = 0; i < text.length; i++) {

@@ -13,7 +13,7 @@ function meaning(q: string): unknown {
   return stripSpans(r.expr!);
 }
 
-describe('properties of the search language', () => {
+describe('properties of the search language', { timeout: 180_000 }, () => {
   it('any generated checked AST survives format -> parse unchanged', () => {
     fc.assert(
       fc.property(checkedExpr({ now: NOW }), (expr) => {
@@ -53,7 +53,7 @@ describe('properties of the search language', () => {
           expect(d.message.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 1500 },
+      { numRuns: 1000 },
     );
   });
 
