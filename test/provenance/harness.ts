@@ -127,9 +127,9 @@ export interface ProvenanceServer {
 }
 
 /** The Buildscope server with the provenance plugin; `provenance` is the config section. */
-export async function startProvenanceServer(provenance: (dir: string) => unknown): Promise<ProvenanceServer> {
+export async function startProvenanceServer(provenance: (dir: string) => unknown, options: { url?: string } = {}): Promise<ProvenanceServer> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-prov-'));
-  const config = parseConfig({ provenance: provenance(dir), server: { hostname: 'scans.example.com' } }, { data: dir });
+  const config = parseConfig({ provenance: provenance(dir), server: { hostname: 'scans.example.com' } }, options.url !== undefined ? { url: options.url } : { data: dir });
   const database = await openDatabase(config.database);
   const store = await openBuildStore(database, { logger });
   const app = await buildApp({ config, database, store, logger }, { plugins: [provenancePlugin] });
