@@ -9,7 +9,7 @@ import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 const MiB = 1024 * 1024;
 
 async function put(base: string, key: string, body: Buffer | string, headers: Record<string, string> = {}) {
-  return fetch(`${base}/cache/${key}`, { method: 'PUT', body: typeof body === 'string' ? body : new Uint8Array(body.buffer, body.byteOffset, body.length), headers });
+  return fetch(`${base}/cache/${key}`, { method: 'PUT', body: typeof body === 'string' ? body : new Uint8Array(body), headers });
 }
 
 /** A PUT whose body is sent in chunks without Content-Length; resolves with the response status. */
