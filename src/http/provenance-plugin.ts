@@ -298,14 +298,27 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
     }
   };
 
-  for (const prefix of ['/packages/:type/:namespace/:name/:version', '/packages/:type/:name/:version']) {
-    app.post(`${prefix}/attestations`, publish);
-    app.post(`${prefix}/policy-scans/:scan`, evaluate);
-    app.get(`${prefix}/:digest/attestations/:instance/:id`, fetchOne);
+  // OpenAPI documentation only: bodies come in three encodings and are checked by the handlers.
+  const doc = (summary: string, description: string, withNamespace: boolean, extra: readonly string[]) => ({
+    tags: ['provenance'],
+    summary: `${summary}${withNamespace ? '' : ' (package without namespace)'}`,
+    description,
+    consumes: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
+    produces: ['application/json', NDJSON, 'application/problem+json'],
+    params: {
+      type: 'object',
+      properties: Object.fromEntries(['type', ...(withNamespace ? ['namespace'] : []), 'name', 'version', ...extra].map((k) => [k, { type: 'string' }])),
+    },
+  });
+  const BODY = 'Body fields: sha256 (64 hex), repositoryUrl (URL or host/path)';
+  for (const [prefix, ns] of [['/packages/:type/:namespace/:name/:version', true], ['/packages/:type/:name/:version', false]] as const) {
+    app.post(`${prefix}/attestations`, { schema: doc('Publish attestations', `${BODY}, buildScan.ids and buildScan.queries (repeatable). Needs publishAttestations.`, ns, []) }, publish);
+    app.post(`${prefix}/policy-scans/:scan`, { schema: doc('Evaluate a policy scan', `${BODY}. Needs evaluatePolicies. 429 when the evaluation pool is exhausted.`, ns, ['scan']) }, evaluate);
+    app.get(`${prefix}/:digest/attestations/:instance/:id`, { schema: doc('Fetch an attestation', 'digest is <digestType>:<hex>; instance is obj:<name> or repo:<name>. Needs readAttestations.', ns, ['digest', 'instance', 'id']) }, fetchOne);
   }
 
   // Public keys are public: no authentication, so verifiers can fetch them.
-  app.get('/provenance/keys', async (_request, reply) => {
+  app.get('/provenance/keys', { schema: { tags: ['provenance'], summary: 'Public keys of the attestation signers, with their keyids' } }, async (_request, reply) => {
     const own = new Set([service.keys.active.keyid]);
     return reply.send({
       activeKeyId: service.keys.active.keyid,
