@@ -9,7 +9,7 @@
 //
 // One parser instance is reused for every query (chevrotain's performance guide).
 
-import { EmbeddedActionsParser, EOF, type IToken, type TokenType } from 'chevrotain';
+import { EmbeddedActionsParser, EOF, type IOrAlt, type IToken, type TokenType } from 'chevrotain';
 import type { Span } from './checked.js';
 import type { DiagnosticInput } from './position.js';
 import {
@@ -33,7 +33,7 @@ import {
   queryLexer,
   tokenEnd,
 } from './lexer.js';
-import type { SyntaxExpr, SyntaxOperator, SyntaxRange, SyntaxTerm, SyntaxValue, SyntaxWord } from './syntax.js';
+import type { SyntaxExpr, SyntaxOperator, SyntaxRange, SyntaxValue, SyntaxWord } from './syntax.js';
 
 const span = (start: number, end: number): Span => ({ start, end });
 
@@ -146,70 +146,65 @@ class QueryParser extends EmbeddedActionsParser {
     return { kind: 'and', operands: parts, span: span(parts[0]!.span.start, parts[parts.length - 1]!.span.end) };
   }
 
+  /** Set by chevrotain while it records the grammar: semantic actions must not run then. */
+  declare readonly RECORDING_PHASE: boolean;
+
+  // Alternatives are created once and reused (chevrotain's performance guide): they capture no
+  // locals, and return what they built.
+  private bodyAlts?: IOrAlt<SyntaxExpr | undefined>[];
+  private groupBodyAlts?: IOrAlt<SyntaxExpr | undefined>[];
+  private andAlts?: IOrAlt<SyntaxExpr | undefined>[];
+  private unaryAlts?: IOrAlt<SyntaxExpr>[];
+  private valueAlts?: IOrAlt<SyntaxValue>[];
+
+  private reportStray(t: IToken): undefined {
+    if (!this.RECORDING_PHASE) {
+      const { message, expected } = strayMessage(t);
+      this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
+    }
+    return undefined;
+  }
+
   /** The whole query: terms, and stray tokens reported and skipped. */
   query = this.RULE('query', (): SyntaxExpr => {
     const parts: SyntaxExpr[] = [];
+    const alts = (this.bodyAlts ??= [
+      { ALT: () => this.SUBRULE(this.orExpr) },
+      { ALT: () => this.reportStray(this.CONSUME(Stray)) },
+      {
+        ALT: () => {
+          const r = this.SUBRULE(this.range);
+          if (!this.RECORDING_PHASE) this.strayRange(r);
+          return undefined;
+        },
+      },
+    ]);
     this.MANY(() => {
-      this.OR([
-        {
-          ALT: () => {
-            const e = this.SUBRULE(this.orExpr);
-            this.ACTION(() => {
-              if (e !== undefined) parts.push(e);
-            });
-          },
-        },
-        {
-          ALT: () => {
-            const t = this.CONSUME(Stray);
-            this.ACTION(() => {
-              const { message, expected } = strayMessage(t);
-              this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
-            });
-          },
-        },
-        {
-          ALT: () => {
-            const r = this.SUBRULE(this.range);
-            this.ACTION(() => this.strayRange(r));
-          },
-        },
-      ]);
+      const e = this.OR(alts);
+      if (e !== undefined && !this.RECORDING_PHASE) parts.push(e);
     });
-    return this.ACTION(() => this.combine(parts, 0, this.text.length));
+    return this.RECORDING_PHASE ? (undefined as never) : this.combine(parts, 0, this.text.length);
   });
 
   /** Inside parentheses: like the query, but `)` ends it. */
   groupBody = this.RULE('groupBody', (): SyntaxExpr | undefined => {
     const parts: SyntaxExpr[] = [];
+    const alts = (this.groupBodyAlts ??= [
+      { ALT: () => this.SUBRULE(this.orExpr) },
+      { ALT: () => this.reportStray(this.CONSUME(StrayInGroup)) },
+      {
+        ALT: () => {
+          const r = this.SUBRULE(this.range);
+          if (!this.RECORDING_PHASE) this.strayRange(r);
+          return undefined;
+        },
+      },
+    ]);
     this.MANY(() => {
-      this.OR([
-        {
-          ALT: () => {
-            const e = this.SUBRULE(this.orExpr);
-            this.ACTION(() => {
-              if (e !== undefined) parts.push(e);
-            });
-          },
-        },
-        {
-          ALT: () => {
-            const t = this.CONSUME(StrayInGroup);
-            this.ACTION(() => {
-              const { message, expected } = strayMessage(t);
-              this.problems.push({ code: 'syntax', start: t.startOffset, end: tokenEnd(t), message, expected });
-            });
-          },
-        },
-        {
-          ALT: () => {
-            const r = this.SUBRULE(this.range);
-            this.ACTION(() => this.strayRange(r));
-          },
-        },
-      ]);
+      const e = this.OR(alts);
+      if (e !== undefined && !this.RECORDING_PHASE) parts.push(e);
     });
-    return this.ACTION(() => (parts.length === 0 ? undefined : this.combine(parts, 0, 0)));
+    return this.RECORDING_PHASE || parts.length === 0 ? undefined : this.combine(parts, 0, 0);
   });
 
   orExpr = this.RULE('orExpr', (): SyntaxExpr => {
@@ -217,94 +212,61 @@ class QueryParser extends EmbeddedActionsParser {
     let operands: SyntaxExpr[] | undefined;
     this.MANY(() => {
       const or = this.CONSUME(Or);
-      let right: SyntaxExpr | undefined;
-      this.OPTION(() => {
-        right = this.SUBRULE2(this.andExpr);
-      });
-      this.ACTION(() => {
+      const right = this.OPTION(() => this.SUBRULE2(this.andExpr));
+      if (!this.RECORDING_PHASE) {
         if (right === undefined) this.missing(or, 'a term', ['a term']);
         else (operands ??= [first]).push(right);
-      });
+      }
     });
-    return this.ACTION(() =>
-      operands === undefined
-        ? first
-        : { kind: 'or', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) },
-    );
+    if (this.RECORDING_PHASE || operands === undefined) return first;
+    return { kind: 'or', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
   });
 
   andExpr = this.RULE('andExpr', (): SyntaxExpr => {
     const first = this.SUBRULE(this.unary);
     let operands: SyntaxExpr[] | undefined;
-    this.MANY(() => {
-      this.OR([
-        {
-          ALT: () => {
-            const and = this.CONSUME(And);
-            let right: SyntaxExpr | undefined;
-            this.OPTION(() => {
-              right = this.SUBRULE2(this.unary);
-            });
-            this.ACTION(() => {
-              if (right === undefined) this.missing(and, 'a term', ['a term']);
-              else (operands ??= [first]).push(right);
-            });
-          },
-        },
-        {
-          ALT: () => {
-            const right = this.SUBRULE3(this.unary);
-            this.ACTION(() => {
-              (operands ??= [first]).push(right);
-            });
-          },
-        },
-      ]);
-    });
-    return this.ACTION(() =>
-      operands === undefined
-        ? first
-        : { kind: 'and', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) },
-    );
-  });
-
-  unary = this.RULE('unary', (): SyntaxExpr => {
-    return this.OR([
+    const alts = (this.andAlts ??= [
       {
         ALT: () => {
-          const op = this.CONSUME(Negation);
-          let operand: SyntaxExpr | undefined;
-          this.OPTION(() => {
-            operand = this.SUBRULE(this.unary);
-          });
-          return this.ACTION((): SyntaxExpr => {
+          const and = this.CONSUME(And);
+          const right = this.OPTION(() => this.SUBRULE2(this.unary));
+          if (right === undefined && !this.RECORDING_PHASE) this.missing(and, 'a term', ['a term']);
+          return right;
+        },
+      },
+      { ALT: () => this.SUBRULE3(this.unary) },
+    ]);
+    this.MANY(() => {
+      const right = this.OR(alts);
+      if (right !== undefined && !this.RECORDING_PHASE) (operands ??= [first]).push(right);
+    });
+    if (this.RECORDING_PHASE || operands === undefined) return first;
+    return { kind: 'and', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
+  });
+
+  /** A negation, a parenthesised group or a term (one rule: fewer rule invocations per term). */
+  unary = this.RULE('unary', (): SyntaxExpr => {
+    return this.OR(
+      (this.unaryAlts ??= [
+        {
+          ALT: (): SyntaxExpr => {
+            const op = this.CONSUME(Negation);
+            const operand = this.OPTION(() => this.SUBRULE(this.unary));
+            if (this.RECORDING_PHASE) return undefined as never;
             const prefix = op.tokenType === Minus ? '-' : op.tokenType === Bang ? '!' : 'not';
             if (operand === undefined) {
               this.missing(op, 'a term', ['a term']);
               return { kind: 'not', prefix, span: span(op.startOffset, tokenEnd(op)) };
             }
             return { kind: 'not', prefix, operand, span: span(op.startOffset, operand.span.end) };
-          });
+          },
         },
-      },
-      { ALT: () => this.SUBRULE(this.primary) },
-    ]);
-  });
-
-  primary = this.RULE('primary', (): SyntaxExpr => {
-    return this.OR([
-      {
-        ALT: () => {
-          const open = this.CONSUME(LParen);
-          let inner: SyntaxExpr | undefined;
-          let close: IToken | undefined;
-          this.OPTION(() => {
-            inner = this.SUBRULE(this.groupBody);
-          });
-          this.OPTION2(() => {
-            close = this.CONSUME(RParen);
-          });
-          return this.ACTION((): SyntaxExpr => {
+        {
+          ALT: (): SyntaxExpr => {
+            const open = this.CONSUME(LParen);
+            const inner = this.OPTION2(() => this.SUBRULE(this.groupBody));
+            const close = this.OPTION3(() => this.CONSUME(RParen));
+            if (this.RECORDING_PHASE) return undefined as never;
             if (close === undefined) this.missing(inner === undefined ? open : this.LA(0), "')'", ["')'"]);
             else if (inner === undefined) {
               this.problems.push({
@@ -316,83 +278,53 @@ class QueryParser extends EmbeddedActionsParser {
               });
             }
             const end = close !== undefined ? tokenEnd(close) : inner !== undefined ? inner.span.end : tokenEnd(open);
-            return inner === undefined
-              ? { kind: 'group', span: span(open.startOffset, end) }
-              : { kind: 'group', inner, span: span(open.startOffset, end) };
-          });
+            return inner === undefined ? { kind: 'group', span: span(open.startOffset, end) } : { kind: 'group', inner, span: span(open.startOffset, end) };
+          },
         },
-      },
-      { ALT: () => this.SUBRULE(this.term) },
-    ]);
-  });
-
-  term = this.RULE('term', (): SyntaxTerm => {
-    const name = this.CONSUME(Identifier);
-    let op: IToken | undefined;
-    let value: SyntaxValue | undefined;
-    this.OPTION(() => {
-      op = this.CONSUME(Operator);
-      this.OPTION2(() => {
-        value = this.SUBRULE(this.value);
-      });
-    });
-    return this.ACTION((): SyntaxTerm => {
-      const field = { name: name.image, span: span(name.startOffset, tokenEnd(name)) };
-      if (op === undefined) return { kind: 'term', field, span: field.span };
-      const operator = { op: op.image as SyntaxOperator, span: span(op.startOffset, tokenEnd(op)) };
-      if (value === undefined) {
-        this.missing(op, 'a value', ['value', '"quoted value"', '[from to to]']);
-        return { kind: 'term', field, operator, span: span(name.startOffset, operator.span.end) };
-      }
-      return { kind: 'term', field, operator, value, span: span(name.startOffset, value.span.end) };
-    });
-  });
-
-  value = this.RULE('value', (): SyntaxValue => {
-    return this.OR([
-      {
-        ALT: () => {
-          const t = this.CONSUME(Word);
-          return this.ACTION(() => this.word(t));
+        {
+          ALT: (): SyntaxExpr => {
+            const name = this.CONSUME(Identifier);
+            let op: IToken | undefined;
+            let value: SyntaxValue | undefined;
+            this.OPTION4(() => {
+              op = this.CONSUME(Operator);
+              value = this.OPTION5(() => this.OR2((this.valueAlts ??= [{ ALT: () => this.word(this.CONSUME(Word)) }, { ALT: () => this.SUBRULE2(this.range) }])));
+            });
+            if (this.RECORDING_PHASE) return undefined as never;
+            const field = { name: name.image, span: span(name.startOffset, tokenEnd(name)) };
+            if (op === undefined) return { kind: 'term', field, span: field.span };
+            const operator = { op: op.image as SyntaxOperator, span: span(op.startOffset, tokenEnd(op)) };
+            if (value === undefined) {
+              this.missing(op, 'a value', ['value', '"quoted value"', '[from to to]']);
+              return { kind: 'term', field, operator, span: span(name.startOffset, operator.span.end) };
+            }
+            return { kind: 'term', field, operator, value, span: span(name.startOffset, value.span.end) };
+          },
         },
-      },
-      { ALT: () => this.SUBRULE(this.range) },
-    ]);
+      ]),
+    );
   });
 
   range = this.RULE('range', (): SyntaxRange => {
     const open = this.CONSUME(LBracket);
-    let from: IToken | undefined;
-    let to: IToken | undefined;
-    let upper: IToken | undefined;
-    let close: IToken | undefined;
-    this.OPTION(() => {
-      from = this.CONSUME(Word);
-    });
-    this.OPTION2(() => {
-      to = this.CONSUME(To);
-    });
-    this.OPTION3(() => {
-      upper = this.CONSUME2(Word);
-    });
-    this.OPTION4(() => {
-      close = this.CONSUME(RBracket);
-    });
-    return this.ACTION((): SyntaxRange => {
-      // Report the first missing part only: one fault, one message.
-      if (from === undefined) this.missing(open, 'the lower bound of the range', ['value'], to ?? upper ?? close);
-      else if (to === undefined) this.missing(from, "'to'", ["'to'"], upper ?? close);
-      else if (upper === undefined) this.missing(to, 'the upper bound of the range', ['value'], close);
-      else if (close === undefined) this.missing(upper, "']'", ["']'"]);
-      const last = close ?? upper ?? to ?? from ?? open;
-      const fromWord = from === undefined ? undefined : this.word(from);
-      const toWord = upper === undefined ? undefined : this.word(upper);
-      const s = span(open.startOffset, tokenEnd(last));
-      if (fromWord !== undefined && toWord !== undefined) return { kind: 'range', from: fromWord, to: toWord, span: s };
-      if (fromWord !== undefined) return { kind: 'range', from: fromWord, span: s };
-      if (toWord !== undefined) return { kind: 'range', to: toWord, span: s };
-      return { kind: 'range', span: s };
-    });
+    const from = this.OPTION(() => this.CONSUME(Word));
+    const to = this.OPTION2(() => this.CONSUME(To));
+    const upper = this.OPTION3(() => this.CONSUME2(Word));
+    const close = this.OPTION4(() => this.CONSUME(RBracket));
+    if (this.RECORDING_PHASE) return undefined as never;
+    // Report the first missing part only: one fault, one message.
+    if (from === undefined) this.missing(open, 'the lower bound of the range', ['value'], to ?? upper ?? close);
+    else if (to === undefined) this.missing(from, "'to'", ["'to'"], upper ?? close);
+    else if (upper === undefined) this.missing(to, 'the upper bound of the range', ['value'], close);
+    else if (close === undefined) this.missing(upper, "']'", ["']'"]);
+    const last = close ?? upper ?? to ?? from ?? open;
+    const fromWord = from === undefined ? undefined : this.word(from);
+    const toWord = upper === undefined ? undefined : this.word(upper);
+    const s = span(open.startOffset, tokenEnd(last));
+    if (fromWord !== undefined && toWord !== undefined) return { kind: 'range', from: fromWord, to: toWord, span: s };
+    if (fromWord !== undefined) return { kind: 'range', from: fromWord, span: s };
+    if (toWord !== undefined) return { kind: 'range', to: toWord, span: s };
+    return { kind: 'range', span: s };
   });
 }
 
