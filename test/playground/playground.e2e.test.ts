@@ -6,6 +6,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
+import { formatQuery, parseQuery } from '../../src/query/index.js';
 import { buildBundle, launchBrowser, startServer, type TestServer } from './harness.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -54,11 +55,13 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
     await page.click('#sign-in-button');
   }
 
-  async function typeQuery(page: Page, text: string): Promise<void> {
+  /** Replaces the query as if typed: key by key when `keys`, otherwise as one text input. */
+  async function typeQuery(page: Page, text: string, keys = false): Promise<void> {
     await page.click('.cm-content');
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Backspace');
-    await page.keyboard.type(text);
+    if (keys) await page.keyboard.type(text);
+    else await page.keyboard.insertText(text);
     await page.keyboard.press('Escape'); // close a completion popup the typing may have opened
   }
 
@@ -94,7 +97,7 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
 
   it('underlines an error as it is typed and shows its message on hover', async () => {
     const page = await openPage();
-    await typeQuery(page, 'buildOutcom:failed tag:CI');
+    await typeQuery(page, 'buildOutcom:failed tag:CI', true);
     await page.waitForSelector('.cm-lintRange-error');
     expect(await page.textContent('.cm-lintRange-error')).toBe('buildOutcom');
 
@@ -180,6 +183,22 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
     await page.waitForSelector('#build-dialog ol.events li');
     expect(await page.textContent('#build-dialog ol.events')).toContain('BuildStarted');
     await page.click('#build-dialog-close');
+    await page.close();
+  });
+
+  it('formats a valid query with the project formatter', async () => {
+    const query = 'BUILDOUTCOME:failed   AND (tag:ci OR tag:"night ly")';
+    const page = await openPage();
+    await typeQuery(page, query);
+    await expect.poll(() => page.textContent('#query-status')).toBe('Valid query');
+    await page.click('#format-button');
+    await expect.poll(() => editorText(page)).toBe(formatQuery(parseQuery(query).expr!));
+    // Shift+Alt+F does the same from the keyboard, and a query with problems is left alone.
+    await typeQuery(page, 'tag:ci   tag>x');
+    await expect.poll(() => page.textContent('#query-status')).toBe('1 problem');
+    expect(await page.isDisabled('#format-button')).toBe(true);
+    await page.keyboard.press('Shift+Alt+F');
+    expect(await editorText(page)).toBe('tag:ci   tag>x');
     await page.close();
   });
 
