@@ -101,10 +101,10 @@ export function rawGet(port: number, path: string, headers: Record<string, strin
       socket.destroy();
       reject(new Error(`rawGet ${path}: timeout; got ${Buffer.concat(chunks).toString('latin1').slice(0, 500)}`));
     }, options.timeoutMs ?? 10_000);
-    const finish = (): void => {
+    const finish = (cutOff = false): void => {
       clearTimeout(timer);
       try {
-        resolve(parseResponse(Buffer.concat(chunks)));
+        resolve(parseResponse(Buffer.concat(chunks), cutOff));
       } catch (e) {
         reject(e as Error);
       }
@@ -116,14 +116,14 @@ export function rawGet(port: number, path: string, headers: Record<string, strin
           const partial = parseResponse(Buffer.concat(chunks), true);
           if (options.until(partial.text)) {
             socket.destroy();
-            finish();
+            finish(true);
           }
         } catch {
           /* not enough yet */
         }
       }
     });
-    socket.on('end', finish);
+    socket.on('end', () => finish());
     socket.on('error', (e) => {
       clearTimeout(timer);
       reject(e);

@@ -11,27 +11,7 @@ import { mirror, exportBase } from '../../src/mirror/mirror.js';
 import { openDatabase } from '../../src/store/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { startServer, type TestServer } from './harness.js';
-
-export const SEARCHES = [
-  '',
-  'buildTool:native',
-  'buildOutcome:failed',
-  'tag:*',
-  'buildDuration>1m',
-  'project:billing OR user:dmitri',
-  'not buildTool:jsbuild and requested:test',
-  'value:branch=main',
-  'buildStartTime>-400d',
-];
-
-/** GET /api/builds with attributes for a query, without the local availableAt (the mirror's own clock). */
-export async function search(base: string, authorization: string, query: string): Promise<unknown[]> {
-  const url = `${base}/api/builds?maxBuilds=1000&models=attributes&query=${encodeURIComponent(query)}`;
-  const res = await fetch(url, { headers: { authorization } });
-  expect(res.status, `${query}: ${res.status}`).toBe(200);
-  const builds = (await res.json()) as Record<string, unknown>[];
-  return builds.map(({ availableAt: _a, ...rest }) => rest);
-}
+import { SEARCHES, search } from './searches.js';
 
 let source: TestServer;
 let target: TestServer;
@@ -146,7 +126,8 @@ describe('mirror', () => {
       expect(proxy.cut).toBe(4);
       // A cut between two responses of a kept-alive connection is retried by fetch itself.
       expect(reconnects.length).toBeGreaterThanOrEqual(2);
-      expect(reconnects.every((id) => id !== undefined)).toBe(true);
+      // At least one stream broke off after messages and resumed after the last one.
+      expect(reconnects.some((id) => id !== undefined)).toBe(true);
       expect(result).toMatchObject({ builds: 48, stored: 48, rejected: 0 });
       for (const q of SEARCHES.slice(0, 4)) {
         const other = await fresh.addUser(`s${SEARCHES.indexOf(q)}`, ['accessBuildDataViaApi']);
