@@ -5,7 +5,7 @@
 // If a batch fails in the database, its lines are retried one per transaction, so one bad build
 // cannot take the others down. Results are reported only after their transaction committed.
 
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from './database.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
@@ -13,7 +13,7 @@ import { numberedLines } from './lines.js';
 import type { IngestLineResult, IngestOptions } from './types.js';
 import { parseLine } from './validate.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
-import { ATTRIBUTE_COLUMNS } from './columns.js';
+import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 
@@ -36,7 +36,7 @@ export async function ingestNdjson(
   options: IngestOptions = {},
 ): Promise<IngestLineResult[]> {
   const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx) : postgresExecutor(ctx);
-  const batchSize = options.batchSize ?? (ctx.handle.dialect === 'sqlite' ? 2000 : 500);
+  const batchSize = options.batchSize ?? 500;
   const keep = options.keepResults !== false;
   const all: IngestLineResult[] = [];
   let done = 0;
@@ -169,8 +169,6 @@ function sqliteExecutor(ctx: IngestContext): Executor {
 
 function postgresExecutor(ctx: IngestContext): Executor {
   const db = ctx.handle.db;
-  const paramsPerRow = BUILD_ROW_COLUMNS.length;
-  const rowsPerInsert = Math.max(1, Math.floor(30_000 / paramsPerRow));
 
   return async (lines) =>
     db.transaction().execute(async (trx) => {
@@ -226,26 +224,63 @@ function postgresExecutor(ctx: IngestContext): Executor {
         newId: newBuildId,
         maxSeq: Number(max.m),
       });
-      for (let i = 0; i < writes.insertBuilds.length; i += rowsPerInsert) {
-        await trx.insertInto('builds').values(writes.insertBuilds.slice(i, i + rowsPerInsert)).execute();
-      }
+      // Multi-row inserts as unnest() of one array per column: a handful of parameters however
+      // many rows, so neither the statement builder nor the protocol grows with the batch.
+      await unnestInsert(trx, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds.map((row) => BUILD_ROW_COLUMNS.map((c) => row[c] ?? null)));
       for (const row of writes.updateBuilds) {
         const { id, ...rest } = row;
         await trx.updateTable('builds').set(rest).where('id', '=', id).execute();
       }
-      for (let i = 0; i < writes.chunks.length; i += 5000) {
-        await trx.insertInto('build_events').values(writes.chunks.slice(i, i + 5000)).execute();
-      }
-      for (let i = 0; i < writes.values.length; i += 10000) {
-        const part = writes.values.slice(i, i + 10000);
-        await trx.insertInto('build_values').values(part.map(([seq, field, value]) => ({ seq, field, value }))).execute();
-      }
-      for (let i = 0; i < writes.customValues.length; i += 10000) {
-        const part = writes.customValues.slice(i, i + 10000);
-        await trx.insertInto('build_custom_values').values(part.map(([seq, name, value]) => ({ seq, name, value }))).execute();
-      }
+      await unnestInsert(trx, 'build_events', CHUNK_COLUMN_TYPES, writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, c.events]));
+      await unnestInsert(trx, 'build_values', VALUE_COLUMN_TYPES, writes.values);
+      await unnestInsert(trx, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };
     });
+}
+
+type ColumnTypes = readonly (readonly [name: string, type: string])[];
+
+const BOOKKEEPING_TYPES: Readonly<Record<string, string>> = {
+  id: 'text',
+  seq: 'bigint',
+  available_at: 'bigint',
+  tool_type: 'text',
+  tool_version: 'text',
+  agent_version: 'text',
+  project_name: 'text',
+  content_hash: 'text',
+  attributes: 'text',
+  received_at: 'bigint',
+};
+const BUILD_COLUMN_TYPES: ColumnTypes = BUILD_ROW_COLUMNS.map((c) => {
+  const field = COLUMN_FIELDS.get(c);
+  return [c, field === undefined ? BOOKKEEPING_TYPES[c]! : sqlType(columnKind(field.type))] as const;
+});
+const CHUNK_COLUMN_TYPES: ColumnTypes = [
+  ['build_id', 'text'],
+  ['chunk', 'integer'],
+  ['hash', 'text'],
+  ['event_count', 'integer'],
+  ['events', 'text'],
+];
+const VALUE_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['field', 'text'],
+  ['value', 'text'],
+];
+const CUSTOM_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['name', 'text'],
+  ['value', 'text'],
+];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function unnestInsert(trx: Transaction<any>, table: string, columns: ColumnTypes, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length === 0) return;
+  const arrays = columns.map((_, i) => rows.map((r) => r[i] ?? null));
+  const names = sql.join(columns.map(([n]) => sql.ref(n)));
+  const unnest = sql.join(columns.map(([, type], i) => sql`${arrays[i]}::${sql.raw(type)}[]`));
+  await sql`INSERT INTO ${sql.table(table)} (${names}) SELECT * FROM unnest(${unnest})`.execute(trx);
 }

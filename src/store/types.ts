@@ -77,7 +77,7 @@ export interface IngestOptions {
   readonly onResults?: (results: readonly IngestLineResult[]) => void;
   /** Whether ingestNdjson returns every result (default true); false for huge inputs. */
   readonly keepResults?: boolean;
-  /** Lines per transaction (default 2000 on SQLite, 500 on PostgreSQL). */
+  /** Lines per transaction (default 500). */
   readonly batchSize?: number;
 }
 
