@@ -17,7 +17,7 @@ describe('SQLite agrees with the reference evaluator', () => {
   let db: SearchDb;
   beforeAll(async () => {
     db = await openSearchDb('sqlite');
-  });
+  }, 120_000);
   afterAll(async () => db?.close());
 
   it('on random builds and queries', async () => {
@@ -29,7 +29,7 @@ describe('SQLite agrees with the reference evaluator', () => {
           expect(await searchIds(db.handle, q), explainSql(q, 'sqlite').sql).toEqual(expected(bs, q));
         }
       }),
-      { numRuns: 60 },
+      { numRuns: 40 },
     );
   }, 120_000);
 });
@@ -39,7 +39,7 @@ describe.skipIf(!pgAvailable())('PostgreSQL and SQLite agree with the reference 
   let pg: SearchDb;
   beforeAll(async () => {
     [lite, pg] = await Promise.all([openSearchDb('sqlite'), openSearchDb('postgres')]);
-  });
+  }, 120_000);
   afterAll(async () => {
     await lite?.close();
     await pg?.close();
@@ -56,7 +56,7 @@ describe.skipIf(!pgAvailable())('PostgreSQL and SQLite agree with the reference 
           expect(await searchIds(lite.handle, q), explainSql(q, 'sqlite').sql).toEqual(want);
         }
       }),
-      { numRuns: 30 },
+      { numRuns: 25 },
     );
   }, 180_000);
 });

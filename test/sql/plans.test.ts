@@ -40,9 +40,9 @@ describe('SQLite plans', () => {
   let db: SearchDb;
   beforeAll(async () => {
     db = await openSearchDb('sqlite');
-    await insertBuilds(db.handle, corpus(2000));
+    await insertBuilds(db.handle, corpus(2000), { bulk: true });
     db.handle.sqlite!.exec('ANALYZE');
-  });
+  }, 180_000);
   afterAll(async () => db?.close());
 
   const plan = (q: string) => explainPlan(db.handle, parse(q));
@@ -78,9 +78,9 @@ describe.skipIf(!pgAvailable())('PostgreSQL plans', () => {
   let db: SearchDb;
   beforeAll(async () => {
     db = await openSearchDb('postgres');
-    await insertBuilds(db.handle, corpus(6000));
+    await insertBuilds(db.handle, corpus(6000), { bulk: true });
     await sql`ANALYZE`.execute(db.handle.db);
-  });
+  }, 180_000);
   afterAll(async () => db?.close());
 
   const plan = (q: string) => explainPlan(db.handle, parse(q));

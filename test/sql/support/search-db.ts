@@ -111,34 +111,62 @@ function columnValue(f: FieldDef, v: unknown): string | number | null {
 
 let nextSeq = 1;
 
-/** Stores builds as available, as the store does. */
-export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[]): Promise<void> {
+interface Rows {
+  readonly header: Record<string, unknown>;
+  readonly attributes: Record<string, unknown>;
+  readonly values: { seq: number; field: string; value: string }[];
+  readonly custom: { seq: number; name: string; value: string }[];
+}
+
+function rowsOf(b: TestBuild, seq: number): Rows {
+  const tool = b.toolType.toLowerCase();
+  const attributes: Record<string, unknown> = { seq, available_at: seq, attributes: JSON.stringify(b.attributes) };
+  for (const f of SINGLE) {
+    if (f.tool !== null && f.tool !== tool) continue;
+    attributes[f.column] = f.name === 'buildTool' ? tool : columnValue(f, b.attributes[f.name]);
+  }
+  const values: Rows['values'] = [];
+  const custom: Rows['custom'] = [];
+  for (const f of FIELDS.filter((x) => x.multi && (x.tool === null || x.tool === tool))) {
+    const vs = b.attributes[f.name];
+    if (!Array.isArray(vs)) continue;
+    for (const v of vs as readonly unknown[]) {
+      if (f.type === 'keyValue') {
+        const kv = v as { name: string; value: string };
+        custom.push({ seq, name: kv.name.toLowerCase(), value: kv.value.toLowerCase() });
+      } else {
+        values.push({ seq, field: f.column, value: String(v).toLowerCase() });
+      }
+    }
+  }
+  const header = { id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}' };
+  return { header, attributes, values, custom };
+}
+
+/**
+ * Stores builds as available, as the store does: the row first (incomplete), then seq and the
+ * attribute columns in one update, then the child rows. `bulk` inserts complete rows in batches
+ * instead (faster, for larger corpora; the insert triggers then keep the trigram tables).
+ */
+export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[], options: { bulk?: boolean } = {}): Promise<void> {
+  const all = builds.map((b) => rowsOf(b, nextSeq++));
   await handle.db.transaction().execute(async (trx) => {
-    for (const b of builds) {
-      const tool = b.toolType.toLowerCase();
-      await trx
-        .insertInto('builds')
-        .values({ id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}' })
-        .execute();
-      const seq = nextSeq++;
-      const row: Record<string, unknown> = { seq, available_at: seq, attributes: JSON.stringify(b.attributes) };
-      for (const f of SINGLE) {
-        if (f.tool !== null && f.tool !== tool) continue;
-        row[f.column] = f.name === 'buildTool' ? tool : columnValue(f, b.attributes[f.name]);
+    if (options.bulk) {
+      for (let i = 0; i < all.length; i += 100) {
+        const chunk = all.slice(i, i + 100);
+        for (const r of chunk) await trx.insertInto('builds').values({ ...r.header, ...r.attributes }).execute();
+        const values = chunk.flatMap((r) => r.values);
+        const custom = chunk.flatMap((r) => r.custom);
+        if (values.length) await trx.insertInto('build_values').values(values).execute();
+        if (custom.length) await trx.insertInto('build_custom_values').values(custom).execute();
       }
-      await trx.updateTable('builds').set(row).where('id', '=', b.id).execute();
-      for (const f of FIELDS.filter((x) => x.multi && (x.tool === null || x.tool === tool))) {
-        const vs = b.attributes[f.name];
-        if (!Array.isArray(vs)) continue;
-        for (const v of vs as readonly unknown[]) {
-          if (f.type === 'keyValue') {
-            const kv = v as { name: string; value: string };
-            await trx.insertInto('build_custom_values').values({ seq, name: kv.name.toLowerCase(), value: kv.value.toLowerCase() }).execute();
-          } else {
-            await trx.insertInto('build_values').values({ seq, field: f.column, value: String(v).toLowerCase() }).execute();
-          }
-        }
-      }
+      return;
+    }
+    for (const r of all) {
+      await trx.insertInto('builds').values(r.header).execute();
+      await trx.updateTable('builds').set(r.attributes).where('id', '=', r.header['id'] as string).execute();
+      if (r.values.length) await trx.insertInto('build_values').values(r.values).execute();
+      if (r.custom.length) await trx.insertInto('build_custom_values').values(r.custom).execute();
     }
   });
 }

@@ -1,0 +1,264 @@
+// Search latency per query shape on SQLite and PostgreSQL, against the naive alternative in the
+// same run: the same builds in memory, filtered by liqe.
+//
+//   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg]
+//
+// Corpus: demo builds of all six tools (src/store/demo-data.ts) ingested through the build store.
+// Two measures per query: `page` = the first 100 matches in availability order through
+// BuildStore.listBuilds (what the REST listing does), and `count` = count(*) of all matches
+// (every match visited). In memory, `page` tests builds in order until 100 match, `count` filters all.
+// Writes bench/results/search.json.
+
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { parse as liqeParse, test as liqeTest, filter as liqeFilter } from 'liqe';
+import { parseQuery } from '../src/query/index.js';
+import type { CheckedExpr } from '../src/query/checked.js';
+import { compileQuery, explainPlan } from '../src/sql/index.js';
+import { openBuildStore } from '../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
+import { demoBuilds } from '../src/store/demo-data.js';
+import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../src/store/types.js';
+import { findPostgresBin, startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
+
+const argv = process.argv.slice(2);
+const flag = (name: string): boolean => argv.includes(name);
+const option = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const quick = flag('--quick');
+const BUILDS = Number(option('--builds') ?? (flag('--million') ? 1_000_000 : quick ? 10_000 : 100_000));
+const ITER = quick ? 10 : 30;
+const MEM_ITER = quick ? 3 : 5;
+const PAGE = 100;
+const NOW = Date.UTC(2026, 10, 1);
+const DAY = 86_400_000;
+
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+
+interface Shape {
+  readonly shape: string;
+  readonly query: string;
+  /** The same intent in liqe's language over flattened documents (see toDoc). */
+  readonly liqe: string;
+  readonly selective: boolean;
+}
+
+function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
+  const commit = (sample[Math.floor(sample.length / 2)]!.attributes['value'] as { name: string; value: string }[]).find((v) => v.name === 'Git commit id')!.value;
+  const day = new Date(NOW - 10 * DAY).toISOString().slice(0, 10);
+  return [
+    { shape: 'exact', query: `value:"Git commit id=${commit}"`, liqe: `value:"git commit id=${commit}"`, selective: true },
+    { shape: 'exact (user)', query: 'user:Renée', liqe: 'user:"renée"', selective: false },
+    { shape: 'prefix', query: `value:"git commit id=${commit.slice(0, 5)}*"`, liqe: `value:/^git commit id=${commit.slice(0, 5)}/`, selective: true },
+    { shape: 'prefix (host)', query: 'hostname:laptop*', liqe: 'hostname:/^laptop/', selective: false },
+    { shape: 'infix', query: 'project:*ventor*', liqe: 'project:/ventor/', selective: false },
+    { shape: 'infix (requested)', query: 'requested:*bundle*', liqe: 'requested:/bundle/', selective: false },
+    { shape: 'range', query: `buildStartTime:[${day}T10:00 to ${day}T10:30]`, liqe: `buildStartTime:[${Date.parse(`${day}T10:00Z`)} TO ${Date.parse(`${day}T10:31Z`) - 1}]`, selective: true },
+    { shape: 'tag', query: 'tag:flaky-retry', liqe: 'tag:"flaky-retry"', selective: false },
+    { shape: 'key-value', query: 'value:"CI Provider=GitHub*"', liqe: 'value:/^ci provider=github/', selective: false },
+    { shape: 'boolean', query: 'buildOutcome:failed hasNonVerificationFailure', liqe: 'buildOutcome:"failed" AND hasNonVerificationFailure:true', selective: false },
+    { shape: 'negation', query: '-user:ci -tag:CI', liqe: 'NOT user:"ci" AND NOT tag:"ci"', selective: false },
+    { shape: 'or', query: 'project:billing or project:docs-site', liqe: 'project:"billing" OR project:"docs-site"', selective: false },
+  ];
+}
+
+/** A liqe document: attribute names without dots (liqe reads dots as paths), strings lower-cased. */
+function toDoc(b: BuildWithAttributes): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(b.attributes)) {
+    const key = k.replace(/\./g, '_');
+    if (k === 'value') doc[key] = (v as { name: string; value: string }[]).map((x) => `${x.name}=${x.value}`.toLowerCase());
+    else if (Array.isArray(v)) doc[key] = v.map((x) => (typeof x === 'string' ? x.toLowerCase() : x));
+    else doc[key] = typeof v === 'string' ? v.toLowerCase() : v;
+  }
+  return doc;
+}
+
+function stats(samples: number[]): { p50: number; p95: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))]!;
+  return { p50: at(0.5), p95: at(0.95) };
+}
+
+async function time(n: number, f: () => Promise<unknown> | unknown): Promise<{ p50: number; p95: number }> {
+  await f();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await f();
+    out.push(performance.now() - t0);
+  }
+  return stats(out);
+}
+
+interface Backend {
+  readonly name: 'sqlite' | 'postgres';
+  readonly handle: DatabaseHandle;
+  readonly store: BuildStore;
+  readonly ingestPerSecond: number;
+  readonly bytes: number;
+  close(): Promise<void>;
+}
+
+async function* ndjsonChunks(): AsyncIterable<string> {
+  let chunk: string[] = [];
+  let done = 0;
+  for (const line of demoBuilds({ builds: BUILDS, seed: 7, now: NOW })) {
+    chunk.push(line);
+    if (chunk.length === 2000) {
+      yield `${chunk.join('\n')}\n`;
+      done += chunk.length;
+      chunk = [];
+      if (done % 20_000 === 0) log(`  ${done} builds`);
+    }
+  }
+  if (chunk.length) yield `${chunk.join('\n')}\n`;
+}
+
+function dirSize(dir: string): number {
+  return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+}
+
+async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise<Backend> {
+  const dir = name === 'sqlite' ? mkdtempSync(join(tmpdir(), 'bench-search-')) : undefined;
+  const handle = await openDatabase(name === 'sqlite' ? { data: dir! } : { url: pgUrl! });
+  const store = await openBuildStore(handle, { clock: () => NOW });
+  log(`${name}: ingesting ${BUILDS} builds`);
+  const t0 = performance.now();
+  const results = await store.ingestNdjson(ndjsonChunks());
+  const secs = (performance.now() - t0) / 1000;
+  const rejected = results.filter((r) => r.status === 'rejected').length;
+  if (rejected) throw new Error(`${rejected} lines rejected`);
+  if (name === 'sqlite') {
+    handle.sqlite!.exec('ANALYZE');
+    handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+  } else {
+    await sql`VACUUM ANALYZE`.execute(handle.db);
+  }
+  const bytes =
+    name === 'sqlite'
+      ? dirSize(dir!)
+      : Number((await sql<{ n: number }>`SELECT pg_database_size(current_database()) AS n`.execute(handle.db)).rows[0]!.n);
+  return {
+    name,
+    handle,
+    store,
+    ingestPerSecond: BUILDS / secs,
+    bytes,
+    async close() {
+      await store.close();
+      await handle.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function countMatches(h: DatabaseHandle, expr: CheckedExpr): Promise<number> {
+  const r = await h.db
+    .selectFrom('builds')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('builds.seq', 'is not', null)
+    .where(compileQuery(expr, h.dialect))
+    .executeTakeFirstOrThrow();
+  return Number(r['n']);
+}
+
+const fmt = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+
+async function main(): Promise<void> {
+  let pgServer: RunningPostgres | undefined;
+  const backends: Backend[] = [await openBackend('sqlite')];
+  if (!flag('--no-pg')) {
+    const url = process.env['BUILDSCOPE_BENCH_PG_URL'] ?? (findPostgresBin() ? (pgServer = await startPostgres()).url : undefined);
+    if (url) backends.push(await openBackend('postgres', url));
+    else log('postgres: not available, skipped');
+  }
+  try {
+    const all = (await backends[0]!.store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];
+    const docs = all.map(toDoc);
+    const corpus = shapes(all);
+    const rows: Record<string, unknown>[] = [];
+    for (const s of corpus) {
+      const parsed = parseQuery(s.query, { now: NOW });
+      if (!parsed.expr) throw new Error(`${s.query}: ${parsed.diagnostics.map((d) => d.message).join('; ')}`);
+      const expr = parsed.expr;
+      const ast = liqeParse(s.liqe);
+      const row: Record<string, unknown> = { shape: s.shape, query: s.query, selective: s.selective };
+      for (const b of backends) {
+        row[`${b.name}Matches`] = await countMatches(b.handle, expr);
+        row[`${b.name}Page`] = await time(ITER, () => b.store.listBuilds({ query: expr, visibility: SEE_EVERYTHING, maxBuilds: PAGE }));
+        row[`${b.name}Count`] = await time(ITER, () => countMatches(b.handle, expr));
+      }
+      row['memoryMatches'] = liqeFilter(ast, docs).length;
+      row['memoryPage'] = await time(MEM_ITER, () => {
+        let n = 0;
+        for (const d of docs) if (liqeTest(ast, d) && ++n === PAGE) break;
+      });
+      row['memoryCount'] = await time(MEM_ITER, () => liqeFilter(ast, docs).length);
+      row['sqlitePlan'] = await explainPlan(backends[0]!.handle, expr);
+      rows.push(row);
+      log(`  ${s.shape}: done`);
+    }
+
+    const p = (r: Record<string, unknown>, k: string) => r[k] as { p50: number; p95: number } | undefined;
+    const header = ['shape', 'matches', 'sqlite page p50/p95', 'sqlite count p50', ...(backends.length > 1 ? ['pg page p50/p95', 'pg count p50'] : []), 'liqe page p50', 'liqe count p50', 'page x', 'count x'];
+    const table = rows.map((r) => {
+      const sp = p(r, 'sqlitePage')!;
+      const sc = p(r, 'sqliteCount')!;
+      const mp = p(r, 'memoryPage')!;
+      const mc = p(r, 'memoryCount')!;
+      const pp = p(r, 'postgresPage');
+      const pc = p(r, 'postgresCount');
+      return [
+        String(r['shape']),
+        String(r['sqliteMatches']),
+        `${fmt(sp.p50)}/${fmt(sp.p95)}`,
+        fmt(sc.p50),
+        ...(pp && pc ? [`${fmt(pp.p50)}/${fmt(pp.p95)}`, fmt(pc.p50)] : []),
+        fmt(mp.p50),
+        fmt(mc.p50),
+        `${(mp.p50 / sp.p50).toFixed(0)}x`,
+        `${(mc.p50 / sc.p50).toFixed(0)}x`,
+      ];
+    });
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+    const sum = (k: string) => rows.reduce((n, r) => n + p(r, k)!.p50, 0);
+    console.log(`\nSearch latency, ${BUILDS} builds, ms (page = first ${PAGE} matches via listBuilds; count = all matches)`);
+    console.log(line(header));
+    for (const t of table) console.log(line(t));
+    console.log(`\nacross the corpus (sum of p50): sqlite page ${fmt(sum('sqlitePage'))} ms, count ${fmt(sum('sqliteCount'))} ms; liqe page ${fmt(sum('memoryPage'))} ms, count ${fmt(sum('memoryCount'))} ms`);
+    console.log(`in-memory / sqlite: page ${(sum('memoryPage') / sum('sqlitePage')).toFixed(1)}x, count ${(sum('memoryCount') / sum('sqliteCount')).toFixed(1)}x`);
+    if (backends.length > 1) {
+      console.log(`in-memory / postgres: page ${(sum('memoryPage') / sum('postgresPage')).toFixed(1)}x, count ${(sum('memoryCount') / sum('postgresCount')).toFixed(1)}x`);
+    }
+    for (const b of backends) {
+      console.log(`${b.name}: ingest ${Math.round(b.ingestPerSecond)} builds/s, database ${(b.bytes / 1e6).toFixed(1)} MB (${((b.bytes / BUILDS) * 1e6 / 1e9).toFixed(2)} GB per million builds)`);
+    }
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/search.json',
+      `${JSON.stringify(
+        {
+          builds: BUILDS,
+          page: PAGE,
+          iterations: ITER,
+          at: new Date().toISOString(),
+          backends: backends.map((b) => ({ name: b.name, ingestPerSecond: Math.round(b.ingestPerSecond), bytes: b.bytes })),
+          rows,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    for (const b of backends) await b.close();
+    await pgServer?.stop();
+  }
+}
+
+await main();
