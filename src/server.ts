@@ -164,14 +164,16 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
   logger.info({ builds: results.length - rejected, rejected, ms: Date.now() - started }, 'demo builds loaded');
 }
 
-/** Closes the server on SIGINT/SIGTERM; a second signal exits at once. */
-export function closeOnSignals(server: RunningServer, logger: Logger): void {
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server.close().then(
+/**
+ * Closes the server on SIGINT/SIGTERM; a second signal exits at once. Installed before the server
+ * starts, so that a signal arriving during start-up (or right after the ready line) is honoured.
+ */
+export function closeOnSignals(logger: Logger): { attach(server: RunningServer): void } {
+  let server: RunningServer | undefined;
+  let requested: string | undefined;
+  const close = () => {
+    logger.info({ signal: requested }, 'shutting down');
+    server!.close().then(
       () => process.exit(0),
       (e: unknown) => {
         logger.error({ err: e }, 'shutdown failed');
@@ -179,6 +181,17 @@ export function closeOnSignals(server: RunningServer, logger: Logger): void {
       },
     );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  const onSignal = (signal: string) => {
+    if (requested !== undefined) process.exit(1);
+    requested = signal;
+    if (server !== undefined) close();
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  return {
+    attach(s) {
+      server = s;
+      if (requested !== undefined) close();
+    },
+  };
 }

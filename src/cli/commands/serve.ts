@@ -36,9 +36,10 @@ export function register(program: Command): void {
         throw e;
       }
       const logger = createLogger('buildscope');
+      const signals = closeOnSignals(logger);
       try {
         const server = await startServer({ config, logger, ...(demo !== undefined ? { demo } : {}) });
-        closeOnSignals(server, logger);
+        signals.attach(server);
       } catch (e) {
         logger.error({ err: e }, 'the server could not start');
         process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);

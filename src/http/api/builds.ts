@@ -161,8 +161,14 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         // Long-poll: when nothing is available (oldest-first listings only), wait for a newer
         // build (stored by any server process over the same database) and look again.
         const mayWait = maxBuilds > 0 && !q.reverse;
-        let seen = mayWait ? await store.latestSeq() : 0;
         let builds = await store.listBuilds(options);
+        let seen = 0;
+        if (builds.length === 0 && mayWait) {
+          // Read the newest position, then look once more: a build stored between the first look
+          // and now is found by this look, any later one wakes the wait below.
+          seen = await store.latestSeq();
+          builds = await store.listBuilds(options);
+        }
         if (builds.length === 0 && mayWait) {
           const deadline = clock() + maxWaitSecs * 1000;
           const gone = clientGone(request, reply);

@@ -1,0 +1,150 @@
+// HTTP load on loopback with autocannon: the build listing with a selective and a broad search
+// query, token creation, and GET /api/version as the peer (the same server answering without
+// authentication, database or serialisation work: the ceiling of the HTTP stack itself).
+//
+//   node --import tsx bench/http.ts [--quick] [--builds N] [--1m] [--duration S] [--connections C] [--data DIR]
+//
+// The server runs in its own process (`buildscope serve` from source), so autocannon and the
+// server do not share an event loop. Demo builds are loaded by the server on first start; pass
+// --data DIR to reuse a loaded data directory between runs.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+interface Args {
+  builds: number;
+  duration: number;
+  connections: number;
+  data?: string;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const quick = argv.includes('--quick');
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const builds = argv.includes('--1m') ? 1_000_000 : Number(value('--builds') ?? (quick ? 10_000 : 100_000));
+  return {
+    builds,
+    duration: Number(value('--duration') ?? (quick ? 3 : 10)),
+    connections: Number(value('--connections') ?? 10),
+    ...(value('--data') !== undefined ? { data: value('--data')! } : {}),
+  };
+}
+
+interface Server {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly key: string | undefined;
+}
+
+function startServer(data: string, builds: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data', data, '--demo', String(builds)], {
+      env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let key: string | undefined;
+    child.stderr!.on('data', (d: Buffer) => {
+      for (const line of d.toString().split('\n')) {
+        const m = /"msg":"(demo builds[^"]*)"/.exec(line);
+        if (m) process.stderr.write(`  ${m[1]}\n`);
+      }
+    });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const k = /access key (bsk_[A-Za-z0-9_-]{40})/.exec(out);
+      if (k) key = k[1];
+      const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(out);
+      if (m) resolve({ child, url: m[1]!, key });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+interface Row {
+  readonly scenario: string;
+  readonly requests: number;
+  readonly reqPerSec: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+async function load(scenario: string, url: string, args: Args, options: { method?: 'GET' | 'POST'; headers?: Record<string, string> }): Promise<Row> {
+  const result = await autocannon({
+    url,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    connections: args.connections,
+    duration: args.duration,
+  });
+  return {
+    scenario,
+    requests: result.requests.total,
+    reqPerSec: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const ownData = args.data === undefined;
+  const data = args.data ?? mkdtempSync(join(tmpdir(), 'buildscope-bench-http-'));
+  const keyFile = join(data, 'bench-access-key');
+  process.stderr.write(`starting the server over ${data} (${args.builds} demo builds on first start)...\n`);
+  const server = await startServer(data, args.builds);
+  try {
+    const key = server.key ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
+    if (key === undefined) throw new Error(`no access key: the data directory ${data} was not created by this benchmark`);
+    writeFileSync(keyFile, key);
+    const tokenResponse = await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    const token = await tokenResponse.text();
+    const auth = { authorization: `Bearer ${token}` };
+
+    const selective = 'project:billing user:farah buildOutcome:failed tag:release';
+    const broad = 'buildOutcome:succeeded';
+    const listing = (q: string) => `${server.url}/api/builds?reverse=true&query=${encodeURIComponent(q)}`;
+    const count = async (q: string) => ((await (await fetch(`${listing(q)}&maxBuilds=1000`, { headers: auth })).json()) as unknown[]).length;
+    process.stderr.write(`selective query matches ${await count(selective)} builds (of at most 1000 listed), broad query ${await count(broad)}\n`);
+
+    const rows: Row[] = [];
+    // Warm-up: JIT, statement caches, page cache.
+    await load('warm-up', listing(selective), { ...args, duration: 1 }, { headers: auth });
+    rows.push(await load('GET /api/version (peer)', `${server.url}/api/version`, args, {}));
+    rows.push(await load(`GET /api/builds selective: ${selective}`, listing(selective), args, { headers: auth }));
+    rows.push(await load(`GET /api/builds broad: ${broad} (100 builds)`, listing(broad), args, { headers: auth }));
+    rows.push(await load('POST /api/auth/token (access key)', `${server.url}/api/auth/token`, args, { method: 'POST', headers: { authorization: `Bearer ${key}` } }));
+
+    const peer = rows[0]!.reqPerSec;
+    console.log(`\nHTTP on loopback, ${args.builds} builds (SQLite), ${args.connections} connections, ${args.duration} s per scenario\n`);
+    console.log('| scenario | req/s | p50 ms | p99 ms | vs peer | non-2xx |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
+      console.log(`| ${r.scenario} | ${r.reqPerSec} | ${r.p50} | ${r.p99} | ${(r.reqPerSec / peer).toFixed(2)} | ${r.non2xx + r.errors} |`);
+    }
+    const selectiveRow = rows[1]!;
+    console.log(`\ngoal: >= 2000 req/s for the selective query: ${selectiveRow.reqPerSec >= 2000 ? 'met' : 'NOT met'} (${selectiveRow.reqPerSec} req/s)`);
+
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/http.json',
+      JSON.stringify({ when: new Date().toISOString(), builds: args.builds, connections: args.connections, durationSecs: args.duration, peer: 'GET /api/version', rows }, null, 2) + '\n',
+    );
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((r) => server.child.once('exit', r));
+    if (ownData) rmSync(data, { recursive: true, force: true });
+  }
+}
+
+await main();

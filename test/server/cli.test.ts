@@ -1,0 +1,167 @@
+// `buildscope serve`, `user add` and `access-key create` as real processes.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+// Each command is a fresh Node process compiling TypeScript on the fly: slow on a busy machine.
+vi.setConfig({ testTimeout: 240_000 });
+import { decodeJwt } from 'jose';
+import { createTestDatabase, pgAvailable } from '../support/postgres.js';
+import { basic, bearer, buildId, buildLine } from './support.js';
+
+const CLI = ['--import', 'tsx', 'src/cli/run.ts'];
+
+function run(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8', env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+interface Serving {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly lines: readonly string[];
+  stop(): Promise<number | null>;
+}
+
+/** Starts `serve` and resolves once it prints where to go. */
+function serve(args: readonly string[]): Promise<Serving> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+    const lines: string[] = [];
+    let buffer = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        lines.push(line);
+        const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(line);
+        if (m) {
+          const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+          resolve({
+            child,
+            url: m[1]!,
+            lines,
+            stop: () => {
+              child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+    setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 180_000).unref();
+  });
+}
+
+describe('buildscope serve on SQLite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'buildscope-cli-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates an admin with a password and an access key on a fresh data dir, loads demo builds, prints where to go', async () => {
+    const s = await serve(['--data', dir, '--demo', '25']);
+    try {
+      const created = s.lines.find((l) => l.startsWith('Created user'))!;
+      const m = /Created user 'admin' with password (\S+) and access key (bsk_\S+) /.exec(created);
+      expect(m).not.toBeNull();
+      const [, password, key] = m!;
+      const go = s.lines.find((l) => l.startsWith('Buildscope is running at'))!;
+      expect(go).toContain('Authorization: Bearer');
+      const builds = (await (await fetch(`${s.url}/api/builds`, { headers: { authorization: bearer(key!) } })).json()) as unknown[];
+      expect(builds).toHaveLength(25);
+      expect((await fetch(`${s.url}/api/builds?maxBuilds=1`, { headers: { authorization: basic('admin', password!) } })).status).toBe(200);
+      writeFileSync(join(dir, 'key'), key!);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
+  it('prints no credentials on a later start and keeps the data', async () => {
+    const s = await serve(['--data', dir, '--demo', '25']);
+    try {
+      expect(s.lines.some((l) => l.startsWith('Created user'))).toBe(false);
+      expect(s.lines.find((l) => l.startsWith('Buildscope is running at'))).toContain('access-key create');
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
+  it('user add and access-key create manage credentials; the key prints alone', async () => {
+    const add = run(['user', 'add', 'carol', '--password', 'secret-1', '--permissions', 'accessBuildDataViaApi,publishScan', '--projects', 'app', '--data', dir]);
+    expect(add.status, add.stderr).toBe(0);
+    expect(add.stdout).toContain('carol');
+    const dup = run(['user', 'add', 'carol', '--password', 'x', '--data', dir]);
+    expect(dup.status).not.toBe(0);
+    expect(dup.stderr).toMatch(/already exists/);
+    const bad = run(['user', 'add', 'dave', '--password', 'x', '--permissions', 'fly', '--data', dir]);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/unknown permission fly/);
+    const created = run(['access-key', 'create', 'carol', '--expires-in-days', '2', '--data', dir]);
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/^bsk_[A-Za-z0-9_-]{40}\n$/);
+    expect(run(['access-key', 'create', 'nobody', '--data', dir]).status).not.toBe(0);
+    expect(run(['access-key', 'create', 'carol', '--expires-in-days', 'soon', '--data', dir]).status).not.toBe(0);
+
+    const s = await serve(['--data', dir]);
+    try {
+      const key = created.stdout.trim();
+      const r = await fetch(`${s.url}/api/auth/token?expiresInHours=24`, { method: 'POST', headers: { authorization: bearer(key) } });
+      expect(r.status).toBe(200);
+      const claims = decodeJwt(await r.text());
+      expect(claims['proj']).toEqual(['app']);
+      // Expires in 2 days, so a 3-day... token is capped by 24 h anyway; but the key's expiry is honoured:
+      const long = await fetch(`${s.url}/api/auth/token?expiresInHours=25`, { method: 'POST', headers: { authorization: bearer(key) } });
+      expect(long.status).toBe(400);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('refuses bad options with a clear message', () => {
+    const both = run(['serve', '--data', dir, '--db', 'postgres://x/y']);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/either --data or --db/);
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'server:\n  port: "high"\n');
+    const r = run(['serve', '--config', file]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/server.port must be an integer/);
+  });
+});
+
+describe.skipIf(!pgAvailable())('two buildscope serve processes over one PostgreSQL database', () => {
+  it('share users, keys, tokens and builds, and wake each other’s long polls', async () => {
+    const db = (await createTestDatabase())!;
+    const a = await serve(['--db', db.url]);
+    const b = await serve(['--db', db.url]);
+    try {
+      const created = a.lines.find((l) => l.startsWith('Created user')) ?? b.lines.find((l) => l.startsWith('Created user'));
+      expect(created).toBeDefined();
+      // Exactly one of the two created the administrator.
+      expect([a, b].filter((s) => s.lines.some((l) => l.startsWith('Created user')))).toHaveLength(1);
+      const key = /access key (bsk_\S+) /.exec(created!)![1]!;
+      const token = await (await fetch(`${a.url}/api/auth/token`, { method: 'POST', headers: { authorization: bearer(key) } })).text();
+      const waiting = fetch(`${a.url}/api/builds?maxWaitSecs=10`, { headers: { authorization: bearer(token) } });
+      await new Promise((r) => setTimeout(r, 300));
+      const ingest = await fetch(`${b.url}/api/builds`, {
+        method: 'POST',
+        headers: { authorization: bearer(token), 'content-type': 'application/x-ndjson' },
+        body: buildLine({ id: buildId(7) }) + '\n',
+      });
+      expect(ingest.status).toBe(200);
+      const listed = (await (await waiting).json()) as { id: string }[];
+      expect(listed.map((x) => x.id)).toEqual([buildId(7)]);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await db.drop();
+    }
+  });
+});
