@@ -17,6 +17,8 @@ const SEGMENT = /^[^/\\\0]+$/;
 /** Validates the path variables of a package; returns a reason when one is unusable. */
 export function checkPackageAddress(p: PackageAddress): string | undefined {
   if (!TYPE.test(p.type)) return `package type ${JSON.stringify(p.type)} is not a package URL type`;
+  // `_` is the store layout's folder for "no namespace".
+  if (p.namespace === '_') return 'package namespace "_" is reserved: omit the namespace segment instead';
   for (const [k, v] of [['namespace', p.namespace], ['name', p.name], ['version', p.version]] as const) {
     if (v === undefined) continue;
     if (!SEGMENT.test(v) || v === '.' || v === '..') return `package ${k} ${JSON.stringify(v)} is not a valid path segment`;

@@ -149,6 +149,8 @@ describe.skipIf(!hasNginx)('provenance over HTTP', () => {
         expect(['obj:main', 'repo:central']).toContain(rec.details.store);
         expect(rec.details.attestationUri).toBe(`/packages/oci/app/1.0/sha256:${SHA_A}/attestations/${rec.details.store}/${rec.details.id}`);
         expect(rec.details.buildId).toBe('build00000001');
+        const file = `oci/_/app/1.0/sha256/${SHA_A}/${rec.details.id}.json`;
+        expect(rec.details.location).toBe(rec.details.store === 'obj:main' ? file : `${nginx.url}/${file}`);
       }
       expect(new Set(r.body.map((x: any) => x.details.predicateType))).toEqual(new Set([BUILD_TOOL_PREDICATE, SLSA_PROVENANCE_V1]));
       published = r.body;
@@ -203,6 +205,12 @@ describe.skipIf(!hasNginx)('provenance over HTTP', () => {
       const badQuery = await call('POST', url('/packages/oci/app/1.0/attestations'), { auth: publisher.basic, json: { sha256: SHA_A, repositoryUrl: REPO_A, buildScan: { queries: ['buildTool:'] } } });
       expect(badQuery.status).toBe(400);
       expect(badQuery.body.detail).toMatch(/^Invalid request content\./);
+      // Path segments that could escape the store layout, and the reserved namespace `_`.
+      for (const path of ['/packages/oci/..%2F..%2Fetc/app/1.0/attestations', '/packages/oci/_/app/1.0/attestations', '/packages/oci/app/..%2F..%2Fx/attestations', '/packages/Bad%20Type/app/1.0/attestations']) {
+        const r = await call('POST', url(path), { auth: publisher.basic, json: { sha256: SHA_A, repositoryUrl: REPO_A, buildScan: { ids: ['build00000001'] } } });
+        expect(r.status, path).toBe(400);
+        expect(r.body.detail).toBe(DETAIL_400);
+      }
       const notJson = await fetch(url('/packages/oci/app/1.0/attestations'), { method: 'POST', headers: { authorization: publisher.basic, 'content-type': 'application/json' }, body: '{"sha256":' });
       expect(notJson.status).toBe(400);
       expect(((await notJson.json()) as any).detail).toBe(DETAIL_400);

@@ -26,7 +26,12 @@ export class ObjectStore implements AttestationStore {
     return join(this.directory, ...locationSegments(l));
   }
 
+  /** The envelope's path inside the store (relative: server paths are not for clients). */
   describe(l: AttestationLocation, id: string): string {
+    return [...locationSegments(l), fileName(id)].join('/');
+  }
+
+  private file(l: AttestationLocation, id: string): string {
     return join(this.folder(l), fileName(id));
   }
 
@@ -55,7 +60,7 @@ export class ObjectStore implements AttestationStore {
 
   async get(l: AttestationLocation, id: string): Promise<Buffer | undefined> {
     try {
-      return await readFile(this.describe(l, id));
+      return await readFile(this.file(l, id));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
         await this.checkRoot();

@@ -29,7 +29,7 @@ export interface AttestationStore {
   get(location: AttestationLocation, id: string): Promise<Buffer | undefined>;
   /** ids of the envelopes stored for a package digest (empty when none). */
   list(location: AttestationLocation): Promise<readonly string[]>;
-  /** Where an envelope is, for humans and logs (a file path or a URL). */
+  /** Where an envelope is, for humans and logs (a path inside the store, or a URL). */
   describe(location: AttestationLocation, id: string): string;
 }
 
