@@ -21,6 +21,7 @@ import {
   LParen,
   Minus,
   Negation,
+  Not,
   Operator,
   Or,
   Quoted,
@@ -330,6 +331,41 @@ class QueryParser extends EmbeddedActionsParser {
 
 let instance: QueryParser | undefined;
 
+/** Deeper nesting is refused before parsing: the parser, checker and compilers recurse. */
+export const MAX_NESTING = 200;
+
+/**
+ * The first token at which negations and parentheses nest deeper than MAX_NESTING, if any.
+ * A stack of open parentheses and pending negations: a term resolves the negations in front of
+ * it, a `)` closes its group and resolves the negations in front of that group.
+ */
+function tooDeeplyNested(tokens: readonly IToken[]): IToken | undefined {
+  let depth = 0;
+  // Only the nesting count matters; negations pending per open group are counted in `pending`.
+  const pending: number[] = [0];
+  for (const t of tokens) {
+    const type = t.tokenType;
+    if (type === LParen) {
+      pending.push(0);
+      depth++;
+    } else if (type === RParen) {
+      if (pending.length > 1) {
+        depth -= pending.pop()! + 1;
+        depth -= pending[pending.length - 1]!;
+        pending[pending.length - 1] = 0;
+      }
+    } else if (type === Minus || type === Bang || type === Not) {
+      pending[pending.length - 1]!++;
+      depth++;
+    } else if (type === Identifier) {
+      depth -= pending[pending.length - 1]!;
+      pending[pending.length - 1] = 0;
+    }
+    if (depth > MAX_NESTING) return t;
+  }
+  return undefined;
+}
+
 export interface SyntaxResult {
   readonly syntax: SyntaxExpr;
   readonly problems: readonly DiagnosticInput[];
@@ -349,6 +385,17 @@ export function parseSyntax(text: string): SyntaxResult {
       message: `Unexpected character${e.length > 1 ? 's' : ''} '${bad}'${bad.startsWith('=') ? ": '=' belongs inside a value, as in value:name=value" : ''}`,
       expected: ['a term'],
     });
+  }
+  const tooDeep = tooDeeplyNested(lexed.tokens);
+  if (tooDeep !== undefined) {
+    problems.push({
+      code: 'syntax',
+      start: tooDeep.startOffset,
+      end: tokenEnd(tooDeep),
+      message: `The query nests negations and parentheses more than ${MAX_NESTING} levels deep; simplify it`,
+      expected: [],
+    });
+    return { syntax: { kind: 'empty', span: span(0, text.length) }, problems };
   }
   parser.text = text;
   parser.problems = problems;

@@ -69,6 +69,17 @@ describe('syntax errors, with exact positions', () => {
     expect(one('[1 to 2]').code).toBe('syntax');
   });
 
+  it('nesting deeper than 200 levels is refused with a diagnostic, not a stack overflow', () => {
+    expect(parseQuery('('.repeat(200) + 'user:a' + ')'.repeat(200)).ok).toBe(true);
+    expect(parseQuery('-'.repeat(200) + 'user:a').ok).toBe(true);
+    for (const q of ['('.repeat(5000), '-'.repeat(50_000) + 'user:a', 'not '.repeat(20_000) + 'user:a', '-('.repeat(101) + 'user:a' + ')'.repeat(101)]) {
+      const d = diags(q);
+      expect(d).toHaveLength(1);
+      expect(d[0]!.message).toMatch(/more than 200 levels/);
+    }
+    expect(one('-('.repeat(101) + 'user:a' + ')'.repeat(101))).toMatchObject({ start: 200, end: 201 });
+  });
+
   it('multi-line queries get line and column', () => {
     expect(one('user:a\n  tag:')).toMatchObject({ start: 13, line: 2, column: 7 });
     expect(one('user:a\r\nfoo:b')).toMatchObject({ code: 'unknownField', start: 8, end: 11, line: 2, column: 1 });
