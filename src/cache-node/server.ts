@@ -150,16 +150,17 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     res.end(body);
   }
 
-  async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need): Promise<boolean> {
+  /** `extra`: headers for a refusal (Connection: close when a body will not be read). */
+  async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
     const d = await decideCacheAccess(config, checker, req.headers.authorization, need);
     switch (d.kind) {
       case 'allow':
         return true;
       case 'unauthorized':
-        sendProblem(res, 401, d.detail, { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"` });
+        sendProblem(res, 401, d.detail, { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"`, ...extra });
         return false;
       case 'forbidden':
-        sendProblem(res, 403, d.detail);
+        sendProblem(res, 403, d.detail, extra);
         return false;
     }
   }
@@ -329,17 +330,23 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   // Expect: 100-continue: refuse an oversized or unauthorised upload before its body is sent.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
+      // (The handler below checks access again; a remembered check makes that free.)
       if (req.method === 'PUT' && req.url?.startsWith('/cache/')) {
+        // The client waits for 100 before sending the body; a refusal now means the body never
+        // comes, so the connection cannot be reused.
+        if (!(await checkAccess(req, res, 'readwrite', { connection: 'close' }))) return;
         const declared = req.headers['content-length'];
         if (declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
-          if (!(await checkAccess(req, res, 'readwrite'))) return;
           tooLarge(res, `Content-Length ${declared}`);
           return;
         }
       }
       res.writeContinue();
       server.emit('request', req, res);
-    })();
+    })().catch((err: unknown) => {
+      logger.error({ err, url: req.url }, 'request failed');
+      res.destroy();
+    });
   });
 
   applyConfig(config, true);

@@ -36,9 +36,10 @@ function putChunked(base: string, key: string, chunk: Buffer, chunks: number): P
 }
 
 /** Sends only the headers of a PUT with a large Content-Length; resolves with the status. */
-function putHeadersOnly(base: string, key: string, length: number, expectContinue: boolean): Promise<{ status: number; continued: boolean }> {
+function putHeadersOnly(base: string, key: string, length: number, expectContinue: boolean, authorization?: string): Promise<{ status: number; continued: boolean }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-length': String(length) };
+    if (authorization) headers['authorization'] = authorization;
     if (expectContinue) headers['expect'] = '100-continue';
     const req = request(`${base}/cache/${key}`, { method: 'PUT', headers });
     let continued = false;
@@ -178,6 +179,13 @@ describe('access control', () => {
     expect(g.status).toBe(401);
     expect(g.headers.get('www-authenticate')).toMatch(/^Basic realm="/);
     expect((await put(base, 'abc', 'x')).status).toBe(401);
+  });
+
+  it('refuses an upload that expects 100-continue before its body when credentials are missing or too weak', async () => {
+    const none = await putHeadersOnly(base, 'cont', 10, true);
+    expect(none).toEqual({ status: 401, continued: false });
+    const weak = await putHeadersOnly(base, 'cont', 10, true, basic('reader', 'reader-pw'));
+    expect(weak).toEqual({ status: 403, continued: false });
   });
 
   it('a reader may read but not write (403); a writer may do both', async () => {
