@@ -55,13 +55,10 @@ describe('DSSE test vectors (secure-systems-lab/dsse)', () => {
   });
 
   it('explains rejections precisely', () => {
-    const [swapped, , , , , emptyType, , twice] = [
-      fixtures.vectors.find((v) => v.id === 'payload-type-swapped')!,
-      0, 0, 0, 0,
-      fixtures.vectors.find((v) => v.id === 'empty-payload-type')!,
-      0,
-      fixtures.vectors.find((v) => v.id === 'threshold-two-one-key-twice')!,
-    ] as const;
+    const vector = (id: string) => fixtures.vectors.find((v) => v.id === id)!;
+    const swapped = vector('payload-type-swapped');
+    const emptyType = vector('empty-payload-type');
+    const twice = vector('threshold-two-one-key-twice');
     const A = ed25519Keys['A']!;
     const B = ed25519Keys['B']!;
     const r1 = verifyEnvelope(swapped.envelope, [A], { payloadTypes: swapped.supportedPayloadTypes });
@@ -157,5 +154,35 @@ describe('signing and verifying', () => {
     );
     expect(decodeBase64('a$b=')).toBeUndefined();
     expect(decodeBase64('abcde')).toBeUndefined();
+  });
+});
+
+describe('verifier robustness', () => {
+  const key = generateSigningKey('ed25519');
+
+  it('never throws on arbitrary JSON and never accepts it', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const r = verifyEnvelope(v, [key]);
+        return !r.ok;
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.array(fc.record({ sig: fc.string(), keyid: fc.option(fc.string(), { nil: undefined }) }), { minLength: 1, maxLength: 3 }), (payload, payloadType, signatures) => {
+        const r = verifyEnvelope({ payload, payloadType, signatures }, [key]);
+        return !r.ok;
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('PAE puts the byte lengths before type and body, so different splits never collide', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.uint8Array({ maxLength: 50 }), fc.string(), fc.uint8Array({ maxLength: 50 }), (t1, b1, t2, b2) => {
+        fc.pre(t1 !== t2 || Buffer.compare(Buffer.from(b1), Buffer.from(b2)) !== 0);
+        return !pae(t1, b1).equals(pae(t2, b2));
+      }),
+    );
   });
 });

@@ -96,3 +96,44 @@ describe('evaluation helpers', () => {
     expect(evaluatePolicy(p, [], facts)).toMatchObject({ status: 'not-applicable', attestationUri: null, details: { message: expect.stringContaining(VULNS_PREDICATE) } });
   });
 });
+
+describe('robustness against foreign predicates', () => {
+  const set = parsePolicies(
+    [
+      doc('BuildToolPolicy', 'tools', '{ tools: [{ type: jvmbuild, versions: ["8.*"], minVersion: "8.1" }] }'),
+      doc('SigningKeyPolicy', 'keys', '{ keyIds: [k] }'),
+      doc('PredicateTypePolicy', 'types', '{ predicateTypes: [x] }'),
+      doc('VulnerabilityPolicy', 'vulns', '{ severity: low }'),
+      doc('SourceUriPolicy', 'uris', '{ uris: [https://git.example.com, "https://*.example.org/*"] }'),
+    ].join('---\n'),
+  );
+  const predicateTypes = fc.constantFrom('https://buildscope.dev/attestation/build-tool/v1', 'https://slsa.dev/provenance/v1', VULNS_PREDICATE, 'x');
+  // Shapes that look like the predicates we read, filled with anything.
+  const predicate = fc.oneof(
+    fc.dictionary(fc.string(), fc.jsonValue()),
+    fc.record({ toolType: fc.jsonValue(), toolVersion: fc.jsonValue() }),
+    fc.record({ scanner: fc.record({ uri: fc.jsonValue(), result: fc.array(fc.oneof(fc.jsonValue(), fc.record({ id: fc.jsonValue(), severity: fc.jsonValue(), annotations: fc.jsonValue() }))) }) }),
+    fc.record({ buildDefinition: fc.record({ resolvedDependencies: fc.jsonValue(), externalParameters: fc.jsonValue() }) }),
+  );
+
+  it('every policy judges any predicate without throwing, and the result has every seed field', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(predicateTypes, predicate), { maxLength: 4 }), (items) => {
+        const atts: CountedAttestation[] = items.map(([predicateType, p], i) => ({
+          id: String(i),
+          instance: 'obj:a',
+          uri: `/u/${i}`,
+          keyids: ['k'],
+          statement: { _type: STATEMENT_V1, subject: [{ digest: { sha256: 'a' } }], predicateType, predicate: p as Record<string, unknown> },
+        }));
+        for (const policy of set.policies) {
+          const r = evaluatePolicy(policy, atts, { sha256: 'a', repositoryUrl: 'r.example.com/x' });
+          expect(['satisfied', 'unsatisfied', 'not-applicable']).toContain(r.status);
+          expect(r.policyRemediation === '').toBe(r.status === 'satisfied' || policy.remediation === '');
+          expect(typeof r.details).toBe('object');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
