@@ -83,24 +83,23 @@ async function showBuild(id: string, view: 'attributes' | 'events'): Promise<voi
   if (!dialog.open) dialog.showModal();
   try {
     if (view === 'attributes') {
-      body.replaceChildren(attributeTable(await getBuild(id)), h('p', { class: 'small' }, h('a', { href: '#', 'data-build': id, 'data-view': 'events' }, 'Show events')));
+      body.replaceChildren(attributeTable(await getBuild(id)), h('p', { class: 'small' }, h('a', { href: eventsPath(id), 'data-build': id, 'data-view': 'events' }, 'Show events')));
     } else {
       const { events, truncated } = await getEvents(id, EVENT_LIMIT);
       const items = events.map((e) => {
-        let summary = e.data;
         try {
           const parsed = JSON.parse(e.data) as { timestamp?: number; type?: { eventType?: string }; data?: unknown };
           const type = parsed.type?.eventType ?? e.event;
           return h('li', {}, h('span', { class: 'event-time' }, formatTime(parsed.timestamp)), ' ', h('strong', {}, type), ' ', h('code', { class: 'event-data' }, JSON.stringify(parsed.data ?? {})));
         } catch {
-          summary = e.data;
+          // Not JSON: show the frame as it came.
+          return h('li', {}, h('strong', {}, e.event), ' ', h('code', { class: 'event-data' }, e.data));
         }
-        return h('li', {}, h('strong', {}, e.event), ' ', h('code', { class: 'event-data' }, summary));
       });
       body.replaceChildren(
         h('p', { class: 'muted small' }, `${events.length} event${events.length === 1 ? '' : 's'}${truncated ? ` (first ${EVENT_LIMIT} shown)` : ''}`),
         h('ol', { class: 'events' }, ...items),
-        h('p', { class: 'small' }, h('a', { href: '#', 'data-build': id, 'data-view': 'attributes' }, 'Show attributes')),
+        h('p', { class: 'small' }, h('a', { href: buildPath(id), 'data-build': id, 'data-view': 'attributes' }, 'Show attributes')),
       );
     }
   } catch (err) {
