@@ -16,6 +16,8 @@ import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../..
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { text } from './support/arbitraries.js';
 import { dataQueries } from './support/data-queries.js';
+import { checkedExpr, validQuery } from '../../src/testing/index.js';
+import { parseQuery } from '../../src/query/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +115,19 @@ describe('searching the build store', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  }, 180_000);
+
+  it('agrees on the checker\'s own arbitraries (checked ASTs and parsed query texts)', async () => {
+    const parsed = validQuery({ now: NOW }).map((t) => parseQuery(t, { now: NOW }).expr!);
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(checkedExpr({ now: NOW }), parsed), async (q) => {
+        const want = builds.filter((b) => evaluate(q, b)).map((b) => b.id).sort();
+        for (const d of dialects) {
+          expect(await search(opened.get(d)!.store, q), `${d}: ${explainSql(q, d).sql}`).toEqual(want);
+        }
+      }),
+      { numRuns: 150 },
     );
   }, 180_000);
 });
