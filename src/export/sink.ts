@@ -10,12 +10,16 @@
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream';
-import { constants, createGzip, type Gzip } from 'node:zlib';
+import { constants, createGzip, type Gzip, type ZlibOptions } from 'node:zlib';
 
 export interface SinkOptions {
   readonly gzip: boolean;
   /** Coalesced text is written once it reaches this many characters (default 16 KiB). 0 writes every message at once. */
   readonly coalesceBytes?: number;
+  /** gzip level 1-9 (default 6). */
+  readonly gzipLevel?: number;
+  /** Bytes the compressor may hold before the producer waits (default 256 KiB): lets it run ahead of zlib's thread. */
+  readonly gzipBufferBytes?: number;
 }
 
 export class SseSink {
@@ -34,7 +38,12 @@ export class SseSink {
     if (options.gzip) {
       // Level 6 (default) compresses SSE (repetitive JSON) about 5-10x; Z_SYNC_FLUSH on every write
       // is what makes the stream usable live.
-      const gzip = createGzip({ flush: constants.Z_SYNC_FLUSH });
+      // zlib streams pass their options on to Transform, which reads writableHighWaterMark.
+      const gzip = createGzip({
+        flush: constants.Z_SYNC_FLUSH,
+        level: options.gzipLevel ?? constants.Z_DEFAULT_COMPRESSION,
+        writableHighWaterMark: options.gzipBufferBytes ?? 256 * 1024,
+      } as ZlibOptions);
       this.#gzip = gzip;
       this.#out = gzip;
       pipeline(gzip, res, () => this.#abort.abort());

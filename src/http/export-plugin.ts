@@ -117,7 +117,7 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         res.writeHead(200, { ...SSE_HEADERS, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
         // Headers now, so that a client of a quiet stream knows at once that it is connected.
         res.flushHeaders();
-        const sink = new SseSink(res, { gzip });
+        const sink = new SseSink(res, { gzip, gzipLevel: options.gzipLevel });
         active.add(sink);
         try {
           await plan.run(sink);

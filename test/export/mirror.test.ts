@@ -98,9 +98,10 @@ describe('mirror', () => {
     }
     // The events themselves are the same, byte for byte in the export stream.
     for (const id of ids.slice(0, 5)) {
-      const [ea, eb] = await Promise.all(
+      const [ea = '', eb = ''] = await Promise.all(
         [source, target].map(async (s) => (await fetch(`${s.base}/build-export/v2/build/${id}/events`, { headers: { authorization: s.bearer } })).text()),
       );
+      expect(ea).toMatch(/^id: /);
       expect(eb.replace(/"timestamp":\d+,"toolType"/, '')).toEqual(ea.replace(/"timestamp":\d+,"toolType"/, ''));
     }
   });

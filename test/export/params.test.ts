@@ -92,18 +92,20 @@ describe('Accept-Encoding', () => {
 });
 
 describe('the export config section', () => {
-  it('defaults: heartbeat every 10 s, Retry-After 5 s, no anonymous access, any CORS origin', () => {
+  it('defaults: heartbeat every 10 s, Retry-After 5 s, no anonymous access, any CORS origin, gzip level 1', () => {
     expect(parseExportOptions(undefined)).toEqual(DEFAULT_EXPORT_OPTIONS);
-    expect(DEFAULT_EXPORT_OPTIONS).toEqual({ heartbeatMs: 10_000, retryAfterSeconds: 5, anonymousAccess: false, corsOrigins: '*' });
+    expect(DEFAULT_EXPORT_OPTIONS).toEqual({ heartbeatMs: 10_000, retryAfterSeconds: 5, anonymousAccess: false, corsOrigins: '*', gzipLevel: 1 });
   });
 
   it('reads each setting', () => {
-    expect(parseExportOptions({ heartbeatMs: 500, retryAfterSeconds: 2, anonymousAccess: true, corsOrigins: ['https://a.example'] })).toEqual({
+    expect(parseExportOptions({ heartbeatMs: 500, retryAfterSeconds: 2, anonymousAccess: true, corsOrigins: ['https://a.example'], gzipLevel: 9 })).toEqual({
       heartbeatMs: 500,
       retryAfterSeconds: 2,
       anonymousAccess: true,
       corsOrigins: ['https://a.example'],
+      gzipLevel: 9,
     });
+    expect(() => parseExportOptions({ gzipLevel: 0 })).toThrow(/export\.gzipLevel/);
   });
 
   it('names the faulty key', () => {
