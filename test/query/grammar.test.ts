@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { grammarJson, syntaxDiagramsHtml } from '../../src/query/diagrams.js';
 import { parseQuery } from '../../src/query/index.js';
@@ -38,4 +38,28 @@ describe('grammar/', () => {
     }
     expect(count).toBeGreaterThan(20);
   });
+});
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+
+describe.skipIf(!existsSync(CHROMIUM))('grammar/diagrams.html in a browser', () => {
+  it('draws one railroad diagram per parser rule, offline, without script errors', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      // Anything but the local file is refused: the page must not need the network.
+      await page.route(/^(?!file:)/, (route) => route.abort());
+      await page.goto(new URL('../../grammar/diagrams.html', import.meta.url).href);
+      const rules = (JSON.parse(grammarJson()) as { name: string }[]).map((r) => r.name);
+      await page.locator('svg').nth(rules.length - 1).waitFor();
+      expect(await page.locator('svg').count()).toBe(rules.length);
+      for (const rule of rules) expect(await page.getByText(rule, { exact: true }).count()).toBeGreaterThan(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
