@@ -150,3 +150,52 @@ describe('hashed secret strings', () => {
     expect(await verifySecret('passwort', parsed.value)).toBe(false);
   });
 });
+
+describe('numeric limits of the seed (properties)', () => {
+  const limits: { path: string; file: (n: number) => unknown; min: number; unit: string }[] = [
+    { path: 'cache.freeSpaceBufferSize', file: (n) => ({ version: 4, cache: { freeSpaceBufferSize: n } }), min: 0, unit: 'MiB' },
+    { path: 'cache.maxArtifactSize', file: (n) => ({ version: 4, cache: { maxArtifactSize: n } }), min: 1, unit: 'MiB' },
+    { path: 'cache.maxEntryAgeInHours', file: (n) => ({ version: 4, cache: { maxEntryAgeInHours: n } }), min: 1, unit: 'hours' },
+    { path: 'cache.targetSize.size', file: (n) => ({ version: 4, cache: { targetSize: { type: 'fixed', size: n } } }), min: 1, unit: 'MiB' },
+  ];
+  for (const l of limits) {
+    it(`${l.path}: an integer is valid iff >= ${l.min}, and a fault names the limit and the value`, () => {
+      fc.assert(
+        fc.property(fc.integer({ min: -1_000_000, max: 1_000_000 }), (n) => {
+          const r = parseConfigText(JSON.stringify(l.file(n)));
+          if (n >= l.min) expect(r.ok).toBe(true);
+          else expect(r.ok ? [] : r.faults.map((f) => `${f.path}: ${f.message}`)).toEqual([`${l.path}: must be >= ${l.min} (${l.unit}), found ${n}`]);
+        }),
+      );
+    });
+  }
+
+  it('any combination of valid settings is valid (property)', () => {
+    const arb = fc.record(
+      {
+        cache: fc.record(
+          {
+            accessControl: fc.record({ anonymousLevel: fc.constantFrom('none', 'read', 'readwrite') }, { requiredKeys: [] }),
+            freeSpaceBufferSize: fc.nat(),
+            maxArtifactSize: fc.integer({ min: 1 }),
+            maxEntryAgeInHours: fc.option(fc.integer({ min: 1 }), { nil: null }),
+            targetSize: fc.oneof(fc.record({ type: fc.constant('fixed'), size: fc.integer({ min: 1 }) }), fc.constant({ type: 'maxAvailable' })),
+          },
+          { requiredKeys: [] },
+        ),
+        registration: fc.option(
+          fc.record({ key: fc.string(), secret: fc.string(), nodeAddress: fc.constant('http://node:5071'), serverAddress: fc.constantFrom('https://server', 'http://10.0.0.1:5080/') }),
+          { nil: null },
+        ),
+        uiAccess: fc.constantFrom({ type: 'disabled' }, { type: 'open' }, { type: 'generated' }),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(arb, (file) => {
+        const r = parseConfigText(JSON.stringify({ version: 4, ...file }));
+        expect(r.ok ? [] : r.faults).toEqual([]);
+      }),
+    );
+  });
+});
