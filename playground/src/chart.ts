@@ -39,11 +39,13 @@ export function renderChart(days: readonly DayCount[]): SVGSVGElement {
   svg.setAttribute('aria-label', summary);
 
   // Horizontal grid lines with their values.
-  for (const frac of [0, 0.5, 1]) {
-    const y = top + plotH - frac * plotH;
+  // Only whole counts are labelled: a middle line only when half the maximum is a whole number.
+  const ticks = max % 2 === 0 ? [0, max / 2, max] : [0, max];
+  for (const tick of ticks) {
+    const y = top + plotH - (tick / max) * plotH;
     svg.append(el('line', { x1: left, x2: left + plotW, y1: y, y2: y, class: 'grid' }));
     const label = el('text', { x: left - 4, y: y + 4, 'text-anchor': 'end', class: 'axis' });
-    label.textContent = String(Math.round(frac * max));
+    label.textContent = String(tick);
     svg.append(label);
   }
 
