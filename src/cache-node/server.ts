@@ -280,7 +280,12 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (path.startsWith('/cache/')) {
-      const key = decodeURIComponent(path.slice(7));
+      let key: string;
+      try {
+        key = decodeURIComponent(path.slice(7));
+      } catch {
+        key = path.slice(7);
+      }
       if (!KEY_PATTERN.test(key)) {
         sendProblem(res, 400, `Not a cache key: ${JSON.stringify(key.slice(0, 100))} (letters, digits, '.', '_', '-'; at most 255)`);
         return;

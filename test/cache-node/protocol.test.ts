@@ -145,6 +145,8 @@ describe('GET, HEAD and PUT', () => {
   it('answers 400 for keys that are not keys and 405 for other methods', async () => {
     expect((await fetch(`${base}/cache/..%2Fetc`)).status).toBe(400);
     expect((await fetch(`${base}/cache/`)).status).toBe(400);
+    expect((await fetch(`${base}/cache/%E0%A4%A`)).status).toBe(400);
+    expect((await fetch(`${base}/cache/a/b`)).status).toBe(400);
     const d = await fetch(`${base}/cache/abc`, { method: 'DELETE' });
     expect(d.status).toBe(405);
     expect(d.headers.get('allow')).toBe('GET, HEAD, PUT');
