@@ -66,7 +66,7 @@ export const Value = createToken({
   name: 'Value',
   pattern: { exec: matchValue },
   line_breaks: false,
-  start_chars_hint: anyStartChar('()"'),
+  start_chars_hint: anyStartChar(' \t\n\r\f\v()"'),
   categories: [Word, Stray, StrayInGroup],
 });
 

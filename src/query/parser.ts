@@ -403,7 +403,9 @@ export function parseSyntax(text: string): SyntaxResult {
   const syntax = parser.query();
   // The grammar has no mandatory part, so chevrotain itself should never complain; if it does,
   // the complaint is reported like any other.
-  for (const e of parser.errors) {
+  // (`errors` clones its list on every read: read it only when chevrotain recorded something.)
+  const recorded = (parser as unknown as { _errors: readonly unknown[] })._errors;
+  for (const e of recorded.length === 0 ? [] : parser.errors) {
     const t = e.token;
     const start = Number.isNaN(t.startOffset) ? text.length : t.startOffset;
     problems.push({ code: 'syntax', start, end: Number.isNaN(t.startOffset) ? start : tokenEnd(t), message: e.message, expected: [] });
