@@ -41,7 +41,7 @@ describe('playground face over HTTP', () => {
   beforeAll(async () => {
     bundle = await buildBundle();
     server = await startServer(bundle, { builds: 12 });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await server?.close();
