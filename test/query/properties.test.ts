@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatQuery, parseQuery, type CheckedExpr } from '../../src/query/index.js';
+import { completeQuery, explainText, formatDiagnostic, formatQuery, parseQuery, type CheckedExpr } from '../../src/query/index.js';
 import { anyQueryText, checkedExpr, nearValidQuery, validQuery } from '../../src/testing/index.js';
 import { nnf, stripSpans } from './helpers.js';
 
@@ -54,6 +54,23 @@ describe('properties of the search language', { timeout: 180_000 }, () => {
         }
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('completion, code frames and explain never throw; completion ranges lie inside the text', () => {
+    fc.assert(
+      fc.property(anyQueryText(), fc.nat(), (text, n) => {
+        const cursor = n % (text.length + 1);
+        for (const c of completeQuery(text, cursor)) {
+          expect(c.from).toBeGreaterThanOrEqual(0);
+          expect(c.from).toBeLessThanOrEqual(c.to);
+          expect(c.to).toBeLessThanOrEqual(text.length);
+          expect(c.label.length).toBeGreaterThan(0);
+        }
+        for (const d of parseQuery(text).diagnostics) expect(formatDiagnostic(text, d)).toContain('^');
+        expect(typeof explainText(text).output).toBe('string');
+      }),
+      { numRuns: 500 },
     );
   });
 
