@@ -6,7 +6,7 @@
 // - `nearValidQuery()`: valid texts with one small fault (a deleted or inserted character, a typo).
 
 import fc from 'fast-check';
-import { FIELDS, ORDERED_TYPES, type FieldDef } from '../query/catalog.js';
+import { FIELDS, type FieldDef } from '../query/catalog.js';
 import type { CheckedExpr, Predicate, TypedValue } from '../query/checked.js';
 import { ordinal } from '../query/check.js';
 import { formatQuery, formatPredicate } from '../query/format.js';
@@ -223,4 +223,3 @@ export function anyQueryText(): fc.Arbitrary<string> {
   );
 }
 
-export { ORDERED_TYPES };
