@@ -1,7 +1,7 @@
 // Canonical JSON (object keys sorted, no whitespace) and content hashes. Two sends of the same
 // build compare equal whatever the key order of their JSON, so a re-send is recognised.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
@@ -34,15 +34,8 @@ export interface BuildHeader {
 
 /** Hash of a build's header and the canonical JSON of its events (`[...]`). */
 export function contentHash(header: BuildHeader, eventsJson: string): string {
-  return createHash('sha256')
-    .update(header.toolType)
-    .update('\0')
-    .update(header.toolVersion)
-    .update('\0')
-    .update(header.agentVersion)
-    .update('\0')
-    .update(eventsJson)
-    .digest('base64url');
+  // One-shot hash(): much cheaper per call than createHash().update()...digest().
+  return hash('sha256', `${header.toolType}\0${header.toolVersion}\0${header.agentVersion}\0${eventsJson}`, 'base64url');
 }
 
 /** Joins the canonical JSON arrays of consecutive chunks into the array of all their events. */

@@ -27,7 +27,8 @@ export interface StoredBuild {
   readonly project: string | null;
 }
 
-export type BuildRow = Record<string, string | number | null>;
+/** A builds row: values in BUILD_ROW_COLUMNS order (an array: ingest builds many of them). */
+export type BuildRow = (string | number | null)[];
 
 export interface ChunkRow {
   readonly build_id: string;
@@ -206,20 +207,20 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
 
   for (const b of working.values()) {
     if (!b.dirty) continue;
-    const row: BuildRow = {
-      id: b.id,
-      seq: b.seq,
-      available_at: b.availableAt,
-      tool_type: b.toolType,
-      tool_version: b.toolVersion,
-      agent_version: b.agentVersion,
-      project_name: b.derived ? b.derived.project : b.project,
-      content_hash: b.contentHash,
-      attributes: b.derived ? JSON.stringify(b.derived.attributes) : '{}',
-      received_at: b.receivedAt,
-    };
+    const row: BuildRow = [
+      b.id,
+      b.seq,
+      b.availableAt,
+      b.toolType,
+      b.toolVersion,
+      b.agentVersion,
+      b.derived ? b.derived.project : b.project,
+      b.contentHash,
+      b.derived ? JSON.stringify(b.derived.attributes) : '{}',
+      b.receivedAt,
+    ];
     const cols = b.derived?.columns;
-    for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row[ATTRIBUTE_COLUMNS[i]!.column] = cols ? cols[i]! : null;
+    for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row.push(cols ? cols[i]! : null);
     (b.inDatabase ? writes.updateBuilds : writes.insertBuilds).push(row);
   }
   return { results, writes };

@@ -16,6 +16,7 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
+const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
 
 export const NOTIFY_CHANNEL = 'buildscope_builds';
 // Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
@@ -111,12 +112,12 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   // the parameters to bind, the other tools' columns stay NULL by default.
   const insertBuild = new Map(
     TOOL_TYPES.map((tool) => {
-      const own = cols.filter((c) => {
+      const own = cols.flatMap((c, i) => {
         const field = COLUMN_FIELDS.get(c);
-        return field === undefined || field.tool === null || field.tool === tool;
+        return field === undefined || field.tool === null || field.tool === tool ? [i] : [];
       });
-      const stmt = db.prepare(`INSERT INTO builds (${own.map(q).join(',')}) VALUES (${own.map(() => '?').join(',')})`);
-      return [tool, (row: BuildRow) => stmt.run(own.map((c) => row[c]))] as const;
+      const stmt = db.prepare(`INSERT INTO builds (${own.map((i) => q(cols[i]!)).join(',')}) VALUES (${own.map(() => '?').join(',')})`);
+      return [tool, (row: BuildRow) => stmt.run(own.map((i) => row[i]))] as const;
     }),
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
@@ -147,8 +148,8 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   };
 
   const write = (w: BatchWrites): void => {
-    for (const row of w.insertBuilds) insertBuild.get(row['tool_type'] as ToolType)!(row);
-    for (const row of w.updateBuilds) updateBuild.run([...cols.slice(1).map((c) => row[c]), row['id']]);
+    for (const row of w.insertBuilds) insertBuild.get(row[TOOL_TYPE_INDEX] as ToolType)!(row);
+    for (const row of w.updateBuilds) updateBuild.run([...row.slice(1), row[0]]);
     for (const c of w.chunks) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events);
     for (const v of w.values) insertValue.run(v[0], v[1], v[2]);
     for (const v of w.customValues) insertCustom.run(v[0], v[1], v[2]);
@@ -226,10 +227,10 @@ function postgresExecutor(ctx: IngestContext): Executor {
       });
       // Multi-row inserts as unnest() of one array per column: a handful of parameters however
       // many rows, so neither the statement builder nor the protocol grows with the batch.
-      await unnestInsert(trx, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds.map((row) => BUILD_ROW_COLUMNS.map((c) => row[c] ?? null)));
+      await unnestInsert(trx, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds);
       for (const row of writes.updateBuilds) {
-        const { id, ...rest } = row;
-        await trx.updateTable('builds').set(rest).where('id', '=', id).execute();
+        const set = Object.fromEntries(BUILD_ROW_COLUMNS.slice(1).map((c, i) => [c, row[i + 1]]));
+        await trx.updateTable('builds').set(set).where('id', '=', row[0]).execute();
       }
       await unnestInsert(trx, 'build_events', CHUNK_COLUMN_TYPES, writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, c.events]));
       await unnestInsert(trx, 'build_values', VALUE_COLUMN_TYPES, writes.values);
