@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { evaluate } from '../../src/query/evaluate.js';
+import { rebuildTrigramTables } from '../../src/sql/index.js';
 import { pgAvailable } from '../support/postgres.js';
 import { insertBuilds, openSearchDb, searchIds, type SearchDb, type TestBuild } from './support/search-db.js';
 
@@ -134,3 +135,23 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('SQLite after VACUUM and rebuildTrigramTables', () => {
+  let db: SearchDb;
+  beforeAll(async () => {
+    db = await openSearchDb('sqlite');
+    await insertBuilds(db.handle, BUILDS);
+    db.handle.sqlite!.exec('VACUUM');
+    rebuildTrigramTables(db.handle);
+  });
+  afterAll(async () => db?.close());
+
+  it.each(EXAMPLES.filter(([q]) => q.includes('*')))('%s', async (text, ids) => {
+    expect(await searchIds(db.handle, parse(text))).toEqual([...ids].sort());
+  });
+  it('infix searches on every trigram-indexed column', async () => {
+    expect(await searchIds(db.handle, parse('user:*aro*'))).toEqual(['b4']);
+    expect(await searchIds(db.handle, parse('value:*rovid*=*ithu*'))).toEqual(['b1', 'b3']);
+    expect(await searchIds(db.handle, parse('tag:*igh*'))).toEqual(['b2', 'b3']);
+  });
+});
