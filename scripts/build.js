@@ -4,9 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-const tsc = require.resolve('typescript/bin/tsc');
+// TypeScript 7 does not export `bin/tsc`; find it next to its package.json.
+const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 if (existsSync('playground/build.js')) {
