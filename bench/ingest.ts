@@ -9,7 +9,7 @@
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import BetterSqlite3 from 'better-sqlite3';
@@ -34,6 +34,8 @@ interface Result {
   buildsPerSecond: number;
   bytes: number;
   bytesPerMillionBuilds: number;
+  /** CPU time of this process per build (user + system), a figure less sensitive to a busy machine. */
+  cpuMicrosPerBuild: number;
   peerBuildsPerSecond: number;
   ratioToPeer: number;
 }
@@ -61,8 +63,11 @@ async function* input(): AsyncGenerator<string> {
   if (buf) yield buf;
 }
 
+let cpuMicros = 0;
+
 async function ingestRate(handle: DatabaseHandle, label: string): Promise<number> {
   const store = await openBuildStore(handle);
+  const cpu0 = process.cpuUsage();
   const started = performance.now();
   let done = 0;
   await store.ingestNdjson(input(), {
@@ -74,6 +79,8 @@ async function ingestRate(handle: DatabaseHandle, label: string): Promise<number
     },
   });
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  cpuMicros = cpu.user + cpu.system;
   await store.close();
   return seconds;
 }
@@ -169,6 +176,7 @@ function result(dialect: string, seconds: number, bytes: number, peerSeconds: nu
     buildsPerSecond: Math.round(rate),
     bytes,
     bytesPerMillionBuilds: Math.round((bytes / builds) * 1e6),
+    cpuMicrosPerBuild: Math.round(cpuMicros / builds),
     peerBuildsPerSecond: Math.round(peer),
     ratioToPeer: round(rate / peer, 3),
   };
@@ -185,16 +193,17 @@ if (dialects.includes('postgres')) {
 
 const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
 console.log(`\ningest: ${builds} demo builds, ~${avgEvents} events, ~${avgBytes} bytes of NDJSON each\n`);
-console.log('| database | builds/s | time | size per 1M builds | raw-insert peer builds/s | store / peer |');
-console.log('|---|---|---|---|---|---|');
+console.log('| database | builds/s | time | CPU µs/build (this process) | size per 1M builds | raw-insert peer builds/s | store / peer |');
+console.log('|---|---|---|---|---|---|---|');
 for (const r of results) {
-  console.log(`| ${r.dialect} | ${r.buildsPerSecond} | ${r.seconds} s | ${gb(r.bytesPerMillionBuilds)} | ${r.peerBuildsPerSecond} | ${r.ratioToPeer} |`);
+  console.log(`| ${r.dialect} | ${r.buildsPerSecond} | ${r.seconds} s | ${r.cpuMicrosPerBuild} | ${gb(r.bytesPerMillionBuilds)} | ${r.peerBuildsPerSecond} | ${r.ratioToPeer} |`);
 }
+console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
 const s = results.find((r) => r.dialect === 'sqlite');
 const p = results.find((r) => r.dialect === 'postgres');
 if (s && p) console.log(`\npostgres / sqlite ingest rate: ${round(p.buildsPerSecond / s.buildsPerSecond, 3)}`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/ingest.json',
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, builds, avgLineBytes: avgBytes, goalSqliteBuildsPerSecond: 20_000, results }, null, 2) + '\n',
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, avgLineBytes: avgBytes, goalSqliteBuildsPerSecond: 20_000, results }, null, 2) + '\n',
 );

@@ -63,12 +63,25 @@ export function register(program: Command): void {
         for (const l of lines) yield l + '\n';
       }
       let stored = 0;
+      let bar: { update(n: number): void; stop(): void } | undefined;
+      if (process.stderr.isTTY && builds >= 5000) {
+        const { default: cliProgress } = await import('cli-progress');
+        const b = new cliProgress.SingleBar({ format: 'demo-data [{bar}] {value}/{total} builds | eta {eta}s', stream: process.stderr }, cliProgress.Presets.shades_classic);
+        b.start(builds, 0);
+        bar = b;
+      }
+      let done = 0;
       try {
         await opened.store.ingestNdjson(text(), {
           keepResults: false,
-          onResults: (rs) => (stored += rs.filter((r) => r.status === 'stored').length),
+          onResults: (rs) => {
+            stored += rs.filter((r) => r.status === 'stored').length;
+            done += rs.length;
+            bar?.update(done);
+          },
         });
       } finally {
+        bar?.stop();
         await opened.close();
       }
       process.stderr.write(`${stored} demo builds stored into ${opened.handle.describe}\n`);
