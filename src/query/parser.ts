@@ -299,6 +299,16 @@ class QueryParser extends EmbeddedActionsParser {
               this.missing(op, 'a value', ['value', '"quoted value"', '[from to to]']);
               return { kind: 'term', field, operator, span: span(name.startOffset, operator.span.end) };
             }
+            if (value.span.start > operator.span.end) {
+              // `user: "a"` would otherwise pass where `user: a` does not.
+              this.problems.push({
+                code: 'syntax',
+                start: operator.span.end,
+                end: value.span.start,
+                message: `Remove the space: the value must follow '${op.image}' directly`,
+                expected: ['value'],
+              });
+            }
             return { kind: 'term', field, operator, value, span: span(name.startOffset, value.span.end) };
           },
         },

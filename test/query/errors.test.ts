@@ -26,6 +26,11 @@ describe('syntax errors, with exact positions', () => {
     expect(d[0]!.message).toMatch(/without a space/);
   });
 
+  it('a space before a quoted value or a range is reported the same way', () => {
+    expect(one('user: "bob"')).toMatchObject({ code: 'syntax', start: 5, end: 6 });
+    expect(one('buildDuration:  [1m to 2m]')).toMatchObject({ code: 'syntax', start: 14, end: 16 });
+  });
+
   it('dangling and / or / not / -', () => {
     expect(one('user:a and')).toMatchObject({ code: 'syntax', start: 10, end: 10, expected: ['a term'] });
     expect(one('user:a or')).toMatchObject({ code: 'syntax', start: 9, end: 9 });
