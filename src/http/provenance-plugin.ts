@@ -14,7 +14,6 @@ import { sendProblem } from './problem.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';
 import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../store/database.js';
-import { parseQuery } from '../query/index.js';
 import { LocalBuildSource } from '../provenance/build-source.js';
 import { parseProvenanceConfig } from '../provenance/config.js';
 import { BadRequestError, EXTERNAL_SERVICE_PREFIX, ExternalServiceError } from '../provenance/errors.js';
@@ -336,6 +335,8 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
 export const provenancePlugin: FacePlugin = async (app, { ctx }) => {
   const config = parseProvenanceConfig(ctx.config.provenance, ctx.config.database.data ?? DEFAULT_DATA_DIR);
   const clock = ctx.clock ?? Date.now;
+  // Loaded here, not at the top: the standalone service reads builds over HTTP and needs no parser.
+  const { parseQuery } = await import('../query/index.js');
   const builds = new LocalBuildSource(ctx.store, (text) => parseQuery(text, { now: clock() }));
   const service = openProvenanceService(config, builds, ctx.logger);
   await app.register(provenanceRoutes, { service, repositoryAccess: config.repositoryAccess });
