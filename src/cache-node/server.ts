@@ -194,8 +194,9 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       return;
     }
     const stream = store.openRead(key);
-    stream.once('error', () => {
+    stream.once('error', (err: NodeJS.ErrnoException) => {
       // Removed between lookup and open (eviction, expiry): a miss.
+      if (err.code === 'ENOENT') store.forget(key, info);
       if (!res.headersSent) {
         counters.misses++;
         sendProblem(res, 404, `No cache entry ${key}`);

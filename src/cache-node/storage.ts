@@ -155,7 +155,8 @@ export class DiskStore {
     let buf: Buffer;
     try {
       buf = await readFile(this.pathOf(key));
-    } catch {
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.forget(key, info);
       return undefined;
     }
     // The entry may have been replaced or removed while we read.
@@ -167,6 +168,17 @@ export class DiskStore {
       this.dropMemo(oldest);
     }
     return buf;
+  }
+
+  /**
+   * Drops an index entry whose file turned out to be missing (an eviction's unlink can meet a
+   * concurrent re-upload of the same key); the next upload of the key stores it again.
+   */
+  forget(key: string, info: EntryInfo): void {
+    if (this.index.get(key) !== info) return;
+    this.index.delete(key);
+    this.totalBytes -= info.size;
+    this.dropMemo(key);
   }
 
   openRead(key: string): ReadStream {

@@ -95,7 +95,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
     expect(await before.json()).toMatchObject({ name: 'node-1', key: creds.key, registered: false, state: 'never-registered' });
     const unknown = await fetch(`${server.base}/api/build-cache/nodes/node-9`, { headers: { authorization: server.admin } });
     expect(unknown.status).toBe(404);
-  });
+  }, 90_000);
 
   it('a node with the right key and secret registers and reports its status', async () => {
     const t = await startTestNode(
@@ -108,7 +108,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       await waitFor(async () => {
         node = (await (await fetch(`${server.base}/api/build-cache/nodes/node-1`, { headers: { authorization: server.admin } })).json()) as Record<string, unknown>;
         return (node['status'] as { entries?: number } | null)?.entries === 1;
-      });
+      }, 60_000);
       expect(node).toMatchObject({ name: 'node-1', registered: true, state: 'online', address: 'http://127.0.0.1:5071' });
       expect(node['status']).toMatchObject({ entries: 1, writes: 1, config: { anonymousLevel: 'readwrite' } });
       expect(t.node.registrar()?.state).toMatchObject({ kind: 'registered', name: 'node-1' });
@@ -118,7 +118,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
     } finally {
       await t.close();
     }
-  });
+  }, 90_000);
 
   it('wrong credentials are a clear logged error, logged once, and the node keeps serving', async () => {
     const t = await startTestNode(
@@ -126,7 +126,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       { reportIntervalMs: 100 },
     );
     try {
-      await waitFor(() => t.node.registrar()?.state.kind === 'rejected');
+      await waitFor(() => t.node.registrar()?.state.kind === 'rejected', 60_000);
       await new Promise((r) => setTimeout(r, 400));
       const errors = t.logs.lines.filter((l) => l.level === 50);
       expect(errors).toHaveLength(1);
@@ -137,13 +137,13 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
     } finally {
       await t.close();
     }
-  });
+  }, 90_000);
 
   it('rejects malformed reports with 400 problem documents', async () => {
     const r = await fetch(`${server.base}/api/build-cache/node-status`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"key":"x"}' });
     expect(r.status).toBe(400);
     expect(r.headers.get('content-type')).toContain('application/problem+json');
-  });
+  }, 90_000);
 
   if (name === 'SQLite') {
     it('an unreachable server is logged and the node keeps serving', async () => {
@@ -152,12 +152,12 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
         { reportIntervalMs: 100 },
       );
       try {
-        await waitFor(() => t.node.registrar()?.state.kind === 'unreachable');
+        await waitFor(() => t.node.registrar()?.state.kind === 'unreachable', 60_000);
         expect(t.logs.lines.find((l) => l.level === 50)?.msg).toContain('cannot reach the server');
         expect((await fetch(`${t.node.url}/cache/abc`, { method: 'PUT', body: 'z' })).status).toBe(201);
       } finally {
         await t.close();
       }
-    });
+    }, 90_000);
   }
 });
