@@ -9,7 +9,7 @@ import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { deriveAttributes } from './derive.js';
 import { canonicalEvents, decodeEvents, encodeEvents } from './event-codec.js';
 import type { BuildEvent, IngestLineResult } from './types.js';
-import type { IngestRecord, Validation } from './validate.js';
+import { parseLine, type IngestRecord, type Validation } from './validate.js';
 
 /** What the database knows of a build before the batch. */
 export interface StoredBuild {
@@ -78,9 +78,15 @@ export interface PlanContext {
   readonly maxSeq: number;
 }
 
-export interface ValidatedLine {
-  readonly line: number;
-  readonly validation: Validation;
+/**
+ * A line of the batch: already validated, or its text, parsed when planned. Parsing late keeps a
+ * line's parsed objects short-lived (young-generation garbage) instead of a whole batch of them
+ * surviving into the old generation.
+ */
+export type ValidatedLine = { readonly line: number; readonly validation: Validation } | { readonly line: number; readonly text: string };
+
+export function validationOf(l: ValidatedLine): Validation {
+  return 'validation' in l ? l.validation : parseLine(l.text);
 }
 
 const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
@@ -116,7 +122,9 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
     b.dirty = true;
   };
 
-  for (const { line, validation } of lines) {
+  for (const l of lines) {
+    const line = l.line;
+    const validation = validationOf(l);
     if (!validation.ok) {
       results.push(
         validation.buildId === undefined

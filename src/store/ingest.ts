@@ -8,7 +8,7 @@
 import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from './database.js';
-import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
+import { BUILD_ROW_COLUMNS, planBatch, validationOf, type BatchWrites, type BuildRow, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
 import { numberedLines } from './lines.js';
 import type { IngestLineResult, IngestOptions } from './types.js';
 import { parseLine } from './validate.js';
@@ -54,7 +54,7 @@ export async function ingestNdjson(
     } catch (batchError) {
       if (lines.length === 1) {
         const l = lines[0]!;
-        const v = l.validation;
+        const v = validationOf(l);
         out = [
           {
             line: l.line,
@@ -82,7 +82,7 @@ export async function ingestNdjson(
       if (r.maxSeq > 0) ctx.onAvailable(r.maxSeq);
       out.push(...r.results);
     } catch (e) {
-      const v = l.validation;
+      const v = validationOf(l);
       out.push({
         line: l.line,
         status: 'rejected',
@@ -94,7 +94,8 @@ export async function ingestNdjson(
   };
 
   for await (const { line, text } of numberedLines(input)) {
-    batch.push({ line, validation: parseLine(text) });
+    // PostgreSQL needs the batch's build IDs before planning (to load their state in one query).
+    batch.push(ctx.handle.dialect === 'postgres' ? { line, validation: parseLine(text) } : { line, text });
     if (batch.length >= batchSize) await flush();
   }
   await flush();
@@ -174,7 +175,8 @@ function postgresExecutor(ctx: IngestContext): Executor {
   return async (lines) =>
     db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
-      const ids = [...new Set(lines.flatMap((l) => (l.validation.ok && l.validation.record.buildId !== undefined ? [l.validation.record.buildId] : [])))];
+      const validated = lines.map((l) => ({ line: l.line, validation: validationOf(l) }));
+      const ids = [...new Set(validated.flatMap((l) => (l.validation.ok && l.validation.record.buildId !== undefined ? [l.validation.record.buildId] : [])))];
       const stored = new Map<string, StoredBuild>();
       if (ids.length > 0) {
         const rows = await trx
@@ -219,7 +221,7 @@ function postgresExecutor(ctx: IngestContext): Executor {
         }
       }
       const max = await trx.selectFrom('builds').select(sql<number>`coalesce(max(seq), 0)`.as('m')).executeTakeFirstOrThrow();
-      const { results, writes } = planBatch(lines, {
+      const { results, writes } = planBatch(validated, {
         load: (id) => stored.get(id),
         now: ctx.clock,
         newId: newBuildId,
