@@ -21,7 +21,7 @@ describe('cache-node validate and hash-secret', () => {
     const r = cli(['validate', join(fixtures, 'valid', 'full.yaml')]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('valid');
-  });
+  }, 90_000);
 
   it('validate exits 1 listing every fault with its path and place', () => {
     const r = cli(['validate', join(fixtures, 'invalid', 'several.yaml')]);
@@ -33,7 +33,7 @@ describe('cache-node validate and hash-secret', () => {
     const missing = cli(['validate', join(fixtures, 'no-such-file.json')]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('cannot read');
-  });
+  }, 90_000);
 
   it('hash-secret reads the secret from standard input and prints a hash that verifies', async () => {
     const r = cli(['hash-secret'], 'correct horse\n');
@@ -43,7 +43,7 @@ describe('cache-node validate and hash-secret', () => {
     const parsed = parseHashedSecret(hash);
     if (!parsed.ok) throw new Error(parsed.reason);
     expect(await verifySecret('correct horse', parsed.value)).toBe(true);
-  });
+  }, 90_000);
 });
 
 interface Running {
@@ -106,7 +106,7 @@ describe('a node process', () => {
 
     // A change of the file takes effect without a restart.
     writeFileSync(config, 'version: 4\ncache:\n  accessControl:\n    anonymousLevel: read\nuiAccess:\n  type: generated\n');
-    await waitFor(async () => (await fetch(`${base}/cache/abc`, { method: 'PUT', body: 'x' })).status === 401);
+    await waitFor(async () => (await fetch(`${base}/cache/abc`, { method: 'PUT', body: 'x' })).status === 401, 30_000);
 
     // An upload in progress when the process is killed.
     const partial = request(`${base}/cache/partial`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
@@ -128,11 +128,11 @@ describe('a node process', () => {
     expect(JSON.parse(status!)).toMatchObject({ entries: stored.size + probeStored });
     second.child.kill('SIGTERM');
     expect(await new Promise((r) => second.child.once('exit', r))).toBe(0);
-  }, 120_000);
+  }, 180_000);
 
   it('refuses to start on an invalid file, listing its faults', () => {
     const r = cli(['--config', join(fixtures, 'invalid', 'several.yaml'), '--port', '0', '--data', join(dir, 'x')]);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('cache.targetSize.size: must be >= 1 (MiB), found 0');
-  });
+  }, 90_000);
 });
