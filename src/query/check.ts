@@ -31,7 +31,8 @@ const ORDERED_LABELS = 'Duration, Timestamp, Number and Storage size';
 const COMPARE_OPS = { ':': 'eq', '>': 'gt', '>=': 'ge', '<': 'lt', '<=': 'le' } as const;
 
 const typeLabel = (f: FieldDef): string => FIELD_TYPE_LABELS[f.type];
-const article = (label: string): string => (/^[AEIOU]/.test(label) ? 'an' : 'a');
+/** `a String field`, `an Other field`: for messages only. */
+const aTypeField = (f: FieldDef): string => `${/^[AEIOU]/.test(typeLabel(f)) ? 'an' : 'a'} ${typeLabel(f)} field`;
 
 /** What a value of the field looks like, for `expected`. */
 export function valueForms(f: FieldDef): string[] {
@@ -115,13 +116,12 @@ class Checker {
   }
 
   private predicate(field: FieldDef, node: SyntaxTerm): Predicate | undefined {
-    const label = typeLabel(field);
     if (node.operator === undefined) {
       if (field.type === 'boolean') return { kind: 'boolean', value: true };
       this.report(
         'invalidOperator',
         node.field.span,
-        `'${field.name}' is ${article(label)} ${label} field: a bare field name works only for Boolean fields; write ${field.name}:value`,
+        `'${field.name}' is ${aTypeField(field)}: a bare field name works only for Boolean fields; write ${field.name}:value`,
         [':'],
       );
       return undefined;
@@ -133,7 +133,7 @@ class Checker {
       this.report(
         'invalidOperator',
         opSpan,
-        `'${op}' compares ordered values, but '${field.name}' is ${article(label)} ${label} field; use ':'`,
+        `'${op}' compares ordered values, but '${field.name}' is ${aTypeField(field)}; use ':'`,
         [':'],
       );
       return undefined;
@@ -235,17 +235,16 @@ class Checker {
         return undefined;
     }
     if (parsed.ok) return parsed.value;
-    this.report('invalidValue', word.span, `${parsed.message} ('${field.name}' is ${article(typeLabel(field))} ${typeLabel(field)} field)`, valueForms(field));
+    this.report('invalidValue', word.span, `${parsed.message} ('${field.name}' is ${aTypeField(field)})`, valueForms(field));
     return undefined;
   }
 
   private range(field: FieldDef, op: string, opSpan: Span, range: SyntaxRange): Predicate | undefined {
-    const label = typeLabel(field);
     if (!ORDERED_TYPES.has(field.type)) {
       this.report(
         'invalidOperator',
         range.span,
-        `A range works only on ${ORDERED_LABELS} fields; '${field.name}' is ${article(label)} ${label} field`,
+        `A range works only on ${ORDERED_LABELS} fields; '${field.name}' is ${aTypeField(field)}`,
         valueForms(field),
       );
       return undefined;

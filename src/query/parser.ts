@@ -31,8 +31,8 @@ import {
   StrayInGroup,
   To,
   Word,
-  queryLexer,
   tokenEnd,
+  tokenize,
 } from './lexer.js';
 import type { SyntaxExpr, SyntaxOperator, SyntaxRange, SyntaxValue, SyntaxWord } from './syntax.js';
 
@@ -384,7 +384,7 @@ export interface SyntaxResult {
 /** Lexes and parses a query into its (possibly partial) syntax AST, with every syntax problem. */
 export function parseSyntax(text: string): SyntaxResult {
   const parser = (instance ??= new QueryParser());
-  const lexed = queryLexer.tokenize(text);
+  const lexed = tokenize(text);
   const problems: DiagnosticInput[] = [];
   for (const e of lexed.errors) {
     const bad = text.slice(e.offset, e.offset + e.length);
@@ -396,7 +396,8 @@ export function parseSyntax(text: string): SyntaxResult {
       expected: ['a term'],
     });
   }
-  const tooDeep = tooDeeplyNested(lexed.tokens);
+  // Nesting cannot be deeper than the number of tokens: short queries skip the scan.
+  const tooDeep = lexed.tokens.length > MAX_NESTING ? tooDeeplyNested(lexed.tokens) : undefined;
   if (tooDeep !== undefined) {
     problems.push({
       code: 'syntax',
