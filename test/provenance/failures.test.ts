@@ -41,7 +41,7 @@ describe.skipIf(!nginxBinary())('429 under concurrent load', () => {
       return { stores: [{ id: 'repo:central', url: nginx.url, listCacheMs: 0 }], policies: file, pool: { size: 1, queue: 1 } };
     });
     auth = (await server.user('ci', ['evaluatePolicies'])).bearer;
-  });
+  }, 120_000);
   afterAll(async () => {
     await server?.close();
     await nginx?.stop();
@@ -65,7 +65,7 @@ describe.skipIf(!nginxBinary())('429 under concurrent load', () => {
   });
 });
 
-describe('500 when a store is down', () => {
+describe('500 when a store is down', { timeout: 60_000 }, () => {
   let server: ProvenanceServer;
   let auth: string;
   let deadPort: number;
@@ -79,7 +79,7 @@ describe('500 when a store is down', () => {
     });
     await server.store.ingestNdjson(buildLine('build00000001'));
     auth = (await server.user('all', ['publishAttestations', 'evaluatePolicies', 'readAttestations'])).bearer;
-  });
+  }, 120_000);
   afterAll(async () => server?.close());
 
   it('publish, evaluate and fetch answer 500 naming the artifact repository', async () => {
@@ -112,7 +112,7 @@ describe('500 when a store is down', () => {
   });
 });
 
-describe('standalone provenance service over the REST API', () => {
+describe('standalone provenance service over the REST API', { timeout: 60_000 }, () => {
   let analytics: ProvenanceServer;
   let dir: string;
   let standalone: Awaited<ReturnType<typeof buildStandaloneApp>>;
@@ -133,7 +133,7 @@ describe('standalone provenance service over the REST API', () => {
     await a.users.addUser({ name: 'ci', password: 'pw-ci', permissions: ['publishAttestations', 'readAttestations'], projects: null });
     auth = `Basic ${Buffer.from('ci:pw-ci').toString('base64')}`;
     await database.close();
-  });
+  }, 120_000);
   afterAll(async () => {
     await standalone?.close();
     await analytics?.close();

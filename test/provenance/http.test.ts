@@ -84,7 +84,8 @@ spec: { selector: { matchLabels: { kind: tools } } }
 
 const hasNginx = nginxBinary() !== undefined;
 
-describe.skipIf(!hasNginx)('provenance over HTTP', () => {
+// Generous limits: Basic authentication hashes passwords and one test starts the CLI.
+describe.skipIf(!hasNginx)('provenance over HTTP', { timeout: 120_000 }, () => {
   let nginx: Nginx;
   let server: ProvenanceServer;
   let configFile: string;
@@ -129,7 +130,7 @@ describe.skipIf(!hasNginx)('provenance over HTTP', () => {
     teamA = await server.user('team-a-user', ['readAttestations', 'evaluatePolicies', 'publishAttestations'], ['team-a']);
     nobody = await server.user('nobody', []);
     everything = await server.user('everything', ['publishAttestations', 'evaluatePolicies', 'readAttestations']);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await server?.close();
