@@ -74,7 +74,8 @@ function strayMessage(token: IToken): { message: string; expected: string[] } {
   if (t === RParen) return { message: `Unexpected ')': there is no '(' to close`, expected: ['a term'] };
   if (t === Or || t === And) return { message: `'${token.image}' needs a term on its left`, expected: ['a term'] };
   if (t === To) return { message: `'to' belongs inside a range: field:[from to to]`, expected: ['a term'] };
-  if (t === Quoted || t === RBracket) {
+  if (t === RBracket) return { message: `Unexpected ']': there is no '[' to close`, expected: ['a term'] };
+  if (t === Quoted) {
     return { message: `Unexpected ${found}: a value needs a field in front, as in field:value`, expected: ['field:value'] };
   }
   if (t.CATEGORIES?.includes(Operator)) return { message: `Unexpected ${found}: a field name must come before the operator`, expected: ['a field name'] };
