@@ -6,14 +6,17 @@
 //   node --import tsx bench/http.ts [--quick] [--builds N] [--1m] [--duration S] [--connections C] [--data DIR]
 //
 // The server runs in its own process (`buildscope serve` from source), so autocannon and the
-// server do not share an event loop. Demo builds are loaded by the server on first start; pass
-// --data DIR to reuse a loaded data directory between runs.
+// server do not share an event loop. The builds are loaded into the data directory first, through
+// the store: compact builds (start, agent, project, tags, outcome) with the value distributions of
+// the demo data, so that 1M builds load in minutes; pass --data DIR to reuse a loaded directory.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { openDatabase } from '../src/store/database.js';
+import { openBuildStore } from '../src/store/build-store.js';
 
 interface Args {
   builds: number;
@@ -43,20 +46,72 @@ interface Server {
   readonly key: string | undefined;
 }
 
-function startServer(data: string, builds: number): Promise<Server> {
+const PROJECTS = ['payments-service', 'Checkout-Web', 'inventory', 'mobile-app', 'data-pipeline', 'auth-gateway', 'search-indexer', 'billing', 'ml-platform', 'docs-site'];
+const USERS = ['alice', 'bob', 'carol', 'dmitri', 'eve', 'farah', 'guo', 'hana', 'ci', 'jenkins', 'renee'];
+const TAGS = ['nightly', 'release', 'pr', 'main', 'feature', 'dirty', 'flaky-retry'];
+const TOOLS = ['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild'];
+
+function* benchBuilds(count: number): Iterable<string> {
+  let seed = 42;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+  const start0 = Date.UTC(2026, 0, 1);
+  for (let i = 0; i < count; i++) {
+    const t = start0 + i * 30_000;
+    const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+    const events = [
+      ev(t, 'BuildStarted', {}),
+      ev(t + 1, 'BuildAgent', { username: pick(USERS), publicHostname: `build-${1 + Math.floor(rnd() * 20)}.ci.example.com` }),
+      ev(t + 2, 'ProjectStructure', { rootProjectName: pick(PROJECTS) }),
+      ev(t + 3, 'UserTag', { tag: rnd() < 0.5 ? 'CI' : 'LOCAL' }),
+      ev(t + 4, 'UserTag', { tag: pick(TAGS) }),
+      ev(t + 5_000 + Math.floor(rnd() * 600_000), 'BuildFinished', { outcome: rnd() < 0.15 ? 'failed' : 'succeeded', failures: [] }),
+    ];
+    yield JSON.stringify({ buildId: `b${i.toString(36).padStart(12, '0')}`, toolType: pick(TOOLS), toolVersion: '8.10.2', agentVersion: '3.19', events }) + '\n';
+  }
+}
+
+async function loadBuilds(data: string, count: number): Promise<void> {
+  const database = await openDatabase({ data });
+  const store = await openBuildStore(database);
+  try {
+    const have = await store.latestSeq();
+    if (have >= count) return;
+    process.stderr.write(`loading ${count} builds...\n`);
+    const started = Date.now();
+    let last = 0;
+    await store.ingestNdjson(
+      (async function* () {
+        yield* benchBuilds(count);
+      })(),
+      {
+        onProgress(done) {
+          if (done - last >= count / 10) {
+            last = done;
+            process.stderr.write(`  ${done}/${count} (${Math.round((Date.now() - started) / 1000)} s)\n`);
+          }
+        },
+      },
+    );
+    process.stderr.write(`loaded ${count} builds in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  } finally {
+    await store.close();
+    await database.close();
+  }
+}
+
+function startServer(data: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data', data, '--demo', String(builds)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data', data], {
       env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     let key: string | undefined;
-    child.stderr!.on('data', (d: Buffer) => {
-      for (const line of d.toString().split('\n')) {
-        const m = /"msg":"(demo builds[^"]*)"/.exec(line);
-        if (m) process.stderr.write(`  ${m[1]}\n`);
-      }
-    });
+    child.stderr!.resume();
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const k = /access key (bsk_[A-Za-z0-9_-]{40})/.exec(out);
@@ -118,8 +173,9 @@ async function main(): Promise<void> {
   const ownData = args.data === undefined;
   const data = args.data ?? mkdtempSync(join(tmpdir(), 'buildscope-bench-http-'));
   const keyFile = join(data, 'bench-access-key');
-  process.stderr.write(`starting the server over ${data} (${args.builds} demo builds on first start)...\n`);
-  const server = await startServer(data, args.builds);
+  await loadBuilds(data, args.builds);
+  process.stderr.write(`starting the server over ${data}...\n`);
+  const server = await startServer(data);
   try {
     const key = server.key ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
     if (key === undefined) throw new Error(`no access key: the data directory ${data} was not created by this benchmark`);

@@ -77,11 +77,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
     const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
 
+    const go = app.hasRoute({ method: 'GET', url: '/playground' }) ? `${url}/playground/` : `${url}/`;
     if (created) {
       print(`Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`);
-      print(`Buildscope is running at ${url}/ — call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`);
+      print(`Buildscope is running at ${url}/ — open ${go} (sign in as ${created.user}) or call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`);
     } else {
-      print(`Buildscope is running at ${url}/ — call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`);
+      print(`Buildscope is running at ${url}/ — open ${go} or call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`);
     }
 
     const openStore = store;

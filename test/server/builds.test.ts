@@ -198,6 +198,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     it('GET /api/version answers the release; unknown paths answer a 404 problem', async () => {
       const v = await fetch(`${s.url}/api/version`);
       expect(await v.json()).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      expect(await (await fetch(`${s.url}/`)).json()).toMatchObject({ builds: '/api/builds', openapi: '/api/openapi.json' });
       const nf = await fetch(`${s.url}/api/nothing-here`);
       expect(nf.status).toBe(404);
       expect(await nf.json()).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404 });
