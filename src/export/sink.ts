@@ -20,6 +20,12 @@ export interface SinkOptions {
   readonly gzipLevel?: number;
   /** Bytes the compressor may hold before the producer waits (default 256 KiB): lets it run ahead of zlib's thread. */
   readonly gzipBufferBytes?: number;
+  /**
+   * Bytes the response may buffer before the producer waits for 'drain' (default 256 KiB).
+   * Above the socket's 16 KiB high-water mark, so that a fast producer does not stop for every
+   * 16 KiB, and still a bound that keeps a slow client from growing the server's memory.
+   */
+  readonly maxBufferedBytes?: number;
 }
 
 export class SseSink {
@@ -27,6 +33,7 @@ export class SseSink {
   readonly #gzip: Gzip | undefined;
   readonly #out: Writable;
   readonly #coalesce: number;
+  readonly #maxBuffered: number;
   readonly #abort = new AbortController();
   #pending = '';
   #scheduled = false;
@@ -35,6 +42,7 @@ export class SseSink {
   constructor(res: Writable, options: SinkOptions) {
     this.#res = res;
     this.#coalesce = options.coalesceBytes ?? 16 * 1024;
+    this.#maxBuffered = options.maxBufferedBytes ?? 256 * 1024;
     if (options.gzip) {
       // Level 6 (default) compresses SSE (repetitive JSON) about 5-10x; Z_SYNC_FLUSH on every write
       // is what makes the stream usable live.
@@ -78,20 +86,26 @@ export class SseSink {
         this.#flush();
       });
     }
-    return !this.#out.writableNeedDrain;
+    return !this.#full();
+  }
+
+  /** The writer should wait: more is buffered than allowed, and a 'drain' is due. */
+  #full(): boolean {
+    return this.#out.writableNeedDrain && this.#out.writableLength >= this.#maxBuffered;
   }
 
   /** Writes what is queued now, without waiting for the end of the turn. */
   #flush(): boolean {
-    if (this.#pending === '' || this.closed) return !this.#out.writableNeedDrain;
+    if (this.#pending === '' || this.closed) return !this.#full();
     const chunk = this.#pending;
     this.#pending = '';
-    return this.#out.write(chunk);
+    this.#out.write(chunk);
+    return !this.#full();
   }
 
   /** Resolves when the writer may continue: the buffers drained, or the client went away. */
   drained(): Promise<void> {
-    if (this.closed || !this.#out.writableNeedDrain) return Promise.resolve();
+    if (this.closed || !this.#full()) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         this.#out.off('drain', done);

@@ -107,28 +107,38 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
   let progress: MirrorProgress = { builds: 0, stored: 0, unchanged: 0, rejected: 0, events: 0, lastBuildId: undefined };
   const failures: MirrorFailure[] = [];
 
-  const ingest = async (buildId: string, pending: Promise<IngestRecord>): Promise<void> => {
-    let record: IngestRecord;
-    try {
-      record = await pending;
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      failures.push({ buildId, error: (err as Error).message });
-      progress = { ...progress, builds: progress.builds + 1, rejected: progress.rejected + 1, lastBuildId: buildId };
-      options.onProgress?.(progress);
-      return;
+  type Fetched = { readonly buildId: string; readonly outcome: { record: IngestRecord } | { error: Error } };
+
+  /** Stores fetched builds, in order, in one store call (one transaction per store batch). */
+  const ingest = async (batch: readonly Fetched[]): Promise<void> => {
+    const records: IngestRecord[] = [];
+    for (const f of batch) {
+      if ('error' in f.outcome) {
+        if (options.signal?.aborted) throw f.outcome.error;
+        failures.push({ buildId: f.buildId, error: f.outcome.error.message });
+      } else records.push(f.outcome.record);
     }
-    const [result] = await store.ingestNdjson(JSON.stringify(record));
-    const status = result?.status ?? 'rejected';
-    if (result?.status === 'rejected') failures.push({ buildId, error: `${result.error} at ${result.path}` });
-    progress = {
-      builds: progress.builds + 1,
-      stored: progress.stored + (status === 'stored' ? 1 : 0),
-      unchanged: progress.unchanged + (status === 'unchanged' ? 1 : 0),
-      rejected: progress.rejected + (status === 'rejected' ? 1 : 0),
-      events: progress.events + record.events.length,
-      lastBuildId: buildId,
-    };
+    const results = records.length === 0 ? [] : await store.ingestNdjson(records.map((r) => JSON.stringify(r)).join('\n'));
+    let next = 0;
+    for (const f of batch) {
+      if ('error' in f.outcome) {
+        progress = { ...progress, builds: progress.builds + 1, rejected: progress.rejected + 1, lastBuildId: f.buildId };
+        continue;
+      }
+      const record = f.outcome.record;
+      const result = results[next++];
+      const status = result?.status ?? 'rejected';
+      if (result === undefined) failures.push({ buildId: f.buildId, error: 'the store returned no result for this build' });
+      else if (result.status === 'rejected') failures.push({ buildId: f.buildId, error: `${result.error} at ${result.path}` });
+      progress = {
+        builds: progress.builds + 1,
+        stored: progress.stored + (status === 'stored' ? 1 : 0),
+        unchanged: progress.unchanged + (status === 'unchanged' ? 1 : 0),
+        rejected: progress.rejected + (status === 'rejected' ? 1 : 0),
+        events: progress.events + record.events.length,
+        lastBuildId: f.buildId,
+      };
+    }
     options.onProgress?.(progress);
   };
 
@@ -137,7 +147,7 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
   // Event streams run ahead of storing by at most `concurrency`; builds are stored in listing
   // order by a consumer that runs beside the listing (so a quiet followed listing still stores
   // what it has received).
-  const window: { buildId: string; record: Promise<IngestRecord> }[] = [];
+  const window: { buildId: string; done: Promise<Fetched>; fetched?: Fetched }[] = [];
   let listingDone = false;
   let itemArrived: (() => void) | undefined;
   let spaceFreed: (() => void) | undefined;
@@ -149,8 +159,12 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
         await new Promise<void>((r) => (itemArrived = r));
         continue;
       }
-      await ingest(head.buildId, head.record);
-      window.shift();
+      head.fetched = await head.done;
+      // The head and every build right behind it that has already arrived go in one store call.
+      let n = 1;
+      while (n < window.length && window[n]!.fetched !== undefined) n++;
+      await ingest(window.slice(0, n).map((w) => w.fetched!));
+      window.splice(0, n);
       spaceFreed?.();
     }
   })();
@@ -159,9 +173,15 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
     for await (const m of readSse(listingUrl, client, options.afterBuild)) {
       if (m.event !== 'Build') continue;
       const { buildId } = parseHeader(m.data);
-      const record = fetchBuild(base, buildId, client);
-      record.catch(() => undefined); // awaited in order by the consumer; no unhandled rejection meanwhile
-      window.push({ buildId, record });
+      const entry: (typeof window)[number] = {
+        buildId,
+        done: fetchBuild(base, buildId, client).then(
+          (record): Fetched => ({ buildId, outcome: { record } }),
+          (error: unknown): Fetched => ({ buildId, outcome: { error: error instanceof Error ? error : new Error(String(error)) } }),
+        ),
+      };
+      void entry.done.then((f) => (entry.fetched = f));
+      window.push(entry);
       itemArrived?.();
       while (window.length >= concurrency) {
         // Wait for room, or for the consumer to fail (then its error is thrown below).

@@ -75,7 +75,7 @@ async function cuttingProxy(port: number, cuts: number, afterBytes: number): Pro
   };
 }
 
-describe('mirror', () => {
+describe('mirror', { timeout: 120_000 }, () => {
   it('normalises the source address to its /build-export/v2 base', () => {
     expect(exportBase('http://h:1')).toBe('http://h:1/build-export/v2');
     expect(exportBase('http://h:1/')).toBe('http://h:1/build-export/v2');
@@ -168,5 +168,5 @@ describe('mirror', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });
