@@ -36,14 +36,20 @@ export function register(program: Command): void {
         process.exit(2);
       }
       const opened = await openStoreAt(opts);
-      const input = file === '-' ? process.stdin : createReadStream(file);
+      const source = file === '-' ? process.stdin : createReadStream(file);
       let bytes = 0;
-      input.on('data', (c: Buffer | string) => (bytes += c.length));
+      // Counts bytes for the progress bar as the store pulls them (no second reader on the stream).
+      async function* input(): AsyncGenerator<Uint8Array> {
+        for await (const c of source as AsyncIterable<Buffer>) {
+          bytes += c.length;
+          yield c;
+        }
+      }
       const counts = { stored: 0, unchanged: 0, rejected: 0, incomplete: 0 };
       const bar = process.stderr.isTTY && !opts.json && size > 1_000_000 ? await progressBar(size) : undefined;
       const started = performance.now();
       try {
-        await opened.store.ingestNdjson(input as AsyncIterable<Uint8Array>, {
+        await opened.store.ingestNdjson(input(), {
           keepResults: false,
           ...(batchSize !== undefined ? { batchSize } : {}),
           onResults: (results) => {
