@@ -8,7 +8,8 @@
 //
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -46,21 +47,43 @@ function progress(label: string, done: number, total: number): void {
   if (done >= total) process.stderr.write('\n');
 }
 
+// The input goes to a temporary file first (not timed), so a million builds need no memory.
 process.stderr.write(`generating ${builds} demo builds...\n`);
-const lines = [...demoBuilds({ builds, seed: 1, now: Date.now() })];
-const avgBytes = Math.round(lines.reduce((a, l) => a + l.length, 0) / lines.length);
-const avgEvents = 30;
-
-async function* input(): AsyncGenerator<string> {
+const workDir = mkdtempSync(join(tmpdir(), 'bs-bench-input-'));
+const inputFile = join(workDir, 'builds.ndjson');
+let totalBytes = 0;
+{
+  const fd = openSync(inputFile, 'w');
   let buf = '';
-  for (const l of lines) {
+  for (const l of demoBuilds({ builds, seed: 1, now: Date.now() })) {
     buf += l + '\n';
-    if (buf.length >= 1 << 20) {
-      yield buf;
+    if (buf.length >= 1 << 22) {
+      writeSync(fd, buf);
+      totalBytes += buf.length;
       buf = '';
     }
   }
-  if (buf) yield buf;
+  writeSync(fd, buf);
+  totalBytes += buf.length;
+  closeSync(fd);
+}
+const avgBytes = Math.round(totalBytes / builds);
+const avgEvents = 30;
+process.on('exit', () => rmSync(workDir, { recursive: true, force: true }));
+
+const input = (): AsyncIterable<Uint8Array> => createReadStream(inputFile, { highWaterMark: 1 << 20 });
+
+/** The input's lines in batches, for the peers. */
+async function* lineBatches(size: number): AsyncGenerator<string[]> {
+  let batch: string[] = [];
+  for await (const l of createInterface({ input: createReadStream(inputFile, { highWaterMark: 1 << 20 }), crlfDelay: Infinity })) {
+    batch.push(l);
+    if (batch.length === size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }
 
 let cpuMicros = 0;
@@ -105,7 +128,11 @@ async function sqliteRun(): Promise<Result> {
       for (let i = 0; i < part.length; i++) ins.run(String(from + i).padStart(13, '0'), part[i]);
     });
     const t0 = performance.now();
-    for (let i = 0; i < lines.length; i += 2000) batch(lines.slice(i, i + 2000), i);
+    let from = 0;
+    for await (const part of lineBatches(500)) {
+      batch(part, from);
+      from += part.length;
+    }
     const peerSeconds = (performance.now() - t0) / 1000;
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
@@ -145,8 +172,8 @@ async function postgresRun(): Promise<Result | undefined> {
     await p.connect();
     await p.query('CREATE TABLE raw (id text PRIMARY KEY, line text NOT NULL)');
     const t0 = performance.now();
-    for (let i = 0; i < lines.length; i += 500) {
-      const part = lines.slice(i, i + 500);
+    let i = 0;
+    for await (const part of lineBatches(500)) {
       const params: string[] = [];
       const values = part.map((l, k) => {
         params.push(String(i + k).padStart(13, '0'), l);
@@ -155,6 +182,7 @@ async function postgresRun(): Promise<Result | undefined> {
       await p.query('BEGIN');
       await p.query(`INSERT INTO raw VALUES ${values.join(',')}`, params);
       await p.query('COMMIT');
+      i += part.length;
     }
     const peerSeconds = (performance.now() - t0) / 1000;
     await p.end();
