@@ -47,7 +47,15 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
   const database = await openDatabase(config.database);
   const logger = createLogger('export-test', 'silent');
   const store = await openBuildStore(database, { logger, ...(options.clock ? { clock: options.clock } : {}) });
-  const app = await buildApp({ config, database, store, logger, ...(options.clock ? { clock: options.clock } : {}) }, { plugins: [exportPlugin] });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ config, database, store, logger, ...(options.clock ? { clock: options.clock } : {}) }, { plugins: [exportPlugin] });
+  } catch (e) {
+    await store.close();
+    await database.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
   const auth = await openAuth(database, config);
