@@ -53,7 +53,7 @@ describe('properties of the search language', { timeout: 180_000 }, () => {
           expect(d.message.length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 1000 },
+      { numRuns: 700 },
     );
   });
 
@@ -70,7 +70,7 @@ describe('properties of the search language', { timeout: 180_000 }, () => {
         for (const d of parseQuery(text).diagnostics) expect(formatDiagnostic(text, d)).toContain('^');
         expect(typeof explainText(text).output).toBe('string');
       }),
-      { numRuns: 500 },
+      { numRuns: 300 },
     );
   });
 
