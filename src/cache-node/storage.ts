@@ -147,6 +147,11 @@ export class DiskStore {
     this.dirtyAccess.add(key);
   }
 
+  /** The entry's bytes if they are already held in memory. */
+  memoized(key: string): Buffer | undefined {
+    return this.memo.get(key);
+  }
+
   /** The entry's bytes when it is small enough to be held in memory (read once, then kept). */
   async small(key: string, info: EntryInfo): Promise<Buffer | undefined> {
     if (info.size > this.memoEntryBytes) return undefined;
