@@ -87,7 +87,7 @@ function operatorCompletions(f: FieldDef, at: number): Completion[] {
   return out;
 }
 
-function valueCompletions(f: FieldDef, prefix: string, from: number, to: number): Completion[] {
+function valueCompletions(f: FieldDef, prefix: string, from: number, to: number, op = ':'): Completion[] {
   const out: { label: string; detail: string; documentation: string }[] = [];
   if (f.values !== undefined) for (const v of f.values) out.push({ label: v, detail: FIELD_TYPE_LABELS[f.type], documentation: `${f.name} is ${v}.` });
   if (f.acceptsNull) out.push({ label: 'null', detail: 'unknown', documentation: `${f.name} is not available.` });
@@ -100,7 +100,8 @@ function valueCompletions(f: FieldDef, prefix: string, from: number, to: number)
       out.push({ label: v, detail: 'relative time', documentation: `Now minus a duration: ${d}.` });
     }
   }
-  out.push({ label: '*', detail: 'any known value', documentation: `${f.name} has a value.` });
+  // After a comparison only values compare: `*` (known) goes with ':' alone.
+  if (op === ':') out.push({ label: '*', detail: 'any known value', documentation: `${f.name} has a value.` });
   const p = prefix.toLowerCase();
   return out.filter((v) => v.label.startsWith(p)).map((v) => ({ ...v, kind: 'value' as const, from, to }));
 }
@@ -128,16 +129,16 @@ export function completeQuery(text: string, cursor: number = text.length): Compl
     }
     if (t.CATEGORIES?.includes(Operator)) {
       const f = before?.tokenType === Identifier ? findField(before.image) : undefined;
-      return f !== undefined && last.image === ':' ? valueCompletions(f, '', at, at) : [];
+      return f !== undefined ? valueCompletions(f, '', at, at, last.image) : [];
     }
     if (t === Value || t === Quoted) {
       const op = before;
       const name = tokens[tokens.length - 3];
-      if (op?.tokenType.CATEGORIES?.includes(Operator) && name?.tokenType === Identifier && op.image === ':') {
+      if (op?.tokenType.CATEGORIES?.includes(Operator) && name?.tokenType === Identifier) {
         const f = findField(name.image);
         if (f === undefined) return [];
         const end = extend(text, last.startOffset + 1, VALUE_END);
-        return valueCompletions(f, t === Quoted ? last.image.slice(1) : last.image, last.startOffset, t === Quoted ? tokenEnd(last) : end);
+        return valueCompletions(f, t === Quoted ? last.image.slice(1) : last.image, last.startOffset, t === Quoted ? tokenEnd(last) : end, op.image);
       }
       return [];
     }

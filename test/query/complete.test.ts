@@ -45,6 +45,9 @@ describe('completeQuery', () => {
     expect(labels('hasVerificationFailure:|')).toEqual(['true', 'false', '*']);
     expect(labels('hasVerificationFailure:f|')).toEqual(['false']);
     expect(labels('buildStartTime:-|')).toEqual(['-1h', '-1d', '-7d', '-30d']);
+    expect(labels('buildStartTime>|')).toEqual(['-1h', '-1d', '-7d', '-30d']);
+    expect(at('buildStartTime>=-7|')[0]).toMatchObject({ label: '-7d', from: 16, to: 18 });
+    expect(labels('buildDuration>|')).toEqual([]);
   });
 
   it('offers and/or/not after a complete term', () => {
