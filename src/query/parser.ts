@@ -158,6 +158,15 @@ class QueryParser extends EmbeddedActionsParser {
   private andAlts?: IOrAlt<SyntaxExpr | undefined>[];
   private unaryAlts?: IOrAlt<SyntaxExpr>[];
   private valueAlts?: IOrAlt<SyntaxValue>[];
+  private orRight?: () => SyntaxExpr;
+  private andRight?: () => SyntaxExpr;
+  private negOperand?: () => SyntaxExpr;
+  private groupInner?: () => SyntaxExpr | undefined;
+  private groupClose?: () => IToken;
+  private termTail?: () => void;
+  private termValueOption?: () => SyntaxValue;
+  private termOp?: IToken;
+  private termValue?: SyntaxValue;
 
   private reportStray(t: IToken): undefined {
     if (!this.RECORDING_PHASE) {
@@ -214,7 +223,7 @@ class QueryParser extends EmbeddedActionsParser {
     let operands: SyntaxExpr[] | undefined;
     this.MANY(() => {
       const or = this.CONSUME(Or);
-      const right = this.OPTION(() => this.SUBRULE2(this.andExpr));
+      const right = this.OPTION((this.orRight ??= () => this.SUBRULE2(this.andExpr)));
       if (!this.RECORDING_PHASE) {
         if (right === undefined) this.missing(or, 'a term', ['a term']);
         else (operands ??= [first]).push(right);
@@ -231,7 +240,7 @@ class QueryParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const and = this.CONSUME(And);
-          const right = this.OPTION(() => this.SUBRULE2(this.unary));
+          const right = this.OPTION((this.andRight ??= () => this.SUBRULE2(this.unary)));
           if (right === undefined && !this.RECORDING_PHASE) this.missing(and, 'a term', ['a term']);
           return right;
         },
@@ -253,7 +262,7 @@ class QueryParser extends EmbeddedActionsParser {
         {
           ALT: (): SyntaxExpr => {
             const op = this.CONSUME(Negation);
-            const operand = this.OPTION(() => this.SUBRULE(this.unary));
+            const operand = this.OPTION((this.negOperand ??= () => this.SUBRULE(this.unary)));
             if (this.RECORDING_PHASE) return undefined as never;
             const prefix = op.tokenType === Minus ? '-' : op.tokenType === Bang ? '!' : 'not';
             if (operand === undefined) {
@@ -266,8 +275,8 @@ class QueryParser extends EmbeddedActionsParser {
         {
           ALT: (): SyntaxExpr => {
             const open = this.CONSUME(LParen);
-            const inner = this.OPTION2(() => this.SUBRULE(this.groupBody));
-            const close = this.OPTION3(() => this.CONSUME(RParen));
+            const inner = this.OPTION2((this.groupInner ??= () => this.SUBRULE(this.groupBody)));
+            const close = this.OPTION3((this.groupClose ??= () => this.CONSUME(RParen)));
             if (this.RECORDING_PHASE) return undefined as never;
             if (close === undefined) this.missing(inner === undefined ? open : this.LA(0), "')'", ["')'"]);
             else if (inner === undefined) {
@@ -286,12 +295,16 @@ class QueryParser extends EmbeddedActionsParser {
         {
           ALT: (): SyntaxExpr => {
             const name = this.CONSUME(Identifier);
-            let op: IToken | undefined;
-            let value: SyntaxValue | undefined;
-            this.OPTION4(() => {
-              op = this.CONSUME(Operator);
-              value = this.OPTION5(() => this.OR2((this.valueAlts ??= [{ ALT: () => this.word(this.CONSUME(Word)) }, { ALT: () => this.SUBRULE2(this.range) }])));
-            });
+            // The tail is a reused closure that leaves its result in fields (a term never nests
+            // inside its own value, so the fields cannot be overwritten before they are read).
+            this.termOp = undefined;
+            this.termValue = undefined;
+            this.OPTION4((this.termTail ??= () => {
+              this.termOp = this.CONSUME(Operator);
+              this.termValue = this.OPTION5((this.termValueOption ??= () => this.OR2((this.valueAlts ??= [{ ALT: () => this.word(this.CONSUME(Word)) }, { ALT: () => this.SUBRULE2(this.range) }]))));
+            }));
+            const op = this.termOp as IToken | undefined;
+            const value = this.termValue as SyntaxValue | undefined;
             if (this.RECORDING_PHASE) return undefined as never;
             const field = { name: name.image, span: span(name.startOffset, tokenEnd(name)) };
             if (op === undefined) return { kind: 'term', field, span: field.span };
