@@ -1,10 +1,13 @@
 // The committed OpenAPI document matches the route schemas; deprecation headers follow the schema.
 
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { formatOpenApi, generateOpenApi, OPENAPI_FILE } from '../../src/http/openapi.js';
 import type { FacePlugin } from '../../src/http/app.js';
 import { newLocation, startTestServer } from './support.js';
+
+// Generating the document builds the whole application with every face.
+vi.setConfig({ testTimeout: 180_000 });
 
 describe('OpenAPI document', () => {
   it('docs/openapi.json is up to date (regenerate: node --import tsx src/http/openapi.ts --write)', async () => {
