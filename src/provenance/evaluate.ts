@@ -145,9 +145,17 @@ export function evaluatePolicy(policy: Policy, attestations: readonly CountedAtt
 
 /** `*` in a pattern matches any text; everything else literally. */
 export function globMatch(pattern: string, text: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  let re = globs.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    // Patterns come from the policy file: few, so the cache stays small; bounded all the same.
+    if (globs.size > 1000) globs.clear();
+    globs.set(pattern, re);
+  }
   return re.test(text);
 }
+
+const globs = new Map<string, RegExp>();
 
 /** Compares dotted versions by numeric segments (1.10 > 1.9); non-numeric parts compare as text. */
 export function compareVersions(a: string, b: string): number {

@@ -77,6 +77,11 @@ export class ProvenanceService {
   // content hash), so a result never goes stale; the map is bounded by clearing it when full.
   private readonly verified = new Map<string, Cached>();
   private static readonly CACHE_LIMIT = 100_000;
+  // The counted attestations of a folder, reused while every store returns the same listing (the
+  // stores hand back the same array while a folder is unchanged), and the results of each scan
+  // over them: repeated evaluations of an unchanged package cost a stat per store.
+  private readonly countedMemo = new Map<string, { readonly lists: readonly (readonly string[])[]; readonly counted: CountedAttestation[] }>();
+  private readonly resultsMemo = new WeakMap<readonly CountedAttestation[], Map<string, readonly PolicyResult[]>>();
 
   constructor(private readonly options: ProvenanceServiceOptions) {
     this.pool = options.pool;
@@ -183,9 +188,11 @@ export class ProvenanceService {
   async countedAttestations(pkg: PackageAddress, sha256: string): Promise<CountedAttestation[]> {
     const location: AttestationLocation = { pkg, digestType: 'sha256', digest: sha256 };
     const lists = await Promise.all([...this.stores.values()].map(async (s) => ({ store: s, ids: await s.list(location) })));
+    const folder = `${pkg.type}\0${pkg.namespace ?? ''}\0${pkg.name}\0${pkg.version}\0${sha256}`;
+    const memo = this.countedMemo.get(folder);
+    if (memo && memo.lists.length === lists.length && memo.lists.every((ids, i) => ids === lists[i]!.ids)) return memo.counted;
     const out: CountedAttestation[] = [];
     const seen = new Set<string>();
-    const folder = `${pkg.type}\0${pkg.namespace ?? ''}\0${pkg.name}\0${pkg.version}\0${sha256}`;
     for (const { store, ids } of lists) {
       for (const id of ids) {
         if (seen.has(id)) continue;
@@ -204,6 +211,8 @@ export class ProvenanceService {
         }
       }
     }
+    if (this.countedMemo.size >= 10_000) this.countedMemo.clear();
+    this.countedMemo.set(folder, { lists: lists.map((l) => l.ids), counted: out });
     return out;
   }
 
@@ -232,10 +241,27 @@ export class ProvenanceService {
   async evaluate(pkg: PackageAddress, scanName: string, facts: PackageFacts): Promise<{ readonly policies: readonly Policy[]; readonly results: Iterable<PolicyResult> }> {
     const policies = this.policiesOf(scanName);
     const attestations = await this.countedAttestations(pkg, facts.sha256);
+    let byScan = this.resultsMemo.get(attestations);
+    if (!byScan) {
+      byScan = new Map();
+      this.resultsMemo.set(attestations, byScan);
+    }
+    const key = `${scanName}\0${facts.repositoryUrl}`;
+    const known = byScan.get(key);
+    if (known) return { policies, results: known };
+    if (byScan.size >= 100) byScan.clear();
+    const done: PolicyResult[] = [];
+    const memo = byScan;
     return {
       policies,
+      // Lazily, so that NDJSON lines leave as each policy is judged; memoised once complete.
       results: (function* () {
-        for (const p of policies) yield evaluatePolicy(p, attestations, facts);
+        for (const p of policies) {
+          const r = evaluatePolicy(p, attestations, facts);
+          done.push(r);
+          yield r;
+        }
+        memo.set(key, done);
       })(),
     };
   }

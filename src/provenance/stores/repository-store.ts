@@ -86,7 +86,9 @@ export class RepositoryStore implements AttestationStore {
     const text = await res.text();
     if (res.status === 404) return [];
     if (!res.ok) throw new ExternalServiceError(`artifact repository ${this.instance} (GET ${url}): HTTP ${res.status}`);
-    const ids = idsFromNames(parseListing(text));
+    const fresh = idsFromNames(parseListing(text));
+    // Hand back the same array while the folder is unchanged: callers memoise on its identity.
+    const ids = cached && cached.ids.length === fresh.length && cached.ids.every((id, i) => id === fresh[i]) ? cached.ids : fresh;
     this.listings.set(url, { at: Date.now(), ids });
     return ids;
   }
