@@ -171,6 +171,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, { connection: 'close' });
   }
 
+  /** The disk, not the client, failed: 507 when it is full, 500 otherwise; logged either way. */
+  function storageFailed(res: ServerResponse, err: Error): void {
+    const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
+    logger.error({ err }, full ? 'the volume is full; entry not stored' : 'storing an entry failed');
+    sendProblem(res, full ? 507 : 500, full ? 'The cache volume is full; the entry was not stored' : 'The entry could not be stored; the error is logged');
+  }
+
   async function handleGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> {
     // Hot path: an anonymous read that the anonymous level allows needs no await at all.
     const anonymousRead = req.headers.authorization === undefined && config.anonymousLevel !== 'none';
@@ -237,13 +244,22 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       req.unpipe(limit);
       await store.discard(tmpPath);
       if (err instanceof TooLarge) tooLarge(res, `body exceeded ${max} bytes`);
-      else if (!res.headersSent && !res.destroyed) sendProblem(res, 400, `The body could not be read: ${(err as Error).message}`);
+      else if (res.headersSent || res.destroyed) return;
+      else if (stream.errored) storageFailed(res, stream.errored);
+      else sendProblem(res, 400, `The body could not be read: ${(err as Error).message}`);
       return;
     } finally {
       req.off('close', onAbort);
       req.off('error', onAbort);
     }
-    const isNew = await store.commit(key, tmpPath, counted.n);
+    let isNew: boolean;
+    try {
+      isNew = await store.commit(key, tmpPath, counted.n);
+    } catch (err) {
+      await store.discard(tmpPath);
+      storageFailed(res, err as Error);
+      return;
+    }
     counters.writes++;
     res.writeHead(isNew ? 201 : 204);
     res.end();

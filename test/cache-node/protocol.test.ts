@@ -2,7 +2,7 @@
 
 import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 
@@ -140,6 +140,20 @@ describe('GET, HEAD and PUT', () => {
     await Promise.all(keys.map((k) => put(base, k, k.repeat(100))));
     const texts = await Promise.all(keys.map(async (k) => (await fetch(`${base}/cache/${k}`)).text()));
     expect(texts).toEqual(keys.map((k) => k.repeat(100)));
+  });
+
+  it('a failing disk is a logged 500 for the upload, not a crash; reads go on', async () => {
+    rmSync(t.node.store.tmpDir, { recursive: true });
+    try {
+      const r = await put(base, 'disk-fails', 'x');
+      expect(r.status).toBe(500);
+      expect(r.headers.get('content-type')).toBe('application/problem+json');
+      expect(t.logs.lines.some((l) => l.level === 50 && l.msg === 'storing an entry failed')).toBe(true);
+      expect((await fetch(`${base}/cache/0123abcd`)).status).toBe(200);
+    } finally {
+      mkdirSync(t.node.store.tmpDir);
+    }
+    expect((await put(base, 'disk-fails', 'x')).status).toBe(201);
   });
 
   it('answers 400 for keys that are not keys and 405 for other methods', async () => {
