@@ -42,7 +42,7 @@ describe('SQLite plans', () => {
     db = await openSearchDb('sqlite');
     await insertBuilds(db.handle, corpus(2000), { bulk: true });
     db.handle.sqlite!.exec('ANALYZE');
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => db?.close());
 
   const plan = (q: string) => explainPlan(db.handle, parse(q));
@@ -80,7 +80,7 @@ describe.skipIf(!pgAvailable())('PostgreSQL plans', () => {
     db = await openSearchDb('postgres');
     await insertBuilds(db.handle, corpus(6000), { bulk: true });
     await sql`ANALYZE`.execute(db.handle.db);
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => db?.close());
 
   const plan = (q: string) => explainPlan(db.handle, parse(q));
