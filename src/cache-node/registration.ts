@@ -24,6 +24,8 @@ export type RegistrationState =
 
 export class Registrar {
   private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private retryMs = 0;
   private inFlight: Promise<void> | null = null;
   state: RegistrationState = { kind: 'pending' };
 
@@ -35,14 +37,27 @@ export class Registrar {
   ) {}
 
   start(): void {
-    void this.reportNow();
-    this.timer = setInterval(() => void this.reportNow(), this.intervalMs);
-    this.timer.unref();
+    this.stopped = false;
+    void this.cycle();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /**
+   * Reports, then waits: the interval while registered, and after a failure a short delay that
+   * doubles up to the interval (a server that starts after its nodes sees them within seconds).
+   */
+  private async cycle(): Promise<void> {
+    await this.reportNow();
+    if (this.stopped) return;
+    const ok = this.state.kind === 'registered';
+    this.retryMs = ok ? 0 : Math.min(this.intervalMs, this.retryMs === 0 ? Math.min(5_000, this.intervalMs) : this.retryMs * 2);
+    this.timer = setTimeout(() => void this.cycle(), ok ? this.intervalMs : this.retryMs);
+    this.timer.unref();
   }
 
   reportNow(): Promise<void> {
@@ -92,7 +107,7 @@ export class Registrar {
         this.logger.error({ server: reg.serverAddress }, `registration failed: ${next.detail}; the node keeps serving`);
         break;
       case 'unreachable':
-        this.logger.error({ server: reg.serverAddress }, `registration failed: ${next.detail}; retrying every ${Math.round(this.intervalMs / 1000)} s, the node keeps serving`);
+        this.logger.error({ server: reg.serverAddress }, `registration failed: ${next.detail}; retrying (at most every ${Math.round(this.intervalMs / 1000)} s), the node keeps serving`);
         break;
     }
   }
