@@ -2,7 +2,6 @@
 // A Build message's SSE id is the build ID; a BuildEvent's is its running number in the stream.
 
 import type { BuildEvent, BuildSummary } from '../store/types.js';
-import { formatMessage } from './sse.js';
 
 export type ApiVersion = 1 | 2;
 
@@ -39,13 +38,17 @@ export function buildData(version: ApiVersion, build: BuildSummary): BuildDataV1
   }
 }
 
+// The two hot paths frame directly: JSON.stringify never emits a raw line break, and build IDs are
+// [0-9a-z]{13} (checked at ingest), so formatMessage's line-break checks cannot fail here.
+// framing.test.ts checks that both agree with formatMessage.
+
 export function buildMessage(version: ApiVersion, build: BuildSummary): string {
-  return formatMessage({ id: build.id, event: 'Build', data: JSON.stringify(buildData(version, build)) });
+  return `id: ${build.id}\nevent: Build\ndata: ${JSON.stringify(buildData(version, build))}\n\n`;
 }
 
 /** `sequence` is the event's running number in this stream (1, 2, ...), after any eventTypes filter. */
 export function buildEventMessage(sequence: number, event: BuildEvent): string {
   // Field order as the seed lists it; `data` defaults to {} so that every message has all three.
   const data = JSON.stringify({ timestamp: event.timestamp, type: event.type, data: event.data ?? {} });
-  return formatMessage({ id: String(sequence), event: 'BuildEvent', data });
+  return `id: ${sequence}\nevent: BuildEvent\ndata: ${data}\n\n`;
 }

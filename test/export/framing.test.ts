@@ -63,6 +63,18 @@ describe('export messages', () => {
     );
   });
 
+  it('the direct framing of Build and BuildEvent agrees with formatMessage (property)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9a-z]{13}$/), fc.string(), fc.string(), fc.nat(), fc.jsonValue(), (id, toolVersion, agentVersion, seq, data) => {
+        const b = { ...build, id, toolVersion, agentVersion };
+        expect(buildMessage(2, b)).toBe(formatMessage({ id, event: 'Build', data: JSON.stringify(buildData(2, b)) }));
+        expect(buildMessage(1, b)).toBe(formatMessage({ id, event: 'Build', data: JSON.stringify(buildData(1, b)) }));
+        const event = { timestamp: seq, type: { majorVersion: 1, minorVersion: 0, eventType: 'X' }, data: { v: data } };
+        expect(buildEventMessage(seq + 1, event)).toBe(formatMessage({ id: String(seq + 1), event: 'BuildEvent', data: JSON.stringify(event) }));
+      }),
+    );
+  });
+
   it('a BuildEvent message has the running number as its id', () => {
     const msg = buildEventMessage(3, { timestamp: 5, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildStarted' }, data: {} });
     expect(msg).toBe('id: 3\nevent: BuildEvent\ndata: {"timestamp":5,"type":{"majorVersion":1,"minorVersion":0,"eventType":"BuildStarted"},"data":{}}\n\n');
