@@ -2,6 +2,7 @@
 // `store` migration that creates the tables. Which index serves which query shape is explained
 // in docs/search-sql.md.
 
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { FIELDS } from '../query/catalog.js';
 import { migrate, type DatabaseHandle } from '../store/database.js';
@@ -91,11 +92,116 @@ function postgresStatements(): string[] {
   return out;
 }
 
+/**
+ * SQLite, migration 0002: the trigram tables filled in bulk by the ingest. A row-by-row FTS5
+ * insert from a trigger costs about 20 µs (most of the SQLite ingest CPU); one
+ * `INSERT … SELECT` of a batch's new rows costs about 4 µs a row. While the ingest's transaction
+ * holds a row in `search_trigram_deferred`, the insert triggers stand aside and the ingest fills
+ * the trigram tables itself before it commits (`trigramBatch`). The flag row never outlives the
+ * transaction, so every other writer (and a database opened by another tool) keeps the triggers.
+ * The tables are recreated with `columnsize=0`: nothing reads column sizes (no ranking), and the
+ * `_docsize` row per entry was another B-tree insert.
+ */
+const DEFERRED = 'search_trigram_deferred';
+const NOT_DEFERRED = `NOT EXISTS (SELECT 1 FROM ${DEFERRED})`;
+
+function sqliteBulkStatements(): string[] {
+  const out: string[] = [`CREATE TABLE IF NOT EXISTS ${DEFERRED} (flag INTEGER PRIMARY KEY)`];
+  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
+  const news = BUILDS_TRIGRAM_COLUMNS.map((c) => `new.${q(c)}`).join(', ');
+  const olds = BUILDS_TRIGRAM_COLUMNS.map((c) => `old.${q(c)}`).join(', ');
+  const T = BUILDS_TRIGRAM;
+  for (const t of [T, VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) {
+    for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${t}_${suffix}`);
+    out.push(`DROP TABLE IF EXISTS ${t}`);
+  }
+  out.push(`CREATE VIRTUAL TABLE ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1', columnsize=0)`);
+  out.push(`CREATE TRIGGER ${T}_ai AFTER INSERT ON builds WHEN new.seq IS NOT NULL AND ${NOT_DEFERRED} BEGIN
+    INSERT INTO ${T}(rowid, ${cols}) VALUES (new.seq, ${news});
+  END`);
+  out.push(`CREATE TRIGGER ${T}_ad AFTER DELETE ON builds WHEN old.seq IS NOT NULL BEGIN
+    INSERT INTO ${T}(${T}, rowid, ${cols}) VALUES ('delete', old.seq, ${olds});
+  END`);
+  // A build becoming available (seq NULL -> n) during a deferred ingest is indexed in bulk; any
+  // change to an already available build is kept in sync here in every case.
+  out.push(`CREATE TRIGGER ${T}_au AFTER UPDATE OF seq, ${cols} ON builds WHEN old.seq IS NOT NULL OR ${NOT_DEFERRED} BEGIN
+    INSERT INTO ${T}(${T}, rowid, ${cols}) SELECT 'delete', old.seq, ${olds} WHERE old.seq IS NOT NULL;
+    INSERT INTO ${T}(rowid, ${cols}) SELECT new.seq, ${news} WHERE new.seq IS NOT NULL;
+  END`);
+  out.push(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
+  for (const [table, fts, columns] of [
+    ['build_values', VALUES_TRIGRAM, ['value']],
+    ['build_custom_values', CUSTOM_VALUES_TRIGRAM, ['name', 'value']],
+  ] as const) {
+    const c = columns.join(', ');
+    const n = columns.map((x) => `new.${x}`).join(', ');
+    const o = columns.map((x) => `old.${x}`).join(', ');
+    out.push(`CREATE VIRTUAL TABLE ${fts} USING fts5(${c}, content='${table}', content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0)`);
+    out.push(`CREATE TRIGGER ${fts}_ai AFTER INSERT ON ${table} WHEN ${NOT_DEFERRED} BEGIN
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
+    out.push(`CREATE TRIGGER ${fts}_ad AFTER DELETE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+    END`);
+    out.push(`CREATE TRIGGER ${fts}_au AFTER UPDATE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
+    out.push(`INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`);
+  }
+  return out;
+}
+
+/**
+ * Bulk upkeep of the SQLite trigram tables for one ingest transaction: `begin()` right after the
+ * transaction started (notes where the new rows will start and sets the flag that turns the insert
+ * triggers off), `finish(maxSeqBefore)` after the batch's rows are written and before the commit
+ * (indexes the builds with a seq above it and the child rows added since `begin`, clears the flag).
+ * Undefined when the database has no deferred-trigram support (search indexes not migrated).
+ */
+export interface TrigramBatch {
+  begin(): void;
+  finish(maxSeqBefore: number): void;
+}
+
+export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | undefined {
+  const exists = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").pluck();
+  if (exists.get(DEFERRED) === undefined) return undefined;
+  const T = BUILDS_TRIGRAM;
+  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
+  const setFlag = sqlite.prepare(`INSERT INTO ${DEFERRED} (flag) VALUES (1)`);
+  const clearFlag = sqlite.prepare(`DELETE FROM ${DEFERRED}`);
+  // New rows get rowids above the highest one (no AUTOINCREMENT: max(rowid) + 1).
+  const maxValue = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_values').pluck();
+  const maxCustom = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_custom_values').pluck();
+  const fillBuilds = sqlite.prepare(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq > ?`);
+  const fillValues = sqlite.prepare(`INSERT INTO ${VALUES_TRIGRAM}(rowid, value) SELECT rowid, value FROM build_values WHERE rowid > ?`);
+  const fillCustom = sqlite.prepare(`INSERT INTO ${CUSTOM_VALUES_TRIGRAM}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ?`);
+  let valuesFrom = 0;
+  let customFrom = 0;
+  return {
+    begin() {
+      valuesFrom = Number(maxValue.get());
+      customFrom = Number(maxCustom.get());
+      setFlag.run();
+    },
+    finish(maxSeqBefore) {
+      fillBuilds.run(maxSeqBefore);
+      fillValues.run(valuesFrom);
+      fillCustom.run(customFrom);
+      clearFlag.run();
+    },
+  };
+}
+
 /** The migrations of component `search` for one dialect. */
 export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_search_indexes': {
       up: (db) => run(db, dialect === 'sqlite' ? sqliteStatements() : postgresStatements()),
+    },
+    '0002_bulk_trigram': {
+      up: (db) => run(db, dialect === 'sqlite' ? sqliteBulkStatements() : []),
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CheckedExpr } from '../query/checked.js';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle, DialectName } from './database.js';
-import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
+import { ingestNdjson, NOTIFY_CHANNEL, type IngestContext } from './ingest.js';
 import { decodeEvents } from './event-codec.js';
 import { migrateStore } from './migrations.js';
 import { NewBuildSignal } from './notify.js';
@@ -62,11 +62,14 @@ const SQL_COMPILER = '../sql/index.js';
 
 export async function openBuildStore(handle: DatabaseHandle, options: BuildStoreOptions = {}): Promise<BuildStore> {
   await migrateStore(handle);
-  const indexes = await optionalModule<{ migrateSearchIndexes: (h: DatabaseHandle) => Promise<void> }>(SQL_INDEXES);
+  const indexes = await optionalModule<{
+    migrateSearchIndexes: (h: DatabaseHandle) => Promise<void>;
+    trigramBatch: NonNullable<IngestContext['trigram']>;
+  }>(SQL_INDEXES);
   if (indexes !== undefined) await indexes.migrateSearchIndexes(handle);
   else options.logger?.warn('search indexes unavailable (src/sql/indexes.ts missing)');
   const compiler = await optionalModule<{ compileQuery: CompileQuery }>(SQL_COMPILER);
-  const store = new KyselyBuildStore(handle, options, compiler?.compileQuery);
+  const store = new KyselyBuildStore(handle, options, compiler?.compileQuery, indexes?.trigramBatch);
   if (handle.dialect === 'postgres' && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
   }
@@ -122,13 +125,14 @@ class KyselyBuildStore implements BuildStore {
     private readonly handle: DatabaseHandle,
     private readonly options: BuildStoreOptions,
     private readonly compile: CompileQuery | undefined,
+    private readonly trigram: IngestContext['trigram'],
   ) {
     this.clock = options.clock ?? Date.now;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
   }
 
   ingestNdjson: BuildStore['ingestNdjson'] = (input, options) =>
-    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s) }, input, options);
+    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: this.trigram }, input, options);
 
   private select(withAttributes: boolean): Query {
     const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];

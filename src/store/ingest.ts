@@ -5,6 +5,7 @@
 // If a batch fails in the database, its lines are retried one per transaction, so one bad build
 // cannot take the others down. Results are reported only after their transaction committed.
 
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from './database.js';
@@ -27,6 +28,17 @@ export interface IngestContext {
   readonly clock: () => number;
   /** Called after a commit that made builds available, with the highest new seq. */
   readonly onAvailable: (maxSeq: number) => void;
+  /**
+   * SQLite: bulk upkeep of the search trigram tables per batch (src/sql/indexes.ts), or undefined
+   * when the search indexes are absent or keep themselves by triggers.
+   */
+  readonly trigram?: (sqlite: BetterSqlite3.Database) => SearchBatch | undefined;
+}
+
+/** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */
+export interface SearchBatch {
+  begin(): void;
+  finish(maxSeqBefore: number): void;
 }
 
 type Executor = (lines: readonly ValidatedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
@@ -130,6 +142,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   );
   const selectChunks = db.prepare('SELECT hash, events FROM build_events WHERE build_id = ? ORDER BY chunk');
   const selectMaxSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM builds').pluck();
+  const search = ctx.trigram?.(db);
 
   const load = (id: string): StoredBuild | undefined => {
     const row = selectBuild.get(id) as Record<string, unknown> | undefined;
@@ -159,7 +172,9 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   const run = db.transaction((lines: readonly ValidatedLine[]) => {
     const maxSeq = Number(selectMaxSeq.get());
     const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq });
+    search?.begin();
     write(writes);
+    search?.finish(maxSeq);
     return { results, maxSeq: writes.maxSeq };
   });
   // IMMEDIATE: take the write lock up front, so max(seq) cannot change under us.
