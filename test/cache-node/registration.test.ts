@@ -2,6 +2,8 @@
 // (PostgreSQL), the node reporting over real HTTP, the server showing it, wrong credentials.
 
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,14 +34,14 @@ interface Server {
   close(): Promise<void>;
 }
 
-async function startServer(url?: string): Promise<Server> {
-  const dir = url === undefined ? mkdtempSync(join(tmpdir(), 'bs-cache-registry-')) : undefined;
+async function startServer(url?: string, port = 0, dataDir?: string): Promise<Server> {
+  const dir = url === undefined ? (dataDir ?? mkdtempSync(join(tmpdir(), 'bs-cache-registry-'))) : undefined;
   const config = parseConfig({ cacheNodes: { offlineAfterSeconds: 60 } }, url !== undefined ? { url } : { data: dir! });
   const database = await openDatabase(config.database);
   const logger = createLogger('cache-registry-test', 'silent');
   const store = await openBuildStore(database, { logger });
   const app = await buildApp({ config, database, store, logger }, { plugins: [cacheRegistryPlugin] });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port });
   const auth = await openAuth(database, config);
   await auth.users.addUser({ name: 'admin', password: 'pw-admin', permissions: ['manageCacheNodes'] });
   await auth.users.addUser({ name: 'plain', password: 'pw-plain', permissions: ['readCache'] });
@@ -146,6 +148,35 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
   }, 90_000);
 
   if (name === 'SQLite') {
+    it('a node started before its server registers within seconds of the server starting', async () => {
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((r) => probe.close(r));
+      // Credentials exist before either process starts.
+      const dir = mkdtempSync(join(tmpdir(), 'bs-cache-registry-late-'));
+      const db = await openDatabase({ data: dir });
+      const c = await (await CacheRegistry.open(db)).createCredentials('late');
+      await db.close();
+      const later = await startTestNode(
+        { version: 4, registration: { key: c.key, secret: c.secret, nodeAddress: 'http://127.0.0.1:5075', serverAddress: `http://127.0.0.1:${port}` } },
+        // A long report interval: only the quick retry after a failure can register it in time.
+        { reportIntervalMs: 600_000 },
+      );
+      let second: Server | undefined;
+      try {
+        await waitFor(() => later.node.registrar()?.state.kind === 'unreachable', 60_000);
+        second = await startServer(undefined, port, dir);
+        await waitFor(() => later.node.registrar()?.state.kind === 'registered', 60_000);
+        const node = (await (await fetch(`${second.base}/api/build-cache/nodes/late`, { headers: { authorization: second.admin } })).json()) as Record<string, unknown>;
+        expect(node).toMatchObject({ registered: true, state: 'online' });
+      } finally {
+        await later.close();
+        await second?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+
     it('an unreachable server is logged and the node keeps serving', async () => {
       const t = await startTestNode(
         { version: 4, cache: { accessControl: { anonymousLevel: 'readwrite' } }, registration: { key: 'k', secret: 's', nodeAddress: 'http://127.0.0.1:5073', serverAddress: 'http://127.0.0.1:9' } },
