@@ -12,6 +12,10 @@ import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
 import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
+import { exportPlugin } from './http/export-plugin.js';
+import { provenancePlugin } from './http/provenance-plugin.js';
+import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
+import { playgroundPlugin } from './http/playground-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -35,10 +39,6 @@ export interface RunningServer {
 
 export const ADMIN_USER = 'admin';
 const DAY = 86_400_000;
-
-interface DemoModule {
-  demoBuilds(options: { builds: number; seed?: number; now?: number }): Iterable<string>;
-}
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
@@ -69,7 +69,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await loadDemo(store, options.demo, logger);
     }
 
-    const plugins = options.plugins ?? (await facePlugins(logger));
+    const plugins = options.plugins ?? (await facePlugins());
     const app = await buildApp({ config, database, store, logger }, { plugins });
     await app.listen({ host: config.server.host, port: config.server.port });
     const address = app.server.address();
@@ -109,42 +109,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 }
 
-/** The faces served next to the REST API: module path (relative to this file) and export name. */
-const FACES: readonly (readonly [path: string, name: string])[] = [
-  ['./http/export-plugin.js', 'exportPlugin'],
-  ['./http/provenance-plugin.js', 'provenancePlugin'],
-  ['./http/cache-registry-plugin.js', 'cacheRegistryPlugin'],
-  ['./http/playground-plugin.js', 'playgroundPlugin'],
-];
-
-/**
- * The plugins of the other faces. Loaded by path, so that a tree without one of them still
- * serves the rest (the face is logged as missing).
- */
-export async function facePlugins(logger?: Logger): Promise<FacePlugin[]> {
-  const out: FacePlugin[] = [];
-  for (const [path, name] of FACES) {
-    try {
-      const mod = (await import(path)) as Record<string, unknown>;
-      const plugin = mod[name];
-      if (typeof plugin === 'function') out.push(plugin as FacePlugin);
-      else logger?.warn({ path, name }, 'face module has no plugin export; skipped');
-    } catch (e) {
-      const err = e as { code?: string; message?: string };
-      if (err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(path.slice(2, -3))) {
-        logger?.warn({ path }, 'face not available; skipped');
-        continue;
-      }
-      throw e;
-    }
-  }
-  return out;
+/** The faces served next to the REST API, in the order they are registered. */
+export async function facePlugins(): Promise<FacePlugin[]> {
+  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin];
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {
-  // Loaded by path: the demo generator is only needed on a first start with --demo.
-  const path = './store/demo-data.js';
-  const { demoBuilds } = (await import(path)) as DemoModule;
+  // Loaded on demand: the demo generator is only needed on a first start with --demo.
+  const { demoBuilds } = await import('./store/demo-data.js');
   logger.info({ builds }, 'loading demo builds (first start)');
   const started = Date.now();
   let last = 0;
