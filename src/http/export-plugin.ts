@@ -201,17 +201,19 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
 
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/since/:date`,
-      { schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
       listing('since'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/sinceBuild/:buildId`,
-      { schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
       listing('sinceBuild'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/build/:buildId/events`,
       {
+        // No automatic HEAD: a HEAD of an open-ended stream would never finish.
+        exposeHeadRoute: false,
         schema: schema(
           'One Build message, then the events of the build as BuildEvent messages',
           { buildId: '13-character build ID' },
