@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { parseQuery } from '../../src/query/index.js';
+import type { BuildWithAttributes } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 
 const TRIGRAM_TABLES = ['builds_trigram', 'build_values_trigram', 'build_custom_values_trigram'];
@@ -62,7 +63,10 @@ describe('SQLite trigram tables kept in bulk by the ingest', () => {
     expect(parsed.ok).toBe(true);
     const all = await t.store.listBuilds({ visibility: { projects: 'all', withoutProject: true }, maxBuilds: 1000 });
     const users = await t.store.listBuilds({ visibility: { projects: 'all', withoutProject: true }, maxBuilds: 1000, withAttributes: true });
-    const expected = users.filter((b) => 'attributes' in b && typeof b.attributes['user'] === 'string' && b.attributes['user'].toLowerCase().includes('enki'));
+    const expected = (users as BuildWithAttributes[]).filter((b) => {
+      const user = b.attributes['user'];
+      return typeof user === 'string' && user.toLowerCase().includes('enki');
+    });
     const got = await t.store.listBuilds({ visibility: { projects: 'all', withoutProject: true }, maxBuilds: 1000, query: parsed.expr! });
     expect(all.length).toBe(60);
     expect(expected.length).toBeGreaterThan(0);
