@@ -57,9 +57,9 @@ export async function getJson<T>(path: string, signal?: AbortSignal, key: string
   return (await res.json()) as T;
 }
 
-/** Builds matching `query`, with their attributes (oldest first, as the API lists them). */
+/** The newest builds matching `query`, newest first, with their attributes. */
 export function searchBuilds(query: string, maxBuilds: number, signal?: AbortSignal): Promise<BuildRow[]> {
-  const params = new URLSearchParams({ query, models: 'attributes', maxBuilds: String(maxBuilds) });
+  const params = new URLSearchParams({ query, models: 'attributes', maxBuilds: String(maxBuilds), reverse: 'true' });
   return getJson<BuildRow[]>(`/api/builds?${params}`, signal);
 }
 

@@ -86,13 +86,11 @@ async function runSearch(): Promise<void> {
   status.textContent = 'Searching…';
   try {
     const builds = await searchBuilds(text, MAX_BUILDS, signal);
-    // Newest first reads best; the API lists oldest first.
-    const shown = [...builds].reverse();
-    renderResults(shown);
+    renderResults(builds);
     status.textContent =
       builds.length === 0
         ? 'No builds match.'
-        : `${builds.length} build${builds.length === 1 ? '' : 's'} match${builds.length === 1 ? 'es' : ''}${builds.length >= MAX_BUILDS ? ` (the first ${MAX_BUILDS} are shown)` : ''}.`;
+        : `${builds.length} build${builds.length === 1 ? '' : 's'} match${builds.length === 1 ? 'es' : ''}${builds.length >= MAX_BUILDS ? ` (the newest ${MAX_BUILDS} are shown)` : ''}.`;
   } catch (err) {
     if (isAbort(err)) return;
     clearResults();
