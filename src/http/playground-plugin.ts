@@ -129,10 +129,10 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
     // The page may load only from this server: no scripts, styles or fonts from elsewhere.
     // (CodeMirror injects its own style elements, hence 'unsafe-inline' for styles only.)
     const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-    const securityHeaders = (reply: { header(name: string, value: string): unknown }) => {
-      reply.header('content-security-policy', csp);
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('referrer-policy', 'no-referrer');
+    const securityHeaders = (res: { setHeader(name: string, value: string): unknown }) => {
+      res.setHeader('content-security-policy', csp);
+      res.setHeader('x-content-type-options', 'nosniff');
+      res.setHeader('referrer-policy', 'no-referrer');
     };
     await app.register(fastifyStatic, {
       root: config.root,
@@ -154,7 +154,7 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
     app.get('/playground', { schema: { hide: true } }, async (request, reply) => {
       const [path, search] = splitUrl(request.url);
       if (!path.endsWith('/')) return reply.redirect(`${path}/${search}`, 301);
-      securityHeaders(reply);
+      securityHeaders(reply.raw);
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
     });
   };
