@@ -3,12 +3,16 @@
 //   Bearer <access key>                 long-lived key (stored only as a hash)
 //   Bearer base64(<access key>)         as some export clients send it
 //   Bearer <JWT>                        access token from POST /api/auth/token
+// Successes are remembered for a few seconds (AuthCache), keyed by a hash of the credential, so a
+// client sending the same credential again pays neither the database, the signature nor scrypt.
 
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { AuthResult, Principal } from './types.js';
 import { isPermission } from './types.js';
+import { AuthCache, type AuthCacheOptions } from './cache.js';
 import { dummyHash, verifyPassword } from './password.js';
 import type { TokenService } from './tokens.js';
-import { isAccessKeyShape, type UserStore } from './users.js';
+import { hashAccessKey, isAccessKeyShape, type UserStore } from './users.js';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BASE64_SHAPE = /^[A-Za-z0-9+/_-]+={0,2}$/;
@@ -23,11 +27,29 @@ function rejected(reason: string): AuthResult {
   return { kind: 'rejected', reason };
 }
 
-export function createAuthenticator(users: UserStore, tokens: TokenService, clock: () => number = Date.now): Authenticator {
+function authenticated(principal: Principal): AuthResult {
+  return { kind: 'authenticated', principal };
+}
+
+export function createAuthenticator(
+  users: UserStore,
+  tokens: TokenService,
+  clock: () => number = Date.now,
+  cacheOptions: AuthCacheOptions = {},
+): Authenticator {
+  const cache = new AuthCache(cacheOptions, clock);
+  // Passwords are low-entropy: their cache key is keyed with a secret of this process, so a
+  // memory dump of the cache does not allow a fast offline guess of the passwords behind it.
+  const passwordKey = randomBytes(32);
+
   async function basic(credentials: string): Promise<AuthResult> {
     const decoded = Buffer.from(credentials, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (!BASE64_SHAPE.test(credentials) || colon < 0) return rejected('malformed Basic credentials');
+    // user:password split at the first colon, so the decoded string names the pair unambiguously.
+    const cacheKey = 'b:' + createHmac('sha256', passwordKey).update(decoded).digest('base64');
+    const cached = cache.get(cacheKey);
+    if (cached !== undefined) return authenticated(cached);
     const name = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
@@ -40,40 +62,47 @@ export function createAuthenticator(users: UserStore, tokens: TokenService, cloc
       projects: user.projects,
       expiresAt: null,
     };
-    return { kind: 'authenticated', principal };
+    cache.set(cacheKey, principal);
+    return authenticated(principal);
   }
 
   async function bearer(value: string): Promise<AuthResult> {
     if (JWT_SHAPE.test(value)) {
+      const cacheKey = 'j:' + createHash('sha256').update(value).digest('base64');
+      const cached = cache.get(cacheKey);
+      if (cached !== undefined) return authenticated(cached);
       const check = await tokens.verify(value);
       if (!check.ok) return rejected(check.reason);
       const c = check.claims;
-      return {
-        kind: 'authenticated',
-        principal: { user: c.user, credential: 'token', permissions: new Set(c.permissions), projects: c.projects, expiresAt: c.expiresAt },
-      };
+      const principal: Principal = { user: c.user, credential: 'token', permissions: new Set(c.permissions), projects: c.projects, expiresAt: c.expiresAt };
+      cache.set(cacheKey, principal);
+      return authenticated(principal);
     }
-    const candidates: string[] = [];
-    if (isAccessKeyShape(value)) candidates.push(value);
+    let key: string | undefined;
+    if (isAccessKeyShape(value)) key = value;
     else if (BASE64_SHAPE.test(value)) {
       const decoded = Buffer.from(value, 'base64').toString('utf8').trim();
-      if (isAccessKeyShape(decoded)) candidates.push(decoded);
+      if (isAccessKeyShape(decoded)) key = decoded;
     }
-    if (candidates.length === 0) return rejected('unknown access key');
-    const found = await users.findAccessKey(candidates);
+    if (key === undefined) return rejected('unknown access key');
+    // The stored hash doubles as the cache key: the same key, plain or base64, is one entry.
+    const keyHash = hashAccessKey(key);
+    const cacheKey = 'k:' + keyHash;
+    const cached = cache.get(cacheKey);
+    if (cached !== undefined) return authenticated(cached);
+    const found = await users.findAccessKeyHash(keyHash);
     if (!found) return rejected('unknown access key');
     if (found.expiresAt <= clock()) return rejected('access key expired');
     const u = found.user;
-    return {
-      kind: 'authenticated',
-      principal: {
-        user: u.name,
-        credential: 'accessKey',
-        permissions: new Set(u.permissions.filter(isPermission)),
-        projects: u.projects,
-        expiresAt: found.expiresAt,
-      },
+    const principal: Principal = {
+      user: u.name,
+      credential: 'accessKey',
+      permissions: new Set(u.permissions.filter(isPermission)),
+      projects: u.projects,
+      expiresAt: found.expiresAt,
     };
+    cache.set(cacheKey, principal);
+    return authenticated(principal);
   }
 
   return {

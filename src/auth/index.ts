@@ -3,11 +3,13 @@
 import type { ServerConfig } from '../config.js';
 import { migrate, type DatabaseHandle } from '../store/database.js';
 import { createAuthenticator, type Authenticator } from './authenticator.js';
+import type { AuthCacheOptions } from './cache.js';
 import { AUTH_MIGRATIONS } from './migrations.js';
 import { loadSigningSecret, TokenService } from './tokens.js';
 import { UserStore } from './users.js';
 
 export { createAuthenticator, type Authenticator } from './authenticator.js';
+export { AuthCache, DEFAULT_AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_ENTRIES, type AuthCacheOptions } from './cache.js';
 export { TokenService, type TokenClaims } from './tokens.js';
 export { UserStore, UserError, type User } from './users.js';
 export { decideToken, splitList, type TokenRequest, type TokenDecision } from './token-request.js';
@@ -19,11 +21,14 @@ export interface Auth {
   readonly authenticator: Authenticator;
 }
 
-/** Migrates the auth tables, loads the token signing secret and wires the authenticator. */
-export async function openAuth(database: DatabaseHandle, config: ServerConfig, clock: () => number = Date.now): Promise<Auth> {
+/**
+ * Migrates the auth tables, loads the token signing secret and wires the authenticator (which
+ * reuses successful authentications for `cache.ttlMs`, default 5 s; `{ ttlMs: 0 }` disables that).
+ */
+export async function openAuth(database: DatabaseHandle, config: ServerConfig, clock: () => number = Date.now, cache: AuthCacheOptions = {}): Promise<Auth> {
   await migrate(database, 'auth', AUTH_MIGRATIONS);
   const secret = await loadSigningSecret(database, config.auth.signingKeys);
   const users = new UserStore(database, clock);
   const tokens = new TokenService(secret, config.server.hostname, clock);
-  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock) };
+  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock, cache) };
 }

@@ -58,12 +58,20 @@ export async function loadSigningSecret(handle: DatabaseHandle, location: Signin
 }
 
 export class TokenService {
+  /** The secret imported once as a WebCrypto key: jose would otherwise import the raw bytes on every sign and verify. */
+  private keyPromise: Promise<CryptoKey> | undefined;
+
   constructor(
     private readonly secret: Uint8Array,
     /** The server's public hostname; tokens are bound to it. */
     private readonly hostname: string,
     private readonly clock: () => number = Date.now,
   ) {}
+
+  private key(): Promise<CryptoKey> {
+    this.keyPromise ??= globalThis.crypto.subtle.importKey('raw', new Uint8Array(this.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    return this.keyPromise;
+  }
 
   async issue(claims: TokenClaims): Promise<string> {
     const now = this.clock();
@@ -78,12 +86,12 @@ export class TokenService {
       // JWT times are in seconds: round down, so that a token never outlives its credential.
       .setExpirationTime(Math.floor(claims.expiresAt / 1000))
       .setJti(randomBytes(12).toString('base64url'))
-      .sign(this.secret);
+      .sign(await this.key());
   }
 
   async verify(token: string): Promise<TokenCheck> {
     try {
-      const { payload } = await jwtVerify(token, this.secret, {
+      const { payload } = await jwtVerify(token, await this.key(), {
         algorithms: [ALGORITHM],
         issuer: this.hostname,
         audience: this.hostname,

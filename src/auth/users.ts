@@ -1,7 +1,9 @@
 // Users and their access keys, in the shared database (component `auth`). Nothing here is cached
-// in the process, so several server processes over one PostgreSQL database agree at all times.
+// in the process, so several server processes over one PostgreSQL database agree at all times
+// (the authenticator keeps its own short-lived cache of successes, see cache.ts).
 
 import { createHash, randomBytes } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseHandle } from '../store/database.js';
 import { hashPassword } from './password.js';
 import { isPermission, type Permission } from './types.js';
@@ -64,7 +66,22 @@ function toUser(r: UserRow): User {
   };
 }
 
+const KEY_LOOKUP_COLUMNS = ['k.prefix', 'k.created_at as key_created_at', 'k.expires_at', 'u.name', 'u.password_hash', 'u.permissions', 'u.projects', 'u.created_at'] as const;
+
+/** The same lookup as findAccessKeyHash, as one SQLite statement prepared once (hot path: every request with a key). */
+const SQLITE_KEY_LOOKUP = `SELECT k.prefix, k.created_at AS key_created_at, k.expires_at, u.name, u.password_hash, u.permissions, u.projects, u.created_at
+  FROM auth_access_key k JOIN auth_user u ON u.name = k.user_name WHERE k.key_hash = ?`;
+
+type KeyRow = UserRow & { prefix: string; key_created_at: number; expires_at: number };
+
+function toKeyInfo(r: KeyRow): AccessKeyInfo {
+  return { user: toUser(r), prefix: r.prefix, createdAt: Number(r.key_created_at), expiresAt: Number(r.expires_at) };
+}
+
 export class UserStore {
+  /** Prepared on first use (the tables exist only after the auth migrations ran). */
+  private keyLookup: BetterSqlite3.Statement<[string], KeyRow> | undefined;
+
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly clock: () => number = Date.now,
@@ -124,15 +141,26 @@ export class UserStore {
     const r = await this.handle.db
       .selectFrom('auth_access_key as k')
       .innerJoin('auth_user as u', 'u.name', 'k.user_name')
-      .select(['k.prefix', 'k.created_at as key_created_at', 'k.expires_at', 'u.name', 'u.password_hash', 'u.permissions', 'u.projects', 'u.created_at'])
+      .select([...KEY_LOOKUP_COLUMNS])
       .where('k.key_hash', 'in', candidates.map(hashAccessKey))
       .executeTakeFirst();
-    if (!r) return undefined;
-    return {
-      user: toUser(r as UserRow),
-      prefix: r['prefix'] as string,
-      createdAt: Number(r['key_created_at']),
-      expiresAt: Number(r['expires_at']),
-    };
+    return r ? toKeyInfo(r as KeyRow) : undefined;
+  }
+
+  /** The key with this hash (hashAccessKey) and its user; expired keys are returned too. */
+  async findAccessKeyHash(keyHash: string): Promise<AccessKeyInfo | undefined> {
+    const sqlite = this.handle.sqlite;
+    if (sqlite !== undefined) {
+      this.keyLookup ??= sqlite.prepare<[string], KeyRow>(SQLITE_KEY_LOOKUP);
+      const r = this.keyLookup.get(keyHash);
+      return r ? toKeyInfo(r) : undefined;
+    }
+    const r = await this.handle.db
+      .selectFrom('auth_access_key as k')
+      .innerJoin('auth_user as u', 'u.name', 'k.user_name')
+      .select([...KEY_LOOKUP_COLUMNS])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return r ? toKeyInfo(r as KeyRow) : undefined;
   }
 }
