@@ -15,31 +15,44 @@ export type { SqlDialect } from './dialect.js';
 const TRUE = (): RawBuilder<SqlBool> => sql<SqlBool>`1 = 1`;
 
 export function compileQuery(expr: CheckedExpr, dialect: SqlDialect): Expression<SqlBool> {
-  return compileExpr(expr, dialect);
+  return compileExpr(expr, dialect, false);
 }
 
-function compileExpr(expr: CheckedExpr, dialect: SqlDialect): RawBuilder<SqlBool> {
+/**
+ * How a term over child rows reaches them. `list`: `builds.seq IN (SELECT seq …)`, the subquery
+ * run once from the covering index, which is best when the term narrows the listing. `probe`: a
+ * correlated `EXISTS (… AND seq = builds.seq)`, one covering-index seek per build visited, which
+ * is best under NOT: a negated term matches most builds, so a page in `seq` order stops after a
+ * few hundred probes, where the list form first collects every build the term names (measured on
+ * 100k builds: `-user:ci -tag:CI` page 7.7 ms -> 0.5 ms). The results are identical.
+ */
+type ChildAccess = 'list' | 'probe';
+
+function compileExpr(expr: CheckedExpr, dialect: SqlDialect, negated: boolean): RawBuilder<SqlBool> {
   switch (expr.kind) {
     case 'all':
       return TRUE();
     case 'and':
     case 'or': {
       if (expr.operands.length === 0) return expr.kind === 'and' ? TRUE() : sql<SqlBool>`1 = 0`;
-      const parts = expr.operands.map((e) => compileExpr(e, dialect));
+      const parts = expr.operands.map((e) => compileExpr(e, dialect, negated));
       if (parts.length === 1) return parts[0]!;
       return sql<SqlBool>`(${sql.join(parts, expr.kind === 'and' ? sql` AND ` : sql` OR `)})`;
     }
     case 'not':
-      return sql<SqlBool>`NOT ((${compileExpr(expr.operand, dialect)}) IS TRUE)`;
+      return sql<SqlBool>`NOT ((${compileExpr(expr.operand, dialect, !negated)}) IS TRUE)`;
     case 'term':
-      return compileTerm(expr.field, expr.predicate, dialect);
+      return compileTerm(expr.field, expr.predicate, dialect, negated ? 'probe' : 'list');
   }
 }
 
-function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect): RawBuilder<SqlBool> {
-  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md).
-  if (predicate.kind === 'unknown') return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect)}) IS TRUE)`;
-  const cond = field.multi ? multiTerm(field, predicate, dialect) : singleTerm(field, predicate, dialect);
+function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, access: ChildAccess): RawBuilder<SqlBool> {
+  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md);
+  // the inner "known" is negated, so it probes (a list of every build with the field is most builds).
+  if (predicate.kind === 'unknown') {
+    return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect, access === 'list' ? 'probe' : 'list')}) IS TRUE)`;
+  }
+  const cond = field.multi ? multiTerm(field, predicate, dialect, access) : singleTerm(field, predicate, dialect);
   // A tool-specific field belongs to its tool's builds only; for them no predicate, not even
   // "unknown", matches a build of another tool.
   if (field.tool === null) return cond;
@@ -66,36 +79,47 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect):
   }
 }
 
-function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect): RawBuilder<SqlBool> {
+function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, access: ChildAccess): RawBuilder<SqlBool> {
+  // Any of the build's child rows matches (a semi-join), in the form `access` asks for.
+  const semi = (table: 'build_values' | 'build_custom_values', alias: 'v' | 'c', where: RawBuilder<SqlBool> | undefined): RawBuilder<SqlBool> => {
+    const from = sql`${sql.table(table)} AS ${sql.raw(alias)}`;
+    const seq = sql.ref(`${alias}.seq`);
+    if (access === 'probe') {
+      return where === undefined
+        ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${seq} = builds.seq)`
+        : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${seq} = builds.seq)`;
+    }
+    return where === undefined
+      ? sql<SqlBool>`builds.seq IN (SELECT ${seq} FROM ${from})`
+      : sql<SqlBool>`builds.seq IN (SELECT ${seq} FROM ${from} WHERE ${where})`;
+  };
   if (field.type === 'keyValue') {
     switch (predicate.kind) {
       case 'known':
-        return sql<SqlBool>`builds.seq IN (SELECT c.seq FROM build_custom_values AS c)`;
+        return semi('build_custom_values', 'c', undefined);
       case 'unknown':
-        return sql<SqlBool>`NOT (builds.seq IN (SELECT c.seq FROM build_custom_values AS c))`;
+        return sql<SqlBool>`NOT (${semi('build_custom_values', 'c', undefined)})`;
       case 'keyValue': {
         const name = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'name' }, predicate.name);
         const value = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, predicate.value);
-        return sql<SqlBool>`builds.seq IN (SELECT c.seq FROM build_custom_values AS c WHERE ${name} AND ${value})`;
+        return semi('build_custom_values', 'c', sql<SqlBool>`${name} AND ${value}`);
       }
-      case 'pattern': {
+      case 'pattern':
         // `value:name` is `value:name=*`; the checker normally rewrites it, accept it here too.
-        const name = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'name' }, predicate.pattern);
-        return sql<SqlBool>`builds.seq IN (SELECT c.seq FROM build_custom_values AS c WHERE ${name})`;
-      }
+        return semi('build_custom_values', 'c', patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'name' }, predicate.pattern));
       default:
         return sql<SqlBool>`1 = 0`;
     }
   }
-  // Multi-valued string field: any of its values matches. IN (subquery) is the same semi-join as
-  // EXISTS; written this way SQLite drives it from the (field, value, seq) covering index.
-  const rows = (where: RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
-    sql<SqlBool>`builds.seq IN (SELECT v.seq FROM build_values AS v WHERE v.field = ${field.column} AND ${where})`;
+  // Multi-valued string field: any of its values matches. In list form SQLite drives the
+  // subquery from the (field, value, seq) covering index; in probe form it seeks that index.
+  const rows = (where?: RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
+    semi('build_values', 'v', where === undefined ? sql<SqlBool>`v.field = ${field.column}` : sql<SqlBool>`v.field = ${field.column} AND ${where}`);
   switch (predicate.kind) {
     case 'known':
-      return sql<SqlBool>`builds.seq IN (SELECT v.seq FROM build_values AS v WHERE v.field = ${field.column})`;
+      return rows();
     case 'unknown':
-      return sql<SqlBool>`NOT (builds.seq IN (SELECT v.seq FROM build_values AS v WHERE v.field = ${field.column}))`;
+      return sql<SqlBool>`NOT (${rows()})`;
     case 'pattern':
       return rows(patternCondition(dialect, { kind: 'values', alias: 'v' }, predicate.pattern));
     case 'boolean':
