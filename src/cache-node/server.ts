@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../log.js';
 import { decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
+import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
 import { DiskStore, KEY_PATTERN } from './storage.js';
 import { renderPage, summarize, type NodeStatus } from './ui.js';
 
@@ -201,22 +202,33 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       res.end(small);
       return;
     }
-    const headers = { 'content-type': 'application/octet-stream', 'content-length': info.size };
-    const stream = store.openRead(key);
-    stream.once('error', (err: NodeJS.ErrnoException) => {
+    // Larger entries: the file is opened once and sent from reused buffers (send-file.ts). The
+    // size comes from the open file, so a concurrent replacement cannot make it disagree.
+    let opened: OpenResult;
+    try {
+      opened = await openEntry(store.pathOf(key));
+    } catch (err) {
+      logger.error({ err, key }, 'reading an entry failed');
+      sendProblem(res, 500, 'The entry could not be read; the error is logged');
+      return;
+    }
+    if (opened.kind === 'missing') {
       // Removed between lookup and open (eviction, expiry): a miss.
-      if (err.code === 'ENOENT') store.forget(key, info);
-      if (!res.headersSent) {
-        counters.misses++;
-        sendProblem(res, 404, `No cache entry ${key}`);
-      } else res.destroy();
-    });
-    stream.once('open', () => {
-      counters.hits++;
-      res.writeHead(200, headers);
-      stream.pipe(res);
-    });
-    res.once('close', () => stream.destroy());
+      store.forget(key, info);
+      counters.misses++;
+      sendProblem(res, 404, `No cache entry ${key}`);
+      return;
+    }
+    counters.hits++;
+    res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(opened.size)]);
+    try {
+      await sendOpenFile(res, opened.fd, opened.size);
+    } catch (err) {
+      if (!res.destroyed) logger.error({ err, key }, 'sending an entry failed');
+      res.destroy();
+    } finally {
+      closeEntry(opened.fd);
+    }
   }
 
   async function handlePut(req: IncomingMessage, res: ServerResponse, key: string): Promise<void> {

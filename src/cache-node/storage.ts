@@ -10,7 +10,7 @@
 // - Small entries are also kept in memory (bounded) so that hits on them cost no file system
 //   call at all.
 
-import { createReadStream, createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -184,10 +184,6 @@ export class DiskStore {
     this.index.delete(key);
     this.totalBytes -= info.size;
     this.dropMemo(key);
-  }
-
-  openRead(key: string): ReadStream {
-    return createReadStream(this.pathOf(key), { highWaterMark: 1024 * 1024 });
   }
 
   /** A temporary file to write a new entry into; commit() or discard() it. */
