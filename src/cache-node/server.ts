@@ -18,7 +18,7 @@ import { decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
-import { DiskStore, KEY_PATTERN } from './storage.js';
+import { DiskStore, KEY_PATTERN, type EntryInfo } from './storage.js';
 import { renderPage, summarize, type NodeStatus } from './ui.js';
 
 const MiB = 1024 * 1024;
@@ -179,16 +179,41 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     sendProblem(res, full ? 507 : 500, full ? 'The cache volume is full; the entry was not stored' : 'The entry could not be stored; the error is logged');
   }
 
-  async function handleGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> {
-    // Hot path: an anonymous read that the anonymous level allows needs no await at all.
-    const anonymousRead = req.headers.authorization === undefined && config.anonymousLevel !== 'none';
-    if (!anonymousRead && !(await checkAccess(req, res, 'read'))) return;
+  /**
+   * Hot path: an anonymous read that the anonymous level allows, of a miss, a HEAD or an entry
+   * held in memory, is answered synchronously (no promise, no await); everything else goes on in
+   * the async part.
+   */
+  function handleGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> | undefined {
+    if (req.headers.authorization !== undefined || config.anonymousLevel === 'none') return checkedGet(req, res, key, head);
+    const info = store.lookup(key);
+    if (!info) {
+      if (!head) counters.misses++;
+      sendProblem(res, 404, `No cache entry ${key}`);
+      return undefined;
+    }
+    const held = head ? undefined : store.memoized(key);
+    if (!head && !held) return serveGet(res, key, info, false);
+    store.touch(key, info);
+    const size = held ? held.length : info.size;
+    if (held) counters.hits++;
+    res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(size)]);
+    res.end(held);
+    return undefined;
+  }
+
+  async function checkedGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> {
+    if (!(await checkAccess(req, res, 'read'))) return;
     const info = store.lookup(key);
     if (!info) {
       if (!head) counters.misses++;
       sendProblem(res, 404, `No cache entry ${key}`);
       return;
     }
+    return serveGet(res, key, info, head);
+  }
+
+  async function serveGet(res: ServerResponse, key: string, info: EntryInfo, head: boolean): Promise<void> {
     store.touch(key, info);
     if (head) {
       res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(info.size)]);
@@ -306,20 +331,23 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     }
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Cache requests are dispatched synchronously so that a hit answered from memory makes no promise. */
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (path.startsWith('/cache/')) {
-      let key: string;
-      try {
-        key = decodeURIComponent(path.slice(7));
-      } catch {
-        key = path.slice(7);
+      let key = path.slice(7);
+      if (key.includes('%')) {
+        try {
+          key = decodeURIComponent(key);
+        } catch {
+          // Malformed percent-encoding: refused as not a key below.
+        }
       }
       if (!KEY_PATTERN.test(key)) {
         sendProblem(res, 400, `Not a cache key: ${JSON.stringify(key.slice(0, 100))} (letters, digits, '.', '_', '-'; at most 255)`);
-        return;
+        return undefined;
       }
       switch (req.method) {
         case 'GET':
@@ -330,9 +358,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
           return handlePut(req, res, key);
         default:
           sendProblem(res, 405, `${req.method} is not supported on cache entries`, { allow: 'GET, HEAD, PUT' });
-          return;
+          return undefined;
       }
     }
+    return handleOther(req, res, path);
+  }
+
+  async function handleOther(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (path === '/ping' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
@@ -356,12 +388,17 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     sendProblem(res, 404, `No resource at ${req.method} ${path}`);
   }
 
+  const failed = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
+    logger.error({ err, url: req.url, method: req.method }, 'request failed');
+    if (!res.headersSent) sendProblem(res, 500, 'The node could not complete the request; the error is logged');
+    else res.destroy();
+  };
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err, url: req.url, method: req.method }, 'request failed');
-      if (!res.headersSent) sendProblem(res, 500, 'The node could not complete the request; the error is logged');
-      else res.destroy();
-    });
+    try {
+      handle(req, res)?.catch((err: unknown) => failed(req, res, err));
+    } catch (err) {
+      failed(req, res, err);
+    }
   });
   // Expect: 100-continue: refuse an oversized or unauthorised upload before its body is sent.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

@@ -47,6 +47,7 @@ export class DiskStore {
   readonly tmpDir: string;
   private readonly index = new Map<string, EntryInfo>();
   private readonly memo = new Map<string, Buffer>();
+  private readonly reading = new Map<string, { readonly info: EntryInfo; readonly read: Promise<Buffer | undefined> }>();
   private memoBytes = 0;
   private totalBytes = 0;
   private readonly dirtyAccess = new Set<string>();
@@ -153,10 +154,22 @@ export class DiskStore {
   }
 
   /** The entry's bytes when it is small enough to be held in memory (read once, then kept). */
-  async small(key: string, info: EntryInfo): Promise<Buffer | undefined> {
-    if (info.size > this.memoEntryBytes) return undefined;
+  small(key: string, info: EntryInfo): Promise<Buffer | undefined> {
+    if (info.size > this.memoEntryBytes) return Promise.resolve(undefined);
     const cached = this.memo.get(key);
-    if (cached) return cached;
+    if (cached) return Promise.resolve(cached);
+    // Concurrent first hits on one entry share one read (a cold cache under load: one read per
+    // entry, not one per request).
+    const reading = this.reading.get(key);
+    if (reading && reading.info === info) return reading.read;
+    const read = this.readSmall(key, info).finally(() => {
+      if (this.reading.get(key)?.read === read) this.reading.delete(key);
+    });
+    this.reading.set(key, { info, read });
+    return read;
+  }
+
+  private async readSmall(key: string, info: EntryInfo): Promise<Buffer | undefined> {
     let buf: Buffer;
     try {
       buf = await readFile(this.pathOf(key));
