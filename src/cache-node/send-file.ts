@@ -1,16 +1,19 @@
-// Sends an entry's file to a response without a read stream: two reused 1 MiB buffers, the next
+// Sends an entry's file to a response without a read stream: two reused 2 MiB buffers, the next
 // chunk read from disk while the current one is written to the socket.
 //
 // Why not createReadStream().pipe(res): every chunk of a read stream is a freshly allocated
 // buffer (new memory: page faults, then garbage collection of external memory), and the stream
 // machinery adds work per chunk. Reusing buffers from a small pool made a 10 MiB hit cost a
-// fraction of the CPU; see docs/cache-node.md, "Benchmark".
+// fraction of the CPU; see docs/cache-node.md, "Performance".
 
 import { close, fstat, open, read } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 
-const CHUNK = 1024 * 1024;
-/** Buffers kept for reuse (8 MiB): enough for four large downloads at once without allocating. */
+const CHUNK = 2 * 1024 * 1024;
+/**
+ * Buffers kept for reuse (16 MiB): enough for four large downloads at once without allocating.
+ * 2 MiB chunks cost about a fifth less CPU per byte than 1 MiB ones in the benchmark.
+ */
 const POOL_MAX = 8;
 const pool: Buffer[] = [];
 

@@ -150,7 +150,13 @@ export class DiskStore {
 
   /** The entry's bytes if they are already held in memory. */
   memoized(key: string): Buffer | undefined {
-    return this.memo.get(key);
+    const m = this.memo.get(key);
+    if (m) {
+      // Most recently used last: the memory for small entries gives up its least recently used.
+      this.memo.delete(key);
+      this.memo.set(key, m);
+    }
+    return m;
   }
 
   /** The entry's bytes when it is small enough to be held in memory (read once, then kept). */
