@@ -145,6 +145,7 @@ interface DirectRow {
   readonly row: unknown[];
   readonly values: (readonly [string, string])[];
   readonly custom: (readonly [string, string])[];
+  readonly attributes: string;
 }
 
 const DIRECT_COLUMNS = ['id', 'seq', 'available_at', 'tool_type', 'tool_version', 'agent_version', 'project_name', 'content_hash', 'attributes', 'received_at', ...ATTRIBUTE_COLUMNS.map((c) => c.column)];
@@ -155,8 +156,9 @@ function* directRows(): Iterable<DirectRow> {
     const b = JSON.parse(line) as { buildId: string; toolType: ToolType; toolVersion: string; agentVersion: string; events: never[] };
     const d = deriveAttributes(b, b.events);
     seq++;
-    const row = [b.buildId, seq, NOW, b.toolType, b.toolVersion, b.agentVersion, d.project, b.buildId, JSON.stringify(d.attributes), NOW, ...d.columns];
-    yield { row, values: [...d.values], custom: [...d.customValues] };
+    // The attributes JSON goes to build_attributes, as the store writes it (store migration 0002).
+    const row = [b.buildId, seq, NOW, b.toolType, b.toolVersion, b.agentVersion, d.project, b.buildId, '{}', NOW, ...d.columns];
+    yield { row, values: [...d.values], custom: [...d.customValues], attributes: JSON.stringify(d.attributes) };
   }
 }
 
@@ -168,12 +170,14 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
     const insertBuild = db.prepare(`INSERT INTO builds (${cols}) VALUES (${DIRECT_COLUMNS.map(() => '?').join(', ')})`);
     const insertValue = db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)');
     const insertCustom = db.prepare('INSERT INTO build_custom_values (seq, name, value) VALUES (?, ?, ?)');
+    const insertAttributes = db.prepare('INSERT INTO build_attributes (seq, attributes) VALUES (?, ?)');
     let batch: DirectRow[] = [];
     const flush = db.transaction((rows: DirectRow[]) => {
       for (const r of rows) {
         insertBuild.run(...r.row);
         for (const [f, v] of r.values) insertValue.run(r.row[1], f, v);
         for (const [n, v] of r.custom) insertCustom.run(r.row[1], n, v);
+        insertAttributes.run(r.row[1], r.attributes);
       }
     });
     let done = 0;
@@ -204,6 +208,7 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
       const cs = rows.flatMap((r) => r.custom.map(([n, v]) => [r.row[1], n, v] as const));
       await client.query('INSERT INTO build_values (seq, field, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])', [vs.map((x) => x[0]), vs.map((x) => x[1]), vs.map((x) => x[2])]);
       await client.query('INSERT INTO build_custom_values (seq, name, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])', [cs.map((x) => x[0]), cs.map((x) => x[1]), cs.map((x) => x[2])]);
+      await client.query('INSERT INTO build_attributes (seq, attributes) SELECT * FROM unnest($1::bigint[], $2::text[])', [rows.map((r) => r.row[1]), rows.map((r) => r.attributes)]);
       await client.query('COMMIT');
     };
     for (const r of directRows()) {

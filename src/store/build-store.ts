@@ -136,8 +136,12 @@ class KyselyBuildStore implements BuildStore {
 
   private select(withAttributes: boolean): Query {
     const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
-    if (withAttributes) cols.push('builds.attributes');
-    return this.handle.db.selectFrom('builds').select(cols as never).where('builds.seq', 'is not', null);
+    const q = this.handle.db.selectFrom('builds').select(cols as never).where('builds.seq', 'is not', null);
+    if (!withAttributes) return q;
+    // Attributes live in build_attributes (store migration 0002); a correlated lookup by seq per
+    // returned row, so it never changes how the search itself is planned. Rows written before
+    // 0002 by another writer fall back to the column.
+    return q.select(sql<string>`coalesce((SELECT a.attributes FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
   }
 
   /** The filtered, ordered query of a listing, without limit. */

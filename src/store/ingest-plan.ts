@@ -46,6 +46,8 @@ export interface BatchWrites {
   readonly values: (readonly [number, string, string])[];
   /** Rows of build_custom_values: [seq, name, value]. */
   readonly customValues: (readonly [number, string, string])[];
+  /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
+  readonly attributes: (readonly [number, string])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
 }
@@ -93,7 +95,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], maxSeq: 0 };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], maxSeq: 0 };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -104,6 +106,7 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
     writes.maxSeq = b.seq;
     for (const [field, value] of b.derived.values) writes.values.push([b.seq, field, value]);
     for (const [name, value] of b.derived.customValues) writes.customValues.push([b.seq, name, value]);
+    writes.attributes.push([b.seq, JSON.stringify(b.derived.attributes)]);
   };
 
   const addChunk = (b: WorkingBuild, events: readonly BuildEvent[], eventsJson: string, hash: string): void => {
@@ -224,7 +227,9 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
       b.agentVersion,
       b.derived ? b.derived.project : b.project,
       b.contentHash,
-      b.derived ? JSON.stringify(b.derived.attributes) : '{}',
+      // The attributes JSON lives in build_attributes (keyed by seq): searches that read a builds
+      // row (to check a column) then touch far fewer pages.
+      '{}',
       b.receivedAt,
     ];
     const cols = b.derived?.columns;

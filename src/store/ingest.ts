@@ -157,6 +157,11 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events) VALUES (?, ?, ?, ?, ?)');
   const insertValues = rowInserter(db, 'INSERT INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
+  // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
+  // is replaced rather than failing the batch.
+  const insertAttributes = db.prepare(
+    'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
+  );
   const selectBuild = db.prepare(
     'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
   );
@@ -194,6 +199,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
     for (const c of w.chunks) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events);
     insertValues(w.values);
     insertCustoms(w.customValues);
+    for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
   };
 
   const run = db.transaction((lines: readonly ValidatedLine[]) => {
@@ -310,6 +316,12 @@ function postgresExecutor(ctx: IngestContext): Executor {
       await unnestInsert(trx, 'build_events', CHUNK_COLUMN_TYPES, writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, c.events]));
       await unnestInsert(trx, 'build_values', VALUE_COLUMN_TYPES, writes.values);
       await unnestInsert(trx, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
+      if (writes.attributes.length > 0) {
+        // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
+        await sql`INSERT INTO build_attributes (seq, attributes)
+          SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
+          ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
+      }
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };
