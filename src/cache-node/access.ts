@@ -45,6 +45,11 @@ export class PasswordChecker {
     this.passed.clear();
   }
 
+  /** The user for whom exactly this header already passed, if any. */
+  remembered(header: string): string | undefined {
+    return this.passed.get(createHash('sha256').update(header).digest('base64'));
+  }
+
   async check(header: string, credentials: BasicCredentials, hashed: ParsedHashedSecret): Promise<boolean> {
     const id = createHash('sha256').update(header).digest('base64');
     if (this.passed.get(id) === credentials.username) return true;
@@ -73,4 +78,17 @@ export async function decideCacheAccess(config: NodeConfig, checker: PasswordChe
     return { kind: 'forbidden', detail: `User '${user.name}' has level '${user.level}'; this needs '${need}'` };
   }
   return { kind: 'allow', user: user.name };
+}
+
+/**
+ * Whether access is allowed without waiting for anything: anonymous access that suffices, or a
+ * header that already passed whose user's level suffices (the hot path of authenticated hits).
+ * False is no refusal: decideCacheAccess then decides.
+ */
+export function allowedAtOnce(config: NodeConfig, checker: PasswordChecker, header: string | undefined, need: Need): boolean {
+  if (header === undefined || header === '') return satisfies(config.anonymousLevel, need);
+  const name = checker.remembered(header);
+  if (name === undefined) return false;
+  const user = config.users.get(name);
+  return user !== undefined && satisfies(user.level, need);
 }

@@ -14,7 +14,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { problem } from '../http/problem.js';
 import { createLogger, type Logger } from '../log.js';
-import { decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { allowedAtOnce, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
@@ -180,12 +180,12 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   }
 
   /**
-   * Hot path: an anonymous read that the anonymous level allows, of a miss, a HEAD or an entry
-   * held in memory, is answered synchronously (no promise, no await); everything else goes on in
-   * the async part.
+   * Hot path: a read allowed at once (anonymous, or credentials that already passed) of a miss, a
+   * HEAD or an entry held in memory is answered synchronously (no promise, no await); everything
+   * else goes on in the async part.
    */
   function handleGet(req: IncomingMessage, res: ServerResponse, key: string, head: boolean): Promise<void> | undefined {
-    if (req.headers.authorization !== undefined || config.anonymousLevel === 'none') return checkedGet(req, res, key, head);
+    if (!allowedAtOnce(config, checker, req.headers.authorization, 'read')) return checkedGet(req, res, key, head);
     const info = store.lookup(key);
     if (!info) {
       if (!head) counters.misses++;
