@@ -22,6 +22,9 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  // scrypt's PBKDF2-HMAC pads short keys with zero bytes, so `pw` and `pw\0` hash alike; no stored
+  // password contains NUL (addUser refuses it), so a presented one with NUL is always wrong.
+  if (password.includes('\0')) return false;
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [n, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];

@@ -90,6 +90,9 @@ export class UserStore {
   async addUser(input: { name: string; password?: string; permissions: readonly Permission[]; projects?: readonly string[] | null }): Promise<User> {
     checkUserName(input.name);
     for (const p of input.permissions) if (!isPermission(p)) throw new UserError(`Unknown permission '${String(p)}'`);
+    if (input.password !== undefined && (input.password === '' || input.password.includes('\0'))) {
+      throw new UserError('A password must not be empty or contain a NUL character');
+    }
     const row: UserRow = {
       name: input.name,
       password_hash: input.password === undefined ? null : await hashPassword(input.password),
