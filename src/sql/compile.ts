@@ -47,11 +47,8 @@ function compileExpr(expr: CheckedExpr, dialect: SqlDialect, negated: boolean): 
 }
 
 function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, access: ChildAccess): RawBuilder<SqlBool> {
-  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md);
-  // the inner "known" is negated, so it probes (a list of every build with the field is most builds).
-  if (predicate.kind === 'unknown') {
-    return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect, access === 'list' ? 'probe' : 'list')}) IS TRUE)`;
-  }
+  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md).
+  if (predicate.kind === 'unknown') return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect, 'list')}) IS TRUE)`;
   const cond = field.multi ? multiTerm(field, predicate, dialect, access) : singleTerm(field, predicate, dialect);
   // A tool-specific field belongs to its tool's builds only; for them no predicate, not even
   // "unknown", matches a build of another tool.
@@ -79,7 +76,14 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect):
   }
 }
 
-function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, access: ChildAccess): RawBuilder<SqlBool> {
+function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, requested: ChildAccess): RawBuilder<SqlBool> {
+  // A probe is one index seek only when every index column before `seq` is fixed by equality:
+  // (field, value, seq) / (name, value, seq) with exact values. A prefix, infix or "known"
+  // condition would scan its whole range for every build probed, so those keep the list form.
+  const exact =
+    (predicate.kind === 'pattern' && field.type !== 'keyValue' && isExact(predicate.pattern)) ||
+    (predicate.kind === 'keyValue' && isExact(predicate.name) && isExact(predicate.value));
+  const access: ChildAccess = requested === 'probe' && exact ? 'probe' : 'list';
   // Any of the build's child rows matches (a semi-join), in the form `access` asks for.
   const semi = (table: 'build_values' | 'build_custom_values', alias: 'v' | 'c', where: RawBuilder<SqlBool> | undefined): RawBuilder<SqlBool> => {
     const from = sql`${sql.table(table)} AS ${sql.raw(alias)}`;
@@ -129,6 +133,11 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, a
       // Multi-valued fields are strings; the checker rejects these operators on them.
       return sql<SqlBool>`1 = 0`;
   }
+}
+
+/** Whether a pattern has no wildcard (a plain equality). */
+function isExact(pattern: Pattern): boolean {
+  return segmentsOf(pattern.segments).length <= 1;
 }
 
 /** A whole-value wildcard match on a string column (never NULL-unsafe under NOT, see compileExpr). */
