@@ -62,8 +62,9 @@ export class AuthCache {
     if (this.ttlMs === 0 || this.maxEntries === 0) return;
     const now = this.clock();
     const until = Math.min(now + this.ttlMs, principal.expiresAt ?? Infinity);
-    if (until <= now) return;
+    // Whatever was remembered for this key is superseded, even when the new principal is not kept.
     this.entries.delete(key);
+    if (until <= now) return;
     this.entries.set(key, { principal, until });
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value as string;

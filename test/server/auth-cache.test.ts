@@ -60,6 +60,13 @@ describe('AuthCache', () => {
     expect(cache.get('c')?.user).toBe('c');
   });
 
+  it('forgets an earlier principal when the same key is set again already expired', () => {
+    const cache = new AuthCache({ ttlMs: TTL, maxEntries: 1 }, () => T0);
+    cache.set('k', principal('before', null));
+    cache.set('k', principal('after', T0));
+    expect(cache.get('k')).toBeUndefined();
+  });
+
   it('stores nothing with a TTL of 0, and refuses nonsense options', () => {
     const cache = new AuthCache({ ttlMs: 0 }, () => T0);
     cache.set('a', principal('a', null));
