@@ -5,7 +5,7 @@
 
 import type { ToolType } from '../query/catalog.js';
 import { contentHash, joinEventArrays } from './canonical.js';
-import { ATTRIBUTE_COLUMNS } from './columns.js';
+import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { deriveAttributes } from './derive.js';
 import { canonicalEvents, decodeEvents, encodeEvents } from './event-codec.js';
 import type { BuildEvent, IngestLineResult } from './types.js';
@@ -250,16 +250,4 @@ function sameContent(b: WorkingBuild, eventsJson: string): boolean {
 }
 
 /** Names of the builds columns, in the order rows are written. */
-export const BUILD_ROW_COLUMNS: readonly string[] = [
-  'id',
-  'seq',
-  'available_at',
-  'tool_type',
-  'tool_version',
-  'agent_version',
-  'project_name',
-  'content_hash',
-  'attributes',
-  'received_at',
-  ...ATTRIBUTE_COLUMNS.map((c) => c.column),
-];
+export const BUILD_ROW_COLUMNS: readonly string[] = [...BOOKKEEPING_COLUMNS, ...ATTRIBUTE_COLUMNS.map((c) => c.column)];
