@@ -128,8 +128,11 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
     const page = await openPage('#q=');
     await page.click('.cm-content');
     await page.keyboard.type('buildOutc');
-    const option = page.locator('.cm-tooltip-autocomplete li', { hasText: 'buildOutcome' });
+    const option = page.locator('.cm-tooltip-autocomplete li[aria-selected="true"]', { hasText: 'buildOutcome' });
     await option.first().waitFor();
+    // CodeMirror ignores Enter for a short while (interactionDelay, 75 ms) after the list opens, so
+    // that a fast typist's Enter is not taken as acceptance; wait past it as a person would.
+    await page.waitForTimeout(300);
     await page.keyboard.press('Enter');
     await expect.poll(() => editorText(page)).toMatch(/^buildOutcome/);
 
