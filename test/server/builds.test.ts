@@ -87,6 +87,9 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(r.type).toMatch(/^application\/problem\+json/);
       expect(r.body.detail).toMatch(/line 1, column 1/);
       expect(r.body.detail).toMatch(/buildOutcom/);
+      // The suggestion is said once, in plain sentences.
+      expect(r.body.detail.match(/did you mean 'buildOutcome'/gi)).toHaveLength(1);
+      expect(r.body.detail).not.toMatch(/\?\./);
       expect(r.body.diagnostics[0]).toMatchObject({ code: 'unknownField', start: 0, line: 1, column: 1 });
       expect(r.body.diagnostics[0].suggestion).toBe('buildOutcome');
       const r2 = await list(`?query=${encodeURIComponent('buildOutcome:failed (')}`);

@@ -75,8 +75,11 @@ export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string 
   const first = diagnostics[0];
   if (!first) return 'Invalid query';
   const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more problem${diagnostics.length > 2 ? 's' : ''})` : '';
-  const suggestion = first.suggestion !== undefined ? ` Did you mean '${first.suggestion}'?` : '';
-  return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${first.message}.${suggestion}${more}`.replace(/\.\./g, '.');
+  // Messages of unknown fields already carry their "did you mean"; say it once.
+  const suggestion =
+    first.suggestion !== undefined && !first.message.includes(`'${first.suggestion}'`) ? ` Did you mean '${first.suggestion}'?` : '';
+  const message = /[.?!]$/.test(first.message) ? first.message : `${first.message}.`;
+  return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${message}${suggestion}${more}`;
 }
 
 function storeError(reply: FastifyReply, e: unknown): FastifyReply {
