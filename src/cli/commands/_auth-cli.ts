@@ -1,23 +1,16 @@
 // Shared by `user` and `access-key`: open the configured database's auth component, run, close.
 // (Files starting with `_` are not commands.)
 
-import { configFromCli, ConfigError, type CliDatabaseOptions, type ServerConfig } from '../../config.js';
+import type { CliDatabaseOptions, ServerConfig } from '../../config.js';
+import { cliConfig } from './_config.js';
+import { fail as failWith } from './_fail.js';
 import { openDatabase } from '../../store/database.js';
 import { openAuth, UserError, type Auth } from '../../auth/index.js';
 
-export function fail(message: string): never {
-  process.stderr.write(`buildscope: ${message}\n`);
-  process.exit(2);
-}
+export const fail: (message: string) => never = (message) => failWith('', message);
 
 export async function withAuth(opts: CliDatabaseOptions, run: (auth: Auth, config: ServerConfig) => Promise<void>): Promise<void> {
-  let config: ServerConfig;
-  try {
-    config = configFromCli(opts);
-  } catch (e) {
-    if (e instanceof ConfigError) fail(e.message);
-    throw e;
-  }
+  const config = cliConfig('', opts);
   const database = await openDatabase(config.database);
   try {
     await run(await openAuth(database, config), config);

@@ -3,11 +3,10 @@
 // tool (a vulnerability scanner, another signer) into an attestation store, beside ours.
 
 import type { Command } from 'commander';
+import { fail as failWith } from './_fail.js';
 
-function fail(message: string, code = 2): never {
-  process.stderr.write(`buildscope attestation: ${message}\n`);
-  process.exit(code);
-}
+// Annotated so that calls narrow types like a function declaration returning never.
+const fail: (message: string, code?: number) => never = (message, code = 2) => failWith('attestation', message, code);
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -31,10 +30,10 @@ export function register(program: Command): void {
       try {
         if (opts.key.length > 0) keys = opts.key.map((k) => publicKeyFromPem(readFileSync(k), k));
         else {
-          const { configFromCli } = await import('../../config.js');
+          const { cliConfig } = await import('./_config.js');
           const { parseProvenanceConfig } = await import('../../provenance/config.js');
           const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
-          const config = configFromCli(opts);
+          const config = cliConfig('attestation', opts);
           keys = loadKeyRing(parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR).keys).verification;
         }
       } catch (e) {
@@ -86,7 +85,7 @@ export function register(program: Command): void {
     .option('--config <file>', 'YAML configuration file (its `provenance` section)')
     .action(async (file: string, opts: { type: string; namespace?: string; name: string; packageVersion: string; sha256?: string; store?: string; data?: string; config?: string }) => {
       const { readFileSync } = await import('node:fs');
-      const { configFromCli } = await import('../../config.js');
+      const { cliConfig } = await import('./_config.js');
       const { parseProvenanceConfig } = await import('../../provenance/config.js');
       const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
       const { parseEnvelope } = await import('../../provenance/dsse.js');
@@ -126,7 +125,7 @@ export function register(program: Command): void {
       const pkg = { type: opts.type, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}), name: opts.name, version: opts.packageVersion };
       const problem = checkPackageAddress(pkg);
       if (problem) fail(problem);
-      const config = configFromCli(opts);
+      const config = cliConfig('attestation', opts);
       const p = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
       const storeConfig = opts.store === undefined ? p.stores[0] : p.stores.find((s) => s.instance === opts.store);
       if (!storeConfig) fail(`no store ${opts.store} is configured (configured: ${p.stores.map((s) => s.instance).join(', ')})`);

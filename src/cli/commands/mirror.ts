@@ -2,6 +2,7 @@
 // server's builds (and their events) through its export API into the local store.
 
 import type { Command } from 'commander';
+import { fail as failWith } from './_fail.js';
 
 interface MirrorCliOptions {
   token?: string;
@@ -29,10 +30,8 @@ export function register(program: Command): void {
     .option('--config <file>', 'YAML configuration file')
     .option('--no-progress', 'no progress display')
     .action(async (url: string, opts: MirrorCliOptions) => {
-      const fail = (message: string): never => {
-        process.stderr.write(`buildscope mirror: ${message}\n`);
-        process.exit(2);
-      };
+      const { cliConfig } = await import('./_config.js');
+      const fail: (message: string) => never = (message) => failWith('mirror', message);
       try {
         new URL(url);
       } catch {
@@ -42,22 +41,15 @@ export function register(program: Command): void {
       if (!/^\d+$/.test(opts.concurrency) || concurrency < 1 || concurrency > 64) fail(`--concurrency must be a whole number from 1 to 64, got '${opts.concurrency}'`);
       if (!/^(\d+|now)$/.test(opts.since)) fail(`--since must be 0, a Unix epoch time in ms, or now; got '${opts.since}'`);
 
-      const { configFromCli, ConfigError } = await import('../../config.js');
       const { openDatabase } = await import('../../store/database.js');
       const { openBuildStore } = await import('../../store/build-store.js');
       const { mirror } = await import('../../mirror/mirror.js');
       const { ExportRequestError } = await import('../../mirror/sse-client.js');
       const { createLogger } = await import('../../log.js');
 
-      let config;
-      try {
-        config = configFromCli(opts);
-      } catch (e) {
-        if (e instanceof ConfigError) fail(e.message);
-        throw e;
-      }
+      const config = cliConfig('mirror', opts);
       const logger = createLogger('mirror');
-      const database = await openDatabase(config!.database);
+      const database = await openDatabase(config.database);
       const store = await openBuildStore(database, { logger });
       const abort = new AbortController();
       const stop = (): void => abort.abort(new Error('interrupted'));

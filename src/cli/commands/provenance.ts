@@ -3,6 +3,7 @@
 // `buildscope provenance rotate-key`: a new signing key becomes active; old keys keep verifying.
 
 import type { Command } from 'commander';
+import { fail as failWith } from './_fail.js';
 
 interface Opts {
   server?: string;
@@ -14,10 +15,8 @@ interface Opts {
   config?: string;
 }
 
-function fail(message: string, code = 2): never {
-  process.stderr.write(`buildscope provenance: ${message}\n`);
-  process.exit(code);
-}
+// Annotated so that calls narrow types like a function declaration returning never.
+const fail: (message: string, code?: number) => never = (message, code = 2) => failWith('provenance', message, code);
 
 export function register(program: Command): void {
   const cmd = program
@@ -35,16 +34,10 @@ export function register(program: Command): void {
       if (opts.server === undefined) fail('--server <url> is required');
       if (!/^https?:\/\//.test(opts.server)) fail(`--server must be an http(s) URL, got '${opts.server}'`);
       if (accessKey === undefined || accessKey === '') fail('--access-key <key> is required');
-      const { configFromCli, ConfigError } = await import('../../config.js');
+      const { cliConfig } = await import('./_config.js');
       const { createLogger } = await import('../../log.js');
       const { buildStandaloneApp } = await import('../../http/provenance-plugin.js');
-      let config;
-      try {
-        config = configFromCli(opts);
-      } catch (e) {
-        if (e instanceof ConfigError) fail(e.message);
-        throw e;
-      }
+      const config = cliConfig('provenance', opts);
       const logger = createLogger('provenance');
       try {
         const running = await buildStandaloneApp({ config, serverUrl: opts.server, accessKey, logger });
@@ -69,11 +62,11 @@ export function register(program: Command): void {
     .action(async (_opts: unknown, command: Command) => {
       // --data and --config are also options of `provenance` itself; commander gives them to the parent.
       const opts = command.optsWithGlobals<{ data?: string; config?: string }>();
-      const { configFromCli } = await import('../../config.js');
+      const { cliConfig } = await import('./_config.js');
       const { parseProvenanceConfig } = await import('../../provenance/config.js');
       const { rotateKey } = await import('../../provenance/keys.js');
       const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
-      const config = configFromCli(opts);
+      const config = cliConfig('provenance', opts);
       const p = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
       if (p.keys.files.length > 0) fail('provenance.keys.files names the keys: rotate by adding a file and setting provenance.keys.active');
       const key = rotateKey(p.keys.directory, p.keys.algorithm);

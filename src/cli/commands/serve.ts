@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .option('--config <file>', 'YAML configuration file (command-line options win)')
     .option('--demo <n>', 'load n demo builds when the database has no builds yet')
     .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string }) => {
-      const { configFromCli, ConfigError } = await import('../../config.js');
+      const { cliConfig } = await import('./_config.js');
       const { startServer, closeOnSignals } = await import('../../server.js');
       const { createLogger } = await import('../../log.js');
       let demo: number | undefined;
@@ -25,16 +25,7 @@ export function register(program: Command): void {
           process.exit(2);
         }
       }
-      let config;
-      try {
-        config = configFromCli(opts);
-      } catch (e) {
-        if (e instanceof ConfigError) {
-          process.stderr.write(`buildscope serve: ${e.message}\n`);
-          process.exit(2);
-        }
-        throw e;
-      }
+      const config = cliConfig('serve', opts);
       const logger = createLogger('buildscope');
       const signals = closeOnSignals(logger);
       try {
