@@ -2,47 +2,9 @@
 // in the editor, so a person can see which part of the query became which node.
 
 import { FIELD_TYPE_LABELS } from '../../src/query/catalog.js';
-import type { CheckedExpr, Pattern, Predicate, Span, TypedValue } from '../../src/query/checked.js';
+import type { CheckedExpr, Span } from '../../src/query/checked.js';
+import { describePredicate } from '../../src/query/explain.js';
 import { h } from './dom.js';
-import { formatTime } from './format.js';
-
-const OPS: Readonly<Record<string, string>> = { eq: '=', gt: '>', ge: '≥', lt: '<', le: '≤' };
-
-function pattern(p: Pattern): string {
-  return JSON.stringify(p.text) + (p.segments.length > 1 ? ` (wildcard: ${p.segments.map((s) => JSON.stringify(s)).join(' * ')})` : '');
-}
-
-function value(v: TypedValue): string {
-  switch (v.type) {
-    case 'duration':
-      return `${v.text} = ${v.ms} ms`;
-    case 'number':
-      return `${v.text} = ${v.value}`;
-    case 'storageSize':
-      return `${v.text} = ${v.bytes} bytes`;
-    case 'timestamp':
-      return `${v.text} = ${formatTime(v.instant)}${v.instant % 1000 ? `.${String(v.instant % 1000).padStart(3, '0')}` : ''} UTC (${v.precision})`;
-  }
-}
-
-export function describePredicate(p: Predicate): string {
-  switch (p.kind) {
-    case 'known':
-      return 'is known';
-    case 'unknown':
-      return 'is unknown';
-    case 'boolean':
-      return `is ${p.value}`;
-    case 'pattern':
-      return `matches ${pattern(p.pattern)}`;
-    case 'keyValue':
-      return `has name ${pattern(p.name)} with value ${pattern(p.value)}`;
-    case 'compare':
-      return `${OPS[p.op] ?? p.op} ${value(p.value)}`;
-    case 'range':
-      return `in [${value(p.from)} to ${value(p.to)}]`;
-  }
-}
 
 function node(expr: CheckedExpr, select: (span: Span) => void): HTMLLIElement {
   const pick = (label: Node | string, kind: string) => {

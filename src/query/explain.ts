@@ -23,7 +23,8 @@ function describeValue(v: TypedValue): string {
 
 const OP_WORDS = { eq: '=', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
 
-function describePredicate(p: Predicate): string {
+/** A predicate in words, with its values resolved (also shown by the playground's AST view). */
+export function describePredicate(p: Predicate): string {
   switch (p.kind) {
     case 'known':
       return 'is known';
