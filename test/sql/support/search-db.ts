@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
 import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
 import type { CheckedExpr } from '../../../src/query/checked.js';
 import { openDatabase, type DatabaseHandle } from '../../../src/store/database.js';
+import { migrateStore } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
 import { migrateSearchIndexes } from '../../../src/sql/indexes.js';
@@ -27,52 +27,12 @@ export interface SearchDb {
 
 const SINGLE = FIELDS.filter((f) => !f.multi);
 
-function columnType(f: FieldDef): string {
-  switch (f.type) {
-    case 'string':
-    case 'keyValue':
-      return 'text';
-    case 'boolean':
-      return 'integer';
-    default:
-      return 'double precision';
-  }
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function createTables(db: Kysely<any>): Promise<void> {
-  let builds = db.schema
-    .createTable('builds')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('seq', 'bigint', (c) => c.unique())
-    .addColumn('available_at', 'bigint')
-    .addColumn('tool_type', 'text', (c) => c.notNull())
-    .addColumn('tool_version', 'text', (c) => c.notNull())
-    .addColumn('agent_version', 'text', (c) => c.notNull())
-    .addColumn('project_name', 'text')
-    .addColumn('content_hash', 'text', (c) => c.notNull())
-    .addColumn('attributes', 'text', (c) => c.notNull());
-  for (const f of SINGLE) builds = builds.addColumn(f.column, sql.raw(columnType(f)));
-  await builds.execute();
-  for (const [t, a] of [
-    ['build_values', 'field'],
-    ['build_custom_values', 'name'],
-  ] as const) {
-    await db.schema
-      .createTable(t)
-      .addColumn('seq', 'bigint', (c) => c.notNull())
-      .addColumn(a, 'text', (c) => c.notNull())
-      .addColumn('value', 'text', (c) => c.notNull())
-      .execute();
-  }
-}
-
-/** Opens a fresh SQLite (temp dir) or PostgreSQL (test database) with the tables and search indexes. */
+/** Opens a fresh SQLite (temp dir) or PostgreSQL (test database) with the store's tables and the search indexes. */
 export async function openSearchDb(dialect: 'sqlite' | 'postgres'): Promise<SearchDb> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'search-sql-'));
     const handle = await openDatabase({ data: dir });
-    await createTables(handle.db);
+    await migrateStore(handle);
     await migrateSearchIndexes(handle);
     return {
       handle,
@@ -85,7 +45,7 @@ export async function openSearchDb(dialect: 'sqlite' | 'postgres'): Promise<Sear
   const pg = await createTestDatabase();
   if (!pg) throw new Error('PostgreSQL is not available');
   const handle = await openDatabase({ url: pg.url });
-  await createTables(handle.db);
+  await migrateStore(handle);
   await migrateSearchIndexes(handle);
   return {
     handle,
@@ -139,7 +99,7 @@ function rowsOf(b: TestBuild, seq: number): Rows {
       }
     }
   }
-  const header = { id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}' };
+  const header = { id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}', received_at: seq };
   return { header, attributes, values, custom };
 }
 
