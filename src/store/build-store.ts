@@ -1,14 +1,15 @@
 // The build store over kysely, for SQLite and PostgreSQL (see docs/store.md). Visibility is
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
-import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
-import type { CheckedExpr } from '../query/checked.js';
 import type { ToolType } from '../query/catalog.js';
-import type { DatabaseHandle, DialectName } from './database.js';
-import { ingestNdjson, NOTIFY_CHANNEL, type IngestContext } from './ingest.js';
+import type { DatabaseHandle } from './database.js';
+import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvents } from './event-codec.js';
 import { migrateStore } from './migrations.js';
+import { compileQuery } from '../sql/index.js';
+import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import type {
   BuildAttributes,
@@ -35,41 +36,10 @@ export class UnknownBuildError extends Error {
   }
 }
 
-/** A query needs the SQL compiler (src/sql), which is not part of this build. */
-export class QueryUnsupportedError extends Error {
-  constructor() {
-    super('Search queries need the SQL compiler (src/sql/index.ts), which is not available');
-    this.name = 'QueryUnsupportedError';
-  }
-}
-
-type CompileQuery = (expr: CheckedExpr, dialect: DialectName) => Expression<SqlBool>;
-
-// The SQL compiler and the search indexes live in src/sql; they are loaded by path so that the
-// store also works (without search) in a tree where src/sql is absent.
-async function optionalModule<T>(path: string): Promise<T | undefined> {
-  try {
-    return (await import(path)) as T;
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes('/sql/')) return undefined;
-    throw e;
-  }
-}
-
-const SQL_INDEXES = '../sql/indexes.js';
-const SQL_COMPILER = '../sql/index.js';
-
 export async function openBuildStore(handle: DatabaseHandle, options: BuildStoreOptions = {}): Promise<BuildStore> {
   await migrateStore(handle);
-  const indexes = await optionalModule<{
-    migrateSearchIndexes: (h: DatabaseHandle) => Promise<void>;
-    trigramBatch: NonNullable<IngestContext['trigram']>;
-  }>(SQL_INDEXES);
-  if (indexes !== undefined) await indexes.migrateSearchIndexes(handle);
-  else options.logger?.warn('search indexes unavailable (src/sql/indexes.ts missing)');
-  const compiler = await optionalModule<{ compileQuery: CompileQuery }>(SQL_COMPILER);
-  const store = new KyselyBuildStore(handle, options, compiler?.compileQuery, indexes?.trigramBatch);
+  await migrateSearchIndexes(handle);
+  const store = new KyselyBuildStore(handle, options);
   if (handle.dialect === 'postgres' && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
   }
@@ -124,15 +94,13 @@ class KyselyBuildStore implements BuildStore {
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly options: BuildStoreOptions,
-    private readonly compile: CompileQuery | undefined,
-    private readonly trigram: IngestContext['trigram'],
   ) {
     this.clock = options.clock ?? Date.now;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
   }
 
   ingestNdjson: BuildStore['ingestNdjson'] = (input, options) =>
-    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: this.trigram }, input, options);
+    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: trigramBatch }, input, options);
 
   private select(withAttributes: boolean): Query {
     const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
@@ -159,8 +127,7 @@ class KyselyBuildStore implements BuildStore {
     }
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
-      if (this.compile === undefined) throw new QueryUnsupportedError();
-      q = q.where(this.compile(options.query, this.handle.dialect));
+      q = q.where(compileQuery(options.query, this.handle.dialect));
     }
     return q.orderBy('builds.seq', reverse ? 'desc' : 'asc');
   }

@@ -85,7 +85,6 @@ export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string 
 function storeError(reply: FastifyReply, e: unknown): FastifyReply {
   const name = (e as Error | undefined)?.name;
   if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`);
-  if (name === 'QueryUnsupportedError') return sendProblem(reply, 501, (e as Error).message);
   throw e;
 }
 
