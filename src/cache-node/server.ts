@@ -166,10 +166,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     }
   }
 
-  function tooLarge(res: ServerResponse, size: string): void {
+  /** How long a refused upload's connection stays open after the 413, discarding what arrives. */
+  const LINGER_MS = 1000;
+
+  function tooLarge(res: ServerResponse, size: string, closeNow = true): void {
     counters.rejectedTooLarge++;
-    // Close the connection: the rest of the body is not wanted.
-    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, { connection: 'close' });
+    // The rest of the body is not wanted: close the connection (at once, or after lingering).
+    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, closeNow ? { connection: 'close' } : {});
   }
 
   /** The disk, not the client, failed: 507 when it is full, 500 otherwise; logged either way. */
@@ -280,7 +283,14 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     } catch (err) {
       req.unpipe(limit);
       await store.discard(tmpPath);
-      if (err instanceof TooLarge) tooLarge(res, `body exceeded ${max} bytes`);
+      if (err instanceof TooLarge) {
+        // Lingering close: the client is still sending. Closing at once would let the kernel reset
+        // the connection while the 413 is unread; instead discard what still arrives and close a
+        // moment after the answer has gone.
+        req.resume();
+        res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
+        tooLarge(res, `body exceeded ${max} bytes`, false);
+      }
       else if (res.headersSent || res.destroyed) return;
       else if (stream.errored) storageFailed(res, stream.errored);
       else sendProblem(res, 400, `The body could not be read: ${(err as Error).message}`);
