@@ -123,6 +123,10 @@ class KyselyBuildStore implements BuildStore {
       if (from === undefined) throw new UnknownBuildError(options.fromBuild);
       q = q.where('builds.seq', reverse ? '<' : '>', Number((from as Row).seq));
     } else if (options.fromInstant !== undefined) {
+      // Both databases keep instants as 64-bit integers; a larger number would be a database error.
+      if (!Number.isSafeInteger(options.fromInstant) || options.fromInstant < 0) {
+        throw new RangeError(`fromInstant must be epoch milliseconds between 0 and ${Number.MAX_SAFE_INTEGER}, got ${options.fromInstant}`);
+      }
       q = q.where('builds.available_at', reverse ? '<=' : '>=', options.fromInstant);
     }
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);

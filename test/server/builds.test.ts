@@ -49,12 +49,12 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect((await list('')).body).toHaveLength(12);
       expect((await list('?maxBuilds=0')).body).toEqual([]);
       expect((await list('?maxBuilds=1000')).body).toHaveLength(12);
-      for (const q of ['?maxBuilds=1001', '?maxBuilds=-1', '?maxBuilds=abc', '?maxBuilds=1.5', '?since=-5', '?since=x']) {
+      for (const q of ['?maxBuilds=1001', '?maxBuilds=-1', '?maxBuilds=abc', '?maxBuilds=1.5', '?since=-5', '?since=x', '?since=9223372036854776000', '?fromInstant=9007199254740992']) {
         const r = await list(q);
         expect(r.status, q).toBe(400);
         expect(r.type).toMatch(/^application\/problem\+json/);
         expect(r.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
-        expect(r.body.detail).toMatch(/maxBuilds|since/);
+        expect(r.body.detail).toMatch(/maxBuilds|since|fromInstant/);
       }
     });
 

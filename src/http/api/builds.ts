@@ -114,8 +114,8 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         querystring: {
           type: 'object',
           properties: {
-            since: { type: 'integer', minimum: 0, description: 'Epoch milliseconds; builds that became available at or after it. 0 means from the beginning.' },
-            fromInstant: { type: 'integer', minimum: 0, description: 'Epoch milliseconds; like since, and taking precedence over it.' },
+            since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Epoch milliseconds; builds that became available at or after it. 0 means from the beginning.' },
+            fromInstant: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Epoch milliseconds; like since, and taking precedence over it.' },
             fromBuild: { type: 'string', minLength: 1, maxLength: 200, description: 'Build ID; builds that became available after it (exclusive). Takes precedence over fromInstant and since.' },
             maxBuilds: { type: 'integer', minimum: 0, maximum: 1000, description: `Maximum number of builds returned, 0 to ${limits.maxBuildsMax}; default ${limits.maxBuildsDefault}.` },
             reverse: { type: 'boolean', description: 'Newest first.' },
