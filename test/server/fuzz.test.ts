@@ -37,7 +37,7 @@ function queryString(pairs: readonly (readonly [string, string])[]): string {
 const LIST_KEYS = ['since', 'fromInstant', 'fromBuild', 'maxBuilds', 'query', 'models', 'unknownParam'];
 
 for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
-  const runs = dialect === 'sqlite' ? 100 : 40;
+  const runs = Number(process.env.FUZZ_RUNS ?? (dialect === 'sqlite' ? 100 : 40));
   describe.skipIf(dialect === 'postgres' && !pgAvailable())(`fuzzing the API on ${dialect}`, () => {
     let s: TestServer;
     let key: string;
