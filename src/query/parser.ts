@@ -410,6 +410,11 @@ export function parseSyntax(text: string): SyntaxResult {
       expected: ['a term'],
     });
   }
+  // NUL (U+0000) can stand in no stored text (PostgreSQL refuses it, FTS5 ends a query at it), so
+  // a query holding one could only ever match nothing; it is reported where it stands instead.
+  for (let at = text.indexOf('\0'); at !== -1; at = text.indexOf('\0', at + 1)) {
+    problems.push({ code: 'syntax', start: at, end: at + 1, message: 'NUL characters (U+0000) are not allowed in a query', expected: [] });
+  }
   // Nesting cannot be deeper than the number of tokens: short queries skip the scan.
   const tooDeep = lexed.tokens.length > MAX_NESTING ? tooDeeplyNested(lexed.tokens) : undefined;
   if (tooDeep !== undefined) {

@@ -32,7 +32,34 @@ export function parseLine(text: string): Validation {
   } catch (e) {
     return fail('$', `Invalid JSON: ${(e as Error).message}`);
   }
-  return validateRecord(value);
+  const validation = validateRecord(value);
+  // JSON can carry NUL only as the escape \u0000; only then is the parsed value searched for it.
+  if (validation.ok && text.includes('\\u0000')) {
+    const at = nulPath(value, '$');
+    if (at !== undefined) return fail(at, 'NUL characters (U+0000) are not allowed: PostgreSQL cannot store them in text', validation.record.buildId);
+  }
+  return validation;
+}
+
+/** JSON path of the first string or member name holding NUL, if any. */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = nulPath(value[i], `${path}[${i}]`);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+  if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const member = /^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`;
+      if (k.includes('\0')) return member;
+      const at = nulPath(v, member);
+      if (at !== undefined) return at;
+    }
+  }
+  return undefined;
 }
 
 export function validateRecord(value: unknown): Validation {

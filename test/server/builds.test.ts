@@ -81,6 +81,23 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect((await list('?query=')).body).toHaveLength(12);
     });
 
+    it('refuses NUL characters in queries and in ingested text with a clear error, not a server error', async () => {
+      // NUL cannot stand in PostgreSQL text and ends an FTS5 query string: it never reaches the database.
+      for (const q of ['user:*\u0000:-5d', 'user:*ab\u0000cd*', 'user:a\u0000b', 'project:\u0000*', 'value:"k=\u0000v"', 'tag:*\u0000\u0000\u0000*']) {
+        const r = await list(`?query=${encodeURIComponent(q)}`);
+        expect(r.status, JSON.stringify(q)).toBe(400);
+        expect(r.body.detail, JSON.stringify(q)).toMatch(/NUL/);
+        expect(r.body.diagnostics[0].start, JSON.stringify(q)).toBe(q.indexOf('\u0000'));
+      }
+      const id = buildId(3000);
+      const r = (await (await s.ingest([buildLine({ id, project: 'a\u0000b' }), buildLine({ id: buildId(3001), tags: ['x\u0000'] })], bearer(admin))).json()) as any;
+      expect(r).toMatchObject({ stored: 0, rejected: 2 });
+      expect(r.results[0].error).toMatch(/NUL/);
+      expect(r.results[0].path).toBe('$.events[2].data.rootProjectName');
+      expect(r.results[1].path).toBe('$.events[2].data.tag');
+      expect((await s.get(`/api/builds/${id}`, bearer(admin))).status).toBe(404);
+    });
+
     it('answers a query with errors with 400, saying what and where, with the diagnostics', async () => {
       const r = await list(`?query=${encodeURIComponent('buildOutcom:failed')}`);
       expect(r.status).toBe(400);
