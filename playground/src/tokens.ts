@@ -1,7 +1,8 @@
 // Classifies the query text for highlighting with the project's own lexer (src/query/lexer.ts),
 // so the editor colours exactly what the parser sees: no second grammar.
 
-import { queryLexer, tokenEnd } from '../../src/query/lexer.js';
+import { tokenEnd } from '../../src/query/lexer.js';
+import { scan } from '../../src/query/scan.js';
 
 export type TokenClass = 'field' | 'operator' | 'keyword' | 'value' | 'string' | 'paren' | 'negation' | 'wildcard' | 'error';
 
@@ -50,7 +51,7 @@ function splitWildcards(from: number, image: string, cls: TokenClass, out: Class
 }
 
 export function classify(text: string): ClassifiedToken[] {
-  const { tokens, errors } = queryLexer.tokenize(text);
+  const { tokens, errors } = scan(text);
   const out: ClassifiedToken[] = [];
   for (const t of tokens) {
     const cls = BY_TOKEN_NAME[t.tokenType.name] ?? 'value';

@@ -5,7 +5,8 @@
 
 import type { IToken } from 'chevrotain';
 import { FIELD_TYPE_LABELS, FIELDS, ORDERED_TYPES, findField, type FieldDef } from './catalog.js';
-import { And, Identifier, LBracket, Not, Operator, Or, Quoted, RBracket, RParen, To, Value, queryLexer, tokenEnd } from './lexer.js';
+import { And, Identifier, LBracket, Not, Operator, Or, Quoted, RBracket, RParen, To, Value, tokenEnd } from './lexer.js';
+import { scan } from './scan.js';
 
 export type CompletionKind = 'field' | 'operator' | 'value' | 'keyword';
 
@@ -109,7 +110,7 @@ function valueCompletions(f: FieldDef, prefix: string, from: number, to: number,
 /** Suggestions for the query `text` with the cursor at offset `cursor`. */
 export function completeQuery(text: string, cursor: number = text.length): Completion[] {
   const at = Math.max(0, Math.min(cursor, text.length));
-  const tokens = queryLexer.tokenize(text.slice(0, at)).tokens;
+  const tokens = scan(text.slice(0, at)).tokens;
   const last: IToken | undefined = tokens[tokens.length - 1];
   const touching = last !== undefined && tokenEnd(last) === at;
   const before = touching ? tokens[tokens.length - 2] : last;

@@ -5,11 +5,10 @@
 // value only where one can stand: right after an operator (no space in between), or inside a range
 // after `[` or `to`. Everywhere else the same characters lex as field names, keywords and operators.
 //
-// Performance (chevrotain's guide): one lexer instance, first-character optimisation guaranteed by
-// `ensureOptimizations` (patterns with complement sets get an explicit `start_chars_hint`), and
-// offsets only: line and column are computed lazily for diagnostics.
+// Queries are lexed by `scan` (scan.ts), a hand-written scanner equal to this lexer; the parser
+// consumes these token types. Offsets only: line and column are computed lazily for diagnostics.
 
-import { Lexer, createToken, type ILexingResult, type IToken, type TokenType } from 'chevrotain';
+import { Lexer, createToken, type IToken, type TokenType } from 'chevrotain';
 
 /**
  * Every character code the first-character optimisation can tell apart: 0..255 one by one, and one
@@ -134,7 +133,11 @@ export const ALL_TOKENS: readonly TokenType[] = [
   StrayInGroup,
 ];
 
-export const queryLexer = new Lexer(ALL_TOKENS as TokenType[], {
+/**
+ * The token rules as a chevrotain lexer: the definition `scan` (scan.ts) implements by hand for
+ * speed, and the reference a property test holds it to.
+ */
+export const referenceLexer = new Lexer(ALL_TOKENS as TokenType[], {
   positionTracking: 'onlyOffset',
   ensureOptimizations: true,
   recoveryEnabled: true,
@@ -149,14 +152,4 @@ for (const t of [Value, Quoted]) valueContext[t.tokenTypeIdx!] = 3;
 /** Offset just after a token (tokens carry only their start offset). */
 export function tokenEnd(token: IToken): number {
   return token.startOffset + token.image.length;
-}
-
-// `Lexer.tokenize` re-checks the (constant, here empty) list of lexer definition errors on every
-// call before delegating to `tokenizeInternal`; calling that directly saves a few per cent per query.
-const internal = queryLexer as unknown as { tokenizeInternal?: (text: string, mode: string) => ILexingResult; defaultMode?: string };
-const direct = typeof internal.tokenizeInternal === 'function' && typeof internal.defaultMode === 'string';
-
-/** Lexes a query (the one lexer instance). */
-export function tokenize(text: string): ILexingResult {
-  return direct ? internal.tokenizeInternal!(text, internal.defaultMode!) : queryLexer.tokenize(text);
 }

@@ -9,7 +9,7 @@
 //
 // One parser instance is reused for every query (chevrotain's performance guide).
 
-import { EmbeddedActionsParser, EOF, type IOrAlt, type IToken, type TokenType } from 'chevrotain';
+import { EMPTY_ALT, EmbeddedActionsParser, EOF, type IOrAlt, type IToken, type TokenType } from 'chevrotain';
 import type { Span } from './checked.js';
 import type { DiagnosticInput } from './position.js';
 import {
@@ -32,9 +32,9 @@ import {
   To,
   Word,
   tokenEnd,
-  tokenize,
 } from './lexer.js';
 import type { SyntaxExpr, SyntaxOperator, SyntaxRange, SyntaxValue, SyntaxWord } from './syntax.js';
+import { scan } from './scan.js';
 
 const span = (start: number, end: number): Span => ({ start, end });
 
@@ -157,14 +157,13 @@ class QueryParser extends EmbeddedActionsParser {
   private groupBodyAlts?: IOrAlt<SyntaxExpr | undefined>[];
   private andAlts?: IOrAlt<SyntaxExpr | undefined>[];
   private unaryAlts?: IOrAlt<SyntaxExpr>[];
-  private valueAlts?: IOrAlt<SyntaxValue>[];
+  private valueAlts?: IOrAlt<SyntaxValue | undefined>[];
   private orRight?: () => SyntaxExpr;
   private andRight?: () => SyntaxExpr;
   private negOperand?: () => SyntaxExpr;
   private groupInner?: () => SyntaxExpr | undefined;
   private groupClose?: () => IToken;
   private termTail?: () => void;
-  private termValueOption?: () => SyntaxValue;
   private termOp?: IToken;
   private termValue?: SyntaxValue;
 
@@ -301,7 +300,7 @@ class QueryParser extends EmbeddedActionsParser {
             this.termValue = undefined;
             this.OPTION4((this.termTail ??= () => {
               this.termOp = this.CONSUME(Operator);
-              this.termValue = this.OPTION5((this.termValueOption ??= () => this.OR2((this.valueAlts ??= [{ ALT: () => this.word(this.CONSUME(Word)) }, { ALT: () => this.SUBRULE2(this.range) }]))));
+              this.termValue = this.OR2((this.valueAlts ??= [{ ALT: () => this.word(this.CONSUME(Word)) }, { ALT: () => this.SUBRULE2(this.range) }, { ALT: EMPTY_ALT(undefined) }]));
             }));
             const op = this.termOp as IToken | undefined;
             const value = this.termValue as SyntaxValue | undefined;
@@ -398,7 +397,7 @@ export interface SyntaxResult {
 /** Lexes and parses a query into its (possibly partial) syntax AST, with every syntax problem. */
 export function parseSyntax(text: string): SyntaxResult {
   const parser = (instance ??= new QueryParser());
-  const lexed = tokenize(text);
+  const lexed = scan(text);
   const problems: DiagnosticInput[] = [];
   for (const e of lexed.errors) {
     const bad = text.slice(e.offset, e.offset + e.length);
