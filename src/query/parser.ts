@@ -155,7 +155,9 @@ class QueryParser extends EmbeddedActionsParser {
   // locals, and return what they built.
   private bodyAlts?: IOrAlt<SyntaxExpr | undefined>[];
   private groupBodyAlts?: IOrAlt<SyntaxExpr | undefined>[];
-  private andAlts?: IOrAlt<SyntaxExpr | undefined>[];
+  private orExprAlts?: IOrAlt<void>[];
+  private conjunction: SyntaxExpr[] = [];
+  private disjunction: SyntaxExpr[][] | undefined;
   private unaryAlts?: IOrAlt<SyntaxExpr>[];
   private valueAlts?: IOrAlt<SyntaxValue | undefined>[];
   private orRight?: () => SyntaxExpr;
@@ -217,42 +219,62 @@ class QueryParser extends EmbeddedActionsParser {
     return this.RECORDING_PHASE || parts.length === 0 ? undefined : this.combine(parts, 0, 0);
   });
 
+  /**
+   * `or` over `and` in one rule (one rule invocation per group of terms instead of two): the
+   * terms gather into the current conjunction, and each `or` starts the next one.
+   */
   orExpr = this.RULE('orExpr', (): SyntaxExpr => {
-    const first = this.SUBRULE(this.andExpr);
-    let operands: SyntaxExpr[] | undefined;
-    this.MANY(() => {
-      const or = this.CONSUME(Or);
-      const right = this.OPTION((this.orRight ??= () => this.SUBRULE2(this.andExpr)));
-      if (!this.RECORDING_PHASE) {
-        if (right === undefined) this.missing(or, 'a term', ['a term']);
-        else (operands ??= [first]).push(right);
-      }
-    });
-    if (this.RECORDING_PHASE || operands === undefined) return first;
-    return { kind: 'or', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
-  });
-
-  andExpr = this.RULE('andExpr', (): SyntaxExpr => {
+    // The lists live in fields (the alternatives are reused closures); a group nested in a term
+    // runs this rule again, so the outer lists are put back at the end.
+    const outerConjunction = this.conjunction;
+    const outerDisjunction = this.disjunction;
     const first = this.SUBRULE(this.unary);
-    let operands: SyntaxExpr[] | undefined;
-    const alts = (this.andAlts ??= [
+    this.conjunction = [first];
+    this.disjunction = undefined;
+    const alts = (this.orExprAlts ??= [
       {
         ALT: () => {
           const and = this.CONSUME(And);
           const right = this.OPTION((this.andRight ??= () => this.SUBRULE2(this.unary)));
-          if (right === undefined && !this.RECORDING_PHASE) this.missing(and, 'a term', ['a term']);
-          return right;
+          if (this.RECORDING_PHASE) return;
+          if (right === undefined) this.missing(and, 'a term', ['a term']);
+          else this.conjunction.push(right);
         },
       },
-      { ALT: () => this.SUBRULE3(this.unary) },
+      {
+        ALT: () => {
+          const or = this.CONSUME(Or);
+          const right = this.OPTION2((this.orRight ??= () => this.SUBRULE3(this.unary)));
+          if (this.RECORDING_PHASE) return;
+          if (right === undefined) this.missing(or, 'a term', ['a term']);
+          else {
+            (this.disjunction ??= []).push(this.conjunction);
+            this.conjunction = [right];
+          }
+        },
+      },
+      {
+        ALT: () => {
+          const right = this.SUBRULE4(this.unary);
+          if (!this.RECORDING_PHASE) this.conjunction.push(right);
+        },
+      },
     ]);
-    this.MANY(() => {
-      const right = this.OR(alts);
-      if (right !== undefined && !this.RECORDING_PHASE) (operands ??= [first]).push(right);
-    });
-    if (this.RECORDING_PHASE || operands === undefined) return first;
-    return { kind: 'and', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
+    this.MANY(() => this.OR(alts));
+    const last = this.conjunction;
+    const ors = this.disjunction as SyntaxExpr[][] | undefined;
+    this.conjunction = outerConjunction;
+    this.disjunction = outerDisjunction;
+    if (this.RECORDING_PHASE) return undefined as never;
+    if (ors === undefined) return this.conjunctionOf(last);
+    ors.push(last);
+    const operands = ors.map((c) => this.conjunctionOf(c));
+    return { kind: 'or', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
   });
+
+  private conjunctionOf(operands: SyntaxExpr[]): SyntaxExpr {
+    return operands.length === 1 ? operands[0]! : { kind: 'and', operands, span: span(operands[0]!.span.start, operands[operands.length - 1]!.span.end) };
+  }
 
   /** A negation, a parenthesised group or a term (one rule: fewer rule invocations per term). */
   unary = this.RULE('unary', (): SyntaxExpr => {
