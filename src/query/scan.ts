@@ -44,35 +44,21 @@ function runEnd(text: string, from: number, kind: number): number {
   return i;
 }
 
-/** What may follow the previous token, as in lexer.ts: 1 a value right after an operator, 2 a range bound, 3 a bound after a lower bound. */
-function valueContext(prev: IToken | undefined): 0 | 1 | 2 | 3 {
-  if (prev === undefined) return 0;
-  switch (prev.tokenType) {
-    case Colon:
-    case Gt:
-    case Ge:
-    case Lt:
-    case Le:
-      return 1;
-    case LBracket:
-    case To:
-      return 2;
-    case Value:
-    case Quoted:
-      return 3;
-    default:
-      return 0;
-  }
-}
+// What may follow a token, by its tokenTypeIdx (matchValue in lexer.ts): 1 a value right after an
+// operator, 2 a range bound (after `[` or `to`), 3 a bound after a lower bound; 0 no value.
+const CONTEXT = new Uint8Array(Math.max(...[Colon, Gt, Ge, Lt, Le, LBracket, To, Value, Quoted, Identifier, And, Or, Not, Minus, Bang, LParen, RParen, RBracket].map((t) => t.tokenTypeIdx!)) + 1);
+for (const t of [Colon, Gt, Ge, Lt, Le]) CONTEXT[t.tokenTypeIdx!] = 1;
+for (const t of [LBracket, To]) CONTEXT[t.tokenTypeIdx!] = 2;
+for (const t of [Value, Quoted]) CONTEXT[t.tokenTypeIdx!] = 3;
 
 /** End of the value starting at `at`, or -1 when no value can stand there (matchValue in lexer.ts). */
 function valueEnd(text: string, at: number, tokens: readonly IToken[]): number {
-  const prev = tokens[tokens.length - 1];
-  switch (valueContext(prev)) {
-    case 0:
-      return -1;
+  const n = tokens.length;
+  if (n === 0) return -1;
+  const prev = tokens[n - 1]!;
+  switch (CONTEXT[prev.tokenTypeIdx]) {
     case 1: {
-      if (prev!.startOffset + prev!.image.length !== at || text.charCodeAt(at) === LBRACKET) return -1;
+      if (prev.startOffset + prev.image.length !== at || text.charCodeAt(at) === LBRACKET) return -1;
       const end = runEnd(text, at, ENDS_VALUE);
       return end > at ? end : -1;
     }
@@ -81,10 +67,12 @@ function valueEnd(text: string, at: number, tokens: readonly IToken[]): number {
       return end > at ? end : -1;
     }
     case 3: {
-      if (tokens[tokens.length - 2]?.tokenType !== LBracket) return -1;
+      if (n < 2 || tokens[n - 2]!.tokenType !== LBracket) return -1;
       const end = runEnd(text, at, ENDS_BOUND);
       return end > at && !(end - at === 2 && isTo(text, at)) ? end : -1;
     }
+    default:
+      return -1;
   }
 }
 
