@@ -30,7 +30,8 @@ const FIELD_NAMES = FIELDS.map((f) => f.name);
  * is a fresh string, and hashing it for a Map costs three times as much.
  */
 const bucketOf = (name: string): number => name.length * 128 + (name.charCodeAt(0) & 127);
-const BY_BUCKET: FieldDef[][] = [];
+// Dense (filled with undefined first): a sparse array would fall back to a dictionary.
+const BY_BUCKET: (FieldDef[] | undefined)[] = Array.from({ length: Math.max(...FIELDS.map((f) => bucketOf(f.name))) + 1 }, () => undefined);
 for (const f of FIELDS) (BY_BUCKET[bucketOf(f.name)] ??= []).push(f);
 function lookupField(name: string): FieldDef | undefined {
   const bucket = BY_BUCKET[bucketOf(name)];
