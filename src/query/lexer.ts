@@ -35,13 +35,11 @@ export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, grou
 const VALUE_RE = /[^\s()"]+/y;
 const BOUND_RE = /[^\s()"\]]+/y;
 
-/** 0: no value can stand here; 1: after an operator; 2: a range bound (after `[` or `to`); 3: after a value. */
-let valueContext: Uint8Array = new Uint8Array(0);
 
 function matchValue(text: string, offset: number, tokens: IToken[]): RegExpExecArray | null {
   const prev = tokens[tokens.length - 1];
   if (prev === undefined) return null;
-  const context = valueContext[prev.tokenTypeIdx];
+  const context = VALUE_CONTEXT[prev.tokenTypeIdx];
   if (context === 1) {
     // The value must follow its operator directly: `user: bob` is a missing value, not `user:bob`.
     if (prev.startOffset + prev.image.length !== offset || text.charCodeAt(offset) === 91 /* [ */) return null;
@@ -144,10 +142,14 @@ export const referenceLexer = new Lexer(ALL_TOKENS as TokenType[], {
 });
 
 // Token indexes are assigned when the lexer is built; the value context table reads them.
-valueContext = new Uint8Array(Math.max(...ALL_TOKENS.map((t) => t.tokenTypeIdx ?? 0)) + 1);
-for (const t of [Colon, Gt, Ge, Lt, Le]) valueContext[t.tokenTypeIdx!] = 1;
-for (const t of [LBracket, To]) valueContext[t.tokenTypeIdx!] = 2;
-for (const t of [Value, Quoted]) valueContext[t.tokenTypeIdx!] = 3;
+/**
+ * What may follow a token, by its tokenTypeIdx: 0 no value; 1 a value right after an operator;
+ * 2 a range bound (after `[` or `to`); 3 after a value (a bound, when the value follows `[`).
+ */
+export const VALUE_CONTEXT = new Uint8Array(Math.max(...ALL_TOKENS.map((t) => t.tokenTypeIdx ?? 0)) + 1);
+for (const t of [Colon, Gt, Ge, Lt, Le]) VALUE_CONTEXT[t.tokenTypeIdx!] = 1;
+for (const t of [LBracket, To]) VALUE_CONTEXT[t.tokenTypeIdx!] = 2;
+for (const t of [Value, Quoted]) VALUE_CONTEXT[t.tokenTypeIdx!] = 3;
 
 /** Offset just after a token (tokens carry only their start offset). */
 export function tokenEnd(token: IToken): number {

@@ -7,7 +7,7 @@
 // Here one switch on the character code decides, and a run of characters is measured once.
 
 import type { ILexingError, ILexingResult, IToken, TokenType } from 'chevrotain';
-import { And, Bang, Colon, Ge, Gt, Identifier, LBracket, Le, LParen, Lt, Minus, Not, Or, Quoted, RBracket, RParen, To, Value } from './lexer.js';
+import { And, Bang, Colon, Ge, Gt, Identifier, LBracket, Le, LParen, Lt, Minus, Not, Or, Quoted, RBracket, RParen, To, VALUE_CONTEXT, Value } from './lexer.js';
 
 /** JavaScript's `\s`: the characters the reference lexer's patterns treat as whitespace. */
 function isSpace(c: number): boolean {
@@ -44,19 +44,12 @@ function runEnd(text: string, from: number, kind: number): number {
   return i;
 }
 
-// What may follow a token, by its tokenTypeIdx (matchValue in lexer.ts): 1 a value right after an
-// operator, 2 a range bound (after `[` or `to`), 3 a bound after a lower bound; 0 no value.
-const CONTEXT = new Uint8Array(Math.max(...[Colon, Gt, Ge, Lt, Le, LBracket, To, Value, Quoted, Identifier, And, Or, Not, Minus, Bang, LParen, RParen, RBracket].map((t) => t.tokenTypeIdx!)) + 1);
-for (const t of [Colon, Gt, Ge, Lt, Le]) CONTEXT[t.tokenTypeIdx!] = 1;
-for (const t of [LBracket, To]) CONTEXT[t.tokenTypeIdx!] = 2;
-for (const t of [Value, Quoted]) CONTEXT[t.tokenTypeIdx!] = 3;
-
 /** End of the value starting at `at`, or -1 when no value can stand there (matchValue in lexer.ts). */
 function valueEnd(text: string, at: number, tokens: readonly IToken[]): number {
   const n = tokens.length;
   if (n === 0) return -1;
   const prev = tokens[n - 1]!;
-  switch (CONTEXT[prev.tokenTypeIdx]) {
+  switch (VALUE_CONTEXT[prev.tokenTypeIdx]) {
     case 1: {
       if (prev.startOffset + prev.image.length !== at || text.charCodeAt(at) === LBRACKET) return -1;
       const end = runEnd(text, at, ENDS_VALUE);
