@@ -35,7 +35,7 @@ export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, grou
 const VALUE_RE = /[^\s()"]+/y;
 const BOUND_RE = /[^\s()"\]]+/y;
 
-
+/** A value where one can stand (see VALUE_CONTEXT below). */
 function matchValue(text: string, offset: number, tokens: IToken[]): RegExpExecArray | null {
   const prev = tokens[tokens.length - 1];
   if (prev === undefined) return null;
