@@ -89,9 +89,14 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
     const from = sql`${sql.table(table)} AS ${sql.raw(alias)}`;
     const seq = sql.ref(`${alias}.seq`);
     if (access === 'probe') {
+      // PostgreSQL would turn the correlated EXISTS into a hashed subplan (every build the term
+      // names, hashed before the first row; its cost model ignores the LIMIT of a page): 220 ms
+      // for `-user:ci -tag:CI` at 1M builds. OFFSET 0 keeps the subquery as it is written, one
+      // index seek per build visited: 0.6 ms.
+      const keep = dialect === 'postgres' ? sql` OFFSET 0` : sql``;
       return where === undefined
-        ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${seq} = builds.seq)`
-        : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${seq} = builds.seq)`;
+        ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${seq} = builds.seq${keep})`
+        : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${seq} = builds.seq${keep})`;
     }
     return where === undefined
       ? sql<SqlBool>`builds.seq IN (SELECT ${seq} FROM ${from})`

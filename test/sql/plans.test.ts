@@ -111,4 +111,12 @@ describe.skipIf(!pgAvailable())('PostgreSQL plans', () => {
   it('a tag uses the covering index of the child rows', async () => {
     expect(await plan('tag:tag-7')).toMatch(/build_values_search_idx/);
   });
+  it('a negated tag on a page is one index seek per build visited, not a hash of every build with the tag', async () => {
+    const { sql: text, parameters } = explainSql(parse('-tag:tag-7 -user:alice-1'), 'postgres');
+    const r = await db.handle.pool!.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text} ORDER BY builds.seq LIMIT 100`, parameters as unknown[]);
+    const shown = r.rows.map((x) => x['QUERY PLAN']).join('\n');
+    expect(shown).not.toMatch(/hashed SubPlan/);
+    expect(shown).toMatch(/Index Only Scan using build_values_search_idx/);
+    expect(shown).toMatch(/Index Cond: .*seq = builds\.seq/);
+  });
 });
