@@ -11,6 +11,7 @@ import { migrateStore } from './migrations.js';
 import { compileQuery } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
+import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
   BuildEvent,
@@ -26,6 +27,11 @@ export interface BuildStoreOptions {
   /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
   readonly clock?: () => number;
   readonly logger?: Logger;
+  /**
+   * In-memory posting lists for pages of conjunctions of exact terms (postings.ts), SQLite only;
+   * `false` turns them off. Default on, at most 16M seqs (64 MB).
+   */
+  readonly postings?: PostingCacheOptions | false;
 }
 
 /** `fromBuild` names a build that is not available or not visible to the caller. */
@@ -91,11 +97,14 @@ class KyselyBuildStore implements BuildStore {
   readonly signal: NewBuildSignal;
   private readonly clock: () => number;
 
+  private readonly postings: PostingCache | undefined;
+
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly options: BuildStoreOptions,
   ) {
     this.clock = options.clock ?? Date.now;
+    this.postings = handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, options.postings) : undefined;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
   }
 
@@ -114,14 +123,21 @@ class KyselyBuildStore implements BuildStore {
 
   /** The filtered, ordered query of a listing, without limit. */
   private async listing(options: Omit<ListBuildsOptions, 'maxBuilds'>): Promise<Query> {
+    return (await this.listingFrom(options)).query;
+  }
+
+  /** The listing's query, and the seq of `fromBuild` when given (where a page starts). */
+  private async listingFrom(options: Omit<ListBuildsOptions, 'maxBuilds'>): Promise<{ query: Query; fromSeq: number | undefined }> {
     let q = applyVisibility(this.select(options.withAttributes === true), options.visibility);
     const reverse = options.reverse === true;
+    let fromSeq: number | undefined;
     if (options.fromBuild !== undefined) {
       const from = await applyVisibility(this.select(false), options.visibility)
         .where('builds.id', '=', options.fromBuild)
         .executeTakeFirst();
       if (from === undefined) throw new UnknownBuildError(options.fromBuild);
-      q = q.where('builds.seq', reverse ? '<' : '>', Number((from as Row).seq));
+      fromSeq = Number((from as Row).seq);
+      q = q.where('builds.seq', reverse ? '<' : '>', fromSeq);
     } else if (options.fromInstant !== undefined) {
       // Both databases keep instants as 64-bit integers; a larger number would be a database error.
       if (!Number.isSafeInteger(options.fromInstant) || options.fromInstant < 0) {
@@ -133,15 +149,49 @@ class KyselyBuildStore implements BuildStore {
     if (options.query !== undefined && options.query.kind !== 'all') {
       q = q.where(compileQuery(options.query, this.handle.dialect));
     }
-    return q.orderBy('builds.seq', reverse ? 'desc' : 'asc');
+    return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
   }
 
   async listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]> {
-    let q = await this.listing(options);
-    if (options.maxBuilds !== undefined) q = q.limit(Math.max(0, Math.floor(options.maxBuilds)));
-    const rows = (await q.execute()) as Row[];
+    const max = options.maxBuilds === undefined ? undefined : Math.max(0, Math.floor(options.maxBuilds));
+    const split = max === undefined || max === 0 || this.postings === undefined ? undefined : exactTerms(options.query);
+    const lists = split === undefined ? undefined : this.postings!.postings(split.exact);
+    let rows: Row[];
+    if (lists === undefined) {
+      const query = await this.listing(options);
+      rows = (await (max === undefined ? query : query.limit(max)).execute()) as Row[];
+    } else {
+      // The candidates match the exact terms already: SQL checks the rest of the query.
+      const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest });
+      rows = await this.pageFromPostings(query, lists, fromSeq, options, max!);
+    }
     const withAttributes = options.withAttributes === true;
     return rows.map((r) => toSummary(r, withAttributes)) as BuildWithAttributes[] | BuildSummary[];
+  }
+
+  /**
+   * A page whose query has exact terms: the builds in all of their posting lists, in order, are
+   * the candidates; the listing's own query (every term, visibility, bounds) then reads them in
+   * growing chunks until the page is full. So the result is exactly the SQL listing's.
+   */
+  private async pageFromPostings(query: Query, lists: readonly Postings[], fromSeq: number | undefined, options: ListBuildsOptions, max: number): Promise<Row[]> {
+    const reverse = options.reverse === true;
+    let first = reverse ? 0x7fffffff : 1;
+    if (fromSeq !== undefined) first = reverse ? fromSeq - 1 : fromSeq + 1;
+    if (options.afterSeq !== undefined && !reverse) first = Math.max(first, options.afterSeq + 1);
+    const candidates = intersect(lists, first, reverse);
+    const out: Row[] = [];
+    // Every candidate is a match unless the rest of the query or the visibility turns it down:
+    // read a page's worth first, and further ahead each time some were turned down.
+    let chunk = max;
+    for (;;) {
+      const seqs: number[] = [];
+      for (let c = candidates.next(); !c.done; c = candidates.next()) if (seqs.push(c.value) >= chunk) break;
+      if (seqs.length === 0) return out;
+      out.push(...((await query.where('builds.seq', 'in', seqs).limit(max - out.length).execute()) as Row[]));
+      if (out.length >= max || seqs.length < chunk) return out;
+      chunk = Math.min(chunk * 4, 8000);
+    }
   }
 
   async *streamBuilds(options: Omit<ListBuildsOptions, 'maxBuilds'>): AsyncIterable<BuildSummary> {

@@ -1,0 +1,137 @@
+// Posting lists (src/store/postings.ts): the leapfrog intersection against a naive one, and pages
+// listed through the lists equal to the same pages listed by SQL alone, for conjunctions of exact
+// terms drawn from the builds' own values, with every listing option; new builds extend the lists.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FIELDS, type FieldDef } from '../../src/query/catalog.js';
+import type { CheckedExpr } from '../../src/query/checked.js';
+import { parseQuery } from '../../src/query/index.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+import { PostingCache, intersect } from '../../src/store/postings.js';
+import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions, type Visibility } from '../../src/store/types.js';
+import { dataQueries } from '../sql/support/data-queries.js';
+
+const NOW = Date.UTC(2026, 0, 15);
+const SPAN = { start: 0, end: 0 };
+
+describe('intersect', () => {
+  const sortedSet = fc.uniqueArray(fc.integer({ min: 1, max: 300 }), { maxLength: 120 }).map((a) => Int32Array.from(a.sort((x, y) => x - y)));
+  it('yields the seqs in every list, in order from the first one asked for', () => {
+    fc.assert(
+      fc.property(fc.array(sortedSet, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 310 }), fc.boolean(), (arrays, first, reverse) => {
+        const lists = arrays.map((seqs) => ({ seqs, length: seqs.length }));
+        const want = [...arrays[0]!].filter((s) => arrays.every((a) => a.includes(s)) && (reverse ? s <= first : s >= first));
+        if (reverse) want.reverse();
+        expect([...intersect(lists, first, reverse)]).toEqual(want);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+/** Exact terms drawn from one build's own single or multi-valued string attributes. */
+function exactTermsOf(b: BuildWithAttributes): CheckedExpr[] {
+  const out: CheckedExpr[] = [];
+  for (const f of FIELDS as readonly FieldDef[]) {
+    if (f.type !== 'string' && f.type !== 'boolean') continue;
+    const raw = b.attributes[f.name];
+    for (const v of (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]) as unknown[]) {
+      if (typeof v === 'string' && f.type === 'string') out.push({ kind: 'term', field: f, predicate: { kind: 'pattern', pattern: { segments: [v.toLowerCase()], text: v } }, span: SPAN });
+      if (typeof v === 'boolean') out.push({ kind: 'term', field: f, predicate: { kind: 'boolean', value: v }, span: SPAN });
+    }
+  }
+  return out;
+}
+
+describe('pages through posting lists (SQLite)', () => {
+  let dir: string;
+  let handle: DatabaseHandle;
+  let fast: BuildStore;
+  let plain: BuildStore;
+  let builds: BuildWithAttributes[];
+  let projects: string[];
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'postings-'));
+    handle = await openDatabase({ data: dir });
+    fast = await openBuildStore(handle, { clock: () => NOW });
+    plain = await openBuildStore(handle, { clock: () => NOW, postings: false });
+    await fast.ingestNdjson([...demoBuilds({ builds: 300, seed: 11, now: NOW })].join('\n'));
+    builds = (await plain.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];
+    projects = [...new Set(builds.map((b) => b.attributes['project']).filter((p): p is string => typeof p === 'string'))];
+  }, 120_000);
+  afterAll(async () => {
+    await fast?.close();
+    await plain?.close();
+    await handle?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ids = async (s: BuildStore, o: ListBuildsOptions) => (await s.listBuilds(o)).map((b) => b.id);
+
+  it('list exactly what SQL lists, for every option', async () => {
+    const used = vi.spyOn(PostingCache.prototype, 'postings');
+    const query = fc
+      .tuple(fc.nat(), fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), fc.option(dataQueries(builds), { nil: undefined }))
+      .map(([b, picks, rest]): CheckedExpr => {
+        const terms = exactTermsOf(builds[b % builds.length]!);
+        const chosen = picks.map((p) => terms[p % terms.length]!);
+        const operands = rest === undefined ? chosen : [...chosen, rest];
+        return operands.length === 1 ? operands[0]! : { kind: 'and', operands, span: SPAN };
+      });
+    const visibility = fc.oneof(
+      fc.constant<Visibility>(SEE_EVERYTHING),
+      fc.record({ projects: fc.subarray(projects), withoutProject: fc.boolean() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        query,
+        visibility,
+        fc.integer({ min: 0, max: 25 }),
+        fc.boolean(),
+        fc.option(fc.nat(), { nil: undefined }),
+        async (q, vis, maxBuilds, reverse, from) => {
+          const options: ListBuildsOptions = {
+            query: q,
+            visibility: vis,
+            maxBuilds,
+            reverse,
+            ...(from !== undefined ? { afterSeq: from % (builds.length + 10) } : {}),
+          };
+          expect(await ids(fast, options)).toEqual(await ids(plain, options));
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // The property exercised the lists, not only the SQL fallback.
+    expect(used.mock.results.filter((r) => r.value !== undefined).length).toBeGreaterThan(100);
+    used.mockRestore();
+  }, 120_000);
+
+  it('page from a build with fromBuild, both directions', async () => {
+    const q = parseQuery('buildOutcome:succeeded tag:ci', { now: NOW }).expr!;
+    for (const reverse of [false, true]) {
+      for (const b of builds.filter((_, i) => i % 37 === 0)) {
+        const o: ListBuildsOptions = { query: q, visibility: SEE_EVERYTHING, maxBuilds: 7, reverse, fromBuild: b.id };
+        expect(await ids(fast, o)).toEqual(await ids(plain, o));
+      }
+    }
+  });
+
+  it('see builds that became available after the lists were read', async () => {
+    const q = parseQuery('tag:ci buildOutcome:failed', { now: NOW }).expr!;
+    const page = { query: q, visibility: SEE_EVERYTHING, maxBuilds: 5, reverse: true } as const;
+    const before = await ids(fast, page);
+    expect(before).toEqual(await ids(plain, page));
+    const more = [...demoBuilds({ builds: 60, seed: 12, now: NOW })].map((l) => l.replace(/"buildId":"([0-9a-z]{13})"/, (_, id: string) => `"buildId":"${id.slice(0, 12)}z"`));
+    await plain.ingestNdjson(more.join('\n'));
+    const after = await ids(fast, page);
+    expect(after).toEqual(await ids(plain, page));
+    expect(after).not.toEqual(before);
+  });
+});
