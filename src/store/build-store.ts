@@ -28,8 +28,8 @@ export interface BuildStoreOptions {
   readonly clock?: () => number;
   readonly logger?: Logger;
   /**
-   * In-memory posting lists for pages of conjunctions of exact terms (postings.ts), SQLite only;
-   * `false` turns them off. Default on, at most 16M seqs (64 MB).
+   * In-memory posting bitmaps for pages of conjunctions of exact terms (postings.ts), SQLite only;
+   * `false` turns them off. Default on, at most 64 MB.
    */
   readonly postings?: PostingCacheOptions | false;
 }
@@ -179,6 +179,17 @@ class KyselyBuildStore implements BuildStore {
     let first = reverse ? 0x7fffffff : 1;
     if (fromSeq !== undefined) first = reverse ? fromSeq - 1 : fromSeq + 1;
     if (options.afterSeq !== undefined && !reverse) first = Math.max(first, options.afterSeq + 1);
+    if (fromSeq === undefined && options.fromInstant !== undefined) {
+      // Where builds available from that instant start (or, newest first, end) in seq order: a
+      // bound only, SQL still checks the instant of every build.
+      const edge = await this.handle.db
+        .selectFrom('builds')
+        .select(sql<number | null>`${sql.raw(reverse ? 'max' : 'min')}(seq)`.as('seq'))
+        .where('builds.available_at', reverse ? '<=' : '>=', options.fromInstant)
+        .executeTakeFirst();
+      if (edge?.seq === null || edge?.seq === undefined) return [];
+      first = reverse ? Math.min(first, Number(edge.seq)) : Math.max(first, Number(edge.seq));
+    }
     const candidates = intersect(lists, first, reverse);
     const out: Row[] = [];
     // Every candidate is a match unless the rest of the query or the visibility turns it down:

@@ -1,13 +1,14 @@
-// Posting lists: for an exact search term (`project:billing`, `tag:release`, `buildOutcome:failed`)
-// the sorted seqs of every available build it matches, kept in memory and intersected in order.
+// Posting bitmaps: for an exact search term (`project:billing`, `tag:release`, `buildOutcome:failed`)
+// a bitmap over seqs of every available build it matches, kept in memory and intersected in order.
 //
 // Why: a page of a conjunction of such terms, each matching a tenth of the builds but together a
 // thousandth, costs SQLite one row visit per build of the term it walks (it has one index per
 // column and cannot intersect two in order): 24 ms at 1M builds for
-// `project:billing user:farah tag:release`. Intersecting sorted lists in order (leapfrog with
-// galloping) finds the first hundred matches in well under a millisecond, and SQL then reads only
-// those rows. Builds never change once available and seqs only grow, so a list stays valid and is
-// extended with the builds that became available since it was read.
+// `project:billing user:farah tag:release`. ANDing bitmaps 32 builds at a time finds the first
+// hundred matches in tens of microseconds, and SQL then reads only those rows. A bitmap costs one
+// bit per build (125 KB per term at 1M builds) whatever the term's frequency. Builds never change
+// once available and seqs only grow, so a bitmap stays valid and is extended with the builds that
+// became available since it was read.
 //
 // SQLite only: its writers commit in seq order, so "seq > the last one read" never misses a build.
 // (On PostgreSQL concurrent transactions can commit seqs out of order.)
@@ -65,28 +66,31 @@ function termKey(e: CheckedExpr): string | undefined {
   return undefined;
 }
 
+/** The builds a term matches, as a bitmap: bit `seq` is set when the build with that seq matches. */
+export interface Postings {
+  readonly words: Uint32Array;
+}
+
 interface List {
-  seqs: Int32Array;
-  length: number;
+  words: Uint32Array;
   /** Every build with seq <= upTo is accounted for. */
   upTo: number;
 }
 
-/** A view of a list: its sorted seqs [0, length). */
-export interface Postings {
-  readonly seqs: Int32Array;
-  readonly length: number;
+/** A bitmap with the given seqs set (a list's growth, and tests). */
+export function setBits(words: Uint32Array, seqs: Iterable<number>): void {
+  for (const s of seqs) words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
 }
 
 export interface PostingCacheOptions {
-  /** Seqs kept over all lists (4 bytes each); the least recently used lists go first. Default 16M (64 MB). */
-  readonly maxEntries?: number;
+  /** Bytes of bitmaps kept over all terms (seq / 8 each); the least recently used go first. Default 64 MB. */
+  readonly maxBytes?: number;
 }
 
 export class PostingCache {
   private readonly lists = new Map<string, List>();
-  private entries = 0;
-  private readonly maxEntries: number;
+  private bytes = 0;
+  private readonly maxBytes: number;
   private readonly latest: BetterSqlite3.Statement;
 
   constructor(
@@ -94,14 +98,15 @@ export class PostingCache {
     private readonly db: Kysely<any>,
     options: PostingCacheOptions = {},
   ) {
-    this.maxEntries = options.maxEntries ?? 16 * 1024 * 1024;
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     this.latest = sqlite.prepare('SELECT coalesce(max(seq), 0) FROM builds').pluck();
   }
 
-  /** The current posting lists of `terms` (exact terms, see exactTerms). */
+  /** The current posting bitmaps of `terms` (exact terms, see exactTerms). */
   postings(terms: readonly CheckedExpr[]): Postings[] | undefined {
     const latest = Number(this.latest.get());
-    if (latest > 0x7fffffff) return undefined;
+    // One bitmap is latest / 8 bytes: past the budget the lists would evict each other.
+    if (latest / 8 > this.maxBytes / terms.length) return undefined;
     return terms.map((t) => this.list(t, latest));
   }
 
@@ -113,9 +118,8 @@ export class PostingCache {
       this.lists.delete(key);
       this.lists.set(key, list);
     } else {
-      list = { seqs: new Int32Array(64), length: 0, upTo: 0 };
+      list = { words: new Uint32Array(0), upTo: 0 };
       this.lists.set(key, list);
-      this.entries += list.seqs.length;
     }
     if (list.upTo < latest) this.extend(term, list, latest);
     this.evict(key);
@@ -129,100 +133,66 @@ export class PostingCache {
       .where('builds.seq', '>', list.upTo)
       .where('builds.seq', '<=', latest)
       .where(compileQuery(term, 'sqlite'))
-      .orderBy('builds.seq')
       .compile();
     const seqs = this.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
-    if (list.length + seqs.length > list.seqs.length) {
-      let capacity = list.seqs.length;
-      while (capacity < list.length + seqs.length) capacity *= 2;
-      const grown = new Int32Array(capacity);
-      grown.set(list.seqs.subarray(0, list.length));
-      this.entries += capacity - list.seqs.length;
-      list.seqs = grown;
+    const need = (latest >>> 5) + 1;
+    if (need > list.words.length) {
+      // Room for some growth, so a steady trickle of new builds does not copy the bitmap each time.
+      const grown = new Uint32Array(Math.max(need, Math.ceil(list.words.length * 1.25)));
+      grown.set(list.words);
+      this.bytes += (grown.length - list.words.length) * 4;
+      list.words = grown;
     }
-    for (const s of seqs) list.seqs[list.length++] = s;
+    setBits(list.words, seqs);
     list.upTo = latest;
   }
 
   private evict(keep: string): void {
     for (const [key, list] of this.lists) {
-      if (this.entries <= this.maxEntries) return;
+      if (this.bytes <= this.maxBytes) return;
       if (key === keep) continue;
       this.lists.delete(key);
-      this.entries -= list.seqs.length;
+      this.bytes -= list.words.length * 4;
     }
   }
-}
-
-/** First index at or after `from` whose value is >= target (galloping, then binary search). */
-function seekUp(l: Int32Array, length: number, from: number, target: number): number {
-  if (from >= length || l[from]! >= target) return from;
-  let lo = from;
-  let step = 1;
-  let hi = from + 1;
-  while (hi < length && l[hi]! < target) {
-    lo = hi;
-    step *= 2;
-    hi = lo + step;
-  }
-  if (hi > length) hi = length;
-  // l[lo] < target, and hi === length or l[hi] >= target.
-  while (lo + 1 < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (l[mid]! < target) lo = mid;
-    else hi = mid;
-  }
-  return hi;
-}
-
-/** Last index at or before `from` whose value is <= target, or -1. */
-function seekDown(l: Int32Array, from: number, target: number): number {
-  if (from < 0 || l[from]! <= target) return from;
-  let hi = from;
-  let step = 1;
-  let lo = from - 1;
-  while (lo >= 0 && l[lo]! > target) {
-    hi = lo;
-    step *= 2;
-    lo = hi - step;
-  }
-  if (lo < -1) lo = -1;
-  // l[hi] > target, and lo === -1 or l[lo] <= target.
-  while (lo + 1 < hi) {
-    const mid = (lo + hi) >> 1;
-    if (l[mid]! > target) hi = mid;
-    else lo = mid;
-  }
-  return lo;
 }
 
 /**
- * The seqs in every list, in order (descending when `reverse`), starting at `first` (inclusive):
- * a leapfrog join. Each list's cursor only moves forward, by galloping, so the cost follows the
- * number of jumps, not the lists' lengths.
+ * The seqs set in every bitmap, in order (descending when `reverse`), from `first` (inclusive):
+ * 32 builds per step, one AND per bitmap.
  */
 export function* intersect(lists: readonly Postings[], first: number, reverse: boolean): Generator<number> {
-  const n = lists.length;
-  if (n === 0) return;
-  const pos = lists.map((l) => (reverse ? l.length - 1 : 0));
-  let target = first;
-  for (;;) {
-    let agreed = 0;
-    let i = 0;
-    while (agreed < n) {
-      const l = lists[i]!;
-      const p = reverse ? seekDown(l.seqs, pos[i]!, target) : seekUp(l.seqs, l.length, pos[i]!, target);
-      if (reverse ? p < 0 : p >= l.length) return;
-      pos[i] = p;
-      const v = l.seqs[p]!;
-      if (v === target) agreed++;
-      else {
-        target = v;
-        agreed = 1;
+  if (lists.length === 0 || first < 0) return;
+  const words = lists.map((l) => l.words);
+  // Past the shortest bitmap no seq is in all of them.
+  const n = Math.min(...words.map((w) => w.length));
+  if (!reverse) {
+    let w = first >>> 5;
+    let mask = -1 << (first & 31);
+    for (; w < n; w++, mask = -1) {
+      let x = mask;
+      for (const ws of words) x &= ws[w]!;
+      while (x !== 0) {
+        const low = x & -x;
+        yield w * 32 + 31 - Math.clz32(low);
+        x ^= low;
       }
-      i = (i + 1) % n;
     }
-    yield target;
-    target += reverse ? -1 : 1;
+    return;
+  }
+  let w = first >>> 5;
+  let mask = (first & 31) === 31 ? -1 : (1 << ((first & 31) + 1)) - 1;
+  if (w >= n) {
+    w = n - 1;
+    mask = -1;
+  }
+  for (; w >= 0; w--, mask = -1) {
+    let x = mask;
+    for (const ws of words) x &= ws[w]!;
+    while (x !== 0) {
+      const bit = 31 - Math.clz32(x);
+      yield w * 32 + bit;
+      x &= ~(1 << bit);
+    }
   }
 }

@@ -13,7 +13,7 @@ import { parseQuery } from '../../src/query/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
-import { PostingCache, intersect } from '../../src/store/postings.js';
+import { PostingCache, intersect, setBits } from '../../src/store/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions, type Visibility } from '../../src/store/types.js';
 import { dataQueries } from '../sql/support/data-queries.js';
 
@@ -24,8 +24,12 @@ describe('intersect', () => {
   const sortedSet = fc.uniqueArray(fc.integer({ min: 1, max: 300 }), { maxLength: 120 }).map((a) => Int32Array.from(a.sort((x, y) => x - y)));
   it('yields the seqs in every list, in order from the first one asked for', () => {
     fc.assert(
-      fc.property(fc.array(sortedSet, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 310 }), fc.boolean(), (arrays, first, reverse) => {
-        const lists = arrays.map((seqs) => ({ seqs, length: seqs.length }));
+      fc.property(fc.array(sortedSet, { minLength: 1, maxLength: 4 }), fc.oneof(fc.integer({ min: 0, max: 330 }), fc.constant(0x7fffffff)), fc.boolean(), (arrays, first, reverse) => {
+        const lists = arrays.map((seqs) => {
+          const words = new Uint32Array(Math.ceil(((seqs.at(-1) ?? 0) + 1) / 32) + (seqs.length % 3));
+          setBits(words, seqs);
+          return { words };
+        });
         const want = [...arrays[0]!].filter((s) => arrays.every((a) => a.includes(s)) && (reverse ? s <= first : s >= first));
         if (reverse) want.reverse();
         expect([...intersect(lists, first, reverse)]).toEqual(want);
@@ -59,7 +63,9 @@ describe('pages through posting lists (SQLite)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'postings-'));
     handle = await openDatabase({ data: dir });
-    fast = await openBuildStore(handle, { clock: () => NOW });
+    let tick = NOW;
+    // A clock that moves, so that builds become available at different instants (fromInstant).
+    fast = await openBuildStore(handle, { clock: () => tick++ });
     plain = await openBuildStore(handle, { clock: () => NOW, postings: false });
     await fast.ingestNdjson([...demoBuilds({ builds: 300, seed: 11, now: NOW })].join('\n'));
     builds = (await plain.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];
@@ -95,13 +101,15 @@ describe('pages through posting lists (SQLite)', () => {
         fc.integer({ min: 0, max: 25 }),
         fc.boolean(),
         fc.option(fc.nat(), { nil: undefined }),
-        async (q, vis, maxBuilds, reverse, from) => {
+        fc.option(fc.nat(), { nil: undefined }),
+        async (q, vis, maxBuilds, reverse, from, instant) => {
           const options: ListBuildsOptions = {
             query: q,
             visibility: vis,
             maxBuilds,
             reverse,
             ...(from !== undefined ? { afterSeq: from % (builds.length + 10) } : {}),
+            ...(instant !== undefined ? { fromInstant: builds[instant % builds.length]!.availableAt + (instant % 3) - 1 } : {}),
           };
           expect(await ids(fast, options)).toEqual(await ids(plain, options));
         },
