@@ -199,7 +199,7 @@ class KyselyBuildStore implements BuildStore {
       const seqs: number[] = [];
       for (let c = candidates.next(); !c.done; c = candidates.next()) if (seqs.push(c.value) >= chunk) break;
       if (seqs.length === 0) return out;
-      out.push(...((await query.where('builds.seq', 'in', seqs).limit(max - out.length).execute()) as Row[]));
+      out.push(...(this.postings!.run(query.where('builds.seq', 'in', seqs).limit(max - out.length).compile()) as Row[]));
       if (out.length >= max || seqs.length < chunk) return out;
       chunk = Math.min(chunk * 4, 8000);
     }
