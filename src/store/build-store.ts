@@ -170,9 +170,10 @@ class KyselyBuildStore implements BuildStore {
   }
 
   /**
-   * A page whose query has exact terms: the builds in all of their posting lists, in order, are
-   * the candidates; the listing's own query (every term, visibility, bounds) then reads them in
-   * growing chunks until the page is full. So the result is exactly the SQL listing's.
+   * A page whose query has exact terms: the builds in all of their posting bitmaps, in order, are
+   * the candidates; `query` (the listing with the rest of the conjunction, the visibility and the
+   * bounds) then reads them in growing chunks until the page is full. So the result is exactly
+   * the SQL listing's.
    */
   private async pageFromPostings(query: Query, lists: readonly Postings[], fromSeq: number | undefined, options: ListBuildsOptions, max: number): Promise<Row[]> {
     const reverse = options.reverse === true;

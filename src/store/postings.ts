@@ -19,14 +19,14 @@ import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery } from '../sql/index.js';
 
 /**
- * A query split for posting lists: its exact terms, and the rest of the conjunction (what SQL still
- * checks on the candidates); undefined when lists would not help.
+ * A query split for posting bitmaps: its exact terms, and the rest of the conjunction (what SQL still
+ * checks on the candidates); undefined when bitmaps would not help.
  */
 export function exactTerms(query: CheckedExpr | undefined): { exact: CheckedExpr[]; rest: CheckedExpr | undefined } | undefined {
   if (query === undefined) return undefined;
   const operands = query.kind === 'and' ? query.operands : [query];
   const exact = operands.filter((e) => termKey(e) !== undefined);
-  // One column term is already one index range in SQL; lists pay off for two terms or more, or a
+  // One column term is already one index range in SQL; bitmaps pay off for two terms or more, or a
   // multi-valued one (SQL collects all of its builds before the first row of a page).
   if (!(exact.length >= 2 || (exact.length === 1 && exact[0]!.kind === 'term' && exact[0]!.field.multi))) return undefined;
   const others = operands.filter((e) => termKey(e) === undefined);
