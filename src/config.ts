@@ -16,6 +16,11 @@ export interface ServerSection {
   /** Listen address. */
   readonly host: string;
   readonly port: number;
+  /**
+   * Server processes sharing the port (node:cluster), 1 to 64; default 1. More than one lets a
+   * busy server use several cores; every process serves the same database.
+   */
+  readonly workers: number;
 }
 
 export interface DatabaseSection {
@@ -108,6 +113,7 @@ export interface ConfigOverrides {
   readonly hostname?: string;
   readonly data?: string;
   readonly url?: string;
+  readonly workers?: number;
 }
 
 /** Reads and checks a YAML configuration file (when given), then applies the overrides. */
@@ -138,10 +144,12 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   }
 
   const s = asObject(top['server'] ?? {}, 'server');
-  noUnknown(s, ['hostname', 'host', 'port'], 'server');
+  noUnknown(s, ['hostname', 'host', 'port', 'workers'], 'server');
   const host = overrides.host ?? optString(s, 'host', 'server') ?? DEFAULT_HOST;
   const port = overrides.port ?? optInt(s, 'port', 'server', 0, 65535) ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`server.port: ${port} is not a port number`);
+  const workers = overrides.workers ?? optInt(s, 'workers', 'server', 1, 64) ?? 1;
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`server.workers: ${workers} is not a number of processes from 1 to 64`);
   const hostname = overrides.hostname ?? optString(s, 'hostname', 'server') ?? 'localhost';
   if (hostname.trim() === '') throw new ConfigError('server.hostname must not be empty');
 
@@ -178,7 +186,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   if (limits.tokenDefaultHours > limits.tokenMaxHours) throw new ConfigError('limits.tokenDefaultHours exceeds limits.tokenMaxHours');
 
   return {
-    server: { hostname, host, port },
+    server: { hostname, host, port, workers },
     database,
     auth: { signingKeys },
     limits,
@@ -228,6 +236,7 @@ export interface CliDatabaseOptions {
   readonly host?: string;
   readonly port?: string;
   readonly hostname?: string;
+  readonly workers?: string;
 }
 
 /** The configuration a command runs with: the file (if any) with the command-line options on top. */
@@ -242,6 +251,7 @@ export function configFromCli(o: CliDatabaseOptions): ServerConfig {
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(o.hostname !== undefined ? { hostname: o.hostname } : {}),
+    ...(o.workers !== undefined ? { workers: /^\d+$/.test(o.workers) ? Number(o.workers) : Number.NaN } : {}),
     ...(o.data !== undefined ? { data: o.data } : {}),
     ...(o.db !== undefined ? { url: o.db } : {}),
   });

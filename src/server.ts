@@ -40,10 +40,17 @@ export interface RunningServer {
 export const ADMIN_USER = 'admin';
 const DAY = 86_400_000;
 
-export async function startServer(options: StartOptions): Promise<RunningServer> {
+interface OpenedServer {
+  readonly app: FastifyInstance;
+  readonly store: BuildStore;
+  readonly database: DatabaseHandle;
+  readonly created: RunningServer['created'];
+  close(): Promise<void>;
+}
+
+/** Everything but listening: database, store, first user, demo builds, the app with its faces. */
+async function openServer(options: StartOptions, logger: Logger): Promise<OpenedServer> {
   const { config } = options;
-  const logger = options.logger ?? createLogger('buildscope');
-  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const database = await openDatabase(config.database);
   let store: BuildStore | undefined;
   try {
@@ -71,28 +78,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
     const plugins = options.plugins ?? (await facePlugins());
     const app = await buildApp({ config, database, store, logger }, { plugins });
-    await app.listen({ host: config.server.host, port: config.server.port });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
-    const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-    const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
-
-    const go = app.hasRoute({ method: 'GET', url: '/playground' }) ? `${url}/playground/` : `${url}/`;
-    if (created) {
-      print(`Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`);
-      print(`Buildscope is running at ${url}/ — open ${go} (sign in as ${created.user}) or call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`);
-    } else {
-      print(`Buildscope is running at ${url}/ — open ${go} or call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`);
-    }
-
     const openStore = store;
     let closing: Promise<void> | undefined;
     return {
-      url,
       app,
       store: openStore,
       database,
-      ...(created ? { created } : {}),
+      created,
       close() {
         closing ??= (async () => {
           await app.close();
@@ -106,6 +98,54 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await store?.close().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;
+  }
+}
+
+/** The lines that tell the operator where the server is and how to sign in. */
+export function startupLines(url: string, created: RunningServer['created'], playground: boolean): string[] {
+  const go = playground ? `${url}/playground/` : `${url}/`;
+  if (created) {
+    return [
+      `Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`,
+      `Buildscope is running at ${url}/ — open ${go} (sign in as ${created.user}) or call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`,
+    ];
+  }
+  return [`Buildscope is running at ${url}/ — open ${go} or call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`];
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger('buildscope');
+  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const opened = await openServer(options, logger);
+  const { app, created } = opened;
+  try {
+    await app.listen({ host: config.server.host, port: config.server.port });
+  } catch (e) {
+    await opened.close().catch(() => undefined);
+    throw e;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
+  const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
+  for (const line of startupLines(url, created, app.hasRoute({ method: 'GET', url: '/playground' }))) print(line);
+  return { url, app, store: opened.store, database: opened.database, ...(created ? { created } : {}), close: () => opened.close() };
+}
+
+/**
+ * What a first start does before listening (migrations, the first user, demo builds, the faces'
+ * own set-up such as signing keys), then closes again: the primary of several server processes
+ * runs it once, so that the workers it starts never race each other for it.
+ */
+export async function prepareServer(options: StartOptions): Promise<{ created: RunningServer['created']; playground: boolean }> {
+  const logger = options.logger ?? createLogger('buildscope');
+  const opened = await openServer(options, logger);
+  try {
+    await opened.app.ready();
+    return { created: opened.created, playground: opened.app.hasRoute({ method: 'GET', url: '/playground' }) };
+  } finally {
+    await opened.close();
   }
 }
 
@@ -141,7 +181,7 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
  * Closes the server on SIGINT/SIGTERM; a second signal exits at once. Installed before the server
  * starts, so that a signal arriving during start-up (or right after the ready line) is honoured.
  */
-export function closeOnSignals(logger: Logger): { attach(server: RunningServer): void } {
+export function closeOnSignals(logger: Logger): { attach(server: RunningServer): void; stop(reason: string): void } {
   let server: RunningServer | undefined;
   let requested: string | undefined;
   const close = () => {
@@ -165,6 +205,12 @@ export function closeOnSignals(logger: Logger): { attach(server: RunningServer):
     attach(s) {
       server = s;
       if (requested !== undefined) close();
+    },
+    /** Closes like a signal would, but never exits at once (several requests are one request). */
+    stop(reason) {
+      if (requested !== undefined) return;
+      requested = reason;
+      if (server !== undefined) close();
     },
   };
 }

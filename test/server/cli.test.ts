@@ -1,7 +1,7 @@
 // `buildscope serve`, `user add` and `access-key create` as real processes.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -59,6 +59,22 @@ function serve(args: readonly string[]): Promise<Serving> {
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
     setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 180_000).unref();
   });
+}
+
+/** Child processes of `pid` running `serve` (from /proc; not tsx's esbuild service). */
+function serverChildren(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('serve')) out.push(Number(entry));
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return out;
 }
 
 describe('buildscope serve on SQLite', () => {
@@ -124,6 +140,33 @@ describe('buildscope serve on SQLite', () => {
     }
   });
 
+  it('--workers 2 runs two server processes on one port that serve the same data, and stops them all', async () => {
+    const wdir = mkdtempSync(join(tmpdir(), 'buildscope-workers-'));
+    const s = await serve(['--data', wdir, '--demo', '20', '--workers', '2']);
+    let stopped = false;
+    try {
+      // The primary prepared the data once and prints once, when both workers listen.
+      expect(s.lines.filter((l) => l.startsWith('Created user'))).toHaveLength(1);
+      expect(s.lines.filter((l) => l.startsWith('Buildscope is running at'))).toHaveLength(1);
+      const key = /access key (bsk_\S+) /.exec(s.lines.find((l) => l.startsWith('Created user'))!)![1]!;
+      const workers = serverChildren(s.child.pid!);
+      expect(workers).toHaveLength(2);
+      // Whichever process answers, it serves the same builds, also one ingested through another.
+      const stored = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { authorization: bearer(key), 'content-type': 'application/x-ndjson' }, body: `${buildLine({ id: buildId(777) })}\n` });
+      expect(stored.status).toBe(200);
+      for (let i = 0; i < 8; i++) {
+        const r = await fetch(`${s.url}/api/builds?maxBuilds=1000`, { headers: { authorization: bearer(key) } });
+        expect(((await r.json()) as unknown[]).length).toBe(21);
+      }
+      expect(await s.stop()).toBe(0);
+      stopped = true;
+      for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+    } finally {
+      if (!stopped) await s.stop();
+      rmSync(wdir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad options with a clear message', () => {
     const both = run(['serve', '--data', dir, '--db', 'postgres://x/y']);
     expect(both.status).toBe(2);
@@ -133,6 +176,11 @@ describe('buildscope serve on SQLite', () => {
     const r = run(['serve', '--config', file]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/server.port must be an integer/);
+    for (const n of ['0', '65', 'two']) {
+      const w = run(['serve', '--data', dir, '--workers', n]);
+      expect(w.status, n).toBe(2);
+      expect(w.stderr).toMatch(/server.workers: .* is not a number of processes from 1 to 64/);
+    }
   });
 });
 

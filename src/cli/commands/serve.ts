@@ -13,7 +13,8 @@ export function register(program: Command): void {
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
     .option('--config <file>', 'YAML configuration file (command-line options win)')
     .option('--demo <n>', 'load n demo builds when the database has no builds yet')
-    .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string }) => {
+    .option('--workers <n>', 'server processes sharing the port, 1 to 64 (default 1)')
+    .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string; workers?: string }) => {
       const { cliConfig } = await import('./_config.js');
       const { startServer, closeOnSignals } = await import('../../server.js');
       const { createLogger } = await import('../../log.js');
@@ -27,10 +28,24 @@ export function register(program: Command): void {
       }
       const config = cliConfig('serve', opts);
       const logger = createLogger('buildscope');
+      const cluster = (await import('node:cluster')).default;
+      const workers = await import('../../workers.js');
+      if (config.server.workers > 1 && cluster.isPrimary) {
+        try {
+          await workers.runPrimary({ config, logger, ...(demo !== undefined ? { demo } : {}) }, config.server.workers);
+        } catch (e) {
+          logger.error({ err: e }, 'the server could not start');
+          process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);
+          process.exit(1);
+        }
+        return;
+      }
       const signals = closeOnSignals(logger);
       try {
-        const server = await startServer({ config, logger, ...(demo !== undefined ? { demo } : {}) });
+        // A worker of several: the primary loaded the demo and prints where to go.
+        const server = await startServer({ config, logger, ...(cluster.isWorker ? { print: () => undefined } : demo !== undefined ? { demo } : {}) });
         signals.attach(server);
+        if (cluster.isWorker) workers.runWorker(server, signals.stop);
       } catch (e) {
         logger.error({ err: e }, 'the server could not start');
         process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);

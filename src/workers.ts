@@ -1,0 +1,83 @@
+// Several server processes on one port (`server.workers`, `serve --workers N`) with node:cluster.
+// The primary does the first-start work once (prepareServer), then starts the workers, each a
+// whole server over the same database, and prints where to go when all of them listen. It
+// replaces a worker that dies, and on SIGINT/SIGTERM stops them all and exits.
+//
+// Why: one Node process uses one core. Every request is independent and everything that matters
+// is in the database (SQLite in WAL mode serves concurrent readers; PostgreSQL any number of
+// clients), so more processes serve more requests; a new build wakes waiters in other processes
+// through PostgreSQL notifications or, on SQLite, the store's one-second poll.
+
+import cluster, { type Worker } from 'node:cluster';
+import { prepareServer, startupLines, type RunningServer, type StartOptions } from './server.js';
+import type { Logger } from './log.js';
+
+interface Listening {
+  readonly kind: 'listening';
+  readonly url: string;
+}
+
+const isListening = (m: unknown): m is Listening => typeof m === 'object' && m !== null && (m as Listening).kind === 'listening';
+
+/**
+ * In a worker: tells the primary that this process listens, and closes when the primary says so
+ * (a message rather than a signal: a terminal's Ctrl+C already signals every process of the group,
+ * and a second signal would make a worker exit without closing).
+ */
+export function runWorker(server: RunningServer, stop: (reason: string) => void): void {
+  process.on('message', (m: unknown) => {
+    if (typeof m === 'object' && m !== null && (m as { kind?: unknown }).kind === 'stop') stop('stop');
+  });
+  process.send?.({ kind: 'listening', url: server.url } satisfies Listening);
+}
+
+/** In the primary: prepares the data, starts `count` workers, and supervises them until a signal. */
+export async function runPrimary(options: StartOptions & { readonly logger: Logger }, count: number): Promise<void> {
+  const { logger } = options;
+  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const { created, playground } = await prepareServer(options);
+  let stopping = false;
+  let announced = false;
+  const listening = new Set<Worker>();
+
+  const start = (): void => {
+    const worker = cluster.fork();
+    worker.on('message', (m: unknown) => {
+      if (!isListening(m)) return;
+      listening.add(worker);
+      if (!announced && listening.size === count) {
+        announced = true;
+        logger.info({ workers: count }, 'every server process listens');
+        for (const line of startupLines(m.url, created, playground)) print(line);
+      }
+    });
+    worker.on('exit', (code, signal) => {
+      listening.delete(worker);
+      if (!stopping && !announced) {
+        // It did not get as far as listening (a port in use, a bad database): so would the next.
+        logger.error({ pid: worker.process.pid, code, signal }, 'a server process could not start; stopping');
+        process.exitCode = 1;
+        stop('SIGTERM');
+      }
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit();
+        return;
+      }
+      logger.error({ pid: worker.process.pid, code, signal }, 'a server process ended; starting another');
+      start();
+    });
+  };
+
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1); // a second signal: at once
+    stopping = true;
+    logger.info({ signal }, 'shutting down every server process');
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit();
+    for (const w of workers) if (w?.isConnected()) w.send({ kind: 'stop' });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  for (let i = 0; i < count; i++) start();
+}
