@@ -10,7 +10,7 @@ import { ConfigError, configFromCli, defaultConfig, DEFAULT_LIMITS, loadConfig, 
 describe('server configuration', () => {
   it('has defaults for everything', () => {
     const c = defaultConfig();
-    expect(c.server).toEqual({ hostname: 'localhost', host: '127.0.0.1', port: 5080 });
+    expect(c.server).toEqual({ hostname: 'localhost', host: '127.0.0.1', port: 5080, workers: 1 });
     expect(c.database).toEqual({ data: './.buildscope' });
     expect(c.auth.signingKeys).toEqual({ kind: 'database' });
     expect(c.limits).toEqual(DEFAULT_LIMITS);
@@ -26,6 +26,7 @@ describe('server configuration', () => {
   hostname: scans.example.com
   host: 0.0.0.0
   port: 8080
+  workers: 2
 database:
   url: postgres://buildscope@db.example.com/buildscope
 auth:
@@ -44,7 +45,7 @@ playground:
 `,
     );
     const c = loadConfig(file);
-    expect(c.server).toEqual({ hostname: 'scans.example.com', host: '0.0.0.0', port: 8080 });
+    expect(c.server).toEqual({ hostname: 'scans.example.com', host: '0.0.0.0', port: 8080, workers: 2 });
     expect(c.database).toEqual({ url: 'postgres://buildscope@db.example.com/buildscope' });
     expect(c.auth.signingKeys).toEqual({ kind: 'directory', path: '/etc/buildscope/keys' });
     expect(c.limits.maxBuildsDefault).toBe(50);
@@ -64,6 +65,7 @@ playground:
       [{ sever: {} }, /unknown section 'sever'/],
       [{ server: { prot: 1 } }, /server: unknown setting 'prot'/],
       [{ server: { port: 70000 } }, /server.port must be between 0 and 65535/],
+      [{ server: { workers: 0 } }, /server.workers must be between 1 and 64/],
       [{ server: { hostname: '' } }, /hostname must not be empty/],
       [{ database: { url: 'mysql://x' } }, /not a postgres/],
       [{ database: { url: 'postgres://x/y', data: '/d' } }, /either data or url/],
