@@ -3,7 +3,9 @@
 // work), and as the peer a bare fastify process answering a constant JSON object: the ceiling of
 // HTTP on this machine at this moment, which calibrates the figures on a shared machine.
 //
-//   node --import tsx bench/http.ts [--quick] [--builds N] [--1m] [--duration S] [--connections C] [--data DIR]
+//   node --import tsx bench/http.ts [--quick] [--builds N] [--1m] [--duration S] [--connections C] [--data DIR] [--workers N]
+//
+// --workers: server processes (`serve --workers`), by default one per core.
 //
 // The server runs in its own process (`buildscope serve`, compiled, as `npm start` runs it), so
 // autocannon and the server do not share an event loop. The builds are loaded into the data directory first, through
@@ -12,7 +14,7 @@
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/store/database.js';
@@ -20,6 +22,7 @@ import { openBuildStore } from '../src/store/build-store.js';
 
 interface Args {
   builds: number;
+  workers: number;
   duration: number;
   connections: number;
   data?: string;
@@ -35,6 +38,8 @@ function parseArgs(argv: readonly string[]): Args {
   return {
     builds,
     duration: Number(value('--duration') ?? (quick ? 3 : 10)),
+    // As a deployment would run it: one server process per core (serve --workers).
+    workers: Number(value('--workers') ?? availableParallelism()),
     connections: Number(value('--connections') ?? 10),
     ...(value('--data') !== undefined ? { data: value('--data')! } : {}),
   };
@@ -103,11 +108,11 @@ async function loadBuilds(data: string, count: number): Promise<void> {
   }
 }
 
-function startServer(data: string): Promise<Server> {
+function startServer(data: string, workers: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     // The server as `npm start` runs it: the compiled dist/ (built first, below), not the sources
     // through tsx, whose transform slows closure-heavy code down.
-    const child = spawn(process.execPath, ['bin/buildscope.js', 'serve', '--port', '0', '--data', data], {
+    const child = spawn(process.execPath, ['bin/buildscope.js', 'serve', '--port', '0', '--data', data, '--workers', String(workers)], {
       env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -179,7 +184,7 @@ async function main(): Promise<void> {
   process.stderr.write('building dist/...\n');
   execFileSync(process.execPath, ['scripts/build.js'], { stdio: ['ignore', 'ignore', 'inherit'] });
   process.stderr.write(`starting the server over ${data}...\n`);
-  const server = await startServer(data);
+  const server = await startServer(data, args.workers);
   try {
     const key = server.key ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
     if (key === undefined) throw new Error(`no access key: the data directory ${data} was not created by this benchmark`);
@@ -209,7 +214,7 @@ async function main(): Promise<void> {
     rows.push(await load('POST /api/auth/token (access key)', `${server.url}/api/auth/token`, args, { method: 'POST', headers: { authorization: `Bearer ${key}` } }));
 
     const peer = rows[0]!.reqPerSec;
-    console.log(`\nHTTP on loopback, ${args.builds} builds (SQLite), ${args.connections} connections, ${args.duration} s per scenario\n`);
+    console.log(`\nHTTP on loopback, ${args.builds} builds (SQLite), ${args.workers} server process${args.workers === 1 ? '' : 'es'}, ${args.connections} connections, ${args.duration} s per scenario\n`);
     console.log('| scenario | req/s | p50 ms | p99 ms | vs peer | non-2xx |');
     console.log('|---|---:|---:|---:|---:|---:|');
     for (const r of rows) {
@@ -221,7 +226,7 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       'bench/results/http.json',
-      JSON.stringify({ when: new Date().toISOString(), builds: args.builds, connections: args.connections, durationSecs: args.duration, peer: 'bare fastify', rows }, null, 2) + '\n',
+      JSON.stringify({ when: new Date().toISOString(), builds: args.builds, workers: args.workers, connections: args.connections, durationSecs: args.duration, peer: 'bare fastify', rows }, null, 2) + '\n',
     );
   } finally {
     server.child.kill('SIGTERM');
