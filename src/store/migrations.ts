@@ -80,10 +80,29 @@ async function attributesTable(db: Db, dialect: DatabaseHandle['dialect']): Prom
   await sql`UPDATE builds SET attributes = '{}' WHERE attributes <> '{}'`.execute(db);
 }
 
+/** Name of the SQLite index that covers a listing's summary columns by seq (0003). */
+export const LISTING_INDEX = 'builds_listing';
+
+/**
+ * 0003 (SQLite): the summary columns of a listing, by seq, in one index. A page read through the
+ * posting bitmaps fetches its builds by seq; from this index that is one B-tree lookup per build
+ * instead of two (the unique index on seq, then the row), and the index's pages are dense.
+ * PostgreSQL pages do not read builds by a list of seqs, so it has no such index.
+ */
+async function listingIndex(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  if (dialect !== 'sqlite') return;
+  await db.schema
+    .createIndex(LISTING_INDEX)
+    .on('builds')
+    .columns(['seq', 'id', 'available_at', 'tool_type', 'tool_version', 'agent_version', 'project_name'])
+    .execute();
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
+    '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
   };
 }
 

@@ -17,6 +17,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery } from '../sql/index.js';
+import { LISTING_INDEX } from './migrations.js';
 
 /**
  * A query split for posting bitmaps: its exact terms, and the rest of the conjunction (what SQL still
@@ -120,7 +121,11 @@ export class PostingCache {
   run<R>(query: CompiledQuery<R>): R[] {
     let statement = this.statements.get(query.sql);
     if (statement === undefined) {
-      statement = this.sqlite.prepare(query.sql);
+      // The builds of a page are looked up by seq: from the index that covers a listing's columns
+      // (store migration 0003), which SQLite would not pick over the unique index on seq by itself.
+      const from = 'from "builds"';
+      if (!query.sql.startsWith('select ') || !query.sql.includes(`${from} where`)) throw new Error(`a posting page query of an unexpected form: ${query.sql.slice(0, 80)}`);
+      statement = this.sqlite.prepare(query.sql.replace(`${from} where`, `${from} INDEXED BY ${LISTING_INDEX} where`));
       if (this.statements.size >= 64) this.statements.delete(this.statements.keys().next().value!);
       this.statements.set(query.sql, statement);
     }

@@ -131,6 +131,18 @@ describe('pages through posting lists (SQLite)', () => {
     }
   });
 
+  it('read the page\'s builds from the index that covers the listing\'s columns', async () => {
+    const prepare = vi.spyOn(handle.sqlite!, 'prepare');
+    const q = parseQuery('tag:ci buildOutcome:succeeded user:*', { now: NOW }).expr!;
+    // A page size of its own, so that the statement is prepared here and not taken from the cache.
+    await fast.listBuilds({ query: q, visibility: SEE_EVERYTHING, maxBuilds: 17 });
+    const page = prepare.mock.calls.map((c) => c[0]).find((text) => text.includes('INDEXED BY'));
+    prepare.mockRestore();
+    expect(page).toBeDefined();
+    const plan = (handle.sqlite!.prepare(`EXPLAIN QUERY PLAN ${page}`).all(...Array.from({ length: (page!.match(/\?/g) ?? []).length }, () => 1)) as { detail: string }[]).map((r) => r.detail).join('\n');
+    expect(plan).toMatch(/SEARCH builds USING (COVERING )?INDEX builds_listing \(seq=\?\)/);
+  });
+
   it('see builds that became available after the lists were read', async () => {
     const q = parseQuery('tag:ci buildOutcome:failed', { now: NOW }).expr!;
     const page = { query: q, visibility: SEE_EVERYTHING, maxBuilds: 5, reverse: true } as const;
