@@ -80,10 +80,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
   // A probe is one index seek only when every index column before `seq` is fixed by equality:
   // (field, value, seq) / (name, value, seq) with exact values. A prefix, infix or "known"
   // condition would scan its whole range for every build probed, so those keep the list form.
-  const exact =
-    (predicate.kind === 'pattern' && field.type !== 'keyValue' && isExact(predicate.pattern)) ||
-    (predicate.kind === 'keyValue' && isExact(predicate.name) && isExact(predicate.value));
-  const access: ChildAccess = requested === 'probe' && exact ? 'probe' : 'list';
+  const access: ChildAccess = requested === 'probe' && isExactChildTerm(field, predicate) ? 'probe' : 'list';
   // Any of the build's child rows matches (a semi-join), in the form `access` asks for.
   const semi = (table: 'build_values' | 'build_custom_values', alias: 'v' | 'c', where: RawBuilder<SqlBool> | undefined): RawBuilder<SqlBool> => {
     const from = sql`${sql.table(table)} AS ${sql.raw(alias)}`;
@@ -138,6 +135,18 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
       // Multi-valued fields are strings; the checker rejects these operators on them.
       return sql<SqlBool>`1 = 0`;
   }
+}
+
+/**
+ * Whether a multi-valued field's predicate names exact values (no wildcard), so that under NOT it
+ * compiles to a per-build index probe rather than a list of every build it names.
+ */
+export function isExactChildTerm(field: FieldDef, predicate: Predicate): boolean {
+  return (
+    field.multi &&
+    ((predicate.kind === 'pattern' && field.type !== 'keyValue' && isExact(predicate.pattern)) ||
+      (predicate.kind === 'keyValue' && isExact(predicate.name) && isExact(predicate.value)))
+  );
 }
 
 /** Whether a pattern has no wildcard (a plain equality). */

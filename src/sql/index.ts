@@ -15,7 +15,7 @@ import type { CheckedExpr } from '../query/checked.js';
 import type { DatabaseHandle } from '../store/database.js';
 import { compileQuery, type SqlDialect } from './compile.js';
 
-export { compileQuery, type SqlDialect } from './compile.js';
+export { compileQuery, isExactChildTerm, type SqlDialect } from './compile.js';
 export { migrateSearchIndexes, rebuildTrigramTables } from './indexes.js';
 
 export interface CompiledSql {

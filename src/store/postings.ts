@@ -16,7 +16,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
-import { compileQuery } from '../sql/index.js';
+import { compileQuery, isExactChildTerm } from '../sql/index.js';
 import { LISTING_INDEX } from './migrations.js';
 
 /**
@@ -25,12 +25,12 @@ import { LISTING_INDEX } from './migrations.js';
  */
 export function exactTerms(query: CheckedExpr | undefined): { exact: CheckedExpr[]; rest: CheckedExpr | undefined } | undefined {
   if (query === undefined) return undefined;
-  const operands = query.kind === 'and' ? query.operands : [query];
-  const exact = operands.filter((e) => termKey(e) !== undefined);
+  const exact: CheckedExpr[] = [];
+  const others: CheckedExpr[] = [];
+  for (const e of query.kind === 'and' ? query.operands : [query]) (termKey(e) === undefined ? others : exact).push(e);
   // One column term is already one index range in SQL; bitmaps pay off for two terms or more, or a
   // multi-valued one (SQL collects all of its builds before the first row of a page).
   if (!(exact.length >= 2 || (exact.length === 1 && exact[0]!.kind === 'term' && exact[0]!.field.multi))) return undefined;
-  const others = operands.filter((e) => termKey(e) === undefined);
   // SQL reads the candidates chunk by chunk; a part that first collects every build it names (a
   // trigram or child-row list) would do that again for every chunk.
   if (!others.every(perRow)) return undefined;
@@ -48,7 +48,7 @@ function perRow(e: CheckedExpr): boolean {
       return e.operands.every(perRow);
     case 'not':
       // A negated exact child-row term is a probe (sql/compile.ts).
-      return (e.operand.kind === 'term' && e.operand.field.multi && termKey(e.operand) !== undefined) || perRow(e.operand);
+      return (e.operand.kind === 'term' && isExactChildTerm(e.operand.field, e.operand.predicate)) || perRow(e.operand);
     case 'term': {
       if (e.field.multi) return false;
       const p = e.predicate;
