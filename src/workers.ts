@@ -20,14 +20,19 @@ interface Listening {
 const isListening = (m: unknown): m is Listening => typeof m === 'object' && m !== null && (m as Listening).kind === 'listening';
 
 /**
- * In a worker: tells the primary that this process listens, and closes when the primary says so
- * (a message rather than a signal: a terminal's Ctrl+C already signals every process of the group,
- * and a second signal would make a worker exit without closing).
+ * In a worker, from its first moment: closes when the primary says so (a message rather than a
+ * signal: a terminal's Ctrl+C already signals every process of the group, and a second signal
+ * would make a worker exit without closing). The primary sends it only to workers that reported
+ * listening; one still starting gets SIGTERM.
  */
-export function runWorker(server: RunningServer, stop: (reason: string) => void): void {
+export function stopWhenAsked(stop: (reason: string) => void): void {
   process.on('message', (m: unknown) => {
     if (typeof m === 'object' && m !== null && (m as { kind?: unknown }).kind === 'stop') stop('stop');
   });
+}
+
+/** In a worker: tells the primary that this process listens. */
+export function reportListening(server: RunningServer): void {
   process.send?.({ kind: 'listening', url: server.url } satisfies Listening);
 }
 
@@ -39,9 +44,13 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
   let stopping = false;
   let announced = false;
   const listening = new Set<Worker>();
+  // Our own record: cluster.workers drops a worker only once both its exit and its disconnect
+  // were seen, in either order, so it cannot tell on 'exit' whether this was the last one.
+  const alive = new Set<Worker>();
 
   const start = (): void => {
     const worker = cluster.fork();
+    alive.add(worker);
     worker.on('message', (m: unknown) => {
       if (!isListening(m)) return;
       listening.add(worker);
@@ -53,6 +62,7 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
     });
     worker.on('exit', (code, signal) => {
       listening.delete(worker);
+      alive.delete(worker);
       if (!stopping && !announced) {
         // It did not get as far as listening (a port in use, a bad database): so would the next.
         logger.error({ pid: worker.process.pid, code, signal }, 'a server process could not start; stopping');
@@ -60,7 +70,7 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
         stop('SIGTERM');
       }
       if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit();
+        if (alive.size === 0) process.exit();
         return;
       }
       logger.error({ pid: worker.process.pid, code, signal }, 'a server process ended; starting another');
@@ -72,9 +82,12 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
     if (stopping) process.exit(1); // a second signal: at once
     stopping = true;
     logger.info({ signal }, 'shutting down every server process');
-    const workers = Object.values(cluster.workers ?? {});
-    if (workers.length === 0) process.exit();
-    for (const w of workers) if (w?.isConnected()) w.send({ kind: 'stop' });
+    if (alive.size === 0) process.exit();
+    // A worker still starting may not listen for messages yet: a signal stops it either way.
+    for (const w of alive) {
+      if (listening.has(w) && w.isConnected()) w.send({ kind: 'stop' });
+      else w.process.kill('SIGTERM');
+    }
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -3,6 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
@@ -158,12 +159,39 @@ describe('buildscope serve on SQLite', () => {
         const r = await fetch(`${s.url}/api/builds?maxBuilds=1000`, { headers: { authorization: bearer(key) } });
         expect(((await r.json()) as unknown[]).length).toBe(21);
       }
+      // A worker that dies is replaced, and the server keeps answering.
+      process.kill(workers[0]!, 'SIGKILL');
+      let now = workers;
+      for (let i = 0; i < 100 && (now.includes(workers[0]!) || now.length < 2); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        now = serverChildren(s.child.pid!);
+      }
+      expect(now).toHaveLength(2);
+      expect(now).not.toContain(workers[0]);
+      expect((await fetch(`${s.url}/api/builds?maxBuilds=1`, { headers: { authorization: bearer(key) } })).status).toBe(200);
       expect(await s.stop()).toBe(0);
       stopped = true;
-      for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+      for (const pid of now) expect(() => process.kill(pid, 0)).toThrow();
     } finally {
       if (!stopped) await s.stop();
       rmSync(wdir, { recursive: true, force: true });
+    }
+  });
+
+  it('--workers: when the workers cannot listen, the server stops with status 1 instead of restarting them', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const r = spawnSync(process.execPath, [...CLI, 'serve', '--data', dir, '--port', String(port), '--workers', '2'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' },
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/could not start/);
+    } finally {
+      taken.close();
     }
   });
 

@@ -41,11 +41,12 @@ export function register(program: Command): void {
         return;
       }
       const signals = closeOnSignals(logger);
+      if (cluster.isWorker) workers.stopWhenAsked(signals.stop);
       try {
         // A worker of several: the primary loaded the demo and prints where to go.
         const server = await startServer({ config, logger, ...(cluster.isWorker ? { print: () => undefined } : demo !== undefined ? { demo } : {}) });
         signals.attach(server);
-        if (cluster.isWorker) workers.runWorker(server, signals.stop);
+        if (cluster.isWorker) workers.reportListening(server);
       } catch (e) {
         logger.error({ err: e }, 'the server could not start');
         process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);
