@@ -1,7 +1,10 @@
 // Search latency per query shape on SQLite and PostgreSQL, against the naive alternative in the
 // same run: the same builds in memory, filtered by liqe.
 //
-//   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg] [--via-ingest]
+//   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg] [--via-ingest] [--sqlite-data DIR]
+//
+// --sqlite-data DIR keeps the SQLite corpus in DIR and reuses it when DIR already holds one of the
+// same size (loading a million builds takes minutes; the corpus is deterministic).
 //
 // Corpus: demo builds of all six tools (src/store/demo-data.ts) in the store's tables with the
 // search indexes. By default the rows are written directly (attributes derived by the store's own
@@ -227,13 +230,18 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
 }
 
 async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise<Backend> {
-  const dir = name === 'sqlite' ? mkdtempSync(join(tmpdir(), 'bench-search-')) : undefined;
+  const kept = name === 'sqlite' ? option('--sqlite-data') : undefined;
+  const dir = name === 'sqlite' ? (kept ?? mkdtempSync(join(tmpdir(), 'bench-search-'))) : undefined;
   const handle = await openDatabase(name === 'sqlite' ? { data: dir! } : { url: pgUrl! });
   const store = await openBuildStore(handle, { clock: () => NOW });
   const viaIngest = flag('--via-ingest');
-  log(`${name}: loading ${BUILDS} builds ${viaIngest ? 'through ingest' : 'directly'}`);
+  const stored = kept === undefined ? 0 : Number(handle.sqlite!.prepare('SELECT count(*) FROM builds').pluck().get());
+  if (stored !== 0 && stored !== BUILDS) throw new Error(`${kept} holds ${stored} builds, not ${BUILDS}`);
+  log(`${name}: ${stored ? `reusing ${stored} builds in ${kept}` : `loading ${BUILDS} builds ${viaIngest ? 'through ingest' : 'directly'}`}`);
   const t0 = performance.now();
-  if (viaIngest) {
+  if (stored) {
+    // Reused corpus: nothing loaded, no load rate to report.
+  } else if (viaIngest) {
     const results = await store.ingestNdjson(ndjsonChunks());
     const rejected = results.filter((r) => r.status === 'rejected').length;
     if (rejected) throw new Error(`${rejected} lines rejected`);
@@ -241,7 +249,9 @@ async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise
     await loadDirect(handle);
   }
   const secs = (performance.now() - t0) / 1000;
-  if (name === 'sqlite') {
+  if (stored) {
+    // Analysed when it was loaded.
+  } else if (name === 'sqlite') {
     handle.sqlite!.exec('ANALYZE');
     handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
   } else {
@@ -255,12 +265,12 @@ async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise
     name,
     handle,
     store,
-    ingestPerSecond: BUILDS / secs,
+    ingestPerSecond: stored ? 0 : BUILDS / secs,
     bytes,
     async close() {
       await store.close();
       await handle.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir && kept === undefined) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -11,6 +11,7 @@ import { migrateStore } from './migrations.js';
 import { compileQuery } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
+import { PreparePool } from './prepare-pool.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
@@ -32,6 +33,12 @@ export interface BuildStoreOptions {
    * `false` turns them off. Default on, at most 64 MB.
    */
   readonly postings?: PostingCacheOptions | false;
+  /**
+   * Whether inputs longer than one batch are prepared (parsed, validated, derived) in a worker
+   * thread while the previous batch is written (prepare-pool.ts). Default true; a PreparePool of
+   * the caller's own is used as it is (and not closed with the store).
+   */
+  readonly ingestWorker?: boolean | PreparePool;
 }
 
 /** `fromBuild` names a build that is not available or not visible to the caller. */
@@ -98,6 +105,7 @@ class KyselyBuildStore implements BuildStore {
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
+  private readonly pool: PreparePool | undefined;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -106,10 +114,16 @@ class KyselyBuildStore implements BuildStore {
     this.clock = options.clock ?? Date.now;
     this.postings = handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, options.postings) : undefined;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
+    const w = options.ingestWorker;
+    this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
   }
 
   ingestNdjson: BuildStore['ingestNdjson'] = (input, options) =>
-    ingestNdjson({ handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: trigramBatch }, input, options);
+    ingestNdjson(
+      { handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: trigramBatch, ...(this.pool ? { pool: this.pool } : {}) },
+      input,
+      options,
+    );
 
   private select(withAttributes: boolean): Query {
     const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
@@ -271,6 +285,7 @@ class KyselyBuildStore implements BuildStore {
 
   async close(): Promise<void> {
     await this.signal.close();
+    if (this.pool !== this.options.ingestWorker) await this.pool?.close();
     void this.options;
   }
 }

@@ -6,10 +6,9 @@
 import type { ToolType } from '../query/catalog.js';
 import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
-import { deriveAttributes } from './derive.js';
-import { canonicalEvents, decodeEvents, encodeEvents } from './event-codec.js';
+import { canonicalEvents, decodeEvents } from './event-codec.js';
+import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult } from './types.js';
-import { parseLine, type IngestRecord, type Validation } from './validate.js';
 
 /** What the database knows of a build before the batch. */
 export interface StoredBuild {
@@ -67,7 +66,7 @@ interface WorkingBuild {
   readonly receivedAt: number;
   /** Known before the build is complete too, so visibility applies to incomplete builds. */
   project: string | null;
-  derived?: ReturnType<typeof deriveAttributes>;
+  derived?: StoredDerivation;
   dirty: boolean;
 }
 
@@ -80,66 +79,43 @@ export interface PlanContext {
   readonly maxSeq: number;
 }
 
-/**
- * A line of the batch: already validated, or its text, parsed when planned. Parsing late keeps a
- * line's parsed objects short-lived (young-generation garbage) instead of a whole batch of them
- * surviving into the old generation.
- */
-export type ValidatedLine = { readonly line: number; readonly validation: Validation } | { readonly line: number; readonly text: string };
-
-export function validationOf(l: ValidatedLine): Validation {
-  return 'validation' in l ? l.validation : parseLine(l.text);
-}
-
 const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
-export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
+export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
   const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], maxSeq: 0 };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
-  const finish = (b: WorkingBuild, events: readonly BuildEvent[]): void => {
-    b.derived = deriveAttributes(b, events);
+  const finish = (b: WorkingBuild, derived: StoredDerivation): void => {
+    b.derived = derived;
     b.seq = nextSeq++;
     b.availableAt = ctx.now();
     writes.maxSeq = b.seq;
-    for (const [field, value] of b.derived.values) writes.values.push([b.seq, field, value]);
-    for (const [name, value] of b.derived.customValues) writes.customValues.push([b.seq, name, value]);
-    writes.attributes.push([b.seq, JSON.stringify(b.derived.attributes)]);
+    for (const [field, value] of derived.values) writes.values.push([b.seq, field, value]);
+    for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
+    writes.attributes.push([b.seq, derived.attributesJson]);
   };
 
-  const addChunk = (b: WorkingBuild, events: readonly BuildEvent[], eventsJson: string, hash: string): void => {
-    const count = events.length;
+  const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
     // Same rule as the `project` field: the last ProjectStructure event decides.
-    for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
-      if (e.type.eventType !== 'ProjectStructure') continue;
-      const p = e.data['rootProjectName'];
-      b.project = typeof p === 'string' ? p : null;
-      break;
-    }
-    writes.chunks.push({ build_id: b.id, chunk: b.chunkHashes.length, hash, event_count: count, events: eventsJson });
-    b.chunkHashes.push(hash);
-    b.chunkEvents.push(eventsJson);
+    if (r.project !== undefined) b.project = r.project;
+    writes.chunks.push({ build_id: b.id, chunk: b.chunkHashes.length, hash: r.hash, event_count: r.eventCount, events: r.eventsJson });
+    b.chunkHashes.push(r.hash);
+    b.chunkEvents.push(r.eventsJson);
     b.dirty = true;
   };
 
-  for (const l of lines) {
-    const line = l.line;
-    const validation = validationOf(l);
-    if (!validation.ok) {
+  for (const { line, prepared: r } of lines) {
+    if (!r.ok) {
       results.push(
-        validation.buildId === undefined
-          ? { line, status: 'rejected', error: validation.error, path: validation.path }
-          : { line, status: 'rejected', error: validation.error, path: validation.path, buildId: validation.buildId },
+        r.buildId === undefined
+          ? { line, status: 'rejected', error: r.error, path: r.path }
+          : { line, status: 'rejected', error: r.error, path: r.path, buildId: r.buildId },
       );
       continue;
     }
-    const r: IngestRecord = validation.record;
-    const eventsJson = encodeEvents(r.events);
-    const hash = contentHash(r, eventsJson);
-    const finished = r.events.some((e) => e.type.eventType === 'BuildFinished');
+    const { eventsJson, hash, finished } = r;
 
     const id = r.buildId ?? ctx.newId();
     let b = working.get(id);
@@ -174,8 +150,9 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
         dirty: true,
       };
       working.set(id, b);
-      addChunk(b, r.events, eventsJson, hash);
-      if (finished) finish(b, r.events);
+      addChunk(b, r);
+      // A new build: the line's own events are all of it, derived already (prepare.ts).
+      if (r.derived !== undefined) finish(b, r.derived);
       results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
       continue;
     }
@@ -206,12 +183,12 @@ export function planBatch(lines: readonly ValidatedLine[], ctx: PlanContext): { 
       continue;
     }
     // Append to an incomplete build.
-    addChunk(b, r.events, eventsJson, hash);
+    addChunk(b, r);
     b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents));
     if (finished) {
       const all: BuildEvent[] = [];
       for (const c of b.chunkEvents) for (const e of decodeEvents(c)) all.push(e);
-      finish(b, all);
+      finish(b, storedDerivation(b, all));
     }
     results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
   }

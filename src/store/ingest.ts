@@ -9,10 +9,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from './database.js';
-import { BUILD_ROW_COLUMNS, planBatch, validationOf, type BatchWrites, type BuildRow, type StoredBuild, type ValidatedLine } from './ingest-plan.js';
-import { numberedLines } from './lines.js';
+import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild } from './ingest-plan.js';
+import { numberedLines, type NumberedLine } from './lines.js';
+import { prepareLines, type PreparedLine } from './prepare.js';
+import type { PreparePool } from './prepare-pool.js';
 import type { IngestLineResult, IngestOptions } from './types.js';
-import { parseLine } from './validate.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
@@ -33,6 +34,8 @@ export interface IngestContext {
    * when the search indexes are absent or keep themselves by triggers.
    */
   readonly trigram?: (sqlite: BetterSqlite3.Database) => SearchBatch | undefined;
+  /** Worker thread that prepares the batches of long inputs; without it they are prepared inline. */
+  readonly pool?: PreparePool;
 }
 
 /** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */
@@ -41,7 +44,13 @@ export interface SearchBatch {
   finish(maxSeqBefore: number): void;
 }
 
-type Executor = (lines: readonly ValidatedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
+/**
+ * Batches prepared ahead of the one being written. Two keep the worker busy while this thread
+ * both writes a batch and reads the input for the next.
+ */
+const PREPARED_AHEAD = 2;
+
+type Executor = (lines: readonly PreparedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
 
 export async function ingestNdjson(
   ctx: IngestContext,
@@ -53,29 +62,15 @@ export async function ingestNdjson(
   const keep = options.keepResults !== false;
   const all: IngestLineResult[] = [];
   let done = 0;
-  let batch: ValidatedLine[] = [];
-
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const lines = batch;
-    batch = [];
+  const flush = async (lines: readonly PreparedLine[]): Promise<void> => {
+    if (lines.length === 0) return;
     let out: IngestLineResult[];
     let maxSeq = 0;
     try {
       ({ results: out, maxSeq } = await execute(lines));
     } catch (batchError) {
       if (lines.length === 1) {
-        const l = lines[0]!;
-        const v = validationOf(l);
-        out = [
-          {
-            line: l.line,
-            status: 'rejected',
-            path: '$',
-            error: `The build could not be stored: ${(batchError as Error).message}`,
-            ...(v.ok && v.record.buildId !== undefined ? { buildId: v.record.buildId } : {}),
-          },
-        ];
+        out = [notStored(lines[0]!, batchError)];
       } else {
         out = [];
         for (const l of lines) await flushOne(l, out);
@@ -88,30 +83,48 @@ export async function ingestNdjson(
     if (keep) for (const r of out) all.push(r);
   };
 
-  const flushOne = async (l: ValidatedLine, out: IngestLineResult[]): Promise<void> => {
+  const flushOne = async (l: PreparedLine, out: IngestLineResult[]): Promise<void> => {
     try {
       const r = await execute([l]);
       if (r.maxSeq > 0) ctx.onAvailable(r.maxSeq);
       out.push(...r.results);
     } catch (e) {
-      const v = validationOf(l);
-      out.push({
-        line: l.line,
-        status: 'rejected',
-        path: '$',
-        error: `The build could not be stored: ${(e as Error).message}`,
-        ...(v.ok && v.record.buildId !== undefined ? { buildId: v.record.buildId } : {}),
-      });
+      out.push(notStored(l, e));
     }
   };
 
-  for await (const { line, text } of numberedLines(input)) {
-    // PostgreSQL needs the batch's build IDs before planning (to load their state in one query).
-    batch.push(ctx.handle.dialect === 'postgres' ? { line, validation: parseLine(text) } : { line, text });
-    if (batch.length >= batchSize) await flush();
+  // Batches are prepared (parsed, validated, encoded, derived) ahead of their writing: from the
+  // second batch on, a long input's batches go to the worker thread, so that preparing one
+  // overlaps writing another. A short input never waits for a worker to start.
+  const ahead: Promise<PreparedLine[]>[] = [];
+  let texts: NumberedLine[] = [];
+  let submitted = 0;
+  const submit = (): void => {
+    const lines = texts;
+    texts = [];
+    const pool = submitted++ > 0 ? ctx.pool : undefined;
+    // Should the worker fail, the batch is prepared here instead: same function, same results.
+    ahead.push(pool === undefined ? Promise.resolve(prepareLines(lines)) : pool.prepare(lines).catch(() => prepareLines(lines)));
+  };
+  for await (const l of numberedLines(input)) {
+    texts.push(l);
+    if (texts.length < batchSize) continue;
+    submit();
+    while (ahead.length > PREPARED_AHEAD) await flush(await ahead.shift()!);
   }
-  await flush();
+  if (texts.length > 0) submit();
+  while (ahead.length > 0) await flush(await ahead.shift()!);
   return all;
+}
+
+function notStored({ line, prepared }: PreparedLine, e: unknown): IngestLineResult {
+  return {
+    line,
+    status: 'rejected',
+    path: '$',
+    error: `The build could not be stored: ${(e as Error).message}`,
+    ...(prepared.buildId !== undefined ? { buildId: prepared.buildId } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,7 +215,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
     for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
   };
 
-  const run = db.transaction((lines: readonly ValidatedLine[]) => {
+  const run = db.transaction((lines: readonly PreparedLine[]) => {
     const maxSeq = Number(selectMaxSeq.get());
     const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq });
     search?.begin();
@@ -254,8 +267,7 @@ function postgresExecutor(ctx: IngestContext): Executor {
   return async (lines) =>
     db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
-      const validated = lines.map((l) => ({ line: l.line, validation: validationOf(l) }));
-      const ids = [...new Set(validated.flatMap((l) => (l.validation.ok && l.validation.record.buildId !== undefined ? [l.validation.record.buildId] : [])))];
+      const ids = [...new Set(lines.flatMap((l) => (l.prepared.buildId !== undefined ? [l.prepared.buildId] : [])))];
       const stored = new Map<string, StoredBuild>();
       if (ids.length > 0) {
         const rows = await trx
@@ -300,7 +312,7 @@ function postgresExecutor(ctx: IngestContext): Executor {
         }
       }
       const max = await trx.selectFrom('builds').select(sql<number>`coalesce(max(seq), 0)`.as('m')).executeTakeFirstOrThrow();
-      const { results, writes } = planBatch(validated, {
+      const { results, writes } = planBatch(lines, {
         load: (id) => stored.get(id),
         now: ctx.clock,
         newId: newBuildId,

@@ -1,0 +1,14 @@
+// Worker thread of the ingest (see prepare-pool.ts): prepares batches of lines (prepare.ts) while
+// the ingest's own thread writes the previous batch to the database.
+
+import { parentPort } from 'node:worker_threads';
+import { prepareLines } from './prepare.js';
+
+interface Job {
+  readonly id: number;
+  readonly lines: readonly { readonly line: number; readonly text: string }[];
+}
+
+parentPort!.on('message', (job: Job) => {
+  parentPort!.postMessage({ id: job.id, prepared: prepareLines(job.lines) });
+});

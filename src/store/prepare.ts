@@ -1,0 +1,94 @@
+// The part of ingesting a line that needs no database: parse and validate it, encode its events
+// for storage, hash its content and, when the line finishes its build, derive the build's
+// attributes. A pure function of the line's text, so it can run in a worker thread
+// (prepare-worker.ts) while the ingest writes the previous batch; what it returns is plain data
+// (strings, numbers, arrays) that crosses threads cheaply.
+
+import type { ToolType } from '../query/catalog.js';
+import { contentHash } from './canonical.js';
+import { deriveAttributes, type DerivedBuild } from './derive.js';
+import { encodeEvents } from './event-codec.js';
+import type { BuildEvent } from './types.js';
+import { parseLine } from './validate.js';
+
+/** A build's derived attributes as the store writes them (the attributes as JSON text). */
+export interface StoredDerivation {
+  readonly columns: DerivedBuild['columns'];
+  readonly values: DerivedBuild['values'];
+  readonly customValues: DerivedBuild['customValues'];
+  readonly project: string | null;
+  readonly attributesJson: string;
+}
+
+export interface PreparedRecord {
+  readonly ok: true;
+  readonly buildId: string | undefined;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  /** The line's events in stored form (event-codec.ts). */
+  readonly eventsJson: string;
+  readonly hash: string;
+  readonly eventCount: number;
+  /** Whether the line holds a BuildFinished event. */
+  readonly finished: boolean;
+  /** rootProjectName of the line's last ProjectStructure event (null if not a string); undefined without one. */
+  readonly project: string | null | undefined;
+  /** The attributes of a build made of this line alone; present when the line finishes it. */
+  readonly derived: StoredDerivation | undefined;
+}
+
+export interface RejectedLine {
+  readonly ok: false;
+  readonly path: string;
+  readonly error: string;
+  readonly buildId?: string;
+}
+
+export type Prepared = PreparedRecord | RejectedLine;
+
+export interface PreparedLine {
+  readonly line: number;
+  readonly prepared: Prepared;
+}
+
+export function storedDerivation(header: { readonly toolType: ToolType; readonly toolVersion: string; readonly agentVersion: string }, events: readonly BuildEvent[]): StoredDerivation {
+  const d = deriveAttributes(header, events);
+  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson: JSON.stringify(d.attributes) };
+}
+
+/** The last ProjectStructure event's rootProjectName: the rule of the `project` field. */
+export function projectOf(events: readonly BuildEvent[]): string | null | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type.eventType !== 'ProjectStructure') continue;
+    const p = e.data['rootProjectName'];
+    return typeof p === 'string' ? p : null;
+  }
+  return undefined;
+}
+
+export function prepareLine(text: string): Prepared {
+  const v = parseLine(text);
+  if (!v.ok) return v;
+  const r = v.record;
+  const eventsJson = encodeEvents(r.events);
+  const finished = r.events.some((e) => e.type.eventType === 'BuildFinished');
+  return {
+    ok: true,
+    buildId: r.buildId,
+    toolType: r.toolType,
+    toolVersion: r.toolVersion,
+    agentVersion: r.agentVersion,
+    eventsJson,
+    hash: contentHash(r, eventsJson),
+    eventCount: r.events.length,
+    finished,
+    project: projectOf(r.events),
+    derived: finished ? storedDerivation(r, r.events) : undefined,
+  };
+}
+
+export function prepareLines(lines: readonly { readonly line: number; readonly text: string }[]): PreparedLine[] {
+  return lines.map((l) => ({ line: l.line, prepared: prepareLine(l.text) }));
+}

@@ -1,0 +1,149 @@
+// Preparing ingest batches in a worker thread (src/store/prepare-pool.ts) changes nothing but
+// speed: the same lines give the same results and the same stored builds as preparing them
+// inline, however they are cut into batches.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+import { PreparePool } from '../../src/store/prepare-pool.js';
+import { prepareLines } from '../../src/store/prepare.js';
+import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
+
+type Source = { buildId: string; toolType: string; toolVersion: string; agentVersion: string; events: BuildEvent[] };
+const sources = [...demoBuilds({ builds: 30, seed: 11, now: 1_800_000_000_000 })].map((l) => JSON.parse(l) as Source);
+
+const BAD_LINES = [
+  '{"oops"',
+  '[1, 2]',
+  JSON.stringify({ ...sources[0], buildId: 'SHOUTING12345' }),
+  JSON.stringify({ ...sources[1], events: [{ timestamp: 1.5, type: { majorVersion: 1, minorVersion: 0, eventType: 'X' }, data: {} }] }),
+  JSON.stringify({ ...sources[2], toolType: 'make' }),
+  JSON.stringify({ ...sources[3], events: [{ timestamp: 1, type: { majorVersion: 1, minorVersion: 0, eventType: 'X' }, data: { s: 'a\u0000b' } }] }),
+];
+
+/** A line of an ingest: a whole build, a part of one, a re-send with other content, or a bad line. */
+const lineArb = fc.oneof(
+  { arbitrary: fc.record({ kind: fc.constant('whole' as const), which: fc.nat(sources.length - 1) }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('part' as const), which: fc.nat(sources.length - 1), from: fc.nat(40), to: fc.nat(40) }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('other' as const), which: fc.nat(sources.length - 1) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('anonymous' as const), which: fc.nat(sources.length - 1) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('bad' as const), which: fc.nat(BAD_LINES.length - 1) }), weight: 1 },
+);
+
+function render(spec: { kind: string; which: number; from?: number; to?: number }): string {
+  const src = sources[spec.which % sources.length]!;
+  switch (spec.kind) {
+    case 'whole':
+      return JSON.stringify(src);
+    case 'part': {
+      const a = Math.min(spec.from!, spec.to!, src.events.length - 1);
+      const b = Math.min(Math.max(spec.from!, spec.to!) + 1, src.events.length);
+      return JSON.stringify({ ...src, events: src.events.slice(a, b) });
+    }
+    case 'other':
+      return JSON.stringify({ ...src, events: [...src.events.slice(0, 2), { timestamp: 1, type: { majorVersion: 1, minorVersion: 0, eventType: 'Other' }, data: {} }] });
+    case 'anonymous':
+      return JSON.stringify({ ...src, buildId: undefined });
+    default:
+      return BAD_LINES[spec.which % BAD_LINES.length]!;
+  }
+}
+
+interface Opened {
+  store: BuildStore;
+  handle: DatabaseHandle;
+  dir: string;
+}
+
+async function open(ingestWorker: boolean | PreparePool): Promise<Opened> {
+  const dir = mkdtempSync(join(tmpdir(), 'bs-worker-'));
+  const handle = await openDatabase({ data: dir });
+  const store = await openBuildStore(handle, { clock: () => 1_800_000_000_000, ingestWorker });
+  return { store, handle, dir };
+}
+
+async function wipe(o: Opened): Promise<void> {
+  for (const t of ['build_values', 'build_custom_values', 'build_events', 'build_attributes', 'builds']) o.handle.sqlite!.exec(`DELETE FROM ${t}`);
+}
+
+/** Results without the server-assigned IDs of anonymous lines (random by design). */
+const comparable = (rs: readonly IngestLineResult[], anonymous: ReadonlySet<number>) =>
+  rs.map((r) => (anonymous.has(r.line) ? { ...r, buildId: '(assigned)' } : r));
+
+async function state(store: BuildStore): Promise<unknown[]> {
+  const builds = await store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true });
+  const out: unknown[] = [];
+  for (const b of builds) {
+    if (!sources.some((s) => s.buildId === b.id)) continue; // anonymous builds: IDs differ
+    const events: BuildEvent[] = [];
+    for await (const e of store.streamEvents(b.id)) events.push(e);
+    out.push({ ...b, events });
+  }
+  return out;
+}
+
+describe('ingest with a worker thread', () => {
+  let inline: Opened;
+  let worker: Opened;
+  const pool = new PreparePool();
+  beforeAll(async () => {
+    inline = await open(false);
+    worker = await open(pool);
+  });
+  afterAll(async () => {
+    await pool.close();
+    for (const o of [inline, worker]) {
+      await o?.store.close();
+      await o?.handle.close();
+      if (o) rmSync(o.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prepares lines exactly as the inline function does', async () => {
+    const pool = new PreparePool();
+    try {
+      const lines = [...sources.map((s) => JSON.stringify(s)), ...BAD_LINES].map((text, i) => ({ line: i + 1, text }));
+      expect(await pool.prepare(lines)).toEqual(prepareLines(lines));
+      // Several jobs in flight come back to their own callers.
+      const [a, b] = await Promise.all([pool.prepare(lines.slice(0, 5)), pool.prepare(lines.slice(5))]);
+      expect([...a, ...b]).toEqual(prepareLines(lines));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a pool closed with a job in flight rejects it, and starts a new worker for the next', async () => {
+    const pool = new PreparePool();
+    const lines = sources.map((s, i) => ({ line: i + 1, text: JSON.stringify(s) }));
+    const pending = pool.prepare(lines);
+    await pool.close();
+    await expect(pending).rejects.toThrow(/worker thread stopped/);
+    expect(await pool.prepare(lines.slice(0, 2))).toEqual(prepareLines(lines.slice(0, 2)));
+    await pool.close();
+  });
+
+  it('stores the same builds with the same line results as inline preparation, in any batch size', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (specs, batchSize) => {
+        await wipe(inline);
+        await wipe(worker);
+        const lines = specs.map(render);
+        const anonymous = new Set(specs.flatMap((s, i) => (s.kind === 'anonymous' ? [i + 1] : [])));
+        const text = lines.join('\n');
+        const before = pool.linesPrepared;
+        const a = await inline.store.ingestNdjson(text, { batchSize });
+        const b = await worker.store.ingestNdjson(text, { batchSize });
+        expect(comparable(b, anonymous)).toEqual(comparable(a, anonymous));
+        // The first batch is prepared inline (a short input never waits for the worker), the rest in the worker.
+        expect(pool.linesPrepared - before).toBe(Math.max(0, lines.length - batchSize));
+        expect(await state(worker.store)).toEqual(await state(inline.store));
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
