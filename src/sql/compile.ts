@@ -127,7 +127,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
     case 'unknown':
       return sql<SqlBool>`NOT (${rows()})`;
     case 'pattern':
-      return rows(patternCondition(dialect, { kind: 'values', alias: 'v' }, predicate.pattern));
+      return rows(patternCondition(dialect, { kind: 'values', alias: 'v', field: field.column }, predicate.pattern));
     case 'boolean':
     case 'keyValue':
     case 'compare':

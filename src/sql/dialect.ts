@@ -2,7 +2,7 @@
 // pattern reaches its index. Everything else (ranges, EXISTS over child rows, NOT) is shared.
 
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUES_TRIGRAM } from './layout.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUE_TERMS, VALUE_TERMS_TRIGRAM } from './layout.js';
 import { charCount, ftsPhrase, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
 
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -10,7 +10,7 @@ export type SqlDialect = 'sqlite' | 'postgres';
 /** Where a searched string lives: a `builds` column or a column of a child row. */
 export type StringTarget =
   | { readonly kind: 'builds'; readonly column: string }
-  | { readonly kind: 'values'; readonly alias: string }
+  | { readonly kind: 'values'; readonly alias: string; readonly field: string }
   | { readonly kind: 'customValues'; readonly alias: string; readonly column: 'name' | 'value' };
 
 export function targetRef(t: StringTarget): RawBuilder<unknown> {
@@ -33,6 +33,9 @@ const like = (ref: RawBuilder<unknown>, segments: readonly string[]): RawBuilder
  */
 export function wildcardCondition(dialect: SqlDialect, target: StringTarget, segments: readonly string[]): RawBuilder<SqlBool> {
   const ref = targetRef(target);
+  // A multi-valued field's value without a literal prefix: match the field's distinct terms
+  // first, then read the builds of each matching term from the (field, value, seq) index.
+  if (target.kind === 'values' && segments[0] === '') return sql<SqlBool>`${ref} IN (${matchingTerms(dialect, target.field, segments)})`;
   if (dialect === 'postgres') {
     // One LIKE does it: the planner turns a literal prefix into a range on the text_pattern_ops
     // btree, and pg_trgm's GIN index serves infix patterns with >= 3 literal characters.
@@ -58,6 +61,22 @@ function prefixRange(ref: RawBuilder<unknown>, prefix: string): RawBuilder<SqlBo
   return upper === undefined ? sql<SqlBool>`${ref} >= ${prefix}` : sql<SqlBool>`(${ref} >= ${prefix} AND ${ref} < ${upper})`;
 }
 
+/**
+ * The values of `field` that match the pattern, from the terms table (layout.ts VALUE_TERMS):
+ * exact. On SQLite a literal run of 3+ characters narrows the terms by their trigram table first;
+ * PostgreSQL's planner picks the terms' trigram GIN index for the LIKE itself.
+ */
+function matchingTerms(dialect: SqlDialect, field: string, segments: readonly string[]): RawBuilder<unknown> {
+  const t = sql.table(VALUE_TERMS);
+  const like = sql`t.value LIKE ${likePattern(segments)} ESCAPE '\\'`;
+  const longest = longestSegment(segments);
+  if (dialect === 'sqlite' && charCount(longest) >= MIN_TRIGRAM_CHARS) {
+    const F = sql.table(VALUE_TERMS_TRIGRAM);
+    return sql`SELECT t.value FROM ${t} AS t WHERE t.field = ${field} AND t.id IN (SELECT rowid FROM ${F} WHERE ${F} MATCH ${ftsPhrase(longest)}) AND ${like}`;
+  }
+  return sql`SELECT t.value FROM ${t} AS t WHERE t.field = ${field} AND ${like}`;
+}
+
 /** Candidate rows from an FTS5 trigram table (a superset; the LIKE next to it is exact). */
 function sqliteTrigram(target: StringTarget, literal: string): RawBuilder<SqlBool> | undefined {
   switch (target.kind) {
@@ -66,7 +85,8 @@ function sqliteTrigram(target: StringTarget, literal: string): RawBuilder<SqlBoo
       // The builds trigram table is keyed by seq (stable, unlike an implicit rowid).
       return sql<SqlBool>`builds.seq IN (SELECT rowid FROM ${sql.table(BUILDS_TRIGRAM)} WHERE ${sql.table(BUILDS_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
     case 'values':
-      return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(VALUES_TRIGRAM)} WHERE ${sql.table(VALUES_TRIGRAM)} MATCH ${ftsPhrase(literal)})`;
+      // Reached only with a literal prefix, which the prefix range serves (see wildcardCondition).
+      return undefined;
     case 'customValues':
       return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(CUSTOM_VALUES_TRIGRAM)} WHERE ${sql.table(CUSTOM_VALUES_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
   }

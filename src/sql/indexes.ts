@@ -6,7 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { FIELDS } from '../query/catalog.js';
 import { migrate, type DatabaseHandle } from '../store/database.js';
-import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
 /**
  * Single-valued columns with a btree index: every generic field. Tool-specific columns are left
@@ -153,6 +153,63 @@ function sqliteBulkStatements(): string[] {
 }
 
 /**
+ * Migration 0003: the values of multi-valued fields are searched by wildcard through their
+ * distinct terms (layout.ts VALUE_TERMS). At 1M builds build_values holds 5.3M rows but only
+ * ~38k distinct (field, value) pairs (`requested` has 28 values over 1.4M rows): a trigram table
+ * per row made `requested:*bundle*` look up 57k candidate rows at random (~90 ms); through the
+ * terms it reads one term's builds in order from the covering index (field, value, seq). Ingest
+ * indexes a new term once instead of every row.
+ *
+ * SQLite: the terms table is filled from build_values by a trigger (standing aside during a
+ * bulk ingest, which fills it per batch, see trigramBatch), and keeps its FTS5 table by trigger.
+ * Terms are never removed: a term without rows matches no build. Its `id` is an INTEGER PRIMARY
+ * KEY, stable across VACUUM (unlike the implicit rowids the old table was keyed by).
+ */
+function sqliteValueTermsStatements(): string[] {
+  const out: string[] = [];
+  for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${VALUES_TRIGRAM}_${suffix}`);
+  out.push(`DROP TABLE IF EXISTS ${VALUES_TRIGRAM}`);
+  out.push(`CREATE TABLE ${VALUE_TERMS} (id INTEGER PRIMARY KEY, field TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (field, value))`);
+  const F = VALUE_TERMS_TRIGRAM;
+  out.push(`CREATE VIRTUAL TABLE ${F} USING fts5(value, content='${VALUE_TERMS}', content_rowid='id', tokenize='trigram case_sensitive 1', columnsize=0)`);
+  out.push(`CREATE TRIGGER ${F}_ai AFTER INSERT ON ${VALUE_TERMS} BEGIN
+    INSERT INTO ${F}(rowid, value) VALUES (new.id, new.value);
+  END`);
+  out.push(`CREATE TRIGGER ${F}_ad AFTER DELETE ON ${VALUE_TERMS} BEGIN
+    INSERT INTO ${F}(${F}, rowid, value) VALUES ('delete', old.id, old.value);
+  END`);
+  out.push(`CREATE TRIGGER ${VALUE_TERMS}_ai AFTER INSERT ON build_values WHEN ${NOT_DEFERRED} BEGIN
+    INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) VALUES (new.field, new.value);
+  END`);
+  out.push(`CREATE TRIGGER ${VALUE_TERMS}_au AFTER UPDATE OF field, value ON build_values BEGIN
+    INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) VALUES (new.field, new.value);
+  END`);
+  out.push(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT DISTINCT field, value FROM build_values ORDER BY field, value`);
+  return out;
+}
+
+/**
+ * PostgreSQL: a statement-level trigger adds a statement's new terms (one INSERT … SELECT DISTINCT
+ * per ingest batch, in a fixed order so concurrent writers cannot deadlock on them); the GIN
+ * trigram index moves from every row of build_values to the terms.
+ */
+function postgresValueTermsStatements(): string[] {
+  return [
+    'DROP INDEX IF EXISTS build_values_value_trgm',
+    `CREATE TABLE ${VALUE_TERMS} (field text NOT NULL, value text NOT NULL, PRIMARY KEY (field, value))`,
+    `CREATE INDEX ${VALUE_TERMS}_trgm ON ${VALUE_TERMS} USING gin (value gin_trgm_ops)`,
+    `CREATE FUNCTION ${VALUE_TERMS}_add() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${VALUE_TERMS} (field, value) SELECT DISTINCT field, value FROM new_rows ORDER BY field, value ON CONFLICT DO NOTHING;
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER ${VALUE_TERMS}_ai AFTER INSERT ON build_values REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${VALUE_TERMS}_add()`,
+    `CREATE TRIGGER ${VALUE_TERMS}_au AFTER UPDATE ON build_values REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${VALUE_TERMS}_add()`,
+    `INSERT INTO ${VALUE_TERMS} (field, value) SELECT DISTINCT field, value FROM build_values ORDER BY field, value ON CONFLICT DO NOTHING`,
+  ];
+}
+
+/**
  * Bulk upkeep of the SQLite trigram tables for one ingest transaction: `begin()` right after the
  * transaction started (notes where the new rows will start and sets the flag that turns the insert
  * triggers off), `finish(maxSeqBefore)` after the batch's rows are written and before the commit
@@ -175,7 +232,8 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   const maxValue = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_values').pluck();
   const maxCustom = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_custom_values').pluck();
   const fillBuilds = sqlite.prepare(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq > ?`);
-  const fillValues = sqlite.prepare(`INSERT INTO ${VALUES_TRIGRAM}(rowid, value) SELECT rowid, value FROM build_values WHERE rowid > ?`);
+  // New terms only (the few not seen before); each new term's trigger indexes its trigrams.
+  const fillValues = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE rowid > ?`);
   const fillCustom = sqlite.prepare(`INSERT INTO ${CUSTOM_VALUES_TRIGRAM}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ?`);
   let valuesFrom = 0;
   let customFrom = 0;
@@ -203,6 +261,9 @@ export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<str
     '0002_bulk_trigram': {
       up: (db) => run(db, dialect === 'sqlite' ? sqliteBulkStatements() : []),
     },
+    '0003_value_terms': {
+      up: (db) => run(db, dialect === 'sqlite' ? sqliteValueTermsStatements() : postgresValueTermsStatements()),
+    },
   };
 }
 
@@ -212,8 +273,9 @@ export async function migrateSearchIndexes(handle: DatabaseHandle): Promise<void
 }
 
 /**
- * Rebuilds the SQLite trigram tables of child rows from their content. Needed after a VACUUM,
- * which may renumber the implicit rowids they are keyed by (the builds table's is keyed by seq).
+ * Rebuilds the SQLite trigram tables from their content. Needed for the custom values' table
+ * after a VACUUM, which may renumber the implicit rowids it is keyed by (the builds table's is
+ * keyed by seq, the value terms' by an INTEGER PRIMARY KEY).
  */
 export function rebuildTrigramTables(handle: DatabaseHandle): void {
   if (!handle.sqlite) return;
@@ -223,6 +285,6 @@ export function rebuildTrigramTables(handle: DatabaseHandle): void {
     // Not 'rebuild' for builds: it would index incomplete builds (seq NULL) too.
     handle.sqlite!.exec(`INSERT INTO ${T}(${T}) VALUES ('delete-all')`);
     handle.sqlite!.exec(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
-    for (const t of [VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) handle.sqlite!.exec(`INSERT INTO ${t}(${t}) VALUES ('rebuild')`);
+    for (const t of [VALUE_TERMS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) handle.sqlite!.exec(`INSERT INTO ${t}(${t}) VALUES ('rebuild')`);
   })();
 }

@@ -6,8 +6,17 @@ export const BUILDS_TRIGRAM_COLUMNS: readonly string[] = ['user', 'hostname', 'p
 
 /** SQLite FTS5 trigram tables (external content, kept in sync by triggers). */
 export const BUILDS_TRIGRAM = 'builds_trigram';
+/** Trigram table over every row of build_values; replaced by VALUE_TERMS_TRIGRAM in search migration 0003. */
 export const VALUES_TRIGRAM = 'build_values_trigram';
 export const CUSTOM_VALUES_TRIGRAM = 'build_custom_values_trigram';
+
+/**
+ * The distinct (field, value) pairs of build_values, each once, with a trigram index over the
+ * values (SQLite FTS5 / PostgreSQL pg_trgm). A wildcard pattern on a multi-valued field is matched
+ * against these few terms first, then the builds are read from build_values by exact value.
+ */
+export const VALUE_TERMS = 'build_value_terms';
+export const VALUE_TERMS_TRIGRAM = 'build_value_terms_trigram';
 
 /** A trigram index only helps when the query has a literal run of at least this many characters. */
 export const MIN_TRIGRAM_CHARS = 3;

@@ -1,6 +1,7 @@
 // The SQLite trigram tables filled in bulk by the ingest (src/sql/indexes.ts `trigramBatch`) must
 // hold exactly what the per-row triggers would: FTS5's integrity-check compares each external
-// content table's index with its content, and infix searches must find the builds.
+// content table's index with its content, the value terms are exactly the distinct values of the
+// child rows, and infix searches must find the builds.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
@@ -8,7 +9,7 @@ import { parseQuery } from '../../src/query/index.js';
 import type { BuildWithAttributes } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 
-const TRIGRAM_TABLES = ['builds_trigram', 'build_values_trigram', 'build_custom_values_trigram'];
+const TRIGRAM_TABLES = ['builds_trigram', 'build_value_terms_trigram', 'build_custom_values_trigram'];
 
 describe('SQLite trigram tables kept in bulk by the ingest', () => {
   let t: TestStore;
@@ -21,6 +22,12 @@ describe('SQLite trigram tables kept in bulk by the ingest', () => {
     const db = t.handle.sqlite!;
     for (const table of TRIGRAM_TABLES) db.exec(`INSERT INTO ${table}(${table}, rank) VALUES ('integrity-check', 1)`);
     expect(db.prepare('SELECT count(*) FROM search_trigram_deferred').pluck().get()).toBe(0);
+    // Nothing is deleted here, so the terms are exactly the distinct (field, value) pairs.
+    const pairs = (from: string): string[] =>
+      (db.prepare(`SELECT DISTINCT field, value FROM ${from} ORDER BY field, value`).all() as { field: string; value: string }[]).map((r) => `${r.field}=${r.value}`);
+    const terms = pairs('build_value_terms');
+    expect(terms.length).toBeGreaterThan(0);
+    expect(terms).toEqual(pairs('build_values'));
   };
 
   it('indexes complete builds, builds completed in a later batch, and direct writes', async () => {
@@ -54,8 +61,10 @@ describe('SQLite trigram tables kept in bulk by the ingest', () => {
     const seq = Number(db.prepare('SELECT max(seq) FROM builds').pluck().get());
     db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)').run(seq, 'tag', 'direct-write-tag');
     integrity();
-    const hit = db.prepare("SELECT count(*) FROM build_values_trigram WHERE build_values_trigram MATCH '\"ct-write-t\"'").pluck().get();
+    const hit = db.prepare("SELECT count(*) FROM build_value_terms_trigram WHERE build_value_terms_trigram MATCH '\"ct-write-t\"'").pluck().get();
     expect(hit).toBe(1);
+    const found = await t.store.listBuilds({ visibility: { projects: 'all', withoutProject: true }, query: parseQuery('tag:*write-t*').expr! });
+    expect(found.map((b) => b.seq)).toEqual([seq]);
   });
 
   it('finds every build by an infix of its user through the trigram table', async () => {
