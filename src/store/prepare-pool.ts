@@ -39,7 +39,13 @@ export class PreparePool {
   constructor(private readonly logger?: Pick<Logger, 'warn'>) {}
 
   prepare(lines: readonly NumberedLine[]): Promise<PreparedLine[]> {
-    const worker = this.worker ?? this.start();
+    let worker: Worker;
+    try {
+      worker = this.worker ?? this.start();
+    } catch (e) {
+      this.logger?.warn({ err: e }, 'The ingest worker thread could not start; batches are prepared in the ingest thread');
+      return Promise.reject(e as Error);
+    }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
