@@ -4,7 +4,8 @@
 //   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg] [--via-ingest] [--sqlite-data DIR]
 //
 // --sqlite-data DIR keeps the SQLite corpus in DIR and reuses it when DIR already holds one of the
-// same size (loading a million builds takes minutes; the corpus is deterministic).
+// same size (loading a million builds takes minutes; the corpus is deterministic). Likewise a
+// PostgreSQL database given by BUILDSCOPE_BENCH_PG_URL that already holds the corpus is reused.
 //
 // Corpus: demo builds of all six tools (src/store/demo-data.ts) in the store's tables with the
 // search indexes. By default the rows are written directly (attributes derived by the store's own
@@ -235,9 +236,12 @@ async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise
   const handle = await openDatabase(name === 'sqlite' ? { data: dir! } : { url: pgUrl! });
   const store = await openBuildStore(handle, { clock: () => NOW });
   const viaIngest = flag('--via-ingest');
-  const stored = kept === undefined ? 0 : Number(handle.sqlite!.prepare('SELECT count(*) FROM builds').pluck().get());
-  if (stored !== 0 && stored !== BUILDS) throw new Error(`${kept} holds ${stored} builds, not ${BUILDS}`);
-  log(`${name}: ${stored ? `reusing ${stored} builds in ${kept}` : `loading ${BUILDS} builds ${viaIngest ? 'through ingest' : 'directly'}`}`);
+  // A kept SQLite directory or a PostgreSQL database of one's own (BUILDSCOPE_BENCH_PG_URL) that
+  // already holds the corpus is reused.
+  const reusable = kept !== undefined || (name === 'postgres' && process.env['BUILDSCOPE_BENCH_PG_URL'] !== undefined);
+  const stored = reusable ? Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds`.execute(handle.db)).rows[0]!.n) : 0;
+  if (stored !== 0 && stored !== BUILDS) throw new Error(`${handle.describe} holds ${stored} builds, not ${BUILDS}`);
+  log(`${name}: ${stored ? `reusing ${stored} builds in ${handle.describe}` : `loading ${BUILDS} builds ${viaIngest ? 'through ingest' : 'directly'}`}`);
   const t0 = performance.now();
   if (stored) {
     // Reused corpus: nothing loaded, no load rate to report.

@@ -35,7 +35,7 @@ export function wildcardCondition(dialect: SqlDialect, target: StringTarget, seg
   const ref = targetRef(target);
   // A multi-valued field's value without a literal prefix: match the field's distinct terms
   // first, then read the builds of each matching term from the (field, value, seq) index.
-  if (target.kind === 'values' && segments[0] === '') return sql<SqlBool>`${ref} IN (${matchingTerms(dialect, target.field, segments)})`;
+  if (target.kind === 'values' && matchesThroughTerms(segments)) return sql<SqlBool>`${ref} IN (${matchingTerms(dialect, target.field, segments)})`;
   if (dialect === 'postgres') {
     // One LIKE does it: the planner turns a literal prefix into a range on the text_pattern_ops
     // btree, and pg_trgm's GIN index serves infix patterns with >= 3 literal characters.
@@ -59,6 +59,14 @@ export function wildcardCondition(dialect: SqlDialect, target: StringTarget, seg
 function prefixRange(ref: RawBuilder<unknown>, prefix: string): RawBuilder<SqlBool> {
   const upper = prefixUpperBound(prefix);
   return upper === undefined ? sql<SqlBool>`${ref} >= ${prefix}` : sql<SqlBool>`(${ref} >= ${prefix} AND ${ref} < ${upper})`;
+}
+
+/**
+ * Whether a pattern on a multi-valued field's values is matched through the field's terms: a
+ * wildcard pattern (segments of a pattern with `*`, see wildcardCondition) without a literal prefix.
+ */
+export function matchesThroughTerms(segments: readonly string[]): boolean {
+  return segments.length >= 2 && segments[0] === '' && !segments.every((s) => s === '');
 }
 
 /**

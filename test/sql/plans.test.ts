@@ -123,6 +123,13 @@ describe.skipIf(!pgAvailable())('PostgreSQL plans', () => {
     expect(shown).toMatch(/on build_value_terms t/);
     expect(shown).toMatch(/Index Cond: \(\(field = 'requested'::text\) AND \(value = t\.value\)\)/);
   });
+  it('a page of such a pattern walks builds in seq order against a hashed list, not a join of every match', async () => {
+    const { sql: text, parameters } = explainSql(parse('requested:*sk-1*'), 'postgres');
+    const r = await db.handle.pool!.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text} ORDER BY builds.seq LIMIT 100`, parameters as unknown[]);
+    const shown = r.rows.map((x) => x['QUERY PLAN']).join('\n');
+    expect(shown).toMatch(/hashed SubPlan/);
+    expect(shown).not.toMatch(/Semi Join|HashAggregate/);
+  });
   it('a time range uses the column index', async () => {
     expect(await plan('buildStartTime:[2024-01-01T01:00 to 2024-01-01T02:00]')).toMatch(/Index Scan using builds_buildstarttime_idx/);
   });
