@@ -4,7 +4,10 @@
 // a two-column table with a prepared statement in one transaction per batch (no parsing,
 // validation, derivation or indexes); the ratio says what the store's work costs on top.
 //
-//   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres]
+//   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres] [--worker-only]
+//
+// SQLite runs twice, with the store's worker thread and without (one thread); --worker-only skips
+// the second run (a million builds take several minutes each).
 //
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
@@ -215,7 +218,10 @@ const round = (x: number, d: number): number => Math.round(x * 10 ** d) / 10 ** 
 const results: Result[] = [];
 // The store prepares the batches of a long input in a worker thread; the same ingest without it
 // shows what the second core adds.
-if (dialects.includes('sqlite')) results.push(await sqliteRun(true), await sqliteRun(false));
+if (dialects.includes('sqlite')) {
+  results.push(await sqliteRun(true));
+  if (!args.includes('--worker-only')) results.push(await sqliteRun(false));
+}
 if (dialects.includes('postgres')) {
   const r = await postgresRun();
   if (r) results.push(r);
