@@ -93,7 +93,7 @@ function sqliteTrigram(target: StringTarget, literal: string): RawBuilder<SqlBoo
       // The builds trigram table is keyed by seq (stable, unlike an implicit rowid).
       return sql<SqlBool>`builds.seq IN (SELECT rowid FROM ${sql.table(BUILDS_TRIGRAM)} WHERE ${sql.table(BUILDS_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
     case 'values':
-      // Reached only with a literal prefix, which the prefix range serves (see wildcardCondition).
+      // Not reached: values without a literal prefix are matched through their terms (wildcardCondition).
       return undefined;
     case 'customValues':
       return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(CUSTOM_VALUES_TRIGRAM)} WHERE ${sql.table(CUSTOM_VALUES_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;

@@ -1,5 +1,7 @@
 // NDJSON ingest (see the event model and docs/store.md). Lines are read in batches; each batch is
-// validated and planned in memory (ingest-plan.ts), then written in ONE transaction: on SQLite one
+// prepared without the database (prepare.ts: parsed, validated, encoded, derived; in a worker
+// thread for long inputs, prepare-pool.ts), planned against the stored state (ingest-plan.ts),
+// then written in ONE transaction: on SQLite one
 // synchronous better-sqlite3 transaction with prepared statements, on PostgreSQL one transaction
 // with multi-row inserts under an advisory lock that also orders `seq` across server processes.
 // If a batch fails in the database, its lines are retried one per transaction, so one bad build
