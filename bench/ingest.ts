@@ -2,7 +2,8 @@
 // BuildStore.ingestNdjson on SQLite and PostgreSQL, and database size per million builds.
 // Peer in the same run: the floor of the same database, one INSERT of each line's raw JSON into
 // a two-column table with a prepared statement in one transaction per batch (no parsing,
-// validation, derivation or indexes); the ratio says what the store's work costs on top.
+// validation, derivation or indexes); the ratio says what the store's work costs on top. Both
+// write batches of BULK_BATCH_SIZE lines, as the `ingest` command does.
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres] [--worker-only]
 //
@@ -17,6 +18,7 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import BetterSqlite3 from 'better-sqlite3';
+import { BULK_BATCH_SIZE } from '../src/store/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
@@ -98,6 +100,8 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   let done = 0;
   await store.ingestNdjson(input(), {
     keepResults: false,
+    // As the `ingest` command loads a file (src/store/batches.ts).
+    batchSize: BULK_BATCH_SIZE,
     onResults: (rs) => {
       for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
       done += rs.length;
@@ -132,7 +136,7 @@ async function sqliteRun(ingestWorker: boolean): Promise<Result> {
     });
     const t0 = performance.now();
     let from = 0;
-    for await (const part of lineBatches(500)) {
+    for await (const part of lineBatches(BULK_BATCH_SIZE)) {
       batch(part, from);
       from += part.length;
     }
@@ -170,13 +174,13 @@ async function postgresRun(): Promise<Result | undefined> {
     const empty = await c.query(`SELECT pg_database_size('template1') AS b`);
     const bytes = Number(size.rows[0].b) - Number(empty.rows[0].b);
     await handle.close();
-    // Peer: raw JSON lines, multi-row INSERTs of 500 in one transaction each.
+    // Peer: raw JSON lines, one multi-row INSERT per batch in one transaction each.
     const p = new pg.Client({ connectionString: url.toString() });
     await p.connect();
     await p.query('CREATE TABLE raw (id text PRIMARY KEY, line text NOT NULL)');
     const t0 = performance.now();
     let i = 0;
-    for await (const part of lineBatches(500)) {
+    for await (const part of lineBatches(BULK_BATCH_SIZE)) {
       const params: string[] = [];
       const values = part.map((l, k) => {
         params.push(String(i + k).padStart(13, '0'), l);

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.js';
 import { openDatabase, type DatabaseHandle } from './store/database.js';
 import { openBuildStore } from './store/build-store.js';
+import { BULK_BATCH_SIZE } from './store/batches.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
@@ -165,6 +166,8 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
       for (const line of demoBuilds({ builds })) yield line + '\n';
     })(),
     {
+      // Before the server listens: nothing else waits on this thread.
+      batchSize: BULK_BATCH_SIZE,
       onProgress(done) {
         if (done - last >= Math.max(1000, Math.floor(builds / 10)) || done === builds) {
           last = done;

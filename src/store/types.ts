@@ -77,7 +77,7 @@ export interface IngestOptions {
   readonly onResults?: (results: readonly IngestLineResult[]) => void;
   /** Whether ingestNdjson returns every result (default true); false for huge inputs. */
   readonly keepResults?: boolean;
-  /** Lines per transaction (default 500). */
+  /** Lines per transaction (default DEFAULT_BATCH_SIZE, 500; BULK_BATCH_SIZE for bulk loads, see ingest.ts). */
   readonly batchSize?: number;
 }
 

@@ -2,6 +2,7 @@
 // standard output, or stored directly when --data or --db is given.
 
 import type { Command } from 'commander';
+import { BULK_BATCH_SIZE } from '../../store/batches.js';
 
 interface Options {
   builds: string;
@@ -74,6 +75,7 @@ export function register(program: Command): void {
       try {
         await opened.store.ingestNdjson(text(), {
           keepResults: false,
+          batchSize: BULK_BATCH_SIZE,
           onResults: (rs) => {
             stored += rs.filter((r) => r.status === 'stored').length;
             done += rs.length;

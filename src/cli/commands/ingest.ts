@@ -1,6 +1,7 @@
 // `buildscope ingest FILE|-`: stores NDJSON builds (one per line) in the build store.
 
 import type { Command } from 'commander';
+import { BULK_BATCH_SIZE } from '../../store/batches.js';
 
 interface Options {
   data?: string;
@@ -17,7 +18,7 @@ export function register(program: Command): void {
     .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
     .option('--json', 'print each line\'s result as a JSON line as soon as it is committed')
-    .option('--batch-size <n>', 'lines per transaction')
+    .option('--batch-size <n>', `lines per transaction (default ${BULK_BATCH_SIZE})`)
     .action(async (file: string, opts: Options) => {
       const { createReadStream, statSync } = await import('node:fs');
       const { openStoreAt } = await import('../../store/open.js');
@@ -51,7 +52,7 @@ export function register(program: Command): void {
       try {
         await opened.store.ingestNdjson(input(), {
           keepResults: false,
-          ...(batchSize !== undefined ? { batchSize } : {}),
+          batchSize: batchSize ?? BULK_BATCH_SIZE,
           onResults: (results) => {
             let out = '';
             for (const r of results) {
