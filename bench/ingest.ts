@@ -3,7 +3,7 @@
 // Peer in the same run: the floor of the same database, one INSERT of each line's raw JSON into
 // a two-column table with a prepared statement in one transaction per batch (no parsing,
 // validation, derivation or indexes); the ratio says what the store's work costs on top. Both
-// write batches of BULK_BATCH_SIZE lines, as the `ingest` command does.
+// write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres] [--worker-only]
 //
@@ -18,7 +18,7 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import BetterSqlite3 from 'better-sqlite3';
-import { BULK_BATCH_SIZE } from '../src/store/batches.js';
+import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
@@ -101,7 +101,7 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   await store.ingestNdjson(input(), {
     keepResults: false,
     // As the `ingest` command loads a file (src/store/batches.ts).
-    batchSize: BULK_BATCH_SIZE,
+    bulk: true,
     onResults: (rs) => {
       for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
       done += rs.length;
@@ -136,7 +136,7 @@ async function sqliteRun(ingestWorker: boolean): Promise<Result> {
     });
     const t0 = performance.now();
     let from = 0;
-    for await (const part of lineBatches(BULK_BATCH_SIZE)) {
+    for await (const part of lineBatches(SQLITE_BULK_BATCH_SIZE)) {
       batch(part, from);
       from += part.length;
     }
@@ -180,7 +180,7 @@ async function postgresRun(): Promise<Result | undefined> {
     await p.query('CREATE TABLE raw (id text PRIMARY KEY, line text NOT NULL)');
     const t0 = performance.now();
     let i = 0;
-    for await (const part of lineBatches(BULK_BATCH_SIZE)) {
+    for await (const part of lineBatches(DEFAULT_BATCH_SIZE)) {
       const params: string[] = [];
       const values = part.map((l, k) => {
         params.push(String(i + k).padStart(13, '0'), l);

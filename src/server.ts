@@ -8,7 +8,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.js';
 import { openDatabase, type DatabaseHandle } from './store/database.js';
 import { openBuildStore } from './store/build-store.js';
-import { BULK_BATCH_SIZE } from './store/batches.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
@@ -167,7 +166,7 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
     })(),
     {
       // Before the server listens: nothing else waits on this thread.
-      batchSize: BULK_BATCH_SIZE,
+      bulk: true,
       onProgress(done) {
         if (done - last >= Math.max(1000, Math.floor(builds / 10)) || done === builds) {
           last = done;

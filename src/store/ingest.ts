@@ -16,7 +16,7 @@ import { numberedLines, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
 import type { IngestLineResult, IngestOptions } from './types.js';
-import { DEFAULT_BATCH_SIZE } from './batches.js';
+import { batchSizeFor } from './batches.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
@@ -61,7 +61,7 @@ export async function ingestNdjson(
   options: IngestOptions = {},
 ): Promise<IngestLineResult[]> {
   const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx) : postgresExecutor(ctx);
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const keep = options.keepResults !== false;
   const all: IngestLineResult[] = [];
   let done = 0;

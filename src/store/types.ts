@@ -77,8 +77,13 @@ export interface IngestOptions {
   readonly onResults?: (results: readonly IngestLineResult[]) => void;
   /** Whether ingestNdjson returns every result (default true); false for huge inputs. */
   readonly keepResults?: boolean;
-  /** Lines per transaction (default DEFAULT_BATCH_SIZE, 500; BULK_BATCH_SIZE for bulk loads, see ingest.ts). */
+  /** Lines per transaction; by default 500, or for a bulk load what suits the database (batches.ts). */
   readonly batchSize?: number;
+  /**
+   * A bulk load: nothing else waits on this thread (a command-line load, demo builds before the
+   * server listens), so transactions may be as large as the database gains from (SQLite: 5,000 lines).
+   */
+  readonly bulk?: boolean;
 }
 
 /**

@@ -279,6 +279,22 @@ describe.each(dialects)('ingest on $name', ({ name, skip }) => {
     ]);
   });
 
+  it('commits 500 lines per transaction, and for a bulk load as many as the database gains from', async () => {
+    const lines = Array.from({ length: 5200 }, () => completeBuild(id())).join('\n');
+    const sizes = async (bulk: boolean): Promise<number[]> => {
+      await t.reset();
+      const seen: number[] = [];
+      const r = await t.store.ingestNdjson(lines, { bulk, keepResults: false, onResults: (rs) => seen.push(rs.length) });
+      expect(r).toEqual([]);
+      expect(await t.store.latestSeq()).toBe(5200);
+      return seen;
+    };
+    const small = [...Array.from({ length: 10 }, () => 500), 200];
+    expect(await sizes(false)).toEqual(small);
+    // SQLite rewrites every index page a commit touched; PostgreSQL keeps its smaller transactions.
+    expect(await sizes(true)).toEqual(name === 'sqlite' ? [5000, 200] : small);
+  }, 60_000);
+
   it('reads streamed input (bytes split anywhere, CRLF line ends) with correct line numbers', async () => {
     const ids = [id(), id(), id()];
     const text = `${completeBuild(ids[0]!)}\r\n\r\n{"oops"\r\n${completeBuild(ids[1]!)}\n${completeBuild(ids[2]!)}`;

@@ -2,7 +2,6 @@
 // standard output, or stored directly when --data or --db is given.
 
 import type { Command } from 'commander';
-import { BULK_BATCH_SIZE } from '../../store/batches.js';
 
 interface Options {
   builds: string;
@@ -75,7 +74,7 @@ export function register(program: Command): void {
       try {
         await opened.store.ingestNdjson(text(), {
           keepResults: false,
-          batchSize: BULK_BATCH_SIZE,
+          bulk: true,
           onResults: (rs) => {
             stored += rs.filter((r) => r.status === 'stored').length;
             done += rs.length;

@@ -1,7 +1,7 @@
 // `buildscope ingest FILE|-`: stores NDJSON builds (one per line) in the build store.
 
 import type { Command } from 'commander';
-import { BULK_BATCH_SIZE } from '../../store/batches.js';
+import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../../store/batches.js';
 
 interface Options {
   data?: string;
@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
     .option('--json', 'print each line\'s result as a JSON line as soon as it is committed')
-    .option('--batch-size <n>', `lines per transaction (default ${BULK_BATCH_SIZE})`)
+    .option('--batch-size <n>', `lines per transaction (default ${SQLITE_BULK_BATCH_SIZE} on SQLite, ${DEFAULT_BATCH_SIZE} on PostgreSQL)`)
     .action(async (file: string, opts: Options) => {
       const { createReadStream, statSync } = await import('node:fs');
       const { openStoreAt } = await import('../../store/open.js');
@@ -52,7 +52,8 @@ export function register(program: Command): void {
       try {
         await opened.store.ingestNdjson(input(), {
           keepResults: false,
-          batchSize: batchSize ?? BULK_BATCH_SIZE,
+          bulk: true,
+          ...(batchSize !== undefined ? { batchSize } : {}),
           onResults: (results) => {
             let out = '';
             for (const r of results) {
