@@ -7,8 +7,8 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from '../query/checked.js';
 import { boundsOf } from '../query/bounds.js';
-import { matchesThroughTerms, targetRef, wildcardCondition, type SqlDialect, type StringTarget } from './dialect.js';
-import { segmentsOf } from './pattern.js';
+import { targetRef, wildcardCondition, type SqlDialect, type StringTarget } from './dialect.js';
+import { segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -132,7 +132,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
       // it would join every one of them to `builds` and sort them for a page: 179 ms for
       // `requested:*bundle*` at 1M builds. Wrapped, the IN stays a hashed subplan tested while
       // walking `builds` in seq order, and a page stops after its last build: 10 ms.
-      const wrap = dialect === 'postgres' && access === 'list' && matchesThroughTerms(segmentsOf(predicate.pattern.segments));
+      const wrap = dialect === 'postgres' && access === 'list' && wildcardWithoutPrefix(segmentsOf(predicate.pattern.segments));
       return wrap ? sql<SqlBool>`(${cond}) IS TRUE` : cond;
     }
     case 'boolean':

@@ -3,7 +3,7 @@
 
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUE_TERMS, VALUE_TERMS_TRIGRAM } from './layout.js';
-import { charCount, ftsPhrase, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
+import { charCount, ftsPhrase, likePattern, longestSegment, prefixUpperBound, wildcardWithoutPrefix } from './pattern.js';
 
 export type SqlDialect = 'sqlite' | 'postgres';
 
@@ -35,7 +35,7 @@ export function wildcardCondition(dialect: SqlDialect, target: StringTarget, seg
   const ref = targetRef(target);
   // A multi-valued field's value without a literal prefix: match the field's distinct terms
   // first, then read the builds of each matching term from the (field, value, seq) index.
-  if (target.kind === 'values' && matchesThroughTerms(segments)) return sql<SqlBool>`${ref} IN (${matchingTerms(dialect, target.field, segments)})`;
+  if (target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${matchingTerms(dialect, target.field, segments)})`;
   if (dialect === 'postgres') {
     // One LIKE does it: the planner turns a literal prefix into a range on the text_pattern_ops
     // btree, and pg_trgm's GIN index serves infix patterns with >= 3 literal characters.
@@ -49,7 +49,8 @@ export function wildcardCondition(dialect: SqlDialect, target: StringTarget, seg
     if (segments.length === 2 && segments[1] === '') return parts[0]!;
   } else {
     const longest = longestSegment(segments);
-    const candidates = charCount(longest) >= MIN_TRIGRAM_CHARS ? sqliteTrigram(target, longest) : undefined;
+    // (Values of multi-valued fields went through their terms above.)
+    const candidates = target.kind !== 'values' && charCount(longest) >= MIN_TRIGRAM_CHARS ? sqliteTrigram(target, longest) : undefined;
     if (candidates) parts.push(candidates);
   }
   parts.push(like(ref, segments));
@@ -59,14 +60,6 @@ export function wildcardCondition(dialect: SqlDialect, target: StringTarget, seg
 function prefixRange(ref: RawBuilder<unknown>, prefix: string): RawBuilder<SqlBool> {
   const upper = prefixUpperBound(prefix);
   return upper === undefined ? sql<SqlBool>`${ref} >= ${prefix}` : sql<SqlBool>`(${ref} >= ${prefix} AND ${ref} < ${upper})`;
-}
-
-/**
- * Whether a pattern on a multi-valued field's values is matched through the field's terms: a
- * wildcard pattern (segments of a pattern with `*`, see wildcardCondition) without a literal prefix.
- */
-export function matchesThroughTerms(segments: readonly string[]): boolean {
-  return segments.length >= 2 && segments[0] === '' && !segments.every((s) => s === '');
 }
 
 /**
@@ -86,15 +79,12 @@ function matchingTerms(dialect: SqlDialect, field: string, segments: readonly st
 }
 
 /** Candidate rows from an FTS5 trigram table (a superset; the LIKE next to it is exact). */
-function sqliteTrigram(target: StringTarget, literal: string): RawBuilder<SqlBool> | undefined {
+function sqliteTrigram(target: Exclude<StringTarget, { kind: 'values' }>, literal: string): RawBuilder<SqlBool> | undefined {
   switch (target.kind) {
     case 'builds':
       if (!BUILDS_TRIGRAM_COLUMNS.includes(target.column)) return undefined;
       // The builds trigram table is keyed by seq (stable, unlike an implicit rowid).
       return sql<SqlBool>`builds.seq IN (SELECT rowid FROM ${sql.table(BUILDS_TRIGRAM)} WHERE ${sql.table(BUILDS_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
-    case 'values':
-      // Not reached: values without a literal prefix are matched through their terms (wildcardCondition).
-      return undefined;
     case 'customValues':
       return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(CUSTOM_VALUES_TRIGRAM)} WHERE ${sql.table(CUSTOM_VALUES_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
   }

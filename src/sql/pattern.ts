@@ -6,6 +6,15 @@ export function segmentsOf(segments: readonly string[]): string[] {
   return segments.map((s) => s.toLowerCase());
 }
 
+/**
+ * Whether a pattern's segments (as written: a `*` between each two) are a wildcard without a
+ * literal prefix, other than a bare `*`: no index range serves it, so the SQL first collects
+ * candidates from a trigram table or a multi-valued field's terms (dialect.ts).
+ */
+export function wildcardWithoutPrefix(segments: readonly string[]): boolean {
+  return segments.length >= 2 && segments[0] === '' && !segments.every((s) => s === '');
+}
+
 /** Escapes LIKE's metacharacters (`%`, `_`) and the escape character itself, for `ESCAPE '\'`. */
 export function escapeLike(literal: string): string {
   return literal.replace(/[\\%_]/g, (c) => `\\${c}`);

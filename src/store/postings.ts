@@ -17,6 +17,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery, isExactChildTerm } from '../sql/index.js';
+import { wildcardWithoutPrefix } from '../sql/pattern.js';
 import { LISTING_INDEX } from './migrations.js';
 
 /**
@@ -53,7 +54,7 @@ function perRow(e: CheckedExpr): boolean {
       if (e.field.multi) return false;
       const p = e.predicate;
       // An infix or suffix pattern is answered from the trigram table.
-      return !(p.kind === 'pattern' && p.pattern.segments.length > 1 && p.pattern.segments[0] === '');
+      return !(p.kind === 'pattern' && wildcardWithoutPrefix(p.pattern.segments));
     }
   }
 }
