@@ -210,10 +210,11 @@ function postgresValueTermsStatements(): string[] {
 }
 
 /**
- * Bulk upkeep of the SQLite trigram tables for one ingest transaction: `begin()` right after the
- * transaction started (notes where the new rows will start and sets the flag that turns the insert
- * triggers off), `finish(maxSeqBefore)` after the batch's rows are written and before the commit
- * (indexes the builds with a seq above it and the child rows added since `begin`, clears the flag).
+ * Bulk upkeep of the SQLite trigram tables and value terms for one ingest transaction: `begin()`
+ * right after the transaction started (notes where the new rows will start and sets the flag that
+ * turns the insert triggers off), `finish(maxSeqBefore)` after the batch's rows are written and
+ * before the commit (indexes the builds with a seq above it, adds the new terms and indexes the
+ * custom values among the child rows added since `begin`, clears the flag).
  * Undefined when the database has no deferred-trigram support (search indexes not migrated).
  */
 export interface TrigramBatch {
@@ -233,7 +234,7 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   const maxCustom = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_custom_values').pluck();
   const fillBuilds = sqlite.prepare(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq > ?`);
   // New terms only (the few not seen before); each new term's trigger indexes its trigrams.
-  const fillValues = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE rowid > ?`);
+  const addTerms = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE rowid > ?`);
   const fillCustom = sqlite.prepare(`INSERT INTO ${CUSTOM_VALUES_TRIGRAM}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ?`);
   let valuesFrom = 0;
   let customFrom = 0;
@@ -245,7 +246,7 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
     },
     finish(maxSeqBefore) {
       fillBuilds.run(maxSeqBefore);
-      fillValues.run(valuesFrom);
+      addTerms.run(valuesFrom);
       fillCustom.run(customFrom);
       clearFlag.run();
     },

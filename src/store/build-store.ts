@@ -286,6 +286,5 @@ class KyselyBuildStore implements BuildStore {
   async close(): Promise<void> {
     await this.signal.close();
     if (this.pool !== this.options.ingestWorker) await this.pool?.close();
-    void this.options;
   }
 }
