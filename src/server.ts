@@ -101,6 +101,9 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   }
 }
 
+/** Where the start-up lines go unless StartOptions.print says otherwise. */
+export const printToStdout = (line: string): void => void process.stdout.write(line + '\n');
+
 /** The lines that tell the operator where the server is and how to sign in. */
 export function startupLines(url: string, created: RunningServer['created'], playground: boolean): string[] {
   const go = playground ? `${url}/playground/` : `${url}/`;
@@ -116,7 +119,7 @@ export function startupLines(url: string, created: RunningServer['created'], pla
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? createLogger('buildscope');
-  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const print = options.print ?? printToStdout;
   const opened = await openServer(options, logger);
   const { app, created } = opened;
   try {

@@ -9,7 +9,7 @@
 // through PostgreSQL notifications or, on SQLite, the store's one-second poll.
 
 import cluster, { type Worker } from 'node:cluster';
-import { prepareServer, startupLines, type RunningServer, type StartOptions } from './server.js';
+import { prepareServer, printToStdout, startupLines, type RunningServer, type StartOptions } from './server.js';
 import type { Logger } from './log.js';
 
 interface Listening {
@@ -39,7 +39,7 @@ export function reportListening(server: RunningServer): void {
 /** In the primary: prepares the data, starts `count` workers, and supervises them until a signal. */
 export async function runPrimary(options: StartOptions & { readonly logger: Logger }, count: number): Promise<void> {
   const { logger } = options;
-  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const print = options.print ?? printToStdout;
   const { created, playground } = await prepareServer(options);
   let stopping = false;
   let announced = false;
