@@ -127,6 +127,28 @@ describe('ingest with a worker thread', () => {
     await pool.close();
   });
 
+  it('prepares a batch in the ingest thread when the worker fails, with the same results', async () => {
+    class FailingPool extends PreparePool {
+      override prepare(): Promise<never> {
+        return Promise.reject(new Error('the worker is gone'));
+      }
+    }
+    const failing = await open(new FailingPool());
+    try {
+      await wipe(inline);
+      const text = sources.slice(0, 10).map((s) => JSON.stringify(s)).join('\n');
+      const a = await inline.store.ingestNdjson(text, { batchSize: 3 });
+      const b = await failing.store.ingestNdjson(text, { batchSize: 3 });
+      expect(b.map((r) => r.status)).toEqual(Array.from({ length: 10 }, () => 'stored'));
+      expect(b).toEqual(a);
+      expect(await state(failing.store)).toEqual(await state(inline.store));
+    } finally {
+      await failing.store.close();
+      await failing.handle.close();
+      rmSync(failing.dir, { recursive: true, force: true });
+    }
+  });
+
   it('stores the same builds with the same line results as inline preparation, in any batch size', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (specs, batchSize) => {
