@@ -3,21 +3,12 @@
 
 import { isAbsolute, join, resolve } from 'node:path';
 import { KEY_ALGORITHMS, type KeyAlgorithm, type KeyConfig } from './keys.js';
+import type { RepositoryStoreOptions } from './stores/repository-store.js';
 import { INSTANCE } from './stores/store.js';
 
 export type StoreConfig =
   | { readonly type: 'obj'; readonly instance: string; readonly name: string; readonly directory: string }
-  | {
-      readonly type: 'repo';
-      readonly instance: string;
-      readonly name: string;
-      readonly url: string;
-      readonly username?: string;
-      readonly password?: string;
-      readonly token?: string;
-      readonly listCacheMs: number;
-      readonly timeoutMs: number;
-    };
+  | ({ readonly type: 'repo'; readonly instance: string; readonly name: string } & RepositoryStoreOptions);
 
 export interface ProvenanceConfig {
   readonly keys: KeyConfig;

@@ -19,15 +19,10 @@ export function openStore(c: StoreConfig): AttestationStore {
     case 'obj':
       mkdirSync(c.directory, { recursive: true });
       return new ObjectStore(c.name, c.directory);
-    case 'repo':
-      return new RepositoryStore(c.name, {
-        url: c.url,
-        listCacheMs: c.listCacheMs,
-        timeoutMs: c.timeoutMs,
-        ...(c.username !== undefined ? { username: c.username } : {}),
-        ...(c.password !== undefined ? { password: c.password } : {}),
-        ...(c.token !== undefined ? { token: c.token } : {}),
-      });
+    case 'repo': {
+      const { type: _type, instance: _instance, name, ...options } = c;
+      return new RepositoryStore(name, options);
+    }
   }
 }
 
