@@ -2,17 +2,13 @@
 // speed: the same lines give the same results and the same stored builds as preparing them
 // inline, however they are cut into batches.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBuildStore } from '../../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { PreparePool } from '../../src/store/prepare-pool.js';
 import { prepareLines } from '../../src/store/prepare.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
+import { openTestStore, type TestStore } from './support.js';
 
 type Source = { buildId: string; toolType: string; toolVersion: string; agentVersion: string; events: BuildEvent[] };
 const sources = [...demoBuilds({ builds: 30, seed: 11, now: 1_800_000_000_000 })].map((l) => JSON.parse(l) as Source);
@@ -54,22 +50,7 @@ function render(spec: { kind: string; which: number; from?: number; to?: number 
   }
 }
 
-interface Opened {
-  store: BuildStore;
-  handle: DatabaseHandle;
-  dir: string;
-}
-
-async function open(ingestWorker: boolean | PreparePool): Promise<Opened> {
-  const dir = mkdtempSync(join(tmpdir(), 'bs-worker-'));
-  const handle = await openDatabase({ data: dir });
-  const store = await openBuildStore(handle, { clock: () => 1_800_000_000_000, ingestWorker });
-  return { store, handle, dir };
-}
-
-async function wipe(o: Opened): Promise<void> {
-  for (const t of ['build_values', 'build_custom_values', 'build_events', 'build_attributes', 'builds']) o.handle.sqlite!.exec(`DELETE FROM ${t}`);
-}
+const open = (ingestWorker: boolean | PreparePool): Promise<TestStore> => openTestStore('sqlite', { ingestWorker });
 
 /** Results without the server-assigned IDs of anonymous lines (random by design). */
 const comparable = (rs: readonly IngestLineResult[], anonymous: ReadonlySet<number>) =>
@@ -88,8 +69,8 @@ async function state(store: BuildStore): Promise<unknown[]> {
 }
 
 describe('ingest with a worker thread', () => {
-  let inline: Opened;
-  let worker: Opened;
+  let inline: TestStore;
+  let worker: TestStore;
   const pool = new PreparePool();
   beforeAll(async () => {
     inline = await open(false);
@@ -97,11 +78,8 @@ describe('ingest with a worker thread', () => {
   });
   afterAll(async () => {
     await pool.close();
-    for (const o of [inline, worker]) {
-      await o?.store.close();
-      await o?.handle.close();
-      if (o) rmSync(o.dir, { recursive: true, force: true });
-    }
+    await inline?.close();
+    await worker?.close();
   });
 
   it('prepares lines exactly as the inline function does', async () => {
@@ -135,7 +113,7 @@ describe('ingest with a worker thread', () => {
     }
     const failing = await open(new FailingPool());
     try {
-      await wipe(inline);
+      await inline.reset();
       const text = sources.slice(0, 10).map((s) => JSON.stringify(s)).join('\n');
       const a = await inline.store.ingestNdjson(text, { batchSize: 3 });
       const b = await failing.store.ingestNdjson(text, { batchSize: 3 });
@@ -143,17 +121,15 @@ describe('ingest with a worker thread', () => {
       expect(b).toEqual(a);
       expect(await state(failing.store)).toEqual(await state(inline.store));
     } finally {
-      await failing.store.close();
-      await failing.handle.close();
-      rmSync(failing.dir, { recursive: true, force: true });
+      await failing.close();
     }
   });
 
   it('stores the same builds with the same line results as inline preparation, in any batch size', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (specs, batchSize) => {
-        await wipe(inline);
-        await wipe(worker);
+        await inline.reset();
+        await worker.reset();
         const lines = specs.map(render);
         const anonymous = new Set(specs.flatMap((s, i) => (s.kind === 'anonymous' ? [i + 1] : [])));
         const text = lines.join('\n');

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { openBuildStore } from '../../src/store/build-store.js';
+import { openBuildStore, type BuildStoreOptions } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/store/database.js';
 import type { BuildEvent, BuildStore } from '../../src/store/types.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -20,7 +20,8 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-export async function openTestStore(dialect: DialectName): Promise<TestStore> {
+/** `options` go to the store as they are (the clock is the test store's own). */
+export async function openTestStore(dialect: DialectName, options: Omit<BuildStoreOptions, 'clock'> = {}): Promise<TestStore> {
   let location: { data?: string; url?: string };
   let drop: () => Promise<void>;
   if (dialect === 'sqlite') {
@@ -35,14 +36,14 @@ export async function openTestStore(dialect: DialectName): Promise<TestStore> {
   }
   const handle = await openDatabase(location);
   const now = { value: 1_767_225_600_000 };
-  const store = await openBuildStore(handle, { clock: () => now.value });
+  const store = await openBuildStore(handle, { ...options, clock: () => now.value });
   return {
     store,
     handle,
     now,
     location,
     async reset() {
-      for (const t of ['build_values', 'build_custom_values', 'build_events', 'builds']) {
+      for (const t of ['build_values', 'build_custom_values', 'build_events', 'build_attributes', 'builds']) {
         await sql`DELETE FROM ${sql.table(t)}`.execute(handle.db);
       }
     },
