@@ -12,11 +12,11 @@
 //
 // It also measures the two halves of an ingest that would accept lines before indexing them
 // (docs/store.md, "The 20,000 builds/s goal"), which the store does not do: the CPU per line of
-// what needs no database (parse, validate, encode the events, hash), and the rate at which one
-// thread writes what such an ingest would store (each line's encoded events into the store's own
-// build_events table, plus a queue row, in bulk-sized transactions; prepared beforehand, not
-// timed). The slower half bounds the acceptance rate when each runs on a core of its own; their sum
-// bounds it when two cores share the work perfectly.
+// what needs no database (prepareLine without the derivation: parse, validate, encode the
+// events, hash), and the rate at which one thread writes what such an ingest would store (each
+// line's encoded events into the store's own build_events table, plus a queue row, in bulk-sized
+// transactions; prepared beforehand, not timed). The slower half bounds the acceptance rate when
+// each runs on a core of its own; their sum bounds it when two cores share the work perfectly.
 //
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
@@ -29,11 +29,9 @@ import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { newBuildId } from '../src/store/build-id.js';
-import { contentHash } from '../src/store/canonical.js';
 import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
-import { encodeEvents } from '../src/store/event-codec.js';
-import { parseLine } from '../src/store/validate.js';
+import { prepareLine } from '../src/store/prepare.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
 
 const args = process.argv.slice(2);
@@ -198,10 +196,9 @@ async function acceptPath(): Promise<AcceptPath> {
     for await (const part of lineBatches(SQLITE_BULK_BATCH_SIZE)) {
       const cpu0 = process.cpuUsage();
       const prepared = part.map((text): Accepted => {
-        const v = parseLine(text);
-        if (!v.ok) throw new Error(`${v.path}: ${v.error}`);
-        const events = encodeEvents(v.record.events);
-        return [v.record.buildId ?? newBuildId(), contentHash(v.record, events), v.record.events.length, events];
+        const p = prepareLine(text, { derive: false });
+        if (!p.ok) throw new Error(`${p.path}: ${p.error}`);
+        return [p.buildId ?? newBuildId(), p.hash, p.eventCount, p.eventsJson];
       });
       const cpu = process.cpuUsage(cpu0);
       prepareMicros += cpu.user + cpu.system;

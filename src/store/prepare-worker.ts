@@ -2,11 +2,12 @@
 // the ingest's own thread writes the previous batch to the database.
 
 import { parentPort } from 'node:worker_threads';
+import type { NumberedLine } from './lines.js';
 import { prepareLines } from './prepare.js';
 
 interface Job {
   readonly id: number;
-  readonly lines: readonly { readonly line: number; readonly text: string }[];
+  readonly lines: readonly NumberedLine[];
 }
 
 parentPort!.on('message', (job: Job) => {

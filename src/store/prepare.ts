@@ -8,6 +8,7 @@ import type { ToolType } from '../query/catalog.js';
 import { contentHash } from './canonical.js';
 import { deriveAttributes, type DerivedBuild } from './derive.js';
 import { encodeEvents } from './event-codec.js';
+import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from './types.js';
 import { parseLine } from './validate.js';
 
@@ -68,7 +69,11 @@ export function projectOf(events: readonly BuildEvent[]): string | null | undefi
   return undefined;
 }
 
-export function prepareLine(text: string): Prepared {
+/**
+ * `derive: false` leaves out the derivation (`derived` stays undefined), the one step that only
+ * indexing needs; bench/ingest.ts measures what storing a line costs without it.
+ */
+export function prepareLine(text: string, { derive = true }: { readonly derive?: boolean } = {}): Prepared {
   const v = parseLine(text);
   if (!v.ok) return v;
   const r = v.record;
@@ -85,10 +90,10 @@ export function prepareLine(text: string): Prepared {
     eventCount: r.events.length,
     finished,
     project: projectOf(r.events),
-    derived: finished ? storedDerivation(r, r.events) : undefined,
+    derived: finished && derive ? storedDerivation(r, r.events) : undefined,
   };
 }
 
-export function prepareLines(lines: readonly { readonly line: number; readonly text: string }[]): PreparedLine[] {
+export function prepareLines(lines: readonly NumberedLine[]): PreparedLine[] {
   return lines.map((l) => ({ line: l.line, prepared: prepareLine(l.text) }));
 }

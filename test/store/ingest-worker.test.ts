@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { PreparePool } from '../../src/store/prepare-pool.js';
-import { prepareLines } from '../../src/store/prepare.js';
+import { prepareLine, prepareLines } from '../../src/store/prepare.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 
@@ -93,6 +93,16 @@ describe('ingest with a worker thread', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  it('prepares a line without its derivation when asked, and otherwise the same', () => {
+    for (const text of [JSON.stringify(sources[0]), render({ kind: 'part', which: 1, from: 0, to: 3 }), ...BAD_LINES]) {
+      const full = prepareLine(text);
+      const stored = prepareLine(text, { derive: false });
+      expect(stored).toEqual(full.ok ? { ...full, derived: undefined } : full);
+    }
+    const whole = prepareLine(JSON.stringify(sources[0]));
+    expect(whole.ok && whole.derived !== undefined).toBe(true);
   });
 
   it('a pool closed with a job in flight rejects it, and starts a new worker for the next', async () => {
