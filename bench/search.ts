@@ -230,6 +230,26 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
   }
 }
 
+/** Loads the corpus into an empty database and analyses it; returns builds per second. */
+async function load(name: 'sqlite' | 'postgres', handle: DatabaseHandle, store: BuildStore, viaIngest: boolean): Promise<number> {
+  const t0 = performance.now();
+  if (viaIngest) {
+    const results = await store.ingestNdjson(ndjsonChunks());
+    const rejected = results.filter((r) => r.status === 'rejected').length;
+    if (rejected) throw new Error(`${rejected} lines rejected`);
+  } else {
+    await loadDirect(handle);
+  }
+  const secs = (performance.now() - t0) / 1000;
+  if (name === 'sqlite') {
+    handle.sqlite!.exec('ANALYZE');
+    handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+  } else {
+    await sql`VACUUM ANALYZE`.execute(handle.db);
+  }
+  return BUILDS / secs;
+}
+
 async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise<Backend> {
   const kept = name === 'sqlite' ? option('--sqlite-data') : undefined;
   const dir = name === 'sqlite' ? (kept ?? mkdtempSync(join(tmpdir(), 'bench-search-'))) : undefined;
@@ -242,25 +262,8 @@ async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise
   const stored = reusable ? Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds`.execute(handle.db)).rows[0]!.n) : 0;
   if (stored !== 0 && stored !== BUILDS) throw new Error(`${handle.describe} holds ${stored} builds, not ${BUILDS}`);
   log(`${name}: ${stored ? `reusing ${stored} builds in ${handle.describe}` : `loading ${BUILDS} builds ${viaIngest ? 'through ingest' : 'directly'}`}`);
-  const t0 = performance.now();
-  if (stored) {
-    // Reused corpus: nothing loaded, no load rate to report.
-  } else if (viaIngest) {
-    const results = await store.ingestNdjson(ndjsonChunks());
-    const rejected = results.filter((r) => r.status === 'rejected').length;
-    if (rejected) throw new Error(`${rejected} lines rejected`);
-  } else {
-    await loadDirect(handle);
-  }
-  const secs = (performance.now() - t0) / 1000;
-  if (stored) {
-    // Analysed when it was loaded.
-  } else if (name === 'sqlite') {
-    handle.sqlite!.exec('ANALYZE');
-    handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
-  } else {
-    await sql`VACUUM ANALYZE`.execute(handle.db);
-  }
+  // A reused corpus was loaded and analysed when it was kept: nothing to load, no rate to report.
+  const ingestPerSecond = stored ? 0 : await load(name, handle, store, viaIngest);
   const bytes =
     name === 'sqlite'
       ? dirSize(dir!)
@@ -269,7 +272,7 @@ async function openBackend(name: 'sqlite' | 'postgres', pgUrl?: string): Promise
     name,
     handle,
     store,
-    ingestPerSecond: stored ? 0 : BUILDS / secs,
+    ingestPerSecond,
     bytes,
     async close() {
       await store.close();
