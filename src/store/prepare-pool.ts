@@ -32,18 +32,32 @@ export class PreparePool {
   private worker: Worker | undefined;
   private nextId = 0;
   private readonly pending = new Map<number, Pending>();
+  /**
+   * Set when a worker could not start or failed before preparing anything: so would the next one
+   * (a broken installation), and starting a thread for every batch only to lose it costs more than
+   * preparing the batch. From then on every job is refused at once, and the ingest prepares inline.
+   */
+  private unavailable: Error | undefined;
   /** Lines prepared by the worker so far. */
   linesPrepared = 0;
 
-  /** `logger` hears of a worker that fails (the ingest then prepares its batches itself). */
-  constructor(private readonly logger?: Pick<Logger, 'warn'>) {}
+  /**
+   * `logger` hears of a worker that fails (the ingest then prepares its batches itself);
+   * `startThread` starts the worker (tests give a failing one).
+   */
+  constructor(
+    private readonly logger?: Pick<Logger, 'warn'>,
+    private readonly startThread: () => Worker = startWorker,
+  ) {}
 
   prepare(lines: readonly NumberedLine[]): Promise<PreparedLine[]> {
+    if (this.unavailable !== undefined) return Promise.reject(this.unavailable);
     let worker: Worker;
     try {
       worker = this.worker ?? this.start();
     } catch (e) {
-      this.logger?.warn({ err: e }, 'The ingest worker thread could not start; batches are prepared in the ingest thread');
+      this.unavailable = e as Error;
+      this.logger?.warn({ err: e }, 'The ingest worker thread could not start; batches are prepared in the ingest thread from now on');
       return Promise.reject(e as Error);
     }
     const id = this.nextId++;
@@ -62,24 +76,32 @@ export class PreparePool {
   }
 
   private start(): Worker {
-    const worker = startWorker();
+    const worker = this.startThread();
+    let answered = false;
     worker.on('message', (m: { id: number; prepared: PreparedLine[] }) => {
+      answered = true;
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
       if (this.pending.size === 0) worker.unref();
       this.linesPrepared += m.prepared.length;
       p?.resolve(m.prepared);
     });
-    const failAll = (e: Error): void => {
-      if (this.worker === worker) this.worker = undefined;
+    const fail = (e: Error): void => {
+      // Not after close(), which lets go of the worker before stopping it.
+      if (this.worker === worker) {
+        this.worker = undefined;
+        if (answered) this.logger?.warn({ err: e }, 'The ingest worker thread failed; batches are prepared in the ingest thread until a new one starts');
+        else {
+          this.unavailable = e;
+          this.logger?.warn({ err: e }, 'The ingest worker thread failed before preparing a batch; batches are prepared in the ingest thread from now on');
+        }
+      }
       for (const p of this.pending.values()) p.reject(e);
       this.pending.clear();
     };
-    worker.on('error', (e) => {
-      this.logger?.warn({ err: e }, 'The ingest worker thread failed; batches are prepared in the ingest thread until a new one starts');
-      failAll(e);
-    });
-    worker.on('exit', (code) => failAll(new Error(`The ingest's worker thread stopped (exit code ${code})`)));
+    // An error is followed by an exit, which finds the worker let go already.
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`The ingest's worker thread stopped (exit code ${code})`)));
     worker.unref();
     this.worker = worker;
     return worker;

@@ -2,6 +2,7 @@
 // speed: the same lines give the same results and the same stored builds as preparing them
 // inline, however they are cut into batches.
 
+import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
@@ -113,6 +114,21 @@ describe('ingest with a worker thread', () => {
     await expect(pending).rejects.toThrow(/worker thread stopped/);
     expect(await pool.prepare(lines.slice(0, 2))).toEqual(prepareLines(lines.slice(0, 2)));
     await pool.close();
+  });
+
+  it('gives up on a worker that fails before preparing anything, instead of starting one per batch', async () => {
+    let started = 0;
+    const warned: string[] = [];
+    const broken = new PreparePool({ warn: (_o: unknown, msg?: string) => void warned.push(msg ?? '') }, () => {
+      started++;
+      return new Worker('throw new Error("a broken installation")', { eval: true });
+    });
+    const lines = sources.slice(0, 2).map((s, i) => ({ line: i + 1, text: JSON.stringify(s) }));
+    await expect(broken.prepare(lines)).rejects.toThrow(/a broken installation/);
+    await expect(broken.prepare(lines)).rejects.toThrow(/a broken installation/);
+    expect(started).toBe(1);
+    expect(warned).toEqual([expect.stringMatching(/before preparing a batch/)]);
+    await broken.close();
   });
 
   it('prepares a batch in the ingest thread when the worker fails, with the same results', async () => {
