@@ -6,7 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.js';
-import { openDatabase, type DatabaseHandle } from './store/database.js';
+import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './store/database.js';
+import { parseExportOptions } from './export/options.js';
+import { parseProvenanceConfig } from './provenance/config.js';
+import { parseCacheNodesSection } from './cache-registry/registry.js';
 import { openBuildStore } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
@@ -15,7 +18,7 @@ import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
 import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
-import { playgroundPlugin } from './http/playground-plugin.js';
+import { parsePlaygroundConfig, playgroundPlugin } from './http/playground-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -48,15 +51,36 @@ interface OpenedServer {
   close(): Promise<void>;
 }
 
-/** Everything but listening: database, store, first user, demo builds, the app with its faces. */
+/**
+ * Every face section of the configuration, checked before anything touches the database: a
+ * mistake in one must not leave a half-prepared first start behind (a migrated database whose
+ * generated administrator password was never shown).
+ */
+export function checkFaceSections(config: ServerConfig): void {
+  parseExportOptions(config.export);
+  parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
+  parseCacheNodesSection(config.cacheNodes);
+  parsePlaygroundConfig(config.playground);
+}
+
+/**
+ * Everything but listening, in an order that keeps a failed start harmless: the configuration is
+ * checked, then the database, store and auth are opened and the app with its faces is made ready;
+ * only then does a first start create the administrator and load demo builds.
+ */
 async function openServer(options: StartOptions, logger: Logger): Promise<OpenedServer> {
   const { config } = options;
+  checkFaceSections(config);
   const database = await openDatabase(config.database);
   let store: BuildStore | undefined;
+  let app: FastifyInstance | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     store = await openBuildStore(database, { logger });
     const auth = await openAuth(database, config);
+    const plugins = options.plugins ?? (await facePlugins());
+    app = await buildApp({ config, database, store, logger }, { plugins, auth });
+    await app.ready();
 
     // First start: an administrator with every permission, a generated password and an access key.
     let created: RunningServer['created'];
@@ -76,18 +100,17 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
       await loadDemo(store, options.demo, logger);
     }
 
-    const plugins = options.plugins ?? (await facePlugins());
-    const app = await buildApp({ config, database, store, logger }, { plugins });
     const openStore = store;
+    const openApp = app;
     let closing: Promise<void> | undefined;
     return {
-      app,
+      app: openApp,
       store: openStore,
       database,
       created,
       close() {
         closing ??= (async () => {
-          await app.close();
+          await openApp.close();
           await openStore.close();
           await database.close();
         })();
@@ -95,6 +118,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
       },
     };
   } catch (e) {
+    await app?.close().catch(() => undefined);
     await store?.close().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw e;

@@ -38,6 +38,8 @@ export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;
 
 export interface BuildAppOptions {
   readonly plugins?: readonly FacePlugin[];
+  /** The server's auth, when the caller opened it already (openServer); opened here otherwise. */
+  readonly auth?: Auth;
 }
 
 declare module 'fastify' {
@@ -55,7 +57,7 @@ declare module 'fastify' {
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const auth = await openAuth(ctx.database, ctx.config, ctx.clock);
+  const auth = options.auth ?? (await openAuth(ctx.database, ctx.config, ctx.clock));
   const app = Fastify({
     loggerInstance: ctx.logger,
     // One log line per request is too much at thousands of requests per second; errors are logged.

@@ -56,6 +56,11 @@ export interface FieldDef {
   /** Whether `field:null` is accepted, meaning the value is unknown. */
   readonly acceptsNull?: boolean;
   readonly description: string;
+  /**
+   * Searched by infix (`*abc*`) often enough to deserve a trigram index on its column (free-text
+   * generic fields). Multi-valued fields are always searched through their distinct terms.
+   */
+  readonly infix?: boolean;
   /** Identifier of the field in the store (column or attribute key): lower case, [a-z0-9_]. */
   readonly column: string;
   readonly source: FieldSource;
@@ -73,12 +78,12 @@ function def(tool: ToolType | null, spec: Spec): FieldDef {
 const ev = (eventType: string, ...path: string[]): FieldSource => ({ kind: 'event', eventType, path });
 
 const GENERIC: readonly FieldDef[] = [
-  def(null, { name: 'user', type: 'string', description: 'Operating system account that ran the build.', source: ev('BuildAgent', 'username') }),
-  def(null, { name: 'hostname', type: 'string', description: 'Public hostname of the build machine.', source: ev('BuildAgent', 'publicHostname') }),
-  def(null, { name: 'project', type: 'string', description: 'Root project, top-level module or workspace name.', source: ev('ProjectStructure', 'rootProjectName') }),
+  def(null, { name: 'user', type: 'string', infix: true, description: 'Operating system account that ran the build.', source: ev('BuildAgent', 'username') }),
+  def(null, { name: 'hostname', type: 'string', infix: true, description: 'Public hostname of the build machine.', source: ev('BuildAgent', 'publicHostname') }),
+  def(null, { name: 'project', type: 'string', infix: true, description: 'Root project, top-level module or workspace name.', source: ev('ProjectStructure', 'rootProjectName') }),
   def(null, { name: 'requested', type: 'string', multi: true, description: 'Tasks, goals, targets or commands requested.', source: ev('BuildRequestedTasks', 'requested') }),
   def(null, { name: 'buildTool', type: 'string', values: TOOL_TYPES, description: 'Build tool kind.', source: { kind: 'header', key: 'toolType' } }),
-  def(null, { name: 'buildToolVersion', type: 'string', description: 'Version of the build tool.', source: { kind: 'header', key: 'toolVersion' } }),
+  def(null, { name: 'buildToolVersion', type: 'string', infix: true, description: 'Version of the build tool.', source: { kind: 'header', key: 'toolVersion' } }),
   def(null, { name: 'value', type: 'keyValue', multi: true, description: 'Custom value `name=value` on the build.', source: { kind: 'customValue' } }),
   def(null, { name: 'tag', type: 'string', multi: true, description: 'Tag on the build.', source: ev('UserTag', 'tag') }),
   def(null, { name: 'buildOutcome', type: 'string', values: ['succeeded', 'failed'], description: 'Outcome of the build.', source: ev('BuildFinished', 'outcome') }),
@@ -272,3 +277,29 @@ export function fieldsOfTool(tool: ToolType): readonly FieldDef[] {
 export function isToolType(s: string): s is ToolType {
   return (TOOL_TYPES as readonly string[]).includes(s);
 }
+
+/** A field that code outside the catalog names; a missing one fails when the module loads. */
+function named(name: string): FieldDef {
+  const f = findField(name);
+  if (f === undefined) throw new Error(`The field catalog has no field ${JSON.stringify(name)}, which other modules name`);
+  return f;
+}
+
+/**
+ * The catalog entries that other modules read by name (the export stream's tool filter, the
+ * provenance predicates, the CLI's result table, the playground). Renaming or removing one of
+ * these fields fails at load time here instead of silently reading an absent attribute there.
+ */
+export const NAMED_FIELDS = {
+  user: named('user'),
+  hostname: named('hostname'),
+  project: named('project'),
+  requested: named('requested'),
+  buildTool: named('buildTool'),
+  buildToolVersion: named('buildToolVersion'),
+  value: named('value'),
+  tag: named('tag'),
+  buildOutcome: named('buildOutcome'),
+  buildDuration: named('buildDuration'),
+  buildStartTime: named('buildStartTime'),
+} as const;

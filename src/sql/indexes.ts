@@ -4,16 +4,11 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration } from 'kysely';
-import { FIELDS } from '../query/catalog.js';
 import { migrate, type DatabaseHandle } from '../store/database.js';
-import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
+import { INDEXED_0001, TRIGRAM_0001 } from '../store/frozen-schema.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
-/**
- * Single-valued columns with a btree index: every generic field. Tool-specific columns are left
- * to a scan: each build fills only its own tool's columns, their values are few and repetitive
- * (versions, locales, flags), and every extra index slows ingest.
- */
-export const INDEXED_FIELDS = FIELDS.filter((f) => f.tool === null && !f.multi);
+export { INDEXED_FIELDS };
 
 const q = (id: string): string => `"${id}"`;
 
@@ -26,7 +21,7 @@ function sqliteStatements(): string[] {
   const out: string[] = [];
   // (column, seq): an equality yields its builds already in availability order, so a listing
   // page (ORDER BY seq LIMIT n) stops after n index entries instead of sorting every match.
-  for (const f of INDEXED_FIELDS) out.push(`CREATE INDEX IF NOT EXISTS builds_${f.column}_idx ON builds (${q(f.column)}, seq)`);
+  for (const [column] of INDEXED_0001) out.push(sqliteColumnIndex(column));
   // Covering indexes: an EXISTS/IN over child rows is answered from the index alone.
   out.push('CREATE INDEX IF NOT EXISTS build_values_search_idx ON build_values (field, value, seq)');
   out.push('CREATE INDEX IF NOT EXISTS build_custom_values_search_idx ON build_custom_values (name, value, seq)');
@@ -35,9 +30,9 @@ function sqliteStatements(): string[] {
   // FTS5 trigram tables over the already lower-cased columns (case_sensitive 1: no second
   // folding, so a trigram hit is a plain substring hit). External content: the text is not
   // stored twice. builds is keyed by seq, which only available builds have.
-  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
-  const news = BUILDS_TRIGRAM_COLUMNS.map((c) => `new.${q(c)}`).join(', ');
-  const olds = BUILDS_TRIGRAM_COLUMNS.map((c) => `old.${q(c)}`).join(', ');
+  const cols = TRIGRAM_0001.map(q).join(', ');
+  const news = TRIGRAM_0001.map((c) => `new.${q(c)}`).join(', ');
+  const olds = TRIGRAM_0001.map((c) => `old.${q(c)}`).join(', ');
   const T = BUILDS_TRIGRAM;
   out.push(`CREATE VIRTUAL TABLE IF NOT EXISTS ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1')`);
   out.push(`CREATE TRIGGER IF NOT EXISTS ${T}_ai AFTER INSERT ON builds WHEN new.seq IS NOT NULL BEGIN
@@ -75,17 +70,26 @@ function sqliteStatements(): string[] {
   return out;
 }
 
+/** text_pattern_ops on String columns: the same btree serves equality and LIKE 'abc%' whatever the collation. */
+export function postgresColumnIndex(column: string, isString: boolean): string {
+  return `CREATE INDEX IF NOT EXISTS builds_${column}_idx ON builds (${q(column)}${isString ? ' text_pattern_ops' : ''}, seq)`;
+}
+
+export function postgresTrigramIndex(column: string): string {
+  return `CREATE INDEX IF NOT EXISTS builds_${column}_trgm ON builds USING gin (${q(column)} gin_trgm_ops)`;
+}
+
+export function sqliteColumnIndex(column: string): string {
+  return `CREATE INDEX IF NOT EXISTS builds_${column}_idx ON builds (${q(column)}, seq)`;
+}
+
 function postgresStatements(): string[] {
   const out: string[] = ['CREATE EXTENSION IF NOT EXISTS pg_trgm'];
-  for (const f of INDEXED_FIELDS) {
-    // text_pattern_ops: the same btree serves equality and LIKE 'abc%' whatever the collation.
-    const opclass = f.type === 'string' ? ' text_pattern_ops' : '';
-    out.push(`CREATE INDEX IF NOT EXISTS builds_${f.column}_idx ON builds (${q(f.column)}${opclass}, seq)`);
-  }
+  for (const [column, isString] of INDEXED_0001) out.push(postgresColumnIndex(column, isString));
   out.push('CREATE INDEX IF NOT EXISTS build_values_search_idx ON build_values (field, value text_pattern_ops, seq)');
   out.push('CREATE INDEX IF NOT EXISTS build_custom_values_search_idx ON build_custom_values (name text_pattern_ops, value text_pattern_ops, seq)');
   out.push('CREATE INDEX IF NOT EXISTS build_custom_values_value_idx ON build_custom_values (value text_pattern_ops, seq)');
-  for (const c of BUILDS_TRIGRAM_COLUMNS) out.push(`CREATE INDEX IF NOT EXISTS builds_${c}_trgm ON builds USING gin (${q(c)} gin_trgm_ops)`);
+  for (const c of TRIGRAM_0001) out.push(postgresTrigramIndex(c));
   out.push('CREATE INDEX IF NOT EXISTS build_values_value_trgm ON build_values USING gin (value gin_trgm_ops)');
   out.push('CREATE INDEX IF NOT EXISTS build_custom_values_name_trgm ON build_custom_values USING gin (name gin_trgm_ops)');
   out.push('CREATE INDEX IF NOT EXISTS build_custom_values_value_trgm ON build_custom_values USING gin (value gin_trgm_ops)');
@@ -105,16 +109,19 @@ function postgresStatements(): string[] {
 const DEFERRED = 'search_trigram_deferred';
 const NOT_DEFERRED = `NOT EXISTS (SELECT 1 FROM ${DEFERRED})`;
 
-function sqliteBulkStatements(): string[] {
-  const out: string[] = [`CREATE TABLE IF NOT EXISTS ${DEFERRED} (flag INTEGER PRIMARY KEY)`];
-  const cols = BUILDS_TRIGRAM_COLUMNS.map(q).join(', ');
-  const news = BUILDS_TRIGRAM_COLUMNS.map((c) => `new.${q(c)}`).join(', ');
-  const olds = BUILDS_TRIGRAM_COLUMNS.map((c) => `old.${q(c)}`).join(', ');
+/**
+ * The bulk-filled SQLite trigram table over the `builds` columns `columns`, with its triggers,
+ * dropped first and filled from the available builds: search migration 0002 with the columns of
+ * that time, and the schema reconciliation when the catalog's `infix` fields change.
+ */
+export function sqliteBuildsTrigramStatements(columns: readonly string[]): string[] {
+  const out: string[] = [];
+  const cols = columns.map(q).join(', ');
+  const news = columns.map((c) => `new.${q(c)}`).join(', ');
+  const olds = columns.map((c) => `old.${q(c)}`).join(', ');
   const T = BUILDS_TRIGRAM;
-  for (const t of [T, VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) {
-    for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${t}_${suffix}`);
-    out.push(`DROP TABLE IF EXISTS ${t}`);
-  }
+  for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${T}_${suffix}`);
+  out.push(`DROP TABLE IF EXISTS ${T}`);
   out.push(`CREATE VIRTUAL TABLE ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1', columnsize=0)`);
   out.push(`CREATE TRIGGER ${T}_ai AFTER INSERT ON builds WHEN new.seq IS NOT NULL AND ${NOT_DEFERRED} BEGIN
     INSERT INTO ${T}(rowid, ${cols}) VALUES (new.seq, ${news});
@@ -129,6 +136,16 @@ function sqliteBulkStatements(): string[] {
     INSERT INTO ${T}(rowid, ${cols}) SELECT new.seq, ${news} WHERE new.seq IS NOT NULL;
   END`);
   out.push(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
+  return out;
+}
+
+function sqliteBulkStatements(): string[] {
+  const out: string[] = [`CREATE TABLE IF NOT EXISTS ${DEFERRED} (flag INTEGER PRIMARY KEY)`];
+  out.push(...sqliteBuildsTrigramStatements(TRIGRAM_0001));
+  for (const t of [VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) {
+    for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${t}_${suffix}`);
+    out.push(`DROP TABLE IF EXISTS ${t}`);
+  }
   for (const [table, fts, columns] of [
     ['build_values', VALUES_TRIGRAM, ['value']],
     ['build_custom_values', CUSTOM_VALUES_TRIGRAM, ['name', 'value']],

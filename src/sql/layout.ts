@@ -1,8 +1,21 @@
-// Names of the search structures, shared by the index migration and the compiler (which must
-// only reach for a trigram table that the migration creates).
+// Names of the search structures, shared by the index migrations, the schema reconciliation and
+// the compiler (which must only reach for a trigram table that the schema has).
 
-/** `builds` columns with a trigram index (infix search): the free-text generic fields. */
-export const BUILDS_TRIGRAM_COLUMNS: readonly string[] = ['user', 'hostname', 'project', 'buildtoolversion'];
+import { FIELDS } from '../query/catalog.js';
+
+/**
+ * `builds` columns with a trigram index (infix search): the single-valued fields the catalog
+ * marks `infix`. The schema reconciliation (store/reconcile.ts) makes the database's trigram
+ * index match this list when the store opens.
+ */
+export const BUILDS_TRIGRAM_COLUMNS: readonly string[] = FIELDS.filter((f) => f.infix === true && !f.multi).map((f) => f.column);
+
+/**
+ * Single-valued columns with a btree index: every generic field. Tool-specific columns are left
+ * to a scan: each build fills only its own tool's columns, their values are few and repetitive
+ * (versions, locales, flags), and every extra index slows ingest.
+ */
+export const INDEXED_FIELDS = FIELDS.filter((f) => f.tool === null && !f.multi);
 
 /** SQLite FTS5 trigram tables (external content, kept in sync by triggers). */
 export const BUILDS_TRIGRAM = 'builds_trigram';

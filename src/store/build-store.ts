@@ -8,6 +8,7 @@ import type { DatabaseHandle } from './database.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvents } from './event-codec.js';
 import { migrateStore } from './migrations.js';
+import { reconcileCatalog } from './reconcile.js';
 import { compileQuery } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
@@ -52,6 +53,7 @@ export class UnknownBuildError extends Error {
 export async function openBuildStore(handle: DatabaseHandle, options: BuildStoreOptions = {}): Promise<BuildStore> {
   await migrateStore(handle);
   await migrateSearchIndexes(handle);
+  await reconcileCatalog(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);
   if (handle.dialect === 'postgres' && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);

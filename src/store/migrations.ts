@@ -1,10 +1,13 @@
 // Migrations of the `store` component: the build tables of docs/store.md on SQLite and PostgreSQL.
-// The attribute columns come from the field catalog (src/store/columns.ts). A field added to the
-// catalog after a release needs a new migration adding its column (alterTable ... addColumn).
+// Migrations are frozen: they create what they created when they were written, whatever the field
+// catalog holds today (0001 reads its attribute columns from frozen-schema.ts). The catalog's part
+// of the schema (columns, indexes and derived values of fields added since) is reconciled after
+// the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
 import { sql, type Kysely, type Migration } from 'kysely';
-import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS, sqlType } from './columns.js';
+import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, type DatabaseHandle } from './database.js';
+import { COLUMNS_0001, FIELDS_0001 } from './frozen-schema.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -31,7 +34,7 @@ async function initial(db: Db): Promise<void> {
     .addColumn('content_hash', 'text', (c) => c.notNull())
     .addColumn('attributes', 'text', (c) => c.notNull())
     .addColumn('received_at', 'bigint', (c) => c.notNull());
-  for (const c of ATTRIBUTE_COLUMNS) builds = builds.addColumn(c.column, sqlType(c.kind));
+  for (const [column, type] of COLUMNS_0001) builds = builds.addColumn(column, type);
   await builds.execute();
   await db.schema.createIndex('builds_available_at').on('builds').columns(['available_at', 'seq']).execute();
   await db.schema.createIndex('builds_project_name_seq').on('builds').columns(['project_name', 'seq']).execute();
@@ -98,11 +101,25 @@ async function listingIndex(db: Db, dialect: DatabaseHandle['dialect']): Promise
     .execute();
 }
 
+/** Table of the catalog fields whose values the stored builds carry (see reconcile.ts). */
+export const STORE_FIELDS = 'store_fields';
+
+/**
+ * 0004: `store_fields` records which catalog fields the stored builds were derived with, so that
+ * the reconciliation knows which fields are new to this database. Seeded with the fields of 0001:
+ * every build stored until now was derived with exactly those.
+ */
+async function storeFields(db: Db): Promise<void> {
+  await db.schema.createTable(STORE_FIELDS).addColumn('name', 'text', (c) => c.primaryKey()).execute();
+  await db.insertInto(STORE_FIELDS).values(FIELDS_0001.map((name) => ({ name }))).execute();
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
     '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
+    '0004_store_fields': { up: storeFields },
   };
 }
 

@@ -1,0 +1,168 @@
+// The catalog's part of the schema, reconciled every time the store opens, after the versioned
+// migrations. Migrations are frozen (they create what they created when written); the field
+// catalog keeps growing. So that adding a field is one catalog entry, this step brings any
+// database up to the catalog:
+//
+// - a column for every single-valued field (ALTER TABLE ... ADD COLUMN), both dialects;
+// - the btree index of every generic field and the trigram index of every `infix` field
+//   (SQLite: the FTS5 table is rebuilt when its column list differs from the catalog's);
+// - the values of fields new to this database, derived again from the stored events of every
+//   available build (events are the source of truth), recorded in `store_fields` so that this
+//   happens once per field.
+//
+// It runs under a lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-scoped advisory lock),
+// so several processes opening one database reconcile it once. A field removed from the catalog
+// keeps its column and values; nothing reads them.
+
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
+import { postgresColumnIndex, postgresTrigramIndex, sqliteBuildsTrigramStatements, sqliteColumnIndex } from '../sql/indexes.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
+import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
+import type { DatabaseHandle } from './database.js';
+import { deriveAttributes } from './derive.js';
+import { decodeEvents } from './event-codec.js';
+import { STORE_FIELDS } from './migrations.js';
+import type { BuildEvent } from './types.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any> | Transaction<any>;
+
+export interface ReconcileReport {
+  /** Columns added to `builds`. */
+  readonly addedColumns: readonly string[];
+  /** Whether the SQLite trigram table was rebuilt for a changed list of infix columns. */
+  readonly rebuiltTrigram: boolean;
+  /** Fields new to this database whose values were derived for the stored builds. */
+  readonly newFields: readonly string[];
+  /** Available builds whose new fields were derived. */
+  readonly backfilled: number;
+}
+
+/** Builds derived per round trip while backfilling new fields. */
+const PAGE = 500;
+/** An advisory lock key of PostgreSQL for the reconciliation (any constant of our own). */
+const LOCK_KEY = 0x6273_7263; // "bsrc"
+
+export async function reconcileCatalog(handle: DatabaseHandle, logger?: Logger): Promise<ReconcileReport> {
+  if (handle.dialect === 'sqlite') {
+    await sql`BEGIN IMMEDIATE`.execute(handle.db);
+    try {
+      const report = await reconcile(handle, handle.db, logger);
+      await sql`COMMIT`.execute(handle.db);
+      return report;
+    } catch (e) {
+      await sql`ROLLBACK`.execute(handle.db);
+      throw e;
+    }
+  }
+  return handle.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+    return reconcile(handle, trx, logger);
+  });
+}
+
+async function reconcile(handle: DatabaseHandle, db: Db, logger: Logger | undefined): Promise<ReconcileReport> {
+  const sqlite = handle.dialect === 'sqlite';
+  const existing = new Set(await columnsOf(handle, db, 'builds'));
+  const addedColumns: string[] = [];
+  for (const c of ATTRIBUTE_COLUMNS) {
+    if (existing.has(c.column)) continue;
+    await sql.raw(`ALTER TABLE builds ADD COLUMN "${c.column}" ${sqlType(c.kind)}`).execute(db);
+    addedColumns.push(c.column);
+  }
+
+  for (const f of INDEXED_FIELDS) {
+    await sql.raw(sqlite ? sqliteColumnIndex(f.column) : postgresColumnIndex(f.column, f.type === 'string')).execute(db);
+  }
+  let rebuiltTrigram = false;
+  if (sqlite) {
+    const indexed = await columnsOf(handle, db, BUILDS_TRIGRAM);
+    if (indexed.join(',') !== BUILDS_TRIGRAM_COLUMNS.join(',')) {
+      for (const s of sqliteBuildsTrigramStatements(BUILDS_TRIGRAM_COLUMNS)) await sql.raw(s).execute(db);
+      rebuiltTrigram = true;
+    }
+  } else {
+    for (const c of BUILDS_TRIGRAM_COLUMNS) await sql.raw(postgresTrigramIndex(c)).execute(db);
+  }
+
+  const recorded = new Set((await db.selectFrom(STORE_FIELDS).select('name').execute()).map((r) => r.name as string));
+  const fresh = FIELDS.filter((f) => !recorded.has(f.name));
+  let backfilled = 0;
+  if (fresh.length > 0) {
+    backfilled = await backfill(db, fresh, logger);
+    await db.insertInto(STORE_FIELDS).values(fresh.map((f) => ({ name: f.name }))).execute();
+  }
+  const report = { addedColumns, rebuiltTrigram, newFields: fresh.map((f) => f.name), backfilled };
+  if (addedColumns.length > 0 || rebuiltTrigram || fresh.length > 0) logger?.info(report, 'search fields reconciled with the field catalog');
+  return report;
+}
+
+async function columnsOf(handle: DatabaseHandle, db: Db, table: string): Promise<string[]> {
+  if (handle.dialect === 'sqlite') {
+    // table_info lists an FTS5 table's columns too; only the name is read.
+    const rows = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(db);
+    return rows.rows.map((r) => r.name);
+  }
+  const rows = await sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`.execute(db);
+  return rows.rows.map((r) => r.name);
+}
+
+/**
+ * Derives the values of `fields` for every available build from its stored events and writes
+ * them: the column of a single-valued field, the child rows of a multi-valued one, and the
+ * attributes JSON (derived whole again, so it holds the new fields too). Logs progress.
+ */
+async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | undefined): Promise<number> {
+  const total = Number((await db.selectFrom('builds').select((eb) => eb.fn.countAll().as('n')).where('seq', 'is not', null).executeTakeFirstOrThrow()).n);
+  if (total === 0) return 0;
+  const singles = ATTRIBUTE_COLUMNS.map((c, i) => ({ c, i })).filter(({ c }) => fields.includes(c.field));
+  const multiColumns = new Set(fields.filter((f) => f.multi && f.source.kind === 'event').map((f) => f.column));
+  logger?.info({ fields: fields.map((f) => f.name), builds: total }, 'deriving new search fields for the stored builds');
+  let done = 0;
+  let after = 0;
+  for (;;) {
+    const builds = await db
+      .selectFrom('builds')
+      .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version'])
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(PAGE)
+      .execute();
+    if (builds.length === 0) break;
+    const chunks = await db
+      .selectFrom('build_events')
+      .select(['build_id', 'events'])
+      .where('build_id', 'in', builds.map((b) => b.id as string))
+      .orderBy('build_id')
+      .orderBy('chunk')
+      .execute();
+    const events = new Map<string, BuildEvent[]>();
+    for (const ch of chunks) {
+      const list = events.get(ch.build_id as string) ?? [];
+      for (const e of decodeEvents(ch.events as string)) list.push(e);
+      events.set(ch.build_id as string, list);
+    }
+    for (const b of builds) {
+      const seq = Number(b.seq);
+      const d = deriveAttributes(
+        { toolType: b.tool_type as ToolType, toolVersion: b.tool_version as string, agentVersion: b.agent_version as string },
+        events.get(b.id as string) ?? [],
+      );
+      if (singles.length > 0) {
+        const set: Record<string, string | number | null> = {};
+        for (const { c, i } of singles) set[c.column] = d.columns[i] ?? null;
+        await db.updateTable('builds').set(set).where('seq', '=', seq).execute();
+      }
+      const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field, value }));
+      if (rows.length > 0) await db.insertInto('build_values').values(rows).execute();
+      await db.updateTable('build_attributes').set({ attributes: JSON.stringify(d.attributes) }).where('seq', '=', seq).execute();
+      after = seq;
+    }
+    done += builds.length;
+    logger?.info({ done, total }, 'deriving new search fields');
+  }
+  return done;
+}
