@@ -1,19 +1,20 @@
 // An example term for every catalog field, for the field reference ("insert" puts it into the
 // editor). Pure, so a test can check that every example parses without a diagnostic.
 
-import type { FieldDef } from '../../src/query/catalog.js';
+import { NAMED_FIELDS, type FieldDef } from '../../src/query/catalog.js';
 
 /** Hand-picked examples where a type-based default would say little. */
+const F = NAMED_FIELDS;
 const SPECIFIC: Readonly<Record<string, string>> = {
-  user: 'user:ci-*',
-  hostname: 'hostname:*.example.com',
-  project: 'project:my-app',
-  requested: 'requested:*test*',
-  buildToolVersion: 'buildToolVersion:8.*',
-  value: 'value:"CI Provider=GitHub*"',
-  tag: 'tag:CI',
-  buildDuration: 'buildDuration>5m',
-  buildStartTime: 'buildStartTime>-7d',
+  [F.user.name]: `${F.user.name}:ci-*`,
+  [F.hostname.name]: `${F.hostname.name}:*.example.com`,
+  [F.project.name]: `${F.project.name}:my-app`,
+  [F.requested.name]: `${F.requested.name}:*test*`,
+  [F.buildToolVersion.name]: `${F.buildToolVersion.name}:8.*`,
+  [F.value.name]: `${F.value.name}:"CI Provider=GitHub*"`,
+  [F.tag.name]: `${F.tag.name}:CI`,
+  [F.buildDuration.name]: `${F.buildDuration.name}>5m`,
+  [F.buildStartTime.name]: `${F.buildStartTime.name}>-7d`,
 };
 
 /** A plausible value pattern for a string field, from the last part of its name. */

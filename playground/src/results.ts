@@ -6,11 +6,12 @@ import { renderChart } from './chart.js';
 import { countPerDay, outcomeOf } from './chart-data.js';
 import { byId, h } from './dom.js';
 import { formatDuration, formatTime, text } from './format.js';
+import { NAMED_FIELDS } from '../../src/query/catalog.js';
 
 const EVENT_LIMIT = 2000;
 
 function projectOf(b: BuildRow): string {
-  return text(b.attributes?.['project']);
+  return text(b.attributes?.[NAMED_FIELDS.project.name]);
 }
 
 export function renderResults(builds: readonly BuildRow[]): void {
@@ -19,7 +20,7 @@ export function renderResults(builds: readonly BuildRow[]): void {
   body.replaceChildren(
     ...builds.map((b) => {
       const a = b.attributes ?? {};
-      const outcome = outcomeOf(a['buildOutcome']);
+      const outcome = outcomeOf(a[NAMED_FIELDS.buildOutcome.name]);
       const idLink = h('a', { href: buildPath(b.id), class: 'build-link', 'data-build': b.id, 'data-view': 'attributes' }, h('code', {}, b.id));
       const attrLink = h('a', { href: buildPath(b.id), 'data-build': b.id, 'data-view': 'attributes', 'aria-label': `Attributes of build ${b.id}` }, 'attributes');
       const eventsLink = h('a', { href: eventsPath(b.id), 'data-build': b.id, 'data-view': 'events', 'aria-label': `Events of build ${b.id}` }, 'events');
@@ -30,8 +31,8 @@ export function renderResults(builds: readonly BuildRow[]): void {
         h('td', {}, b.buildToolType),
         h('td', {}, projectOf(b)),
         h('td', {}, h('span', { class: `outcome ${outcome}` }, outcome)),
-        h('td', {}, formatTime(a['buildStartTime'])),
-        h('td', { class: 'num' }, formatDuration(a['buildDuration'])),
+        h('td', {}, formatTime(a[NAMED_FIELDS.buildStartTime.name])),
+        h('td', { class: 'num' }, formatDuration(a[NAMED_FIELDS.buildDuration.name])),
         h('td', {}, attrLink, ' · ', eventsLink),
       );
     }),
@@ -41,8 +42,8 @@ export function renderResults(builds: readonly BuildRow[]): void {
   const chart = byId('chart');
   const days = countPerDay(
     builds.map((b) => {
-      const start = b.attributes?.['buildStartTime'];
-      return { time: typeof start === 'number' ? start : b.availableAt, outcome: outcomeOf(b.attributes?.['buildOutcome']) };
+      const start = b.attributes?.[NAMED_FIELDS.buildStartTime.name];
+      return { time: typeof start === 'number' ? start : b.availableAt, outcome: outcomeOf(b.attributes?.[NAMED_FIELDS.buildOutcome.name]) };
     }),
   );
   chart.hidden = days.length === 0;

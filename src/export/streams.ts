@@ -6,7 +6,7 @@
 // the messages to an SseSink, awaiting the socket whenever it is full.
 
 import type { CheckedExpr } from '../query/checked.js';
-import { findField } from '../query/catalog.js';
+import { NAMED_FIELDS } from '../query/catalog.js';
 import type { BuildEvent, BuildStore, BuildSummary, Visibility } from '../store/types.js';
 import { buildEventMessage, buildMessage, V1_TOOL_TYPE, type ApiVersion } from './messages.js';
 import { parseBuildId, parseEventsResume, refuse, type Refusal, type SinceDate } from './params.js';
@@ -45,8 +45,7 @@ const NO_SPAN = { start: 0, end: 0 } as const;
 
 /** `buildTool:native`, the filter that keeps v1 listings to the builds v1 knows. */
 function nativeOnly(): CheckedExpr {
-  const field = findField('buildTool');
-  if (field === undefined) throw new Error('The field catalog has no buildTool field');
+  const field = NAMED_FIELDS.buildTool;
   return { kind: 'term', field, predicate: { kind: 'pattern', pattern: { segments: [V1_TOOL_TYPE], text: V1_TOOL_TYPE } }, span: NO_SPAN };
 }
 

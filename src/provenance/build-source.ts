@@ -1,7 +1,7 @@
 // Where publish reads builds from: the local store (inside `buildscope serve`) or a Buildscope
 // server's REST API (standalone `buildscope provenance --server URL`). Publish code is one.
 
-import type { ToolType } from '../query/catalog.js';
+import { NAMED_FIELDS, type ToolType } from '../query/catalog.js';
 import type { BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import { BadRequestError, ExternalServiceError } from './errors.js';
 
@@ -108,7 +108,7 @@ function toBuild(b: ApiBuild): BuildWithAttributes {
     toolType: b.buildToolType,
     toolVersion: b.buildToolVersion,
     agentVersion: b.buildAgentVersion,
-    project: b.project ?? (typeof b.attributes?.['project'] === 'string' ? (b.attributes['project'] as string) : null),
+    project: b.project ?? (typeof b.attributes?.[NAMED_FIELDS.project.name] === 'string' ? (b.attributes[NAMED_FIELDS.project.name] as string) : null),
     seq: 0,
     attributes: b.attributes ?? {},
   };

@@ -1,6 +1,7 @@
 // Predicates made from builds: a Buildscope build-tool predicate and SLSA provenance v1.
 
 import type { BuildWithAttributes } from '../store/types.js';
+import { NAMED_FIELDS } from '../query/catalog.js';
 
 export const BUILD_TOOL_PREDICATE = 'https://buildscope.dev/attestation/build-tool/v1';
 export const SLSA_PROVENANCE_V1 = 'https://slsa.dev/provenance/v1';
@@ -23,7 +24,7 @@ const SOURCE_URI_VALUES = ['git repository', 'gitrepository', 'vcs url', 'scm ur
 const COMMIT_VALUES = ['git commit id', 'gitcommitid', 'git commit', 'commit', 'revision', 'vcs revision'];
 
 function customValues(build: BuildWithAttributes): readonly { readonly name: string; readonly value: string }[] {
-  const v = build.attributes['value'];
+  const v = build.attributes[NAMED_FIELDS.value.name];
   if (!Array.isArray(v)) return [];
   return v.filter((x): x is { name: string; value: string } => typeof x === 'object' && x !== null && 'name' in x && 'value' in x);
 }
@@ -41,23 +42,23 @@ export function slsaProvenance(build: BuildWithAttributes, buildUri: string, rep
   const find = (names: readonly string[]) => values.find((v) => names.includes(v.name.toLowerCase()))?.value;
   const sourceUri = find(SOURCE_URI_VALUES);
   const commit = find(COMMIT_VALUES);
-  const start = build.attributes['buildStartTime'];
-  const duration = build.attributes['buildDuration'];
+  const start = build.attributes[NAMED_FIELDS.buildStartTime.name];
+  const duration = build.attributes[NAMED_FIELDS.buildDuration.name];
   const startedOn = iso(start);
   const finishedOn = typeof start === 'number' && typeof duration === 'number' ? iso(start + duration) : iso(build.availableAt);
-  const tags = build.attributes['tag'];
+  const tags = build.attributes[NAMED_FIELDS.tag.name];
+  const requested = build.attributes[NAMED_FIELDS.requested.name];
+  const hostname = build.attributes[NAMED_FIELDS.hostname.name];
   return {
     buildDefinition: {
       buildType: `https://buildscope.dev/build-types/${build.toolType}/v1`,
       externalParameters: {
         repository: repositoryUrl,
         ...(build.project !== null ? { project: build.project } : {}),
-        ...(typeof build.attributes['requested'] === 'string' || Array.isArray(build.attributes['requested'])
-          ? { requested: build.attributes['requested'] }
-          : {}),
+        ...(typeof requested === 'string' || Array.isArray(requested) ? { requested } : {}),
       },
       internalParameters: {
-        ...(typeof build.attributes['hostname'] === 'string' ? { hostname: build.attributes['hostname'] } : {}),
+        ...(typeof hostname === 'string' ? { hostname } : {}),
         ...(Array.isArray(tags) ? { tags } : {}),
       },
       resolvedDependencies: sourceUri ? [{ uri: sourceUri, ...(commit ? { digest: { gitCommit: commit } } : {}) }] : [],

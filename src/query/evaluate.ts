@@ -2,7 +2,7 @@
 // attributes, in plain TypeScript. The SQL compiler is tested against it (SQLite and PostgreSQL
 // must return exactly the builds for which this returns true), so it favours obviousness over speed.
 
-import type { FieldDef } from './catalog.js';
+import { NAMED_FIELDS, type FieldDef } from './catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from './checked.js';
 import type { AttributeValue, BuildAttributes } from '../store/types.js';
 import { boundsOf, withinBounds } from './bounds.js';
@@ -69,7 +69,7 @@ function isKeyValue(v: unknown): v is KeyValue {
 function valuesOf(field: FieldDef, build: EvaluatedBuild): readonly unknown[] {
   let raw = build.attributes[field.name];
   // buildTool is the build's tool type; take it from the build when the attributes leave it out.
-  if (raw === undefined && field.name === 'buildTool') raw = build.toolType;
+  if (raw === undefined && field === NAMED_FIELDS.buildTool) raw = build.toolType;
   if (raw === undefined || raw === null) return [];
   return Array.isArray(raw) ? (raw as readonly unknown[]) : [raw];
 }

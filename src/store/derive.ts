@@ -6,7 +6,7 @@
 // The catalog is compiled once per tool into a plan (which event types matter, which column each
 // field fills), because derivation runs for every ingested build.
 
-import { fieldsOfTool, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
+import { fieldsOfTool, NAMED_FIELDS, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import type { BuildHeader } from './canonical.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import type { AttributeValue, BuildAttributes, BuildEvent } from './types.js';
@@ -169,6 +169,6 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
     attributes[field.name] = v;
     if (column >= 0) columns[column] = typeof v === 'string' ? v.toLowerCase() : typeof v === 'boolean' ? (v ? 1 : 0) : v;
   }
-  const project = attributes['project'];
+  const project = attributes[NAMED_FIELDS.project.name];
   return { attributes, columns, values, customValues, project: typeof project === 'string' ? project : null };
 }

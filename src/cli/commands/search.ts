@@ -32,6 +32,7 @@ export function register(program: Command): void {
       }
       const { openStoreAt } = await import('../../store/open.js');
       const { SEE_EVERYTHING } = await import('../../store/types.js');
+      const { NAMED_FIELDS } = await import('../../query/catalog.js');
       const opened = await openStoreAt(opts);
       try {
         const builds = await opened.store.listBuilds({
@@ -47,15 +48,15 @@ export function register(program: Command): void {
         }
         const rows = builds.map((b) => {
           const a = 'attributes' in b ? b.attributes : {};
-          const dur = a['buildDuration'];
+          const dur = a[NAMED_FIELDS.buildDuration.name];
           return [
             b.id,
             new Date(b.availableAt).toISOString().replace('T', ' ').slice(0, 19),
             b.toolType,
             b.project ?? '',
-            String(a['buildOutcome'] ?? ''),
+            String(a[NAMED_FIELDS.buildOutcome.name] ?? ''),
             typeof dur === 'number' ? `${(dur / 1000).toFixed(1)}s` : '',
-            String(a['user'] ?? ''),
+            String(a[NAMED_FIELDS.user.name] ?? ''),
           ];
         });
         const header = ['ID', 'AVAILABLE (UTC)', 'TOOL', 'PROJECT', 'OUTCOME', 'DURATION', 'USER'];
