@@ -4,6 +4,9 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { cacheNodeConfigSchema } from './schema.js';
+// The same edit distance as the search language's "did you mean" (adjacent transpositions count
+// as one edit), so both suggest alike.
+import { editDistance } from '../query/suggest.js';
 
 export interface Fault {
   /** Dotted path in the file, e.g. `cache.targetSize.size`; `(root)` for the whole file. */
@@ -88,15 +91,6 @@ function typeName(v: unknown): string {
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
   return typeof v;
-}
-
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
-  return d[a.length]![b.length]!;
 }
 
 function allowedProperties(e: ErrorObject): string[] {
