@@ -21,7 +21,7 @@ import { createGunzip } from 'node:zlib';
 import { buildApp } from '../src/http/app.js';
 import { exportPlugin } from '../src/http/export-plugin.js';
 import { parseConfig } from '../src/config.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { openAuth } from '../src/auth/index.js';

@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
 
 interface Args {

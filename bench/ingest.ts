@@ -29,7 +29,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { newBuildId } from '../src/store/build-id.js';
-import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { prepareLine } from '../src/store/prepare.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { parseConfig } from '../src/config.js';
-import { openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { buildApp } from '../src/http/app.js';
 import { provenancePlugin } from '../src/http/provenance-plugin.js';

@@ -25,7 +25,7 @@ import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
 import { compileQuery, explainPlan } from '../src/sql/index.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle } from '../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { deriveAttributes } from '../src/store/derive.js';
 import { ATTRIBUTE_COLUMNS } from '../src/store/columns.js';

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_DATA_DIR, isPostgresUrl } from './store/database.js';
+import { DEFAULT_DATA_DIR, isPostgresUrl } from './db/database.js';
 
 export interface ServerSection {
   /**

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.js';
-import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './store/database.js';
+import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.js';
 import { parseExportOptions } from './export/options.js';
 import { parseProvenanceConfig } from './provenance/config.js';
 import { parseCacheNodesSection } from './cache-registry/registry.js';

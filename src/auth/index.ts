@@ -1,7 +1,7 @@
 // The auth component: users, access keys, tokens and the authenticator over one database.
 
 import type { ServerConfig } from '../config.js';
-import { migrate, type DatabaseHandle } from '../store/database.js';
+import { migrate, type DatabaseHandle } from '../db/database.js';
 import { createAuthenticator, type Authenticator } from './authenticator.js';
 import type { AuthCacheOptions } from './cache.js';
 import { AUTH_MIGRATIONS } from './migrations.js';

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { SigningKeys } from '../config.js';
-import type { DatabaseHandle } from '../store/database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { isPermission, type Permission } from './types.js';
 
 export interface TokenClaims {

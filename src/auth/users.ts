@@ -4,7 +4,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { DatabaseHandle } from '../store/database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { hashPassword } from './password.js';
 import { isPermission, type Permission } from './types.js';
 

@@ -12,7 +12,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
-import { problem } from '../http/problem.js';
+import { problem } from '../errors/problem.js';
 import { createLogger, type Logger } from '../log.js';
 import { allowedAtOnce, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';

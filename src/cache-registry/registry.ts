@@ -2,7 +2,7 @@
 // only as a scrypt hash), reports from nodes, and what the server shows about each node.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { migrate, type DatabaseHandle } from '../store/database.js';
+import { migrate, type DatabaseHandle } from '../db/database.js';
 import { hashSecret, parseHashedSecret, verifySecret } from '../cache-node/secret.js';
 import { CACHE_NODES_COMPONENT, cacheNodeMigrations } from './migrations.js';
 

@@ -7,34 +7,16 @@
 // A face plugin is `FastifyPluginAsync<FacePluginOptions>`; it is registered with `{ ctx, auth }`
 // and reads `request.auth` (see auth-plugin.ts) on its routes.
 
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { ServerConfig } from '../config.js';
-import type { DatabaseHandle } from '../store/database.js';
-import type { BuildStore } from '../store/types.js';
-import type { Logger } from '../log.js';
 import { openAuth, type Auth } from '../auth/index.js';
+import type { AppContext, FacePlugin } from './context.js';
 import { authPlugin } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
 import { OPENAPI_INFO } from './openapi-info.js';
 
-export interface AppContext {
-  readonly config: ServerConfig;
-  readonly database: DatabaseHandle;
-  readonly store: BuildStore;
-  readonly logger: Logger;
-  /** Epoch-ms clock (tests move time); Date.now by default. */
-  readonly clock?: () => number;
-}
-
-/** What every face plugin receives as its options. */
-export interface FacePluginOptions {
-  readonly ctx: AppContext;
-  readonly auth: Auth;
-}
-
-export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;
+export type { AppContext, FacePlugin, FacePluginOptions } from './context.js';
 
 export interface BuildAppOptions {
   readonly plugins?: readonly FacePlugin[];

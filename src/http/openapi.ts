@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../config.js';
-import { openDatabase } from '../store/database.js';
+import { openDatabase } from '../db/database.js';
 import { openBuildStore } from '../store/build-store.js';
 import { createLogger } from '../log.js';
 import { buildApp, type FacePlugin } from './app.js';

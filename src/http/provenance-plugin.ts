@@ -13,7 +13,7 @@ import type { FacePlugin } from './app.js';
 import { sendProblem } from './problem.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';
 import { visibilityOf } from '../auth/types.js';
-import { DEFAULT_DATA_DIR } from '../store/database.js';
+import { DEFAULT_DATA_DIR } from '../db/database.js';
 import { LocalBuildSource } from '../provenance/build-source.js';
 import { parseProvenanceConfig } from '../provenance/config.js';
 import { BadRequestError, EXTERNAL_SERVICE_PREFIX, ExternalServiceError } from '../provenance/errors.js';
@@ -360,7 +360,7 @@ export interface StandaloneOptions {
  */
 export async function buildStandaloneApp(options: StandaloneOptions): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const { default: Fastify } = await import('fastify');
-  const { openDatabase } = await import('../store/database.js');
+  const { openDatabase } = await import('../db/database.js');
   const { openAuth } = await import('../auth/index.js');
   const { authPlugin } = await import('./auth-plugin.js');
   const { RemoteBuildSource } = await import('../provenance/build-source.js');

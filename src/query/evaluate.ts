@@ -4,7 +4,7 @@
 
 import { NAMED_FIELDS, type FieldDef } from './catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from './checked.js';
-import type { AttributeValue, BuildAttributes } from '../store/types.js';
+import type { AttributeValue, BuildAttributes } from './attributes.js';
 import { boundsOf, withinBounds } from './bounds.js';
 
 export interface EvaluatedBuild {

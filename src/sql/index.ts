@@ -12,7 +12,7 @@ import {
   type Dialect,
 } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
-import type { DatabaseHandle } from '../store/database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { compileQuery, type SqlDialect } from './compile.js';
 
 export { compileQuery, isExactChildTerm, type SqlDialect } from './compile.js';

@@ -4,8 +4,8 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration } from 'kysely';
-import { migrate, type DatabaseHandle } from '../store/database.js';
-import { INDEXED_0001, TRIGRAM_0001 } from '../store/frozen-schema.js';
+import { migrate, type DatabaseHandle } from '../db/database.js';
+import { INDEXED_0001, TRIGRAM_0001 } from '../db/frozen-schema.js';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
 export { INDEXED_FIELDS };

@@ -1,7 +1,7 @@
 // How many ingest lines go into one transaction (a module of its own: the command line reads it
 // without loading the store).
 
-import type { DialectName } from './database.js';
+import type { DialectName } from '../db/database.js';
 
 /**
  * Lines per transaction unless the caller says otherwise. SQLite writes a batch in one

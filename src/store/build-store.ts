@@ -4,7 +4,7 @@
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
-import type { DatabaseHandle } from './database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvents } from './event-codec.js';
 import { migrateStore } from './migrations.js';

@@ -10,7 +10,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
-import type { DatabaseHandle } from './database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild } from './ingest-plan.js';
 import { numberedLines, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';

@@ -6,8 +6,8 @@
 
 import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
-import { migrate, type DatabaseHandle } from './database.js';
-import { COLUMNS_0001, FIELDS_0001 } from './frozen-schema.js';
+import { migrate, type DatabaseHandle } from '../db/database.js';
+import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;

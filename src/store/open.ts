@@ -1,7 +1,7 @@
 // Opens the database and build store named by the CLI's `--data DIR` / `--db URL` options.
 
 import { openBuildStore } from './build-store.js';
-import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './database.js';
+import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from '../db/database.js';
 import type { BuildStore } from './types.js';
 
 export interface StoreLocationOptions {

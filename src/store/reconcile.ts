@@ -20,7 +20,7 @@ import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
 import { postgresColumnIndex, postgresTrigramIndex, sqliteBuildsTrigramStatements, sqliteColumnIndex } from '../sql/indexes.js';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
-import type { DatabaseHandle } from './database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
 import { decodeEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';

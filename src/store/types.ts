@@ -1,6 +1,7 @@
 // The store API that every face (REST, export, provenance, CLI) calls. One implementation serves
-// SQLite and PostgreSQL; see src/store/database.ts for how a database is opened.
+// SQLite and PostgreSQL; see src/db/database.ts for how a database is opened.
 
+import type { BuildAttributes } from '../query/attributes.js';
 import type { ToolType } from '../query/catalog.js';
 import type { CheckedExpr } from '../query/checked.js';
 
@@ -21,13 +22,7 @@ export interface Visibility {
 
 export const SEE_EVERYTHING: Visibility = { projects: 'all', withoutProject: true };
 
-/** A derived attribute value: string, number (durations/timestamps in ms, sizes in bytes), boolean. */
-export type AttributeValue = string | number | boolean;
-
-/** The searchable attributes of a build, keyed by catalog field name. Unknown values are absent. */
-export interface BuildAttributes {
-  readonly [fieldName: string]: AttributeValue | readonly AttributeValue[] | readonly { readonly name: string; readonly value: string }[] | undefined;
-}
+export type { AttributeValue, BuildAttributes } from '../query/attributes.js';
 
 export interface BuildSummary {
   readonly id: string;

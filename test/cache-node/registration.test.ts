@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import { cacheRegistryPlugin } from '../../src/http/cache-registry-plugin.js';
 import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openAuth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';

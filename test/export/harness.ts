@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openAuth, type Auth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { mirror, exportBase } from '../../src/mirror/mirror.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { startServer, type TestServer } from './harness.js';
 import { SEARCHES, search } from './searches.js';

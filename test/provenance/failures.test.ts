@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { buildStandaloneApp } from '../../src/http/provenance-plugin.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/db/database.js';
 import { openAuth } from '../../src/auth/index.js';
 import { buildLine, call, freePort, logger, nginxBinary, startNginx, startProvenanceServer, type Nginx, type ProvenanceServer } from './harness.js';
 

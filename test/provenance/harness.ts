@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { buildApp } from '../../src/http/app.js';
 import { provenancePlugin } from '../../src/http/provenance-plugin.js';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { AuthCache, openAuth, type Auth, type AuthResult, type Principal } from '../../src/auth/index.js';
 import { hashPassword } from '../../src/auth/password.js';
 import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { basic, bearer, newLocation, startTestServer, type Dialect, type Location, type TestServer } from './support.js';
 

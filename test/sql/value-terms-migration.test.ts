@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { migrateSearchIndexes, searchMigrations } from '../../src/sql/indexes.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { migrate, openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';

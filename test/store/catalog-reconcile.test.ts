@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type * as Catalog from '../../src/query/catalog.js';
 import type { FieldDef } from '../../src/query/catalog.js';
-import type { DatabaseHandle, DialectName } from '../../src/store/database.js';
+import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import { SEE_EVERYTHING, type BuildSummary } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { ev, line } from './support.js';
@@ -76,7 +76,7 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
   } else {
     vi.doUnmock('../../src/query/catalog.js');
   }
-  const { openDatabase } = await import('../../src/store/database.js');
+  const { openDatabase } = await import('../../src/db/database.js');
   const { openBuildStore } = await import('../../src/store/build-store.js');
   const { parseQuery } = await import('../../src/query/parse.js');
   const handle = await openDatabase(location);

@@ -141,7 +141,7 @@ describe.each(dialects)('listing on $name', ({ name, skip }) => {
 describe.skipIf(!pgAvailable())('two server processes on one PostgreSQL', () => {
   it('a build stored through one store wakes a waiter of another (LISTEN/NOTIFY)', async () => {
     const a = await openTestStore('postgres');
-    const { openDatabase } = await import('../../src/store/database.js');
+    const { openDatabase } = await import('../../src/db/database.js');
     const { openBuildStore } = await import('../../src/store/build-store.js');
     const handleB = await openDatabase(a.location);
     const storeB = await openBuildStore(handleB);
@@ -170,7 +170,7 @@ describe.skipIf(!pgAvailable())('two server processes on one PostgreSQL', () => 
 
   it('concurrent ingests from two stores never assign one seq twice', async () => {
     const a = await openTestStore('postgres');
-    const { openDatabase } = await import('../../src/store/database.js');
+    const { openDatabase } = await import('../../src/db/database.js');
     const { openBuildStore } = await import('../../src/store/build-store.js');
     const handleB = await openDatabase(a.location);
     const storeB = await openBuildStore(handleB);

@@ -11,7 +11,7 @@ import { FIELDS, type FieldDef } from '../../src/query/catalog.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { PostingCache, intersect, setBits } from '../../src/store/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions, type Visibility } from '../../src/store/types.js';

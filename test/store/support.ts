@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openBuildStore, type BuildStoreOptions } from '../../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/db/database.js';
 import type { BuildEvent, BuildStore } from '../../src/store/types.js';
 import { createTestDatabase } from '../support/postgres.js';
 

@@ -4,7 +4,7 @@
 import type { CliDatabaseOptions, ServerConfig } from '../../config.js';
 import { cliConfig } from './_config.js';
 import { fail as failWith } from './_fail.js';
-import { openDatabase } from '../../store/database.js';
+import { openDatabase } from '../../db/database.js';
 import { openAuth, UserError, type Auth } from '../../auth/index.js';
 
 export const fail: (message: string) => never = (message) => failWith('', message);

@@ -32,7 +32,7 @@ export function register(program: Command): void {
         else {
           const { cliConfig } = await import('./_config.js');
           const { parseProvenanceConfig } = await import('../../provenance/config.js');
-          const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
+          const { DEFAULT_DATA_DIR } = await import('../../db/database.js');
           const config = cliConfig('attestation', opts);
           keys = loadKeyRing(parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR).keys).verification;
         }
@@ -87,7 +87,7 @@ export function register(program: Command): void {
       const { readFileSync } = await import('node:fs');
       const { cliConfig } = await import('./_config.js');
       const { parseProvenanceConfig } = await import('../../provenance/config.js');
-      const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
+      const { DEFAULT_DATA_DIR } = await import('../../db/database.js');
       const { parseEnvelope } = await import('../../provenance/dsse.js');
       const { decodeBase64 } = await import('../../provenance/base64.js');
       const { checkPackageAddress, SHA256 } = await import('../../provenance/package.js');

@@ -124,7 +124,7 @@ export function register(program: Command): void {
       // flags); both mean the server's database here.
       const opts = { ...(cmd.opts() as { config?: string; data?: string }), ...own };
       const { configFromCli } = await import('../../config.js');
-      const { openDatabase } = await import('../../store/database.js');
+      const { openDatabase } = await import('../../db/database.js');
       const { CacheRegistry } = await import('../../cache-registry/registry.js');
       let handle;
       try {

@@ -41,7 +41,7 @@ export function register(program: Command): void {
       if (!/^\d+$/.test(opts.concurrency) || concurrency < 1 || concurrency > 64) fail(`--concurrency must be a whole number from 1 to 64, got '${opts.concurrency}'`);
       if (!/^(\d+|now)$/.test(opts.since)) fail(`--since must be 0, a Unix epoch time in ms, or now; got '${opts.since}'`);
 
-      const { openDatabase } = await import('../../store/database.js');
+      const { openDatabase } = await import('../../db/database.js');
       const { openBuildStore } = await import('../../store/build-store.js');
       const { mirror } = await import('../../mirror/mirror.js');
       const { ExportRequestError } = await import('../../mirror/sse-client.js');

@@ -65,7 +65,7 @@ export function register(program: Command): void {
       const { cliConfig } = await import('./_config.js');
       const { parseProvenanceConfig } = await import('../../provenance/config.js');
       const { rotateKey } = await import('../../provenance/keys.js');
-      const { DEFAULT_DATA_DIR } = await import('../../store/database.js');
+      const { DEFAULT_DATA_DIR } = await import('../../db/database.js');
       const config = cliConfig('provenance', opts);
       const p = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
       if (p.keys.files.length > 0) fail('provenance.keys.files names the keys: rotate by adding a file and setting provenance.keys.active');

@@ -7,7 +7,7 @@ import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import type { Diagnostic } from '../../query/diagnostic.js';
 import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../../store/types.js';
-import type { FacePluginOptions } from '../app.js';
+import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';

@@ -1,7 +1,7 @@
 // The REST API of the server: tokens, build listing and ingest, version.
 
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from '../app.js';
+import type { FacePluginOptions } from '../context.js';
 import { buildRoutes } from './builds.js';
 import { tokenRoutes } from './token.js';
 import { versionRoutes } from './version.js';

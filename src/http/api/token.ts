@@ -2,7 +2,7 @@
 
 import type { FastifyPluginAsync } from 'fastify';
 import { decideToken, splitList } from '../../auth/token-request.js';
-import type { FacePluginOptions } from '../app.js';
+import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';

@@ -1,7 +1,7 @@
 // GET /api/version: which server this is. Public: it reveals nothing but the release.
 
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from '../app.js';
+import type { FacePluginOptions } from '../context.js';
 import { SERVER_VERSION } from '../openapi-info.js';
 
 export const versionRoutes: FastifyPluginAsync<FacePluginOptions> = async (app) => {

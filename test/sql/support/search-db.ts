@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
 import type { CheckedExpr } from '../../../src/query/checked.js';
-import { openDatabase, type DatabaseHandle } from '../../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import { migrateStore } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';

@@ -1,0 +1,27 @@
+// What every part of the HTTP app receives: the context of the server (configuration, database,
+// store, logger, clock) and, for a face plugin, the server's auth. Its own module so that the
+// routes of src/http/api and the app that registers them do not import each other.
+
+import type { FastifyPluginAsync } from 'fastify';
+import type { Auth } from '../auth/index.js';
+import type { ServerConfig } from '../config.js';
+import type { DatabaseHandle } from '../db/database.js';
+import type { Logger } from '../log.js';
+import type { BuildStore } from '../store/types.js';
+
+export interface AppContext {
+  readonly config: ServerConfig;
+  readonly database: DatabaseHandle;
+  readonly store: BuildStore;
+  readonly logger: Logger;
+  /** Epoch-ms clock (tests move time); Date.now by default. */
+  readonly clock?: () => number;
+}
+
+/** What every face plugin receives as its options. */
+export interface FacePluginOptions {
+  readonly ctx: AppContext;
+  readonly auth: Auth;
+}
+
+export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;

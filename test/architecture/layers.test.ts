@@ -1,0 +1,17 @@
+// The direction of dependencies of docs/architecture.md, as rules in .dependency-cruiser.cjs:
+// query -> sql -> store -> services -> faces, no cycles, a browser bundle without server code.
+
+import { createRequire } from 'node:module';
+import { cruise, type IConfiguration } from 'dependency-cruiser';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+
+describe('layers', () => {
+  it('no module imports against the direction of the layers, and there are no cycles', async () => {
+    const config = require('../../.dependency-cruiser.cjs') as IConfiguration;
+    const result = await cruise(['src', 'playground/src'], { ...config.options, ruleSet: { forbidden: config.forbidden ?? [] }, validate: true, outputType: 'err' });
+    const output = typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
+    expect(result.exitCode, output).toBe(0);
+  }, 120_000);
+});
