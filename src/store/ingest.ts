@@ -15,7 +15,7 @@ import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type Sto
 import { numberedLines, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
-import type { IngestLineResult, IngestOptions } from './types.js';
+import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 import { batchSizeFor } from './batches.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
@@ -60,7 +60,7 @@ export async function ingestNdjson(
   input: string | AsyncIterable<string | Uint8Array>,
   options: IngestOptions = {},
 ): Promise<IngestLineResult[]> {
-  const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx) : postgresExecutor(ctx);
+  const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx, options.visibility) : postgresExecutor(ctx, options.visibility);
   const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const keep = options.keepResults !== false;
   const all: IngestLineResult[] = [];
@@ -133,7 +133,7 @@ function notStored({ line, prepared }: PreparedLine, e: unknown): IngestLineResu
 // ---------------------------------------------------------------------------------------------
 // SQLite: synchronous, prepared statements, one IMMEDIATE transaction per batch.
 
-function sqliteExecutor(ctx: IngestContext): Executor {
+function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined): Executor {
   const db = ctx.handle.sqlite!;
   const cols = BUILD_ROW_COLUMNS;
   const q = (c: string): string => `"${c}"`;
@@ -220,7 +220,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
 
   const run = db.transaction((lines: readonly PreparedLine[]) => {
     const maxSeq = Number(selectMaxSeq.get());
-    const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq });
+    const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq, ...(visibility ? { visibility } : {}) });
     search?.begin();
     write(writes);
     search?.finish(maxSeq);
@@ -264,7 +264,7 @@ function rowInserter(db: BetterSqlite3.Database, insert: string): (rows: readonl
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL: one transaction per batch; state of the batch's builds loaded in two queries.
 
-function postgresExecutor(ctx: IngestContext): Executor {
+function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined): Executor {
   const db = ctx.handle.db;
 
   return async (lines) =>
@@ -320,6 +320,7 @@ function postgresExecutor(ctx: IngestContext): Executor {
         now: ctx.clock,
         newId: newBuildId,
         maxSeq: Number(max.m),
+        ...(visibility ? { visibility } : {}),
       });
       // Multi-row inserts as unnest() of one array per column: a handful of parameters however
       // many rows, so neither the statement builder nor the protocol grows with the batch.
