@@ -16,6 +16,7 @@ import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../store/database.js';
 import { LocalBuildSource } from '../provenance/build-source.js';
 import { parseProvenanceConfig } from '../provenance/config.js';
+import { UNRESTRICTED, type Reader } from '../provenance/access.js';
 import { BadRequestError, EXTERNAL_SERVICE_PREFIX, ExternalServiceError } from '../provenance/errors.js';
 import { openProvenanceService } from '../provenance/open.js';
 import { checkPackageAddress, isRepositoryUrl, repositoryOfPackageUrl, repositoryUnder, SHA256, type PackageAddress } from '../provenance/package.js';
@@ -139,6 +140,11 @@ function mayReadRepository(principal: Principal, repository: string | undefined,
   return principal.projects.some((project) => (access[project] ?? []).some((prefix) => repositoryUnder(repository, prefix)));
 }
 
+/** The reader of an evaluation or fetch: restricted principals read through their visibility. */
+function readerOf(principal: Principal): Reader {
+  return principal.projects === null ? UNRESTRICTED : { kind: 'restricted', visibility: visibilityOf(principal) };
+}
+
 function externalProblem(reply: FastifyReply, e: unknown): FastifyReply {
   const message = e instanceof Error ? e.message : String(e);
   return sendProblem(reply, 500, `${EXTERNAL_SERVICE_PREFIX} ${message}`);
@@ -250,7 +256,7 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
     const scan = request.params['scan']!;
     if (!service.hasPolicyScan(scan)) return sendProblem(reply, 404, `No policy scan named '${scan}' is defined.`);
     try {
-      const evaluation = await service.pool.run(() => service.evaluate(pkg, scan, criteria));
+      const evaluation = await service.pool.run(() => service.evaluate(pkg, scan, criteria, readerOf(principal)));
       return await sendResults(request, reply, evaluation.results);
     } catch (e) {
       return failure(reply, e, request);
@@ -283,6 +289,8 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
         const statement = service.verifiedStatement(bytes);
         const repos = statement?.subject.map((s) => (s.name ? repositoryOfPackageUrl(s.name) : undefined)).filter((r): r is string => r !== undefined) ?? [];
         if (!repos.some((r) => mayReadRepository(principal, r, repositoryAccess))) return sendProblem(reply, 403, DETAILS.forbidden);
+        // And only what was made from a build she may see (or from no build of ours).
+        if (!statement || !(await service.mayRead(statement, readerOf(principal)))) return sendProblem(reply, 403, DETAILS.forbidden);
       }
       let envelope: unknown;
       try {
