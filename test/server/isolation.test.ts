@@ -185,8 +185,17 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
 
     it('ingest: no takeover, no change, and every refusal reads as for an unknown ID', async () => {
       const lines = (id: string) => [
-        // Complete another project's unfinished build as hers.
-        JSON.stringify({ ...JSON.parse(line(id, { project: 'billing', secret: false })), events: [{ timestamp: 1_749_000_100_000, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildFinished' }, data: { outcome: 'succeeded', failures: [] } }] }),
+        // Complete another project's unfinished build as hers (its header as stored).
+        JSON.stringify({
+          buildId: id,
+          toolType: 'native',
+          toolVersion: '6.6.6-p',
+          agentVersion: '3.19',
+          events: [
+            { timestamp: 1_749_000_100_000, type: { majorVersion: 1, minorVersion: 0, eventType: 'ProjectStructure' }, data: { rootProjectName: 'billing' } },
+            { timestamp: 1_749_000_100_001, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildFinished' }, data: { outcome: 'succeeded', failures: [] } },
+          ],
+        }),
         // Re-send a finished build exactly (would be "unchanged"), with another header (would echo it),
         // and with other content (would be "already stored and finished").
         line(id, { project: 'payments' }),
