@@ -17,6 +17,7 @@ import { prepareLines, type PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
 import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 import { batchSizeFor } from './batches.js';
+import { projectVisible } from './visibility.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
@@ -52,6 +53,11 @@ export interface SearchBatch {
  * both writes a batch and reads the input for the next.
  */
 const PREPARED_AHEAD = 2;
+
+/** Whether a publisher of this visibility may append to a build of this project (absent: anyone). */
+function mayAppend(visibility: Visibility | undefined, project: string | null): boolean {
+  return visibility === undefined || projectVisible(visibility, project);
+}
 
 type Executor = (lines: readonly PreparedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
 
@@ -198,6 +204,9 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
       receivedAt: Number(row['received_at']),
       project: row['project_name'] as string | null,
     };
+    // A build the publisher may not see is refused on its header alone (ingest-plan.ts): its
+    // events are not read, so the time of the answer does not grow with them either.
+    if (!mayAppend(visibility, base.project)) return { ...base, chunkHashes: [], chunkEvents: [] };
     const chunks = selectChunks.all(id) as { hash: string; events: string }[];
     return { ...base, chunkHashes: chunks.map((c) => c.hash), chunkEvents: chunks.map((c) => c.events) };
   };
@@ -278,18 +287,19 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
           .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name'])
           .where('id', 'in', ids)
           .execute();
+        // As on SQLite: the events of builds the publisher may not see are not read.
+        const readable = rows.filter((r) => mayAppend(visibility, r.project_name as string | null)).map((r) => r.id as string);
         if (rows.length > 0) {
-          const chunks = await trx
-            .selectFrom('build_events')
-            .select(['build_id', 'chunk', 'hash', 'events'])
-            .where(
-              'build_id',
-              'in',
-              rows.map((r) => r.id as string),
-            )
-            .orderBy('build_id')
-            .orderBy('chunk')
-            .execute();
+          const chunks =
+            readable.length === 0
+              ? []
+              : await trx
+                  .selectFrom('build_events')
+                  .select(['build_id', 'chunk', 'hash', 'events'])
+                  .where('build_id', 'in', readable)
+                  .orderBy('build_id')
+                  .orderBy('chunk')
+                  .execute();
           const byBuild = new Map<string, { hash: string; events: string }[]>();
           for (const c of chunks) {
             const list = byBuild.get(c.build_id as string) ?? [];
