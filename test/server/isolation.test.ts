@@ -248,6 +248,33 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       });
     }
 
+    it('export v2, live stream: builds of other projects stored while she listens never reach her', async () => {
+      // Everything before this test left the store as it was; the builds stored here are the admin's.
+      expect(await state()).toBe(snapshot);
+      const NEW_P = 'pay0000000005';
+      const NEW_B = 'bil0000000006';
+      const ac = new AbortController();
+      const r = await fetch(`${s.url}/build-export/v2/builds/since/now?stream`, { headers: { authorization: mallory }, signal: ac.signal });
+      expect(r.status).toBe(200);
+      const reader = r.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      // The payments build first, then hers: when hers arrives, the other has been passed over.
+      const stored = await s.store.ingestNdjson([line(NEW_P, { project: 'payments' }), line(NEW_B, { project: 'billing', secret: false })].join('\n'));
+      expect(stored.map((x) => x.status)).toEqual(['stored', 'stored']);
+      const deadline = Date.now() + 30_000;
+      while (!text.includes(NEW_B) && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      ac.abort();
+      expect(text).toContain(NEW_B);
+      expect(text).not.toContain(NEW_P);
+      expectNothingOf(text);
+      snapshot = await state();
+    });
+
     it("provenance publish: her builds only, others' builds read as unknown, others' repositories refused", async () => {
       const unknown = await post(`${PKG}/attestations`, mallory, { sha256: SHA_P, repositoryUrl: REPO_B, buildScan: { ids: [UNKNOWN] } });
       expect(unknown.status).toBe(400);
