@@ -163,6 +163,13 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(r.status).toBe(200);
       expect(JSON.parse(r.text).map((b: { id: string }) => b.id)).toEqual([B_DONE]);
       expectNothingOf(r.text);
+      // Starting after an invisible build reads as starting after an unknown one.
+      const unknown = await get(`/api/builds?fromBuild=${UNKNOWN}&maxWaitSecs=1`, mallory);
+      expect(unknown.status).toBe(400);
+      for (const id of SECRET_IDS) {
+        const from = await get(`/api/builds?fromBuild=${id}&maxWaitSecs=1`, mallory);
+        expect({ status: from.status, text: swap(from.text, id) }).toEqual({ status: 400, text: swap(unknown.text, UNKNOWN) });
+      }
     });
 
     it('search query: terms that only invisible builds match find nothing', async () => {
