@@ -36,6 +36,54 @@ export interface NodeReportInput {
   readonly status: unknown;
 }
 
+/** Largest `status` a report may carry, as JSON text (a node's `/status.json` is about 1 KB). */
+export const MAX_STATUS_BYTES = 64 * 1024;
+/** Deepest nesting of `status` (the node's own is 3 levels deep). */
+export const MAX_STATUS_DEPTH = 8;
+export const MAX_NODE_ADDRESS_LENGTH = 2000;
+
+/**
+ * Why a report cannot be stored, or undefined when it can. Checked before the credentials: the
+ * server shows `nodeAddress` and `status` to administrators (an address is a link there, so only
+ * http and https), and neither database may be handed a NUL character (PostgreSQL text cannot
+ * hold one), so NUL is refused the same way on both.
+ */
+export function reportProblem(input: NodeReportInput): string | undefined {
+  for (const k of ['key', 'secret', 'nodeAddress'] as const) {
+    if (input[k].includes('\u0000')) return `${k} must not contain NUL characters`;
+  }
+  const address = input.nodeAddress;
+  if (address.length > MAX_NODE_ADDRESS_LENGTH) return `nodeAddress must be at most ${MAX_NODE_ADDRESS_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    return `nodeAddress must be an http or https URL, got ${JSON.stringify(address.slice(0, 100))}`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `nodeAddress must be an http or https URL, got scheme ${JSON.stringify(url.protocol.slice(0, -1))}`;
+  if (url.hostname === '') return 'nodeAddress must name a host';
+  if (url.username !== '' || url.password !== '') return 'nodeAddress must not carry a user name or password';
+  if (typeof input.status !== 'object' || input.status === null || Array.isArray(input.status)) return 'status must be a JSON object';
+  const nested = statusProblem(input.status, 1, 'status');
+  if (nested) return nested;
+  const bytes = Buffer.byteLength(JSON.stringify(input.status));
+  if (bytes > MAX_STATUS_BYTES) return `status must be at most ${MAX_STATUS_BYTES} bytes as JSON, got ${bytes}`;
+  return undefined;
+}
+
+function statusProblem(v: unknown, depth: number, path: string): string | undefined {
+  if (typeof v === 'string') return v.includes('\u0000') ? `${path} must not contain NUL characters` : undefined;
+  if (typeof v !== 'object' || v === null) return undefined;
+  if (depth > MAX_STATUS_DEPTH) return `status must be nested at most ${MAX_STATUS_DEPTH} levels deep`;
+  const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
+  for (const [k, x] of entries) {
+    if (k.includes('\u0000')) return `${path} has a member name with a NUL character`;
+    const inner = statusProblem(x, depth + 1, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
 interface Row {
   name: string;
   node_key: string;

@@ -9,7 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './app.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
-import { CacheRegistry, NODE_NAME_PATTERN, parseCacheNodesSection } from '../cache-registry/registry.js';
+import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, parseCacheNodesSection, reportProblem } from '../cache-registry/registry.js';
 
 const reportBody = {
   type: 'object',
@@ -18,8 +18,8 @@ const reportBody = {
   properties: {
     key: { type: 'string', minLength: 1, maxLength: 200 },
     secret: { type: 'string', minLength: 1, maxLength: 500 },
-    nodeAddress: { type: 'string', minLength: 1, maxLength: 2000 },
-    status: { type: 'object' },
+    nodeAddress: { type: 'string', minLength: 1, maxLength: MAX_NODE_ADDRESS_LENGTH, description: 'http or https URL of the node' },
+    status: { type: 'object', description: 'The node\'s /status.json object: at most 64 KiB as JSON, 8 levels deep, no NUL characters' },
   },
 } as const;
 
@@ -49,6 +49,8 @@ export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async 
     '/api/build-cache/node-status',
     { schema: { tags: ['cache nodes'], summary: 'A cache node reports its address and status', body: reportBody } },
     async (request, reply) => {
+      const problem = reportProblem(request.body);
+      if (problem !== undefined) return sendProblem(reply, 400, `Malformed node report: ${problem}`);
       const name = await registry.report(request.body);
       if (name === null) {
         reply.header('www-authenticate', 'NodeKey realm="buildscope"');

@@ -16,9 +16,10 @@ import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../db/database.js';
 import { LocalBuildSource } from '../provenance/build-source.js';
 import { parseProvenanceConfig } from '../provenance/config.js';
+import { UNRESTRICTED, type Reader } from '../provenance/access.js';
 import { BadRequestError, EXTERNAL_SERVICE_PREFIX, ExternalServiceError } from '../provenance/errors.js';
 import { openProvenanceService } from '../provenance/open.js';
-import { checkPackageAddress, isRepositoryUrl, repositoryOfPackageUrl, repositoryUnder, SHA256, type PackageAddress } from '../provenance/package.js';
+import { checkPackageAddress, isRepositoryUrl, packageUrlProblem, repositoryOfPackageUrl, repositoryUnder, SHA256, type PackageAddress } from '../provenance/package.js';
 import { PoolExhaustedError } from '../provenance/pool.js';
 import { UnknownPolicyScanError, type ProvenanceService, type PublishRequest } from '../provenance/service.js';
 import { ATTESTATION_ID, DIGEST_TYPE, INSTANCE } from '../provenance/stores/store.js';
@@ -75,13 +76,26 @@ function fieldsOfJson(body: unknown): Fields | undefined {
   return fields;
 }
 
+/** A body that cannot be read as the fields of its content type (400, never 500). */
+class MalformedBodyError extends Error {
+  override readonly name = 'MalformedBodyError';
+}
+
 async function readFields(request: FastifyRequest): Promise<Fields | undefined> {
   const type = (request.headers['content-type'] ?? '').toLowerCase();
   if (type.startsWith('multipart/form-data')) {
+    // The parser's own errors (no boundary parameter, no closing boundary, a part cut short) carry
+    // no status: they are the client's, and answered 400 with the parser's words as the reason.
+    if (!/;\s*boundary=/.test(type)) throw new MalformedBodyError('malformed multipart body: the Content-Type has no boundary parameter');
     const fields: Fields = new Map();
-    for await (const part of request.parts()) {
-      if (part.type === 'field') addField(fields, part.fieldname, part.value);
-      else addField(fields, part.fieldname, (await part.toBuffer()).toString('utf8'));
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') addField(fields, part.fieldname, part.value);
+        else addField(fields, part.fieldname, (await part.toBuffer()).toString('utf8'));
+      }
+    } catch (e) {
+      if (typeof (e as { statusCode?: unknown }).statusCode === 'number') throw e;
+      throw new MalformedBodyError(`malformed multipart body: ${(e as Error).message}`);
     }
     return fields;
   }
@@ -91,6 +105,16 @@ async function readFields(request: FastifyRequest): Promise<Fields | undefined> 
     return fields;
   }
   return fieldsOfJson(request.body);
+}
+
+/** The body's fields, or the reason it cannot be read. */
+async function fieldsOf(request: FastifyRequest): Promise<Fields | undefined | string> {
+  try {
+    return await readFields(request);
+  } catch (e) {
+    if (e instanceof MalformedBodyError) return e.message;
+    throw e;
+  }
 }
 
 function single(fields: Fields, name: string): string | undefined {
@@ -137,6 +161,11 @@ function mayReadRepository(principal: Principal, repository: string | undefined,
   if (principal.projects === null) return true;
   if (repository === undefined) return false;
   return principal.projects.some((project) => (access[project] ?? []).some((prefix) => repositoryUnder(repository, prefix)));
+}
+
+/** The reader of an evaluation or fetch: restricted principals read through their visibility. */
+function readerOf(principal: Principal): Reader {
+  return principal.projects === null ? UNRESTRICTED : { kind: 'restricted', visibility: visibilityOf(principal) };
 }
 
 function externalProblem(reply: FastifyReply, e: unknown): FastifyReply {
@@ -216,9 +245,10 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
     const principal = permitted(request, reply, 'publishAttestations');
     if (!principal) return reply;
     const pkg = packageOf(request.params);
-    const pkgProblem = checkPackageAddress(pkg);
+    const pkgProblem = checkPackageAddress(pkg) ?? packageUrlProblem(pkg);
     if (pkgProblem) return badRequest(reply, pkgProblem);
-    const fields = await readFields(request);
+    const fields = await fieldsOf(request);
+    if (typeof fields === 'string') return badRequest(reply, fields);
     if (!fields) return badRequest(reply, 'the body is not an object of fields');
     const criteria = criteriaOf(fields);
     if (!criteria) return badRequest(reply, 'sha256 must be 64 hex characters and repositoryUrl a URL or host/path');
@@ -243,14 +273,15 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
     const pkg = packageOf(request.params);
     const pkgProblem = checkPackageAddress(pkg);
     if (pkgProblem) return badRequest(reply, pkgProblem);
-    const fields = await readFields(request);
+    const fields = await fieldsOf(request);
+    if (typeof fields === 'string') return badRequest(reply, fields);
     const criteria = fields && criteriaOf(fields);
     if (!criteria) return badRequest(reply, 'sha256 must be 64 hex characters and repositoryUrl a URL or host/path');
     if (!mayReadRepository(principal, criteria.repositoryUrl, repositoryAccess)) return sendProblem(reply, 403, DETAILS.forbidden);
     const scan = request.params['scan']!;
     if (!service.hasPolicyScan(scan)) return sendProblem(reply, 404, `No policy scan named '${scan}' is defined.`);
     try {
-      const evaluation = await service.pool.run(() => service.evaluate(pkg, scan, criteria));
+      const evaluation = await service.pool.run(() => service.evaluate(pkg, scan, criteria, readerOf(principal)));
       return await sendResults(request, reply, evaluation.results);
     } catch (e) {
       return failure(reply, e, request);
@@ -283,6 +314,8 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
         const statement = service.verifiedStatement(bytes);
         const repos = statement?.subject.map((s) => (s.name ? repositoryOfPackageUrl(s.name) : undefined)).filter((r): r is string => r !== undefined) ?? [];
         if (!repos.some((r) => mayReadRepository(principal, r, repositoryAccess))) return sendProblem(reply, 403, DETAILS.forbidden);
+        // And only what was made from a build she may see (or from no build of ours).
+        if (!statement || !(await service.mayRead(statement, readerOf(principal)))) return sendProblem(reply, 403, DETAILS.forbidden);
       }
       let envelope: unknown;
       try {

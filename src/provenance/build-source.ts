@@ -4,6 +4,7 @@
 import { NAMED_FIELDS, type ToolType } from '../query/catalog.js';
 import type { BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import { BadRequestError, ExternalServiceError } from './errors.js';
+import { projectVisible } from '../store/visibility.js';
 
 export interface BuildSource {
   /** One build with attributes, or undefined when it does not exist or is not visible. */
@@ -52,7 +53,8 @@ interface ApiBuild {
 
 /**
  * Reads builds over a Buildscope server's REST API with an access key. The server applies the
- * key's visibility, so the `visibility` argument is not used here.
+ * key's visibility; the caller's `visibility` is applied here on top, by each build's project, so
+ * a restricted caller of a standalone service reads no more than she could read on the server.
  */
 export class RemoteBuildSource implements BuildSource {
   private readonly base: string;
@@ -78,17 +80,18 @@ export class RemoteBuildSource implements BuildSource {
     }
   }
 
-  async getBuild(id: string): Promise<BuildWithAttributes | undefined> {
+  async getBuild(id: string, visibility: Visibility): Promise<BuildWithAttributes | undefined> {
     const res = await this.get(`/api/builds/${encodeURIComponent(id)}?models=attributes`);
     if (res.status === 404) {
       await res.arrayBuffer();
       return undefined;
     }
     if (!res.ok) throw new ExternalServiceError(`build analytics server ${this.base}: GET /api/builds/${id} answered HTTP ${res.status}`);
-    return toBuild((await res.json()) as ApiBuild);
+    const build = toBuild((await res.json()) as ApiBuild);
+    return projectVisible(visibility, build.project) ? build : undefined;
   }
 
-  async findBuilds(query: string, _visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]> {
+  async findBuilds(query: string, visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]> {
     const res = await this.get(`/api/builds?query=${encodeURIComponent(query)}&models=attributes&maxBuilds=${maxBuilds}&reverse=true`);
     if (res.status === 400) {
       const body = (await res.json().catch(() => ({}))) as { detail?: string };
@@ -97,7 +100,7 @@ export class RemoteBuildSource implements BuildSource {
     if (!res.ok) throw new ExternalServiceError(`build analytics server ${this.base}: GET /api/builds answered HTTP ${res.status}`);
     const body = (await res.json()) as unknown;
     const list = Array.isArray(body) ? body : ((body as { builds?: unknown }).builds ?? []);
-    return (list as ApiBuild[]).map(toBuild);
+    return (list as ApiBuild[]).map(toBuild).filter((b) => projectVisible(visibility, b.project));
   }
 }
 

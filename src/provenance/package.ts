@@ -43,6 +43,23 @@ export function packageUrl(p: PackageAddress, sha256: string, repositoryUrl: str
   return new PackageURL(type, p.namespace, p.name, p.version, { repository_url: repositoryUrl }).toString();
 }
 
+/**
+ * Why no package URL can be formed for this address, or undefined when one can: the purl
+ * specification gives some types required parts (a `maven` package needs its namespace, the
+ * groupId; so does `swift`), which the API's no-namespace paths cannot supply.
+ */
+export function packageUrlProblem(p: PackageAddress): string | undefined {
+  try {
+    packageUrl(p, '0'.repeat(64), 'registry.example.com/check');
+    return undefined;
+  } catch (e) {
+    const type = purlType(p.type);
+    const why = (e as Error).message.replace(/^Invalid purl:\s*/i, '');
+    const hint = p.namespace === undefined ? `: publish it under /packages/${p.type}/{namespace}/${p.name}/${p.version}` : '';
+    return `no package URL of type ${JSON.stringify(type)} can be formed for this package (${why})${hint}`;
+  }
+}
+
 /** The `repository_url` qualifier of a package URL, if it has one. */
 export function repositoryOfPackageUrl(purl: string): string | undefined {
   try {

@@ -17,6 +17,8 @@ import { BUILD_TOOL_PREDICATE, buildToolPredicate, SLSA_PROVENANCE_V1, slsaProve
 import { STATEMENT_V1, subjectHasSha256, type Statement } from './statement.js';
 import type { AttestationLocation, AttestationStore } from './stores/store.js';
 import { verifyAttestation } from './verify.js';
+import { boundTo, buildOrigin, UNRESTRICTED, type Reader } from './access.js';
+import { normaliseRepository } from './package.js';
 
 export interface PublishRequest {
   readonly sha256: string;
@@ -237,16 +239,30 @@ export class ProvenanceService {
     return { kind: 'skipped', reason };
   }
 
-  /** Evaluates a policy scan; results come one per policy, in declaration order. */
-  async evaluate(pkg: PackageAddress, scanName: string, facts: PackageFacts): Promise<{ readonly policies: readonly Policy[]; readonly results: Iterable<PolicyResult> }> {
+  /**
+   * Evaluates a policy scan over the attestations bound to the requested repository that the
+   * reader may read (access.ts); results come one per policy, in declaration order.
+   */
+  async evaluate(
+    pkg: PackageAddress,
+    scanName: string,
+    facts: PackageFacts,
+    reader: Reader = UNRESTRICTED,
+  ): Promise<{ readonly policies: readonly Policy[]; readonly results: Iterable<PolicyResult> }> {
     const policies = this.policiesOf(scanName);
-    const attestations = await this.countedAttestations(pkg, facts.sha256);
-    let byScan = this.resultsMemo.get(attestations);
+    const all = await this.countedAttestations(pkg, facts.sha256);
+    const bound = all.filter((a) => boundTo(a.statement, facts.sha256, facts.repositoryUrl, reader));
+    if (reader.kind === 'restricted') {
+      // Per reader and build visibility: not memoised.
+      const readable = await this.readableBy(bound, reader);
+      return { policies, results: policies.map((p) => evaluatePolicy(p, readable, facts)) };
+    }
+    let byScan = this.resultsMemo.get(all);
     if (!byScan) {
       byScan = new Map();
-      this.resultsMemo.set(attestations, byScan);
+      this.resultsMemo.set(all, byScan);
     }
-    const key = `${scanName}\0${facts.repositoryUrl}`;
+    const key = `${scanName}\0${normaliseRepository(facts.repositoryUrl)}`;
     const known = byScan.get(key);
     if (known) return { policies, results: known };
     if (byScan.size >= 100) byScan.clear();
@@ -257,13 +273,46 @@ export class ProvenanceService {
       // Lazily, so that NDJSON lines leave as each policy is judged; memoised once complete.
       results: (function* () {
         for (const p of policies) {
-          const r = evaluatePolicy(p, attestations, facts);
+          const r = evaluatePolicy(p, bound, facts);
           done.push(r);
           yield r;
         }
         memo.set(key, done);
       })(),
     };
+  }
+
+  /**
+   * The attestations a restricted reader may read: those made from a build she may see, or from
+   * no build of ours. One whose build cannot be told is left out: it may describe any build.
+   */
+  private async readableBy(attestations: readonly CountedAttestation[], reader: Reader & { kind: 'restricted' }): Promise<CountedAttestation[]> {
+    const visible = new Map<string, Promise<boolean>>();
+    const sees = (id: string): Promise<boolean> => {
+      let p = visible.get(id);
+      if (!p) {
+        p = this.options.builds.getBuild(id, reader.visibility).then((b) => b !== undefined);
+        visible.set(id, p);
+      }
+      return p;
+    };
+    const out: CountedAttestation[] = [];
+    for (const a of attestations) if (await this.mayRead(a.statement, reader, sees)) out.push(a);
+    return out;
+  }
+
+  /** Whether a reader may read a statement as far as the build it was made from goes. */
+  async mayRead(statement: Statement, reader: Reader, sees?: (id: string) => Promise<boolean>): Promise<boolean> {
+    if (reader.kind === 'unrestricted') return true;
+    const origin = buildOrigin(statement);
+    switch (origin.kind) {
+      case 'none':
+        return true;
+      case 'unknown':
+        return false;
+      case 'build':
+        return sees ? sees(origin.id) : (await this.options.builds.getBuild(origin.id, reader.visibility)) !== undefined;
+    }
   }
 
   // ---- fetch ----

@@ -8,7 +8,8 @@ import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
-import type { BuildEvent, IngestLineResult } from './types.js';
+import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
+import { projectVisible, seesEverything } from './visibility.js';
 
 /** What the database knows of a build before the batch. */
 export interface StoredBuild {
@@ -77,6 +78,27 @@ export interface PlanContext {
   readonly newId: () => string;
   /** Highest seq stored before this batch. */
   readonly maxSeq: number;
+  /**
+   * What the publisher may see; absent: everything. A publisher restricted to projects appends
+   * only to builds she may see, names no new build's ID, and never moves a build into or out of
+   * a project she may not see (docs/store.md, "Publishers restricted to projects").
+   */
+  readonly visibility?: Visibility;
+}
+
+/**
+ * The one answer to a restricted publisher whose line names a build ID she may not use: the same
+ * words whether the build does not exist or exists out of her sight, and nothing of the stored
+ * build (state, header, content, project).
+ */
+export function unusableBuildId(id: string): string {
+  return `Build ${id} is not a build you may append to; leave buildId out to start a new build (the server assigns its ID)`;
+}
+
+function projectRefusal(project: string | null, v: Visibility): string {
+  const allowed = v.projects === 'all' ? 'any project' : v.projects.length === 0 ? 'no project' : `projects ${v.projects.map((p) => JSON.stringify(p)).join(', ')}`;
+  const which = project === null ? 'no project' : `project ${JSON.stringify(project)}`;
+  return `This line would leave the build with ${which}; you may publish builds of ${allowed}${v.withoutProject ? ' or without a project' : ''}`;
 }
 
 const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
@@ -106,6 +128,9 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     b.dirty = true;
   };
 
+  const v = ctx.visibility;
+  const restricted = v !== undefined && !seesEverything(v) ? v : undefined;
+
   for (const { line, prepared: r } of lines) {
     if (!r.ok) {
       results.push(
@@ -133,7 +158,21 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
         working.set(id, b);
       }
     }
+    if (restricted !== undefined && r.buildId !== undefined && (b === undefined || !projectVisible(restricted, b.project))) {
+      // Before anything else of the stored build is looked at: a build out of her sight gets the
+      // answer an unknown ID gets, and a restricted publisher never picks a new build's ID (else
+      // "stored" against "refused" would tell whether the ID exists).
+      results.push({ line, status: 'rejected', buildId: id, path: '$.buildId', error: unusableBuildId(id) });
+      continue;
+    }
     if (b === undefined) {
+      if (restricted !== undefined) {
+        const project = r.derived !== undefined ? r.derived.project : (r.project ?? null);
+        if (!projectVisible(restricted, project)) {
+          results.push({ line, status: 'rejected', path: '$.events', error: projectRefusal(project, restricted) });
+          continue;
+        }
+      }
       b = {
         id,
         toolType: r.toolType,
@@ -180,6 +219,11 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
         path: '$.events',
         error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed`,
       });
+      continue;
+    }
+    if (restricted !== undefined && r.project !== undefined && !projectVisible(restricted, r.project)) {
+      // The build is hers to see (checked above); this line would move it out of her sight.
+      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: projectRefusal(r.project, restricted) });
       continue;
     }
     // Append to an incomplete build.

@@ -15,8 +15,9 @@ import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type Sto
 import { numberedLines, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
-import type { IngestLineResult, IngestOptions } from './types.js';
+import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 import { batchSizeFor } from './batches.js';
+import { projectVisible } from './visibility.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 
@@ -53,6 +54,11 @@ export interface SearchBatch {
  */
 const PREPARED_AHEAD = 2;
 
+/** Whether a publisher of this visibility may append to a build of this project (absent: anyone). */
+function mayAppend(visibility: Visibility | undefined, project: string | null): boolean {
+  return visibility === undefined || projectVisible(visibility, project);
+}
+
 type Executor = (lines: readonly PreparedLine[]) => Promise<{ results: IngestLineResult[]; maxSeq: number }>;
 
 export async function ingestNdjson(
@@ -60,7 +66,7 @@ export async function ingestNdjson(
   input: string | AsyncIterable<string | Uint8Array>,
   options: IngestOptions = {},
 ): Promise<IngestLineResult[]> {
-  const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx) : postgresExecutor(ctx);
+  const execute = ctx.handle.dialect === 'sqlite' ? sqliteExecutor(ctx, options.visibility) : postgresExecutor(ctx, options.visibility);
   const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const keep = options.keepResults !== false;
   const all: IngestLineResult[] = [];
@@ -133,7 +139,7 @@ function notStored({ line, prepared }: PreparedLine, e: unknown): IngestLineResu
 // ---------------------------------------------------------------------------------------------
 // SQLite: synchronous, prepared statements, one IMMEDIATE transaction per batch.
 
-function sqliteExecutor(ctx: IngestContext): Executor {
+function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined): Executor {
   const db = ctx.handle.sqlite!;
   const cols = BUILD_ROW_COLUMNS;
   const q = (c: string): string => `"${c}"`;
@@ -198,6 +204,9 @@ function sqliteExecutor(ctx: IngestContext): Executor {
       receivedAt: Number(row['received_at']),
       project: row['project_name'] as string | null,
     };
+    // A build the publisher may not see is refused on its header alone (ingest-plan.ts): its
+    // events are not read, so the time of the answer does not grow with them either.
+    if (!mayAppend(visibility, base.project)) return { ...base, chunkHashes: [], chunkEvents: [] };
     const chunks = selectChunks.all(id) as { hash: string; events: string }[];
     return { ...base, chunkHashes: chunks.map((c) => c.hash), chunkEvents: chunks.map((c) => c.events) };
   };
@@ -220,7 +229,7 @@ function sqliteExecutor(ctx: IngestContext): Executor {
 
   const run = db.transaction((lines: readonly PreparedLine[]) => {
     const maxSeq = Number(selectMaxSeq.get());
-    const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq });
+    const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq, ...(visibility ? { visibility } : {}) });
     search?.begin();
     write(writes);
     search?.finish(maxSeq);
@@ -264,7 +273,7 @@ function rowInserter(db: BetterSqlite3.Database, insert: string): (rows: readonl
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL: one transaction per batch; state of the batch's builds loaded in two queries.
 
-function postgresExecutor(ctx: IngestContext): Executor {
+function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined): Executor {
   const db = ctx.handle.db;
 
   return async (lines) =>
@@ -278,18 +287,19 @@ function postgresExecutor(ctx: IngestContext): Executor {
           .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name'])
           .where('id', 'in', ids)
           .execute();
+        // As on SQLite: the events of builds the publisher may not see are not read.
+        const readable = rows.filter((r) => mayAppend(visibility, r.project_name as string | null)).map((r) => r.id as string);
         if (rows.length > 0) {
-          const chunks = await trx
-            .selectFrom('build_events')
-            .select(['build_id', 'chunk', 'hash', 'events'])
-            .where(
-              'build_id',
-              'in',
-              rows.map((r) => r.id as string),
-            )
-            .orderBy('build_id')
-            .orderBy('chunk')
-            .execute();
+          const chunks =
+            readable.length === 0
+              ? []
+              : await trx
+                  .selectFrom('build_events')
+                  .select(['build_id', 'chunk', 'hash', 'events'])
+                  .where('build_id', 'in', readable)
+                  .orderBy('build_id')
+                  .orderBy('chunk')
+                  .execute();
           const byBuild = new Map<string, { hash: string; events: string }[]>();
           for (const c of chunks) {
             const list = byBuild.get(c.build_id as string) ?? [];
@@ -320,6 +330,7 @@ function postgresExecutor(ctx: IngestContext): Executor {
         now: ctx.clock,
         newId: newBuildId,
         maxSeq: Number(max.m),
+        ...(visibility ? { visibility } : {}),
       });
       // Multi-row inserts as unnest() of one array per column: a handful of parameters however
       // many rows, so neither the statement builder nor the protocol grows with the batch.

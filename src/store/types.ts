@@ -79,6 +79,11 @@ export interface IngestOptions {
    * server listens), so transactions may be as large as the database gains from (SQLite: 5,000 lines).
    */
   readonly bulk?: boolean;
+  /**
+   * What the publisher may see; absent: everything. Restricted publishers append only to builds
+   * they may see and never move a build into or out of their sight (docs/store.md).
+   */
+  readonly visibility?: Visibility;
 }
 
 /**

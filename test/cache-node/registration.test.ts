@@ -191,4 +191,39 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       }
     }, 90_000);
   }
+
+  it('refuses reports whose address is not an http(s) URL, whose status is too large or deep, or that hold NUL, storing nothing', async () => {
+    const c = await (await CacheRegistry.open(server.database)).createCredentials('node-checked');
+    const put = (body: unknown) =>
+      fetch(`${server.base}/api/build-cache/node-status`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const good = { key: c.key, secret: c.secret, nodeAddress: 'https://cache-1.example.com:5071/', status: { entries: 1, config: { users: [{ name: 'ci' }] } } };
+    let deep: unknown = 'x';
+    for (let i = 0; i < 12; i++) deep = { d: deep };
+    const bad: readonly [string, unknown, RegExp][] = [
+      ['javascript: address', { ...good, nodeAddress: 'javascript:alert(1)' }, /http or https URL/],
+      ['not a URL', { ...good, nodeAddress: 'cache-1 example' }, /http or https URL/],
+      ['file: address', { ...good, nodeAddress: 'file:///etc/passwd' }, /scheme "file"/],
+      ['credentials in the address', { ...good, nodeAddress: 'http://u:p@cache-1.example.com/' }, /user name or password/],
+      ['100 KB status', { ...good, status: { pad: 'x'.repeat(100 * 1024) } }, /at most 65536 bytes/],
+      ['deep status', { ...good, status: deep }, /8 levels/],
+      ['NUL in the address', { ...good, nodeAddress: 'http://cache\u0000.example.com/' }, /NUL/],
+      ['NUL in the key', { ...good, key: `${c.key}\u0000` }, /NUL/],
+      ['NUL in a status value', { ...good, status: { note: 'a\u0000b' } }, /NUL/],
+      ['NUL in a status member name', { ...good, status: { ['a\u0000b']: 1 } }, /NUL/],
+    ];
+    for (const [what, body, reason] of bad) {
+      const r = await put(body);
+      expect(r.status, what).toBe(400);
+      expect(r.headers.get('content-type'), what).toContain('application/problem+json');
+      expect(((await r.json()) as { detail: string }).detail, what).toMatch(reason);
+    }
+    // A 1 MB status is over the server's body limit before it is read as JSON.
+    const huge = await put({ ...good, status: { pad: 'x'.repeat(1024 * 1024) } });
+    expect(huge.status).toBe(413);
+    expect(huge.headers.get('content-type')).toContain('application/problem+json');
+    const shown = async () => (await (await fetch(`${server.base}/api/build-cache/nodes/node-checked`, { headers: { authorization: server.admin } })).json()) as Record<string, unknown>;
+    expect(await shown()).toMatchObject({ registered: false, address: null, status: null });
+    expect((await put(good)).status).toBe(200);
+    expect(await shown()).toMatchObject({ registered: true, address: 'https://cache-1.example.com:5071/', status: good.status });
+  }, 90_000);
 });

@@ -118,6 +118,7 @@ describe('standalone provenance service over the REST API', { timeout: 60_000 },
   let standalone: Awaited<ReturnType<typeof buildStandaloneApp>>;
   let url: string;
   let auth: string;
+  let appOnly: string;
   let serverKey: string;
 
   beforeAll(async () => {
@@ -125,13 +126,15 @@ describe('standalone provenance service over the REST API', { timeout: 60_000 },
     await analytics.store.ingestNdjson([buildLine('build00000001', { project: 'app' }), buildLine('build00000002', { toolType: 'pybuild', toolVersion: '1.2', project: 'tools' })].join('\n'));
     serverKey = (await analytics.user('provenance', ['accessBuildDataViaApi'])).key;
     dir = mkdtempSync(join(tmpdir(), 'bs-standalone-'));
-    const config = parseConfig({}, { data: dir });
+    const config = parseConfig({ provenance: { repositoryAccess: { app: [REPO] } } }, { data: dir });
     standalone = await buildStandaloneApp({ config, serverUrl: analytics.url, accessKey: serverKey, logger });
     url = await standalone.app.listen({ host: '127.0.0.1', port: 0 });
     const database = await openDatabase(config.database);
     const a = await openAuth(database, config);
     await a.users.addUser({ name: 'ci', password: 'pw-ci', permissions: ['publishAttestations', 'readAttestations'], projects: null });
     auth = `Basic ${Buffer.from('ci:pw-ci').toString('base64')}`;
+    await a.users.addUser({ name: 'app-only', password: 'pw-app', permissions: ['publishAttestations'], projects: ['app'] });
+    appOnly = `Basic ${Buffer.from('app-only:pw-app').toString('base64')}`;
     await database.close();
   }, 120_000);
   afterAll(async () => {
@@ -152,6 +155,21 @@ describe('standalone provenance service over the REST API', { timeout: 60_000 },
     const badQuery = await call('POST', `${url}/packages/oci/app/1.0/attestations`, { auth, json: { sha256: SHA, repositoryUrl: REPO, buildScan: { queries: ['nosuchfield:1'] } } });
     expect(badQuery.status).toBe(400);
     expect((await call('POST', `${url}/packages/oci/app/1.0/attestations`, { json: { sha256: SHA, repositoryUrl: REPO } })).status).toBe(401);
+  });
+
+  it("a caller restricted to a project publishes only from that project's builds, though the service's key sees more", async () => {
+    const publish = (buildScan: unknown) => call('POST', `${url}/packages/oci/app/2.0/attestations`, { auth: appOnly, json: { sha256: SHA, repositoryUrl: REPO, buildScan } });
+    const own = await publish({ ids: ['build00000001'] });
+    expect(own.status).toBe(200);
+    expect(new Set(own.body.map((x: any) => x.details.buildId))).toEqual(new Set(['build00000001']));
+    // build00000002 is of project tools: answered as an ID that does not exist.
+    const other = await publish({ ids: ['build00000002'] });
+    const unknown = await publish({ ids: ['build0000000z'] });
+    expect(other.status).toBe(400);
+    expect(other.text.split('build00000002').join('<id>')).toBe(unknown.text.split('build0000000z').join('<id>'));
+    const byQuery = await publish({ queries: ['buildTool:pybuild'] });
+    expect(byQuery.status).toBe(200);
+    expect(byQuery.body).toEqual([]);
   });
 
   it('an unreachable build analytics server is a 500 with the external-service detail', async () => {

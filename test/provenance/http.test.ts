@@ -295,7 +295,13 @@ describe.skipIf(!hasNginx)('provenance over HTTP', { timeout: 120_000 }, () => {
         expect(r.status).toBe(401);
         expect(r.body.detail).toBe(DETAIL_401);
       }
-      expect((await call('GET', url(path), { auth: teamA.basic })).status).toBe(200);
+      // Made from build00000001 (project app, which team-a may not see): not hers to read, though
+      // its repository is. One made from a team-a build for the same repository is.
+      expect((await call('GET', url(path), { auth: teamA.basic })).status).toBe(403);
+      expect((await server.store.ingestNdjson(buildLine('build0000000a', { project: 'team-a' })))[0]).toMatchObject({ status: 'stored' });
+      const own = await call('POST', url('/packages/oci/team-a-app/1.0/attestations'), { auth: publisher.basic, json: { sha256: SHA_C, repositoryUrl: REPO_A, buildScan: { ids: ['build0000000a'] } } });
+      expect(own.status).toBe(200);
+      expect((await call('GET', url(own.body[0].details.attestationUri), { auth: teamA.basic })).status).toBe(200);
       const lib = await call('POST', url('/packages/jvmpkg/com.acme/lib/2.0/attestations'), { auth: publisher.basic, json: { sha256: SHA_B, repositoryUrl: REPO_B, buildScan: { ids: ['build00000002'] } } });
       const r = await call('GET', url(lib.body[0].details.attestationUri), { auth: teamA.basic });
       expect(r.status).toBe(403);

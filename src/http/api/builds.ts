@@ -265,7 +265,9 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         const body = request.body as NodeJS.ReadableStream | undefined;
         if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
         try {
-          const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes));
+          // The publisher's visibility: restricted publishers append only to builds they may see.
+          const visibility = visibilityOf(principalOf(request));
+          const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes), { visibility });
           const count = (s: string) => results.filter((r) => r.status === s).length;
           return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
         } catch (e) {
