@@ -3,7 +3,8 @@
 //
 //   GET  /cache/{key}  200 with the entry | 404
 //   HEAD /cache/{key}  200 with Content-Length | 404
-//   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize)
+//   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize; after the
+//                      whole body is read) | 202 (larger, from Gradle < 7: discarded, see below)
 //   GET  /  /status.json  the UI (per uiAccess)     GET /ping  200 (health, no credentials)
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -65,6 +66,36 @@ function limiter(maxBytes: number, counted: { n: number }): Transform {
   });
 }
 
+/**
+ * Whether an `X-Gradle-Version` is of a Gradle that takes a refused store (413 included) as an
+ * error and disables its remote cache: every version before 7.0. Unreadable versions are assumed
+ * to be current.
+ */
+export function gradleWithout413(version: string): boolean {
+  const m = /^\s*(\d+)\./.exec(version);
+  return m !== null && Number(m[1]) < 7;
+}
+
+/** Reads and discards the rest of a request body; false when the client went away first. */
+function readToEnd(req: IncomingMessage): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.off('error', onError);
+      resolve(ok);
+    };
+    const onEnd = () => done(true);
+    const onClose = () => done(req.complete);
+    const onError = () => done(false);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+    req.on('error', onError);
+    req.resume();
+  });
+}
+
 export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNode> {
   const logger = options.logger ?? createLogger('cache-node');
   const clock = options.clock ?? Date.now;
@@ -76,7 +107,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const checker = new PasswordChecker();
   const uiChecker = new PasswordChecker();
   const startedAt = clock();
-  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0 };
+  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0 };
   let generated: { username: string; password: string } | null = null;
   let registrar: Registrar | null = null;
   let volumeCache: { at: number; capacity: number; free: number } | null = null;
@@ -166,13 +197,23 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     }
   }
 
-  /** How long a refused upload's connection stays open after the 413, discarding what arrives. */
-  const LINGER_MS = 1000;
-
-  function tooLarge(res: ServerResponse, size: string, closeNow = true): void {
+  /**
+   * An entry over maxArtifactSize whose body has been read to the end. Gradle before 7.0 takes any
+   * refusal of a store, 413 included, as an error and switches its remote cache off for the rest
+   * of the build; it gets a 202 (nothing stored, logged and counted) so that the build keeps its
+   * cache. Every other client gets the 413.
+   */
+  function refuseTooLarge(req: IncomingMessage, res: ServerResponse, key: string, size: string): void {
+    const gradle = req.headers['x-gradle-version'];
+    if (typeof gradle === 'string' && gradleWithout413(gradle)) {
+      counters.discardedTooLarge++;
+      logger.warn({ key, size, gradleVersion: gradle, maxArtifactSizeMiB: config.maxArtifactMiB }, 'oversized entry discarded: answered 202 because Gradle before 7.0 disables its remote cache on a 413');
+      res.writeHead(202, { 'content-length': 0 });
+      res.end();
+      return;
+    }
     counters.rejectedTooLarge++;
-    // The rest of the body is not wanted: close the connection (at once, or after lingering).
-    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, closeNow ? { connection: 'close' } : {});
+    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`);
   }
 
   /** The disk, not the client, failed: 507 when it is full, 500 otherwise; logged either way. */
@@ -264,7 +305,10 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     const max = config.maxArtifactMiB * MiB;
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > max) {
-      tooLarge(res, `Content-Length ${declared}`);
+      // Read the whole body before answering: a client that is still sending when the answer
+      // comes and the connection closes sees a reset, not the answer (Gradle then switches its
+      // remote cache off). The bytes are discarded as they arrive; the connection stays usable.
+      if (await readToEnd(req)) refuseTooLarge(req, res, key, `Content-Length ${declared}`);
       return;
     }
     const { tmpPath, stream } = store.beginWrite();
@@ -284,12 +328,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       req.unpipe(limit);
       await store.discard(tmpPath);
       if (err instanceof TooLarge) {
-        // Lingering close: the client is still sending. Closing at once would let the kernel reset
-        // the connection while the 413 is unread; instead discard what still arrives and close a
-        // moment after the answer has gone.
-        req.resume();
-        res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
-        tooLarge(res, `body exceeded ${max} bytes`, false);
+        // A body without a length (chunked) grew past the limit: as above, read the rest, then answer.
+        if (await readToEnd(req)) refuseTooLarge(req, res, key, `body exceeded ${max} bytes`);
       }
       else if (res.headersSent || res.destroyed) return;
       else if (stream.errored) storageFailed(res, stream.errored);
@@ -419,8 +459,12 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
         // comes, so the connection cannot be reused.
         if (!(await checkAccess(req, res, 'readwrite', { connection: 'close' }))) return;
         const declared = req.headers['content-length'];
-        if (declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
-          tooLarge(res, `Content-Length ${declared}`);
+        const gradle = req.headers['x-gradle-version'];
+        // A client that cannot take a 413 gets its 100 and then a 202 once the body is read.
+        const takes413 = !(typeof gradle === 'string' && gradleWithout413(gradle));
+        if (takes413 && declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
+          counters.rejectedTooLarge++;
+          sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): Content-Length ${declared}`, { connection: 'close' });
           return;
         }
       }

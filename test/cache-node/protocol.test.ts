@@ -1,9 +1,10 @@
 // The HTTP build cache protocol over real HTTP on 127.0.0.1.
 
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gradleWithout413 } from '../../src/cache-node/server.js';
 import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -13,9 +14,9 @@ async function put(base: string, key: string, body: Buffer | string, headers: Re
 }
 
 /** A PUT whose body is sent in chunks without Content-Length; resolves with the response status. */
-function putChunked(base: string, key: string, chunk: Buffer, chunks: number): Promise<{ status: number; sent: number }> {
+function putChunked(base: string, key: string, chunk: Buffer, chunks: number, headers: Record<string, string> = {}): Promise<{ status: number; sent: number }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}/cache/${key}`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
+    const req = request(`${base}/cache/${key}`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked', ...headers } });
     let sent = 0;
     let done = false;
     req.on('response', (res) => {
@@ -32,6 +33,29 @@ function putChunked(base: string, key: string, chunk: Buffer, chunks: number): P
       if (!done) req.end();
     };
     pump();
+  });
+}
+
+/**
+ * A PUT with Content-Length and no Expect (as Gradle before 7 sends it): the whole body is written
+ * before the answer is read. `sentAll`: the body went out completely (no reset under the client).
+ */
+function putWhole(base: string, key: string, body: Buffer, agent?: Agent, headers: Record<string, string> = {}): Promise<{ status: number; sentAll: boolean; problem: unknown; socket: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/cache/${key}`, { method: 'PUT', agent, headers: { 'content-length': String(body.length), ...headers } });
+    let sentAll = false;
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, sentAll, problem: text.startsWith('{') ? JSON.parse(text) : null, socket: req.socket });
+      });
+    });
+    req.end(body, () => {
+      sentAll = true;
+    });
   });
 }
 
@@ -98,12 +122,46 @@ describe('GET, HEAD and PUT', () => {
     expect((await e.arrayBuffer()).byteLength).toBe(0);
   });
 
-  it('refuses with 413, storing nothing, as soon as Content-Length is too large', async () => {
-    const r = await putHeadersOnly(base, 'too-big', 2 * MiB + 1, false);
-    expect(r.status).toBe(413);
-    expect((await fetch(`${base}/cache/too-big`)).status).toBe(404);
-    // Exactly the limit is fine.
-    expect((await put(base, 'at-limit', Buffer.alloc(2 * MiB))).status).toBe(201);
+  it('answers 413 to a Content-Length over the limit only after reading the whole body, on a connection that stays usable', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const r = await putWhole(base, 'too-big', Buffer.alloc(2 * MiB + 1, 7), agent);
+      expect(r.status).toBe(413);
+      expect(r.sentAll).toBe(true);
+      expect(r.problem).toMatchObject({ status: 413 });
+      // The same connection serves the next request (nothing was closed under the client).
+      const next = await putWhole(base, 'at-limit', Buffer.alloc(2 * MiB), agent);
+      expect(next.status).toBe(201);
+      expect(next.socket).toBe(r.socket);
+      expect((await fetch(`${base}/cache/too-big`)).status).toBe(404);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('discards an oversized entry from Gradle before 7.0 with 202, logged and counted; Gradle 7 and later get the 413', async () => {
+    const before = t.node.status();
+    const old = await putWhole(base, 'gradle-6-big', Buffer.alloc(2 * MiB + 1, 1), undefined, { 'x-gradle-version': '6.9.4' });
+    expect(old.status).toBe(202);
+    expect((await fetch(`${base}/cache/gradle-6-big`)).status).toBe(404);
+    const chunked = await putChunked(base, 'gradle-4-chunked', Buffer.alloc(256 * 1024, 1), 12, { 'x-gradle-version': '4.4.1' });
+    expect(chunked).toEqual({ status: 202, sent: 12 });
+    expect((await fetch(`${base}/cache/gradle-4-chunked`)).status).toBe(404);
+    const current = await putWhole(base, 'gradle-7-big', Buffer.alloc(2 * MiB + 1, 1), undefined, { 'x-gradle-version': '7.0' });
+    expect(current.status).toBe(413);
+    // A small entry from an old Gradle is stored as usual.
+    expect((await putWhole(base, 'gradle-6-small', Buffer.alloc(100, 1), undefined, { 'x-gradle-version': '6.9.4' })).status).toBe(201);
+    const after = t.node.status();
+    expect(after.discardedTooLarge - before.discardedTooLarge).toBe(2);
+    expect(after.rejectedTooLarge - before.rejectedTooLarge).toBe(1);
+    const logged = t.logs.lines.filter((l) => l.msg.startsWith('oversized entry discarded'));
+    expect(logged.map((l) => [l.key, l.gradleVersion])).toEqual(expect.arrayContaining([['gradle-6-big', '6.9.4'], ['gradle-4-chunked', '4.4.1']]));
+    expect(readdirSync(t.node.store.tmpDir)).toEqual([]);
+  });
+
+  it('tells Gradle versions that cannot take a 413 from the others', () => {
+    for (const v of ['4.4.1', '6.9.4', '5.0-rc-1', '0.9']) expect(gradleWithout413(v)).toBe(true);
+    for (const v of ['7.0', '7.6.4', '8.10.2', '10.0', 'unknown', '']) expect(gradleWithout413(v)).toBe(false);
   });
 
   it('refuses with 413 before the body is sent when the client expects 100-continue', async () => {
@@ -111,11 +169,10 @@ describe('GET, HEAD and PUT', () => {
     expect(r).toEqual({ status: 413, continued: false });
   });
 
-  it('refuses with 413, storing nothing, when a chunked body grows past the limit', async () => {
+  it('refuses with 413, storing nothing, when a chunked body grows past the limit (after reading all of it)', async () => {
     const r = await putChunked(base, 'chunked-big', Buffer.alloc(256 * 1024, 1), 40);
-    expect(r.status).toBe(413);
-    // The node stopped reading long before the client could send 10 MiB.
-    expect(r.sent).toBeLessThan(40);
+    // The node read all 10 MiB (discarding what was over the limit) and then answered.
+    expect(r).toEqual({ status: 413, sent: 40 });
     expect((await fetch(`${base}/cache/chunked-big`)).status).toBe(404);
     expect(readdirSync(t.node.store.tmpDir)).toEqual([]);
     const ok = await putChunked(base, 'chunked-ok', Buffer.alloc(256 * 1024, 2), 4);
