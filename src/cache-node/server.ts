@@ -15,7 +15,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { problem } from '../http/problem.js';
 import { createLogger, type Logger } from '../log.js';
-import { allowedAtOnce, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { allowedAtOnce, costliest, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { FailureLimiter, HashGate, type FailureLimiterOptions, type HashGateOptions } from './hash-gate.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
@@ -37,6 +38,20 @@ export interface CacheNodeOptions {
   readonly logger?: Logger;
   /** How often a registered node reports to the server (default 60 s). */
   readonly reportIntervalMs?: number;
+  /** Bounds of password checks (defaults in hash-gate.ts and docs/cache-node.md). */
+  readonly passwordChecks?: HashGateOptions & Omit<FailureLimiterOptions, 'clock'>;
+}
+
+/** What password checking has cost and refused since the node started. */
+export interface PasswordCheckStats {
+  /** scrypt derivations, unknown user names included. */
+  readonly hashes: number;
+  /** The most derivations that ran at once, and the bound. */
+  readonly peakConcurrent: number;
+  readonly concurrency: number;
+  /** 429s: too many failures from one client, or too many checks waiting. */
+  readonly refusedTooManyFailures: number;
+  readonly refusedBusy: number;
 }
 
 export interface CacheNode {
@@ -47,6 +62,7 @@ export interface CacheNode {
   /** Credentials of `uiAccess: generated` (null for other kinds). */
   generatedUiCredentials(): { username: string; password: string } | null;
   status(): NodeStatus;
+  passwordChecks(): PasswordCheckStats;
   registrar(): Registrar | null;
   /** Reads the configuration file again; on faults the running configuration stays. */
   reload(): Promise<boolean>;
@@ -74,6 +90,11 @@ function limiter(maxBytes: number, counted: { n: number }): Transform {
 export function gradleWithout413(version: string): boolean {
   const m = /^\s*(\d+)\./.exec(version);
   return m !== null && Number(m[1]) < 7;
+}
+
+/** Whom failed password checks are counted against: the peer address of the connection. */
+function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
 }
 
 /** Reads and discards the rest of a request body; false when the client went away first. */
@@ -104,8 +125,11 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   if (!first.ok) throw new Error(`Invalid configuration file ${configFile}:\n${formatFaults(first.faults)}`);
   let config = first.config;
   const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
-  const checker = new PasswordChecker();
-  const uiChecker = new PasswordChecker();
+  // One gate and one limiter for cache and UI checks: together they may not starve file reads.
+  const gate = new HashGate(options.passwordChecks);
+  const failures = new FailureLimiter({ ...options.passwordChecks, clock });
+  const checker = new PasswordChecker(gate, failures, clock);
+  const uiChecker = new PasswordChecker(gate, failures, clock);
   const startedAt = clock();
   const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0 };
   let generated: { username: string; password: string } | null = null;
@@ -135,8 +159,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   function applyConfig(next: NodeConfig, initial: boolean): void {
     const previous = config;
     config = next;
-    checker.reset();
-    uiChecker.reset();
+    checker.reset(costliest([...next.users.values()].map((u) => u.password)));
+    uiChecker.reset(next.uiAccess.type === 'secure' ? next.uiAccess.password.parameters : undefined);
     store.setLimits({ maxEntryAgeMs: next.maxEntryAgeHours === null ? null : next.maxEntryAgeHours * 3_600_000, targetBytes });
     if (next.uiAccess.type === 'generated') {
       if (!generated) {
@@ -184,7 +208,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
 
   /** `extra`: headers for a refusal (Connection: close when a body will not be read). */
   async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
-    const d = await decideCacheAccess(config, checker, req.headers.authorization, need);
+    const d = await decideCacheAccess(config, checker, req.headers.authorization, need, clientOf(req));
     switch (d.kind) {
       case 'allow':
         return true;
@@ -193,6 +217,9 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
         return false;
       case 'forbidden':
         sendProblem(res, 403, d.detail, extra);
+        return false;
+      case 'tooMany':
+        sendProblem(res, 429, d.detail, { 'retry-after': String(d.retryAfterSeconds), ...extra });
         return false;
     }
   }
@@ -373,7 +400,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
           const g = generated;
           ok = g !== null && creds.username === g.username && creds.password === g.password;
         } else {
-          ok = creds.username === ui.username && (await uiChecker.check(req.headers.authorization!, creds, ui.password));
+          // A wrong username costs the same check as a wrong password (a decoy).
+          const outcome = await uiChecker.check(req.headers.authorization!, creds, creds.username === ui.username ? ui.password : null, clientOf(req));
+          if (outcome.kind === 'wait') {
+            sendProblem(res, 429, outcome.detail, { 'retry-after': String(outcome.retryAfterSeconds) });
+            return false;
+          }
+          ok = outcome.kind === 'ok';
         }
         if (!ok) sendProblem(res, 401, 'Wrong username or password for the node UI', challenge);
         return ok;
@@ -523,6 +556,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     config: () => config,
     generatedUiCredentials: () => generated,
     status,
+    passwordChecks: () => ({
+      hashes: gate.hashes,
+      peakConcurrent: gate.peakActive,
+      concurrency: gate.concurrency,
+      refusedTooManyFailures: failures.refused,
+      refusedBusy: gate.refusedBusy,
+    }),
     registrar: () => registrar,
     reload,
     async close() {
