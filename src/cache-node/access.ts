@@ -49,7 +49,9 @@ function satisfies(level: AccessLevel, need: Need): boolean {
 export type CheckOutcome =
   | { readonly kind: 'ok' }
   | { readonly kind: 'wrong' }
-  | { readonly kind: 'wait'; readonly detail: string; readonly retryAfterSeconds: number };
+  | { readonly kind: 'wait'; readonly detail: string; readonly retryAfterSeconds: number }
+  /** The client went away while its check waited; nothing was derived and nobody reads an answer. */
+  | { readonly kind: 'abandoned' };
 
 const REMEMBERED = 1000;
 /** How long a failed header is answered 401 without a new derivation. */
@@ -94,26 +96,39 @@ export class PasswordChecker {
 
   /**
    * Checks `password` of `username` against `hashed`; `hashed` null (an unknown user) costs the
-   * same derivation and fails. `client` is whom failures are counted against.
+   * same derivation and fails. `client` is whom failures are counted against; `wanted` says
+   * whether the client still waits for the answer.
    */
-  async check(header: string, credentials: BasicCredentials, hashed: ParsedHashedSecret | null, client: string): Promise<CheckOutcome> {
+  async check(header: string, credentials: BasicCredentials, hashed: ParsedHashedSecret | null, client: string, wanted: () => boolean = () => true): Promise<CheckOutcome> {
     const id = headerId(header);
     if (hashed !== null && this.passed.get(id) === credentials.username) return { kind: 'ok' };
     const refusedAt = this.refused.get(id);
     if (refusedAt !== undefined && this.clock() - refusedAt < REFUSED_FOR_MS) return { kind: 'wrong' };
     const same = this.running.get(id);
-    if (same) return same;
+    if (same) {
+      const shared = await same;
+      // The client whose check this was went away before it ran: this one runs its own.
+      if (shared.kind !== 'abandoned') return shared;
+      if (!wanted()) return shared;
+      return this.check(header, credentials, hashed, client, wanted);
+    }
     const admission = this.limiter.admit(client);
     if (admission.kind === 'wait') {
       return { kind: 'wait', retryAfterSeconds: admission.retryAfterSeconds, detail: `Too many failed password checks from ${client}; try again in ${admission.retryAfterSeconds} s` };
     }
     const outcome = (async (): Promise<CheckOutcome> => {
-      const ok = await this.gate.run(() => verifySecret(credentials.password, hashed ?? this.decoy));
-      if (ok === null) {
-        admission.done(false);
-        return { kind: 'wait', retryAfterSeconds: 1, detail: 'Too many password checks are waiting; try again in 1 s' };
+      const ran = await this.gate.run(() => verifySecret(credentials.password, hashed ?? this.decoy), wanted);
+      switch (ran.kind) {
+        case 'busy':
+          admission.done(false);
+          return { kind: 'wait', retryAfterSeconds: 1, detail: 'Too many password checks are waiting; try again in 1 s' };
+        case 'abandoned':
+          admission.done(false);
+          return { kind: 'abandoned' };
+        case 'ran':
+          break;
       }
-      const valid = ok && hashed !== null;
+      const valid = ran.value && hashed !== null;
       admission.done(!valid);
       remember(valid ? this.passed : this.refused, id, valid ? credentials.username : this.clock());
       if (valid) this.refused.delete(id);
@@ -143,7 +158,7 @@ function makeDecoy(parameters: ScryptParameters): ParsedHashedSecret {
   return { kind: 'parameters', key: randomBytes(32), salt: randomBytes(16), parameters };
 }
 
-export async function decideCacheAccess(config: NodeConfig, checker: PasswordChecker, header: string | undefined, need: Need, client: string): Promise<AccessDecision> {
+export async function decideCacheAccess(config: NodeConfig, checker: PasswordChecker, header: string | undefined, need: Need, client: string, wanted?: () => boolean): Promise<AccessDecision> {
   const creds = parseBasic(header);
   if (creds === 'malformed') return { kind: 'unauthorized', detail: 'The Authorization header is not valid HTTP Basic' };
   if (creds === null) {
@@ -153,10 +168,11 @@ export async function decideCacheAccess(config: NodeConfig, checker: PasswordChe
   }
   const user = config.users.get(creds.username);
   // An unknown user is checked too (against a decoy): the same work and the same answer.
-  const outcome = await checker.check(header!, creds, user?.password ?? null, client);
+  const outcome = await checker.check(header!, creds, user?.password ?? null, client, wanted);
   switch (outcome.kind) {
     case 'wait':
       return { kind: 'tooMany', detail: outcome.detail, retryAfterSeconds: outcome.retryAfterSeconds };
+    case 'abandoned':
     case 'wrong':
       return { kind: 'unauthorized', detail: 'Unknown user or wrong password' };
     case 'ok':

@@ -19,6 +19,8 @@ export interface HashGateOptions {
   readonly maxQueued?: number;
 }
 
+export type GateResult<T> = { readonly kind: 'ran'; readonly value: T } | { readonly kind: 'busy' } | { readonly kind: 'abandoned' };
+
 export class HashGate {
   readonly concurrency: number;
   readonly maxQueued: number;
@@ -36,22 +38,32 @@ export class HashGate {
     this.maxQueued = options.maxQueued ?? 64;
   }
 
-  /** Runs `derive` when a slot is free; null (without running it) when the queue is full. */
-  async run<T>(derive: () => Promise<T>): Promise<T | null> {
+  /** Checks waiting for a slot now. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Runs `derive` when a slot is free: 'busy' (without running it) when the queue is full,
+   * 'abandoned' when `wanted` says, once the slot is free, that nobody waits for the answer any
+   * more (the client went away while queued: its derivation is skipped).
+   */
+  async run<T>(derive: () => Promise<T>, wanted: () => boolean = () => true): Promise<GateResult<T>> {
     if (this.active >= this.concurrency) {
       if (this.queue.length >= this.maxQueued) {
         this.refusedBusy++;
-        return null;
+        return { kind: 'busy' };
       }
       // The slot is handed over by release(): active stays counted across the hand-over.
       await new Promise<void>((resolve) => this.queue.push(resolve));
     } else {
       this.active++;
     }
-    this.peakActive = Math.max(this.peakActive, this.active);
     try {
+      if (!wanted()) return { kind: 'abandoned' };
+      this.peakActive = Math.max(this.peakActive, this.active);
       this.hashes++;
-      return await derive();
+      return { kind: 'ran', value: await derive() };
     } finally {
       this.release();
     }

@@ -52,6 +52,8 @@ export interface PasswordCheckStats {
   /** 429s: too many failures from one client, or too many checks waiting. */
   readonly refusedTooManyFailures: number;
   readonly refusedBusy: number;
+  /** Checks waiting for a slot now. */
+  readonly waiting: number;
 }
 
 export interface CacheNode {
@@ -208,7 +210,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
 
   /** `extra`: headers for a refusal (Connection: close when a body will not be read). */
   async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
-    const d = await decideCacheAccess(config, checker, req.headers.authorization, need, clientOf(req));
+    const d = await decideCacheAccess(config, checker, req.headers.authorization, need, clientOf(req), () => !req.socket.destroyed);
     switch (d.kind) {
       case 'allow':
         return true;
@@ -401,7 +403,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
           ok = g !== null && creds.username === g.username && creds.password === g.password;
         } else {
           // A wrong username costs the same check as a wrong password (a decoy).
-          const outcome = await uiChecker.check(req.headers.authorization!, creds, creds.username === ui.username ? ui.password : null, clientOf(req));
+          const outcome = await uiChecker.check(req.headers.authorization!, creds, creds.username === ui.username ? ui.password : null, clientOf(req), () => !req.socket.destroyed);
           if (outcome.kind === 'wait') {
             sendProblem(res, 429, outcome.detail, { 'retry-after': String(outcome.retryAfterSeconds) });
             return false;
@@ -562,6 +564,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       concurrency: gate.concurrency,
       refusedTooManyFailures: failures.refused,
       refusedBusy: gate.refusedBusy,
+      waiting: gate.waiting,
     }),
     registrar: () => registrar,
     reload,
