@@ -159,6 +159,21 @@ describe('GET, HEAD and PUT', () => {
     expect(readdirSync(t.node.store.tmpDir)).toEqual([]);
   });
 
+  it('reads the body of a PUT refused for its credentials too (401 and 403 reach a client that is still sending)', async () => {
+    const n = await startTestNode({ version: 4, cache: { accessControl: { anonymousLevel: 'read', users: { reader: { level: 'read', password: await fastHash('r') } } } } });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const anonymous = await putWhole(n.node.url, 'refused', Buffer.alloc(3 * MiB, 1), agent, { 'x-gradle-version': '4.4.1' });
+      expect(anonymous).toMatchObject({ status: 401, sentAll: true });
+      const reader = await putWhole(n.node.url, 'refused', Buffer.alloc(3 * MiB, 1), agent, { authorization: basic('reader', 'r') });
+      expect(reader).toMatchObject({ status: 403, sentAll: true });
+      expect(reader.socket).toBe(anonymous.socket);
+    } finally {
+      agent.destroy();
+      await n.close();
+    }
+  });
+
   it('tells Gradle versions that cannot take a 413 from the others', () => {
     for (const v of ['4.4.1', '6.9.4', '5.0-rc-1', '0.9']) expect(gradleWithout413(v)).toBe(true);
     for (const v of ['7.0', '7.6.4', '8.10.2', '10.0', 'unknown', '']) expect(gradleWithout413(v)).toBe(false);
