@@ -37,24 +37,35 @@ function putChunked(base: string, key: string, chunk: Buffer, chunks: number, he
 }
 
 /**
- * A PUT with Content-Length and no Expect (as Gradle before 7 sends it): the whole body is written
- * before the answer is read. `sentAll`: the body went out completely (no reset under the client).
+ * A PUT with Content-Length and no Expect (as Gradle before 7 sends it), the whole body written
+ * whatever the node answers meanwhile. Resolves once the answer has been read and the body has
+ * gone out or failed to; `sentAll`: it went out completely (no reset under the client).
  */
 function putWhole(base: string, key: string, body: Buffer, agent?: Agent, headers: Record<string, string> = {}): Promise<{ status: number; sentAll: boolean; problem: unknown; socket: unknown }> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}/cache/${key}`, { method: 'PUT', agent, headers: { 'content-length': String(body.length), ...headers } });
-    let sentAll = false;
-    req.on('error', reject);
+    let sent: boolean | null = null;
+    let answer: { status: number; problem: unknown } | null = null;
+    const settle = () => {
+      if (sent !== null && answer !== null) resolve({ ...answer, sentAll: sent, socket: req.socket });
+    };
+    req.on('error', (err) => {
+      if (answer === null) reject(err);
+      sent = false;
+      settle();
+    });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, sentAll, problem: text.startsWith('{') ? JSON.parse(text) : null, socket: req.socket });
+        answer = { status: res.statusCode ?? 0, problem: text.startsWith('{') ? JSON.parse(text) : null };
+        settle();
       });
     });
     req.end(body, () => {
-      sentAll = true;
+      sent ??= true;
+      settle();
     });
   });
 }
