@@ -110,6 +110,7 @@ export class PasswordChecker {
       // The client whose check this was went away before it ran: this one runs its own.
       if (shared.kind !== 'abandoned') return shared;
       if (!wanted()) return shared;
+      if (this.running.get(id) === same) this.running.delete(id);
       return this.check(header, credentials, hashed, client, wanted);
     }
     const admission = this.limiter.admit(client);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FailureLimiter, HashGate } from '../../src/cache-node/hash-gate.js';
-import { costliest } from '../../src/cache-node/access.js';
+import { costliest, PasswordChecker } from '../../src/cache-node/access.js';
 import { hashSecret, parseHashedSecret } from '../../src/cache-node/secret.js';
 import { basic, fastHash, startTestNode, waitFor, type TestNode } from './helpers.js';
 
@@ -239,6 +239,26 @@ describe('HashGate and FailureLimiter', () => {
     expect(await second).toEqual({ kind: 'abandoned' });
     expect(gate.hashes).toBe(1);
     expect(await gate.run(async () => 'third')).toEqual({ kind: 'ran', value: 'third' });
+  });
+
+  it('a check sharing the derivation of a client that went away runs its own', async () => {
+    const gate = new HashGate({ concurrency: 1 });
+    let release!: (v: boolean) => void;
+    const blocker = gate.run(() => new Promise<boolean>((r) => (release = r)));
+    const checker = new PasswordChecker(gate, new FailureLimiter());
+    const hashed = parseHashedSecret(await fastHash('pw'));
+    if (!hashed.ok) throw new Error(hashed.reason);
+    const header = basic('ci', 'pw');
+    let firstWanted = true;
+    const first = checker.check(header, { username: 'ci', password: 'pw' }, hashed.value, '10.0.0.1', () => firstWanted);
+    const second = checker.check(header, { username: 'ci', password: 'pw' }, hashed.value, '10.0.0.2');
+    firstWanted = false;
+    release(true);
+    await blocker;
+    expect(await first).toEqual({ kind: 'abandoned' });
+    expect(await second).toEqual({ kind: 'ok' });
+    expect(gate.hashes).toBe(2); // the blocker and the second check's own
+    expect(checker.remembered(header)).toBe('ci');
   });
 
   it('counts failures per client within a sliding window, and checks still running against the limit', () => {
