@@ -151,6 +151,8 @@ print(base64.b64encode(key).decode() + ':' + base64.b64encode(salt).decode())
     );
     const v = cli(['validate', config]);
     expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout).toContain('note: cache.accessControl.users.theirs.password: the part after the colon is read as a 12-byte salt, with scrypt N = 2^15, r = 8, p = 1');
+    expect(v.stdout).not.toContain('users.ours');
 
     const node = serve(config, join(dir, 'two-kinds-data'));
     running.push(node.child);
