@@ -185,6 +185,26 @@ describe('GET, HEAD and PUT', () => {
     }
   });
 
+  it('lets an oversized upload from Gradle before 7.0 continue even when it expects 100-continue, then answers 202', async () => {
+    const r = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      const body = Buffer.alloc(2 * MiB + 1, 3);
+      const req = request(`${base}/cache/gradle-expect`, { method: 'PUT', headers: { 'content-length': String(body.length), expect: '100-continue', 'x-gradle-version': '6.1' } });
+      let continued = false;
+      req.on('continue', () => {
+        continued = true;
+        req.end(body);
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, continued }));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(r).toEqual({ status: 202, continued: true });
+    expect((await fetch(`${base}/cache/gradle-expect`)).status).toBe(404);
+  });
+
   it('tells Gradle versions that cannot take a 413 from the others', () => {
     for (const v of ['4.4.1', '6.9.4', '5.0-rc-1', '0.9']) expect(gradleWithout413(v)).toBe(true);
     for (const v of ['7.0', '7.6.4', '8.10.2', '10.0', 'unknown', '']) expect(gradleWithout413(v)).toBe(false);
