@@ -49,8 +49,9 @@ export interface PasswordCheckStats {
   /** The most derivations that ran at once, and the bound. */
   readonly peakConcurrent: number;
   readonly concurrency: number;
-  /** 429s: too many failures from one client, or too many checks waiting. */
+  /** 429s because the client had too many failed checks within the window. */
   readonly refusedTooManyFailures: number;
+  /** 429s because too many checks were already waiting for a slot. */
   readonly refusedBusy: number;
   /** Checks waiting for a slot now. */
   readonly waiting: number;
