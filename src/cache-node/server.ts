@@ -3,7 +3,8 @@
 //
 //   GET  /cache/{key}  200 with the entry | 404
 //   HEAD /cache/{key}  200 with Content-Length | 404
-//   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize)
+//   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize; after the
+//                      whole body is read) | 202 (larger, from Gradle < 7: discarded, see below)
 //   GET  /  /status.json  the UI (per uiAccess)     GET /ping  200 (health, no credentials)
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -14,7 +15,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { problem } from '../errors/problem.js';
 import { createLogger, type Logger } from '../log.js';
-import { allowedAtOnce, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { allowedAtOnce, costliest, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
+import { FailureLimiter, HashGate, type FailureLimiterOptions, type HashGateOptions } from './hash-gate.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
@@ -36,6 +38,23 @@ export interface CacheNodeOptions {
   readonly logger?: Logger;
   /** How often a registered node reports to the server (default 60 s). */
   readonly reportIntervalMs?: number;
+  /** Bounds of password checks (defaults in hash-gate.ts and docs/cache-node.md). */
+  readonly passwordChecks?: HashGateOptions & Omit<FailureLimiterOptions, 'clock'>;
+}
+
+/** What password checking has cost and refused since the node started. */
+export interface PasswordCheckStats {
+  /** scrypt derivations, unknown user names included. */
+  readonly hashes: number;
+  /** The most derivations that ran at once, and the bound. */
+  readonly peakConcurrent: number;
+  readonly concurrency: number;
+  /** 429s because the client had too many failed checks within the window. */
+  readonly refusedTooManyFailures: number;
+  /** 429s because too many checks were already waiting for a slot. */
+  readonly refusedBusy: number;
+  /** Checks waiting for a slot now. */
+  readonly waiting: number;
 }
 
 export interface CacheNode {
@@ -46,6 +65,7 @@ export interface CacheNode {
   /** Credentials of `uiAccess: generated` (null for other kinds). */
   generatedUiCredentials(): { username: string; password: string } | null;
   status(): NodeStatus;
+  passwordChecks(): PasswordCheckStats;
   registrar(): Registrar | null;
   /** Reads the configuration file again; on faults the running configuration stays. */
   reload(): Promise<boolean>;
@@ -65,6 +85,41 @@ function limiter(maxBytes: number, counted: { n: number }): Transform {
   });
 }
 
+/**
+ * Whether an `X-Gradle-Version` is of a Gradle that takes a refused store (413 included) as an
+ * error and disables its remote cache: every version before 7.0. Unreadable versions are assumed
+ * to be current.
+ */
+export function gradleWithout413(version: string): boolean {
+  const m = /^\s*(\d+)\./.exec(version);
+  return m !== null && Number(m[1]) < 7;
+}
+
+/** Whom failed password checks are counted against: the peer address of the connection. */
+function clientOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** Reads and discards the rest of a request body; false when the client went away first. */
+function readToEnd(req: IncomingMessage): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.off('error', onError);
+      resolve(ok);
+    };
+    const onEnd = () => done(true);
+    const onClose = () => done(req.complete);
+    const onError = () => done(false);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+    req.on('error', onError);
+    req.resume();
+  });
+}
+
 export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNode> {
   const logger = options.logger ?? createLogger('cache-node');
   const clock = options.clock ?? Date.now;
@@ -73,10 +128,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   if (!first.ok) throw new Error(`Invalid configuration file ${configFile}:\n${formatFaults(first.faults)}`);
   let config = first.config;
   const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
-  const checker = new PasswordChecker();
-  const uiChecker = new PasswordChecker();
+  // One gate and one limiter for cache and UI checks: together they may not starve file reads.
+  const gate = new HashGate(options.passwordChecks);
+  const failures = new FailureLimiter({ ...options.passwordChecks, clock });
+  const checker = new PasswordChecker(gate, failures, clock);
+  const uiChecker = new PasswordChecker(gate, failures, clock);
   const startedAt = clock();
-  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0 };
+  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0 };
   let generated: { username: string; password: string } | null = null;
   let registrar: Registrar | null = null;
   let volumeCache: { at: number; capacity: number; free: number } | null = null;
@@ -104,8 +162,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   function applyConfig(next: NodeConfig, initial: boolean): void {
     const previous = config;
     config = next;
-    checker.reset();
-    uiChecker.reset();
+    checker.reset(costliest([...next.users.values()].map((u) => u.password)));
+    uiChecker.reset(next.uiAccess.type === 'secure' ? next.uiAccess.password.parameters : undefined);
     store.setLimits({ maxEntryAgeMs: next.maxEntryAgeHours === null ? null : next.maxEntryAgeHours * 3_600_000, targetBytes });
     if (next.uiAccess.type === 'generated') {
       if (!generated) {
@@ -153,7 +211,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
 
   /** `extra`: headers for a refusal (Connection: close when a body will not be read). */
   async function checkAccess(req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
-    const d = await decideCacheAccess(config, checker, req.headers.authorization, need);
+    const d = await decideCacheAccess(config, checker, req.headers.authorization, need, clientOf(req), () => !req.socket.destroyed);
     switch (d.kind) {
       case 'allow':
         return true;
@@ -163,16 +221,29 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       case 'forbidden':
         sendProblem(res, 403, d.detail, extra);
         return false;
+      case 'tooMany':
+        sendProblem(res, 429, d.detail, { 'retry-after': String(d.retryAfterSeconds), ...extra });
+        return false;
     }
   }
 
-  /** How long a refused upload's connection stays open after the 413, discarding what arrives. */
-  const LINGER_MS = 1000;
-
-  function tooLarge(res: ServerResponse, size: string, closeNow = true): void {
+  /**
+   * An entry over maxArtifactSize whose body has been read to the end. Gradle before 7.0 takes any
+   * refusal of a store, 413 included, as an error and switches its remote cache off for the rest
+   * of the build; it gets a 202 (nothing stored, logged and counted) so that the build keeps its
+   * cache. Every other client gets the 413.
+   */
+  function refuseTooLarge(req: IncomingMessage, res: ServerResponse, key: string, size: string): void {
+    const gradle = req.headers['x-gradle-version'];
+    if (typeof gradle === 'string' && gradleWithout413(gradle)) {
+      counters.discardedTooLarge++;
+      logger.warn({ key, size, gradleVersion: gradle, maxArtifactSizeMiB: config.maxArtifactMiB }, 'oversized entry discarded: answered 202 because Gradle before 7.0 disables its remote cache on a 413');
+      res.writeHead(202, { 'content-length': 0 });
+      res.end();
+      return;
+    }
     counters.rejectedTooLarge++;
-    // The rest of the body is not wanted: close the connection (at once, or after lingering).
-    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`, closeNow ? { connection: 'close' } : {});
+    sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): ${size}`);
   }
 
   /** The disk, not the client, failed: 507 when it is full, 500 otherwise; logged either way. */
@@ -264,7 +335,10 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     const max = config.maxArtifactMiB * MiB;
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > max) {
-      tooLarge(res, `Content-Length ${declared}`);
+      // Read the whole body before answering: a client that is still sending when the answer
+      // comes and the connection closes sees a reset, not the answer (Gradle then switches its
+      // remote cache off). The bytes are discarded as they arrive; the connection stays usable.
+      if (await readToEnd(req)) refuseTooLarge(req, res, key, `Content-Length ${declared}`);
       return;
     }
     const { tmpPath, stream } = store.beginWrite();
@@ -284,12 +358,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       req.unpipe(limit);
       await store.discard(tmpPath);
       if (err instanceof TooLarge) {
-        // Lingering close: the client is still sending. Closing at once would let the kernel reset
-        // the connection while the 413 is unread; instead discard what still arrives and close a
-        // moment after the answer has gone.
-        req.resume();
-        res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
-        tooLarge(res, `body exceeded ${max} bytes`, false);
+        // A body without a length (chunked) grew past the limit: as above, read the rest, then answer.
+        if (await readToEnd(req)) refuseTooLarge(req, res, key, `body exceeded ${max} bytes`);
       }
       else if (res.headersSent || res.destroyed) return;
       else if (stream.errored) storageFailed(res, stream.errored);
@@ -333,7 +403,13 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
           const g = generated;
           ok = g !== null && creds.username === g.username && creds.password === g.password;
         } else {
-          ok = creds.username === ui.username && (await uiChecker.check(req.headers.authorization!, creds, ui.password));
+          // A wrong username costs the same check as a wrong password (a decoy).
+          const outcome = await uiChecker.check(req.headers.authorization!, creds, creds.username === ui.username ? ui.password : null, clientOf(req), () => !req.socket.destroyed);
+          if (outcome.kind === 'wait') {
+            sendProblem(res, 429, outcome.detail, { 'retry-after': String(outcome.retryAfterSeconds) });
+            return false;
+          }
+          ok = outcome.kind === 'ok';
         }
         if (!ok) sendProblem(res, 401, 'Wrong username or password for the node UI', challenge);
         return ok;
@@ -419,8 +495,12 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
         // comes, so the connection cannot be reused.
         if (!(await checkAccess(req, res, 'readwrite', { connection: 'close' }))) return;
         const declared = req.headers['content-length'];
-        if (declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
-          tooLarge(res, `Content-Length ${declared}`);
+        const gradle = req.headers['x-gradle-version'];
+        // A client that cannot take a 413 gets its 100 and then a 202 once the body is read.
+        const takes413 = !(typeof gradle === 'string' && gradleWithout413(gradle));
+        if (takes413 && declared !== undefined && Number(declared) > config.maxArtifactMiB * MiB) {
+          counters.rejectedTooLarge++;
+          sendProblem(res, 413, `The entry is larger than maxArtifactSize (${config.maxArtifactMiB} MiB): Content-Length ${declared}`, { connection: 'close' });
           return;
         }
       }
@@ -479,6 +559,14 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     config: () => config,
     generatedUiCredentials: () => generated,
     status,
+    passwordChecks: () => ({
+      hashes: gate.hashes,
+      peakConcurrent: gate.peakActive,
+      concurrency: gate.concurrency,
+      refusedTooManyFailures: failures.refused,
+      refusedBusy: gate.refusedBusy,
+      waiting: gate.waiting,
+    }),
     registrar: () => registrar,
     reload,
     async close() {

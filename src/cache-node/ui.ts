@@ -13,6 +13,8 @@ export interface NodeStatus {
   readonly misses: number;
   readonly writes: number;
   readonly rejectedTooLarge: number;
+  /** Oversized entries from Gradle before 7.0: read, discarded and answered 202. */
+  readonly discardedTooLarge: number;
   readonly evicted: number;
   readonly expired: number;
   readonly config: ConfigSummary;
@@ -75,7 +77,7 @@ export function renderPage(status: NodeStatus, store: DiskStore, now: number): s
 <dt>Hits</dt><dd id="hits">${status.hits}</dd>
 <dt>Misses</dt><dd id="misses">${status.misses}</dd>
 <dt>Hit ratio</dt><dd>${ratio}</dd>
-<dt>Writes</dt><dd>${status.writes} (refused as too large: ${status.rejectedTooLarge})</dd>
+<dt>Writes</dt><dd>${status.writes} (refused as too large: ${status.rejectedTooLarge}; discarded as too large for Gradle before 7.0: ${status.discardedTooLarge})</dd>
 <dt>Evicted / expired</dt><dd>${status.evicted} / ${status.expired}</dd>
 </dl>
 <h2>Configuration</h2>

@@ -2,6 +2,7 @@
 // that is killed with SIGKILL in the middle of an upload and started again.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes, scryptSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -128,6 +129,50 @@ describe('a node process', () => {
     expect(JSON.parse(status!)).toMatchObject({ entries: stored.size + probeStored });
     second.child.kill('SIGTERM');
     expect(await new Promise((r) => second.child.once('exit', r))).toBe(0);
+  }, 180_000);
+
+  it('validates and serves a file whose hashed secrets come from hash-secret and from another tool (plain scrypt, second part a salt)', async () => {
+    // Another tool: Python's hashlib.scrypt with the documented defaults and a 12-byte salt (or,
+    // where python3 is not installed, node:crypto's scrypt called directly, not hashSecret).
+    const py = spawnSync('python3', ['-c', `
+import base64, hashlib, os
+salt = os.urandom(12)
+key = hashlib.scrypt(b'their-secret', salt=salt, n=2**15, r=8, p=1, dklen=32, maxmem=64*1024*1024)
+print(base64.b64encode(key).decode() + ':' + base64.b64encode(salt).decode())
+`], { encoding: 'utf8' });
+    let foreign: string;
+    if (py.error === undefined && py.status === 0) {
+      foreign = py.stdout.trim();
+    } else {
+      expect((py.error as NodeJS.ErrnoException | undefined)?.code, py.stderr).toBe('ENOENT');
+      const salt = randomBytes(12);
+      foreign = `${scryptSync('their-secret', salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString('base64')}:${salt.toString('base64')}`;
+    }
+    expect(foreign).toMatch(new RegExp(HASHED_SECRET_PATTERN));
+    const ours = cli(['hash-secret'], 'our-secret\n').stdout.trim();
+    const config = join(dir, 'two-kinds.yaml');
+    // The foreign value wrapped over two lines (whitespace is tolerated).
+    writeFileSync(
+      config,
+      `version: 4\ncache:\n  accessControl:\n    anonymousLevel: none\n    users:\n      ours: {level: readwrite, password: "${ours}"}\n` +
+        `      theirs:\n        level: readwrite\n        password: >-\n          ${foreign.slice(0, 40)}\n          ${foreign.slice(40)}\nuiAccess: {type: disabled}\n`,
+    );
+    const v = cli(['validate', config]);
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout).toContain('note: cache.accessControl.users.theirs.password: the part after the colon is read as a 12-byte salt, with scrypt N = 2^15, r = 8, p = 1');
+    expect(v.stdout).not.toContain('users.ours');
+
+    const node = serve(config, join(dir, 'two-kinds-data'));
+    running.push(node.child);
+    const base = await node.url;
+    const auth = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    expect((await fetch(`${base}/cache/by-ours`, { method: 'PUT', body: 'one', headers: auth('ours', 'our-secret') })).status).toBe(201);
+    expect((await fetch(`${base}/cache/by-theirs`, { method: 'PUT', body: 'two', headers: auth('theirs', 'their-secret') })).status).toBe(201);
+    expect(await (await fetch(`${base}/cache/by-ours`, { headers: auth('theirs', 'their-secret') })).text()).toBe('one');
+    expect((await fetch(`${base}/cache/by-ours`, { headers: auth('theirs', 'our-secret') })).status).toBe(401);
+    expect((await fetch(`${base}/cache/by-ours`, { headers: auth('ours', 'their-secret') })).status).toBe(401);
+    node.child.kill('SIGTERM');
+    await new Promise((r) => node.child.once('exit', r));
   }, 180_000);
 
   it('refuses to start on an invalid file, listing its faults', () => {

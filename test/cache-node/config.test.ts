@@ -1,3 +1,4 @@
+import { scryptSync } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { DEFAULTS, loadConfigFile, parseConfigText } from '../../src/cache-node/config.js';
 import { cacheNodeConfigSchema, HASHED_SECRET_PATTERN } from '../../src/cache-node/schema.js';
-import { hashSecret, parseHashedSecret, verifySecret } from '../../src/cache-node/secret.js';
+import { DEFAULT_PARAMETERS, hashSecret, parseHashedSecret, verifySecret } from '../../src/cache-node/secret.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const FAST = { logN: 4, r: 1, p: 1 } as const;
@@ -148,6 +149,70 @@ describe('hashed secret strings', () => {
     expect(parsed.value.parameters).toEqual({ logN: 15, r: 8, p: 1 });
     expect(await verifySecret('pässwörd', parsed.value)).toBe(true);
     expect(await verifySecret('passwort', parsed.value)).toBe(false);
+  });
+});
+
+describe('hashed secrets of the seed\'s shape written by another tool', () => {
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('');
+  const b64 = (n: number) => fc.array(fc.constantFrom(...B64), { minLength: n, maxLength: n }).map((a) => a.join(''));
+  /** Any string of the seed's shape: 43 characters, `=`, `:`, groups of four, optional padding. */
+  const seedShaped = fc
+    .tuple(
+      b64(42),
+      fc.constantFrom('A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k', 'o', 's', 'w', '0', '4', '8'),
+      fc.array(b64(4), { maxLength: 12 }),
+      fc.oneof(fc.constant(''), b64(2).map((x) => `${x}==`), b64(3).map((x) => `${x}=`)),
+    )
+    .map(([a, last, groups, pad]) => `${a}${last}=:${groups.join('')}${pad}`);
+
+  it('every string of the seed\'s shape is accepted by the configuration check (property)', () => {
+    const pattern = new RegExp(HASHED_SECRET_PATTERN);
+    fc.assert(
+      fc.property(seedShaped, (hash) => {
+        expect(hash).toMatch(pattern);
+        expect(parseHashedSecret(hash).ok).toBe(true);
+        const r = parseConfigText(JSON.stringify({ version: 4, cache: { accessControl: { users: { u: { level: 'read', password: hash } } } }, uiAccess: { type: 'secure', username: 'admin', password: hash } }));
+        expect(r.ok ? [] : r.faults).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a second part that is not hash-secret\'s as the salt, with the default scrypt parameters', async () => {
+    // Made without hashSecret: plain scrypt (N = 2^15, r = 8, p = 1, 32 bytes) over a 17-byte salt.
+    const salt = Buffer.from('another-tool-salt');
+    const key = scryptSync('s3cret', salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const text = `${key.toString('base64')}:${salt.toString('base64')}`;
+    expect(text).toBe('m1HYT8QOoyet/XrBBfabKfOY1ML+NFBk+1XsQMgGetQ=:YW5vdGhlci10b29sLXNhbHQ=');
+    // Wrapped over lines as a long value may be.
+    const parsed = parseHashedSecret(`${text.slice(0, 30)}\n  ${text.slice(30, 50)} ${text.slice(50)}`);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(parsed.value.kind).toBe('salt');
+    expect(parsed.value.parameters).toEqual(DEFAULT_PARAMETERS);
+    expect(parsed.value.salt.equals(salt)).toBe(true);
+    expect(await verifySecret('s3cret', parsed.value)).toBe(true);
+    expect(await verifySecret('s3cret ', parsed.value)).toBe(false);
+  });
+
+  it('reads an empty second part as an empty salt, and hash-secret\'s own output as parameters', async () => {
+    const key = scryptSync('', Buffer.alloc(0), 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const empty = parseHashedSecret(`${key.toString('base64')}:`);
+    if (!empty.ok) throw new Error(empty.reason);
+    expect(empty.value.kind).toBe('salt');
+    expect(empty.value.salt.length).toBe(0);
+    expect(await verifySecret('', empty.value)).toBe(true);
+    const own = parseHashedSecret(await hashSecret('x', FAST));
+    expect(own.ok && own.value.kind).toBe('parameters');
+    expect(own.ok && own.value.parameters).toEqual(FAST);
+  });
+
+  it('a 20-byte second part with the version byte but unusable parameters is a salt, not a fault', async () => {
+    const meta = Buffer.concat([Buffer.from([1, 0, 8, 1]), Buffer.alloc(16, 9)]);
+    const key = scryptSync('pw', meta, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const parsed = parseHashedSecret(`${key.toString('base64')}:${meta.toString('base64')}`);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(parsed.value.kind).toBe('salt');
+    expect(await verifySecret('pw', parsed.value)).toBe(true);
   });
 });
 

@@ -1,9 +1,10 @@
 // The HTTP build cache protocol over real HTTP on 127.0.0.1.
 
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gradleWithout413 } from '../../src/cache-node/server.js';
 import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -13,9 +14,9 @@ async function put(base: string, key: string, body: Buffer | string, headers: Re
 }
 
 /** A PUT whose body is sent in chunks without Content-Length; resolves with the response status. */
-function putChunked(base: string, key: string, chunk: Buffer, chunks: number): Promise<{ status: number; sent: number }> {
+function putChunked(base: string, key: string, chunk: Buffer, chunks: number, headers: Record<string, string> = {}): Promise<{ status: number; sent: number }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}/cache/${key}`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
+    const req = request(`${base}/cache/${key}`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked', ...headers } });
     let sent = 0;
     let done = false;
     req.on('response', (res) => {
@@ -32,6 +33,40 @@ function putChunked(base: string, key: string, chunk: Buffer, chunks: number): P
       if (!done) req.end();
     };
     pump();
+  });
+}
+
+/**
+ * A PUT with Content-Length and no Expect (as Gradle before 7 sends it), the whole body written
+ * whatever the node answers meanwhile. Resolves once the answer has been read and the body has
+ * gone out or failed to; `sentAll`: it went out completely (no reset under the client).
+ */
+function putWhole(base: string, key: string, body: Buffer, agent?: Agent, headers: Record<string, string> = {}): Promise<{ status: number; sentAll: boolean; problem: unknown; socket: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/cache/${key}`, { method: 'PUT', agent, headers: { 'content-length': String(body.length), ...headers } });
+    let sent: boolean | null = null;
+    let answer: { status: number; problem: unknown } | null = null;
+    const settle = () => {
+      if (sent !== null && answer !== null) resolve({ ...answer, sentAll: sent, socket: req.socket });
+    };
+    req.on('error', (err) => {
+      if (answer === null) reject(err);
+      sent = false;
+      settle();
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        answer = { status: res.statusCode ?? 0, problem: text.startsWith('{') ? JSON.parse(text) : null };
+        settle();
+      });
+    });
+    req.end(body, () => {
+      sent ??= true;
+      settle();
+    });
   });
 }
 
@@ -98,12 +133,81 @@ describe('GET, HEAD and PUT', () => {
     expect((await e.arrayBuffer()).byteLength).toBe(0);
   });
 
-  it('refuses with 413, storing nothing, as soon as Content-Length is too large', async () => {
-    const r = await putHeadersOnly(base, 'too-big', 2 * MiB + 1, false);
-    expect(r.status).toBe(413);
-    expect((await fetch(`${base}/cache/too-big`)).status).toBe(404);
-    // Exactly the limit is fine.
-    expect((await put(base, 'at-limit', Buffer.alloc(2 * MiB))).status).toBe(201);
+  it('answers 413 to a Content-Length over the limit only after reading the whole body, on a connection that stays usable', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const r = await putWhole(base, 'too-big', Buffer.alloc(2 * MiB + 1, 7), agent);
+      expect(r.status).toBe(413);
+      expect(r.sentAll).toBe(true);
+      expect(r.problem).toMatchObject({ status: 413 });
+      // The same connection serves the next request (nothing was closed under the client).
+      const next = await putWhole(base, 'at-limit', Buffer.alloc(2 * MiB), agent);
+      expect(next.status).toBe(201);
+      expect(next.socket).toBe(r.socket);
+      expect((await fetch(`${base}/cache/too-big`)).status).toBe(404);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('discards an oversized entry from Gradle before 7.0 with 202, logged and counted; Gradle 7 and later get the 413', async () => {
+    const before = t.node.status();
+    const old = await putWhole(base, 'gradle-6-big', Buffer.alloc(2 * MiB + 1, 1), undefined, { 'x-gradle-version': '6.9.4' });
+    expect(old.status).toBe(202);
+    expect((await fetch(`${base}/cache/gradle-6-big`)).status).toBe(404);
+    const chunked = await putChunked(base, 'gradle-4-chunked', Buffer.alloc(256 * 1024, 1), 12, { 'x-gradle-version': '4.4.1' });
+    expect(chunked).toEqual({ status: 202, sent: 12 });
+    expect((await fetch(`${base}/cache/gradle-4-chunked`)).status).toBe(404);
+    const current = await putWhole(base, 'gradle-7-big', Buffer.alloc(2 * MiB + 1, 1), undefined, { 'x-gradle-version': '7.0' });
+    expect(current.status).toBe(413);
+    // A small entry from an old Gradle is stored as usual.
+    expect((await putWhole(base, 'gradle-6-small', Buffer.alloc(100, 1), undefined, { 'x-gradle-version': '6.9.4' })).status).toBe(201);
+    const after = t.node.status();
+    expect(after.discardedTooLarge - before.discardedTooLarge).toBe(2);
+    expect(after.rejectedTooLarge - before.rejectedTooLarge).toBe(1);
+    const logged = t.logs.lines.filter((l) => l.msg.startsWith('oversized entry discarded'));
+    expect(logged.map((l) => [l.key, l.gradleVersion])).toEqual(expect.arrayContaining([['gradle-6-big', '6.9.4'], ['gradle-4-chunked', '4.4.1']]));
+    expect(readdirSync(t.node.store.tmpDir)).toEqual([]);
+  });
+
+  it('reads the body of a PUT refused for its credentials too (401 and 403 reach a client that is still sending)', async () => {
+    const n = await startTestNode({ version: 4, cache: { accessControl: { anonymousLevel: 'read', users: { reader: { level: 'read', password: await fastHash('r') } } } } });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const anonymous = await putWhole(n.node.url, 'refused', Buffer.alloc(3 * MiB, 1), agent, { 'x-gradle-version': '4.4.1' });
+      expect(anonymous).toMatchObject({ status: 401, sentAll: true });
+      const reader = await putWhole(n.node.url, 'refused', Buffer.alloc(3 * MiB, 1), agent, { authorization: basic('reader', 'r') });
+      expect(reader).toMatchObject({ status: 403, sentAll: true });
+      expect(reader.socket).toBe(anonymous.socket);
+    } finally {
+      agent.destroy();
+      await n.close();
+    }
+  });
+
+  it('lets an oversized upload from Gradle before 7.0 continue even when it expects 100-continue, then answers 202', async () => {
+    const r = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      const body = Buffer.alloc(2 * MiB + 1, 3);
+      const req = request(`${base}/cache/gradle-expect`, { method: 'PUT', headers: { 'content-length': String(body.length), expect: '100-continue', 'x-gradle-version': '6.1' } });
+      let continued = false;
+      req.on('continue', () => {
+        continued = true;
+        req.end(body);
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, continued }));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(r).toEqual({ status: 202, continued: true });
+    expect((await fetch(`${base}/cache/gradle-expect`)).status).toBe(404);
+  });
+
+  it('tells Gradle versions that cannot take a 413 from the others', () => {
+    for (const v of ['4.4.1', '6.9.4', '5.0-rc-1', '0.9']) expect(gradleWithout413(v)).toBe(true);
+    for (const v of ['7.0', '7.6.4', '8.10.2', '10.0', 'unknown', '']) expect(gradleWithout413(v)).toBe(false);
   });
 
   it('refuses with 413 before the body is sent when the client expects 100-continue', async () => {
@@ -111,11 +215,10 @@ describe('GET, HEAD and PUT', () => {
     expect(r).toEqual({ status: 413, continued: false });
   });
 
-  it('refuses with 413, storing nothing, when a chunked body grows past the limit', async () => {
+  it('refuses with 413, storing nothing, when a chunked body grows past the limit (after reading all of it)', async () => {
     const r = await putChunked(base, 'chunked-big', Buffer.alloc(256 * 1024, 1), 40);
-    expect(r.status).toBe(413);
-    // The node stopped reading long before the client could send 10 MiB.
-    expect(r.sent).toBeLessThan(40);
+    // The node read all 10 MiB (discarding what was over the limit) and then answered.
+    expect(r).toEqual({ status: 413, sent: 40 });
     expect((await fetch(`${base}/cache/chunked-big`)).status).toBe(404);
     expect(readdirSync(t.node.store.tmpDir)).toEqual([]);
     const ok = await putChunked(base, 'chunked-ok', Buffer.alloc(256 * 1024, 2), 4);

@@ -81,10 +81,18 @@ export function register(program: Command): void {
     .command('validate <file>')
     .description('Check a configuration file; exits 0 when valid, 1 with every fault listed otherwise')
     .action(async (file: string) => {
-      const { loadConfigFile, formatFaults } = await import('../../cache-node/config.js');
+      const { loadConfigFile, formatFaults, dotted } = await import('../../cache-node/config.js');
       const r = await loadConfigFile(file);
       if (r.ok) {
         process.stdout.write(`${file}: valid (version 4)\n`);
+        // Hashed secrets not written by hash-secret are valid too; say how they will be verified.
+        const secrets: [string, { readonly kind: string; readonly salt: Buffer }][] = [...r.config.users.values()].map((u) => [dotted(['cache', 'accessControl', 'users', u.name, 'password']), u.password]);
+        if (r.config.uiAccess.type === 'secure') secrets.push(['uiAccess.password', r.config.uiAccess.password]);
+        for (const [path, hashed] of secrets) {
+          if (hashed.kind === 'salt') {
+            process.stdout.write(`note: ${path}: the part after the colon is read as a ${hashed.salt.length}-byte salt, with scrypt N = 2^15, r = 8, p = 1 (it does not hold the parameters hash-secret writes)\n`);
+          }
+        }
         return;
       }
       process.stderr.write(`${file}: ${r.faults.length} fault${r.faults.length === 1 ? '' : 's'}\n${formatFaults(r.faults)}\n`);
