@@ -90,8 +90,8 @@ describe('restricted ingest laws', () => {
           for (const row of [...writes.insertBuilds, ...writes.updateBuilds]) expect(projectVisible(v, row[6] as string | null)).toBe(true);
           // 3. The same lines with each invisible ID replaced by one that does not exist get the
           //    same answers (IDs mapped back) and the same writes.
-          const fresh = new Map(invisible.map((id, i) => [id, `f${String(i).padStart(12, '0')}`] as const));
-          const back = new Map([...fresh].map(([a, b]) => [b, a] as const));
+          const fresh = new Map<string, string>(invisible.map((id, i) => [id, `f${String(i).padStart(12, '0')}`]));
+          const back = new Map<string, string>([...fresh].map(([a, b]) => [b, a]));
           const renamed = plan(specs.map((s) => text({ ...s, id: s.id !== undefined ? (fresh.get(s.id) ?? s.id) : undefined })), builds, v);
           const mapBack = (x: unknown) => JSON.parse(JSON.stringify(x).replace(/f0{0,11}\d+/g, (m) => back.get(m) ?? m)) as unknown;
           expect(mapBack(renamed.results)).toEqual(results);
