@@ -14,6 +14,7 @@ import { openBuildStore } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
+import { createServerMetrics } from './metrics/server-metrics.js';
 import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
 import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
@@ -76,10 +77,11 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   let app: FastifyInstance | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
-    store = await openBuildStore(database, { logger });
+    const metrics = createServerMetrics(database);
+    store = await openBuildStore(database, { logger, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
-    app = await buildApp({ config, database, store, logger }, { plugins, auth });
+    app = await buildApp({ config, database, store, logger }, { plugins, auth, metrics });
     await app.ready();
 
     // First start: an administrator with every permission, a generated password and an access key.

@@ -15,6 +15,7 @@ export const PERMISSIONS = {
   evaluatePolicies: 'Evaluate policy scans',
   readAttestations: 'Read attestations',
   manageCacheNodes: 'Manage build cache nodes',
+  readMetrics: 'Read server metrics',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -12,6 +12,8 @@ import swagger from '@fastify/swagger';
 import { openAuth, type Auth } from '../auth/index.js';
 import type { AppContext, FacePlugin } from './context.js';
 import { authPlugin } from './auth-plugin.js';
+import { operationsPlugin } from './operations-plugin.js';
+import { createServerMetrics, type ServerMetrics } from '../metrics/server-metrics.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
 import { OPENAPI_INFO } from './openapi-info.js';
@@ -22,6 +24,8 @@ export interface BuildAppOptions {
   readonly plugins?: readonly FacePlugin[];
   /** The server's auth, when the caller opened it already (openServer); opened here otherwise. */
   readonly auth?: Auth;
+  /** The server's metrics, when the caller made them (openServer, to count ingest); made here otherwise. */
+  readonly metrics?: ServerMetrics;
 }
 
 declare module 'fastify' {
@@ -122,6 +126,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   });
 
   await app.register(authPlugin(auth.authenticator));
+  await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database), database: ctx.database });
   await app.register(apiRoutes, { ctx, auth });
   for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth });
 

@@ -21,6 +21,8 @@ import type {
   BuildStore,
   BuildSummary,
   BuildWithAttributes,
+  IngestLineResult,
+  IngestOptions,
   ListBuildsOptions,
   Visibility,
 } from './types.js';
@@ -28,6 +30,8 @@ import type {
 export interface BuildStoreOptions {
   /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
   readonly clock?: () => number;
+  /** Told the results of every committed ingest batch, whoever ingests (the server's metrics). */
+  readonly onIngested?: (results: readonly IngestLineResult[]) => void;
   readonly logger?: Logger;
   /**
    * In-memory posting bitmaps for pages of conjunctions of exact terms (postings.ts), SQLite only;
@@ -120,12 +124,24 @@ class KyselyBuildStore implements BuildStore {
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
   }
 
-  ingestNdjson: BuildStore['ingestNdjson'] = (input, options) =>
-    ingestNdjson(
+  ingestNdjson: BuildStore['ingestNdjson'] = (input, options) => {
+    const observe = this.options.onIngested;
+    const observed: IngestOptions | undefined =
+      observe === undefined
+        ? options
+        : {
+            ...options,
+            onResults: (results) => {
+              observe(results);
+              options?.onResults?.(results);
+            },
+          };
+    return ingestNdjson(
       { handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: trigramBatch, ...(this.pool ? { pool: this.pool } : {}) },
       input,
-      options,
+      observed,
     );
+  };
 
   private select(withAttributes: boolean): Query {
     const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
