@@ -7,6 +7,7 @@
 //   });
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Authenticator } from '../auth/authenticator.js';
 import { PERMISSIONS, type AuthResult, type Permission, type Principal } from '../auth/types.js';
 import { sendProblem } from './problem.js';
@@ -22,15 +23,16 @@ declare module 'fastify' {
 export const WWW_AUTHENTICATE = 'Bearer realm="buildscope"';
 
 export function authPlugin(authenticator: Authenticator): FastifyPluginAsync {
-  const plugin: FastifyPluginAsync = async (app) => {
-    app.decorateRequest('auth', null as never);
-    app.addHook('onRequest', async (request) => {
-      request.auth = await authenticator.authenticate(request.headers.authorization);
-    });
-  };
-  // Not encapsulated: the hook and decorator apply to every route of the application.
-  (plugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
-  return plugin;
+  // fastify-plugin: not encapsulated, so the hook and decorator apply to every route of the app.
+  return fp(
+    async (app) => {
+      app.decorateRequest('auth', null as never);
+      app.addHook('onRequest', async (request) => {
+        request.auth = await authenticator.authenticate(request.headers.authorization);
+      });
+    },
+    { name: 'buildscope-auth' },
+  );
 }
 
 /** Answers 401 and returns false unless the request carries valid credentials. */
