@@ -2,6 +2,7 @@
 // standard output, or stored directly when --data or --db is given.
 
 import type { Command } from 'commander';
+import { fail } from './_fail.js';
 
 interface Options {
   builds: string;
@@ -14,10 +15,7 @@ interface Options {
 
 function int(name: string, v: string): number {
   const n = Number(v);
-  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) {
-    process.stderr.write(`buildscope demo-data: ${name} needs an integer, got '${v}'\n`);
-    process.exit(2);
-  }
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) fail('demo-data', `${name} needs an integer, got '${v}'`);
   return n;
 }
 
@@ -35,10 +33,7 @@ export function register(program: Command): void {
       const { demoBuilds } = await import('../../store/demo-data.js');
       const builds = int('--builds', opts.builds);
       const unfinished = opts.unfinished === undefined ? undefined : Number(opts.unfinished);
-      if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) {
-        process.stderr.write(`buildscope demo-data: --unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'\n`);
-        process.exit(2);
-      }
+      if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) fail('demo-data', `--unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'`);
       const lines = demoBuilds({
         builds,
         seed: int('--seed', opts.seed ?? '1'),

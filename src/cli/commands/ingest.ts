@@ -1,6 +1,7 @@
 // `buildscope ingest FILE|-`: stores NDJSON builds (one per line) in the build store.
 
 import type { Command } from 'commander';
+import { errorLine, fail } from './_fail.js';
 import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../../store/batches.js';
 
 interface Options {
@@ -24,18 +25,17 @@ export function register(program: Command): void {
       const { openStoreAt } = await import('../../store/open.js');
       let size = 0;
       if (file !== '-') {
+        let stat;
         try {
-          size = statSync(file).size;
+          stat = statSync(file);
         } catch (e) {
-          process.stderr.write(`buildscope ingest: cannot read ${file}: ${(e as Error).message}\n`);
-          process.exit(2);
+          fail('ingest', `cannot read ${errorLine(e)}`);
         }
+        if (stat.isDirectory()) fail('ingest', `${file} is a directory: give an NDJSON file, or - for standard input`);
+        size = stat.size;
       }
       const batchSize = opts.batchSize === undefined ? undefined : Number(opts.batchSize);
-      if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize > 0)) {
-        process.stderr.write(`buildscope ingest: --batch-size needs a positive integer, got '${opts.batchSize}'\n`);
-        process.exit(2);
-      }
+      if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize > 0)) fail('ingest', `--batch-size needs a positive integer, got '${opts.batchSize}'`);
       const opened = await openStoreAt(opts);
       const source = file === '-' ? process.stdin : createReadStream(file);
       let bytes = 0;
