@@ -10,10 +10,10 @@ export function fail(command: string, message: string, code = 2): never {
 }
 
 /** Ends the command with the one-line description of an error thrown by a library (status 1, or 2 for a configuration error). */
-export function failWith(command: string, error: unknown): never {
+export function failWith(command: string, error: unknown, context?: string): never {
   // BUILDSCOPE_DEBUG=1 shows where an unexpected error came from.
   if (process.env['BUILDSCOPE_DEBUG']) process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  fail(command, errorLine(error), exitCode(error));
+  fail(command, context === undefined ? errorLine(error) : `${context}: ${errorLine(error)}`, exitCode(error));
 }
 
 // Errors that describe the user's own input or setup: status 2, like a bad option.

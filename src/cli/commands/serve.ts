@@ -34,7 +34,7 @@ export function register(program: Command): void {
         } catch (e) {
           // The one-line error says it; the stack is for BUILDSCOPE_DEBUG or a debug log level.
           logger.debug({ err: e }, 'the server could not start');
-          failWith('serve', e);
+          failWith('serve', e, 'the server could not start');
         }
         return;
       }
@@ -47,7 +47,7 @@ export function register(program: Command): void {
         if (cluster.isWorker) workers.reportListening(server);
       } catch (e) {
         logger.debug({ err: e }, 'the server could not start');
-        failWith('serve', e);
+        failWith('serve', e, 'the server could not start');
       }
     });
 }
