@@ -18,6 +18,7 @@ export function cli(args: readonly string[], options: { input?: string; cwd?: st
   const spawnOptions: SpawnSyncOptions = {
     encoding: 'utf8',
     timeout: 180_000,
+    maxBuffer: 256 * 1024 * 1024,
     cwd: options.cwd ?? root,
     env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info', ...options.env },
     ...(options.input !== undefined ? { input: options.input } : {}),
@@ -43,4 +44,40 @@ export function cliAsync(args: readonly string[], options: { input?: string; env
 export function isOneLineError(stderr: string, command: string): boolean {
   const lines = stderr.trimEnd().split('\n');
   return lines.length === 1 && lines[0]!.startsWith(`buildscope${command ? ` ${command}` : ''}: `) && !/\n\s+at |"stack"/.test(stderr);
+}
+
+export interface Serving {
+  readonly url: string;
+  /** The access key the first start prints for `admin`. */
+  readonly key: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `serve --port 0` and resolves once it prints where it runs. */
+export function serveCli(args: readonly string[]): Promise<Serving> {
+  return new Promise((resolveServing, reject) => {
+    const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--port', '0', ...args], { cwd: root, env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const failed = (code: number | null): void => reject(new Error(`serve exited with ${code}: ${err}`));
+    child.once('exit', failed);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const running = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(out);
+      const key = /access key (\S+) \(shown only this once\)/.exec(out);
+      if (running && key) {
+        child.off('exit', failed);
+        const exited = new Promise<void>((done) => child.once('exit', () => done()));
+        resolveServing({
+          url: running[1]!,
+          key: key[1]!,
+          stop: () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    });
+  });
 }

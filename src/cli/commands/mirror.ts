@@ -22,7 +22,7 @@ export function register(program: Command): void {
     .command('mirror <url>')
     .description("Mirror another server's builds through its export API (/build-export/v2) into the local database")
     .option('--token <token>', 'access key or access token of the source server (default: $BUILDSCOPE_TOKEN)')
-    .option('--since <date>', 'first builds to copy: 0 (all), Unix epoch ms, or now (with --follow)', '0')
+    .option('--since <date>', 'first builds to copy: 0 (all), Unix epoch ms, an ISO 8601 timestamp, a relative time (-7d), or now (with --follow)', '0')
     .option('--after <buildId>', 'resume after this build ID (the last one mirrored)')
     .option('--concurrency <n>', 'event streams open at once', '6')
     .option('--follow', 'keep going: mirror new builds as the source receives them')
@@ -41,7 +41,15 @@ export function register(program: Command): void {
       }
       const concurrency = Number(opts.concurrency);
       if (!/^\d+$/.test(opts.concurrency) || concurrency < 1 || concurrency > 64) fail(`--concurrency must be a whole number from 1 to 64, got '${opts.concurrency}'`);
-      if (!/^(\d+|now)$/.test(opts.since)) fail(`--since must be 0, a Unix epoch time in ms, or now; got '${opts.since}'`);
+      // The export API takes 0, epoch ms or now; an ISO 8601 timestamp (up to 9 fraction digits)
+      // or a relative time (-7d) is turned into epoch ms here.
+      let since = opts.since;
+      if (!/^(\d+|now)$/.test(since)) {
+        const { parseTimestamp } = await import('../../query/values.js');
+        const t = parseTimestamp(since, Date.now());
+        if (!t.ok) fail(`--since must be 0, a Unix epoch time in ms, now, an ISO 8601 timestamp or a relative time such as -7d; got '${opts.since}'`);
+        since = String(Math.max(0, t.value.instant));
+      }
       // Build IDs are 13 characters of 0-9 and a-z (the export API's own check, made before connecting).
       if (opts.after !== undefined && !/^[0-9a-z]{13}$/.test(opts.after)) fail(`--after needs a build ID (13 characters of 0-9 and a-z, as mirror printed it), got '${opts.after}'`);
       const giveUpAfter = Number(opts.giveUpAfter);
@@ -78,7 +86,7 @@ export function register(program: Command): void {
         const result = await mirror(store, {
           source: url,
           ...(token ? { token } : {}),
-          since: opts.since,
+          since,
           ...(opts.after ? { afterBuild: opts.after } : {}),
           concurrency,
           giveUpAfterMs: giveUpAfter * 1000,
