@@ -65,6 +65,15 @@ export async function openDatabase(location: DatabaseLocation): Promise<Database
       await handle.close().catch(() => undefined);
       throw new DatabaseLocationError(`cannot connect to ${handle.describe}: ${connectionProblem(e)}`, { cause: e });
     }
+    if (location.mustExist === true) {
+      // Any component's migration table says Buildscope has used this database; an empty one
+      // would get every table from the first migration, which a read-only command must not do.
+      const r = await handle.pool!.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE '%\\_migration'`);
+      if ((r.rows[0]?.n ?? 0) === 0) {
+        await handle.close().catch(() => undefined);
+        throw new DatabaseLocationError(`${handle.describe} holds no Buildscope database (no tables yet): run serve or ingest on it first`);
+      }
+    }
     return handle;
   }
   return openSqlite(location.data ?? DEFAULT_DATA_DIR, location.mustExist === true);

@@ -20,7 +20,7 @@ export async function openStoreAt(
 ): Promise<{ handle: DatabaseHandle; store: BuildStore; close(): Promise<void> }> {
   const mustExist = how.mustExist === true;
   if (options.data !== undefined && options.db !== undefined) throw new DatabaseLocationError('give either --data or --db, not both');
-  const handle = await openDatabase(options.db !== undefined ? { url: options.db } : { data: options.data ?? DEFAULT_DATA_DIR, mustExist });
+  const handle = await openDatabase(options.db !== undefined ? { url: options.db, mustExist } : { data: options.data ?? DEFAULT_DATA_DIR, mustExist });
   try {
     const store = await openBuildStore(handle);
     return {

@@ -8,6 +8,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import pg from 'pg';
+import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { CLI_ARGS, cli, isOneLineError } from './support.js';
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -46,6 +48,25 @@ describe('read-only commands never create a database or a key', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^buildscope attestation: cannot load the keys: no provenance keys in /);
     expect(readdirSync(data)).toEqual([]);
+  });
+});
+
+describe.skipIf(!pgAvailable())('read-only commands on an empty PostgreSQL database', () => {
+  it('search --db refuses and creates no table', async () => {
+    const database = (await createTestDatabase())!;
+    try {
+      const r = cli(['search', 'buildOutcome:failed', '--db', database.url]);
+      expect(r.status).toBe(2);
+      expect(isOneLineError(r.stderr, 'search'), r.stderr).toBe(true);
+      expect(r.stderr).toContain('holds no Buildscope database');
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const tables = await client.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
+      await client.end();
+      expect(tables.rows).toEqual([]);
+    } finally {
+      await database.drop();
+    }
   });
 });
 
