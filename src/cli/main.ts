@@ -10,6 +10,9 @@ import { failWith } from './commands/_fail.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** Commands that keep running as servers. */
+const SERVERS = new Set(['serve', 'provenance', 'cache-node']);
+
 export async function main(argv: readonly string[]): Promise<void> {
   /** The command being run (its first word), for error lines. */
   let running = '';
@@ -19,8 +22,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     failWith(running, e);
   });
   // Whatever escapes an action (or an event handler it started) ends as one line, never a stack.
-  process.on('uncaughtException', (e) => failWith(running, e));
-  process.on('unhandledRejection', (e) => failWith(running, e));
+  // A crash of a running server is a defect to report, so there the stack follows the line.
+  const crashed = (e: unknown): never => {
+    if (SERVERS.has(running)) process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+    return failWith(running, e);
+  };
+  process.on('uncaughtException', crashed);
+  process.on('unhandledRejection', crashed);
 
   const program = new Command('buildscope')
     .description('Buildscope: build analytics server, advanced build search, export, provenance and build cache node.')

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cli, cliAsync, serveCli, type Serving } from './support.js';
+import { spawnSync } from 'node:child_process';
+import { CLI_ARGS, cli, cliAsync, serveCli, type Serving } from './support.js';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 });
 
@@ -46,6 +47,16 @@ describe("the README's steps, in order", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^ingest: 100 lines so far \(100 stored, 0 unchanged, 0 rejected\), \d+ builds\/s$/m);
     expect(r.stderr).toMatch(/^ingest: 300 lines so far \(300 stored, 0 unchanged, 0 rejected\), \d+ builds\/s$/m);
+  });
+
+  it('ingest - with standard error on a terminal shows counts and rate', () => {
+    const file = join(dir, 'tty.ndjson');
+    writeFileSync(file, cli(['demo-data', '--builds', '200', '--seed', '78']).stdout);
+    const command = [process.execPath, ...CLI_ARGS, 'ingest', '-', '--data', data, '--batch-size', '50'].map((a) => `'${a}'`).join(' ');
+    // util-linux `script` gives the command a pseudo-terminal; standard input stays the file.
+    const r = spawnSync('script', ['-qefc', `${command} < '${file}'`, '/dev/null'], { encoding: 'utf8', timeout: 180_000 });
+    expect(r.status, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/ingest \| 200 lines \(200 stored, 0 unchanged, 0 rejected\) \| \d+ builds\/s/);
   });
 
   it('a search query may start with - (and -- works too)', () => {
