@@ -202,25 +202,31 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
       return answer(request, reply, plan, ok.cors);
     };
 
-    const schema = (summary: string, params: Record<string, string>, query: Record<string, string>) => ({
+    const schema = (summary: string, params: Record<string, string>, query: Record<string, string>, counts = false) => ({
       summary,
       tags: [`build export v${version}`],
       ...(version === 1 ? { deprecated: true } : {}),
       params: { type: 'object', properties: Object.fromEntries(Object.entries(params).map(([k, d]) => [k, { type: 'string', description: d }])) },
       querystring: { type: 'object', properties: Object.fromEntries(Object.entries(query).map(([k, d]) => [k, { type: 'string', description: d }])) },
-      headers: { type: 'object', properties: { 'last-event-id': { type: 'string', description: 'Resume after this message id' } } },
+      headers: {
+        type: 'object',
+        properties: {
+          'last-event-id': { type: 'string', description: 'Resume after this message id' },
+          ...(counts ? { prefer: { type: 'string', description: 'count=exact: answer with Buildscope-Build-Count, the number of builds available to send now' } } : {}),
+        },
+      },
     });
     const STREAM = 'Present (any value): stay open and push new builds';
     const QUERY = 'Advanced search query filtering the builds';
 
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/since/:date`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }, true) },
       listing('since'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/sinceBuild/:buildId`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }, true) },
       listing('sinceBuild'),
     );
     app.get<{ Params: Params; Querystring: Query }>(

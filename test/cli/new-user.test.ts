@@ -118,6 +118,17 @@ describe('mirror, tried as a new user would', () => {
     expect(r.stderr).toMatch(new RegExp(`"builds":1,.*"total":${n},.*"msg":"mirrored 1 of ${n} builds"`));
   });
 
+  it('the export listing counts only when asked (Prefer: count=exact)', async () => {
+    const url = `${server.url}/build-export/v2/builds/since/0`;
+    const asked = await fetch(url, { headers: { authorization: `Bearer ${server.key}`, prefer: 'count=exact' } });
+    const text = await asked.text();
+    expect(asked.headers.get('preference-applied')).toBe('count=exact');
+    expect(Number(asked.headers.get('buildscope-build-count'))).toBe(text.split('\n').filter((l) => l === 'event: Build').length);
+    const plain = await fetch(url, { headers: { authorization: `Bearer ${server.key}` } });
+    await plain.text();
+    expect(plain.headers.get('buildscope-build-count')).toBeNull();
+  });
+
   it('--after with a build the source does not have gets a clear message', async () => {
     const unknown = await cliAsync(['mirror', server.url, '--token', server.key, '--data', join(dir, 'mirror'), '--after', 'zzzzzzzzzzzzz']);
     expect(unknown.status).toBe(2);
