@@ -111,7 +111,7 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
   let delay = options.retryDelayMs ?? 250;
   let lastEventId = startAfter;
   let failures = 0;
-  // Since when nothing has arrived: reset by every message.
+  // Since when the source was last reachable: reset by a connection, a message and a drop.
   let quietSince = Date.now();
   const giveUpAfter = options.giveUpAfterMs;
   /** Throws once the next attempt would start past the bound. */
@@ -145,8 +145,10 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
     if (response.status === 503 || response.status === 429 || response.status === 408) {
       const after = Number(response.headers.get('retry-after'));
       await response.body?.cancel();
+      const wait = Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : delay;
+      checkBound(`still unavailable (HTTP ${response.status})`, wait);
       if (++failures > maxRetries * 4) throw new ExportRequestError(response.status, url, 'still unavailable after retries');
-      await sleep(Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : delay, options.signal);
+      await sleep(wait, options.signal);
       continue;
     }
     if (response.status !== 200 || response.body === null) {
@@ -176,7 +178,8 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const reason = networkReason(err);
-      checkBound(`stream dropped: ${reason}`, delay);
+      // The source was reachable until now: the bound counts from the drop.
+      quietSince = Date.now();
       if (++failures > maxRetries) throw err;
       options.onReconnect?.(`stream dropped: ${reason}`, lastEventId);
       await sleep(delay, options.signal);
