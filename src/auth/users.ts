@@ -120,6 +120,61 @@ export class UserStore {
     return Number(r['n']);
   }
 
+  /** Every user, by name. */
+  async listUsers(): Promise<User[]> {
+    const rows = (await this.handle.db.selectFrom('auth_user').selectAll().orderBy('name').execute()) as UserRow[];
+    return rows.map(toUser);
+  }
+
+  /** Removes a user and, with it, every access key of the user; false when there is no such user. */
+  async removeUser(name: string): Promise<boolean> {
+    // Keys first: the foreign key cascades on both databases, but say so rather than rely on a pragma.
+    return this.handle.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('auth_access_key').where('user_name', '=', name).execute();
+      const r = await tx.deleteFrom('auth_user').where('name', '=', name).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
+  /** Replaces a user's password (access keys stay valid). */
+  async setPassword(name: string, password: string): Promise<void> {
+    if (password === '' || password.includes('\0')) throw new UserError('A password must not be empty or contain a NUL character');
+    const hash = await hashPassword(password);
+    const r = await this.handle.db.updateTable('auth_user').set({ password_hash: hash }).where('name', '=', name).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw new UserError(`No user '${name}'`);
+  }
+
+  /** The access keys (never the keys themselves: their first characters), of one user or of all, oldest first. */
+  async listAccessKeys(userName?: string): Promise<{ user: string; prefix: string; createdAt: number; expiresAt: number }[]> {
+    let q = this.handle.db.selectFrom('auth_access_key').select(['user_name', 'prefix', 'created_at', 'expires_at']);
+    if (userName !== undefined) q = q.where('user_name', '=', userName);
+    const rows = (await q.orderBy('created_at').orderBy('prefix').execute()) as { user_name: string; prefix: string; created_at: number; expires_at: number }[];
+    return rows.map((r) => ({ user: r.user_name, prefix: r.prefix, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }));
+  }
+
+  /**
+   * Revokes one access key, named by the key itself or by the first characters that listAccessKeys
+   * shows (optionally only among one user's keys). A prefix that names several keys revokes none
+   * and says so. Returns the revoked key's user and prefix.
+   */
+  async revokeAccessKey(keyOrPrefix: string, userName?: string): Promise<{ user: string; prefix: string }> {
+    const exact = await this.findAccessKey([keyOrPrefix]);
+    if (exact && (userName === undefined || exact.user.name === userName)) {
+      await this.handle.db.deleteFrom('auth_access_key').where('key_hash', '=', hashAccessKey(keyOrPrefix)).execute();
+      return { user: exact.user.name, prefix: exact.prefix };
+    }
+    let q = this.handle.db.selectFrom('auth_access_key').select(['key_hash', 'user_name', 'prefix']).where('prefix', '=', keyOrPrefix);
+    if (userName !== undefined) q = q.where('user_name', '=', userName);
+    const matches = await q.execute();
+    if (matches.length === 0) throw new UserError(`No access key ${keyOrPrefix}${userName !== undefined ? ` of user '${userName}'` : ''}`);
+    if (matches.length > 1) {
+      throw new UserError(`${matches.length} access keys start with ${keyOrPrefix} (users ${[...new Set(matches.map((m) => m.user_name))].join(', ')}): give the whole key, or --user`);
+    }
+    const [m] = matches;
+    await this.handle.db.deleteFrom('auth_access_key').where('key_hash', '=', m!.key_hash).execute();
+    return { user: m!.user_name, prefix: m!.prefix };
+  }
+
   /** Creates an access key for a user; the key itself is returned once and never stored. */
   async createAccessKey(userName: string, options: { expiresAt: number }): Promise<{ key: string; expiresAt: number }> {
     const user = await this.getUser(userName);

@@ -2,7 +2,7 @@
 // PostgreSQL selected by a postgres:// URL. Every component (builds, users and keys, provenance,
 // cache node registry) keeps its tables in this one database, each with its own migration set.
 
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -20,6 +20,16 @@ export interface DatabaseLocation {
   readonly data?: string;
   /** postgres:// or postgresql:// URL; takes precedence over `data`. */
   readonly url?: string;
+  /**
+   * Open only a database that exists (read-only commands): a missing data directory or database
+   * file is a DatabaseLocationError, and nothing is created.
+   */
+  readonly mustExist?: boolean;
+}
+
+/** The database named cannot be used: not there, not a supported URL, or not reachable. Says which, in one line. */
+export class DatabaseLocationError extends Error {
+  override readonly name = 'DatabaseLocationError';
 }
 
 export interface DatabaseHandle {
@@ -44,16 +54,58 @@ export function isPostgresUrl(s: string): boolean {
 
 export async function openDatabase(location: DatabaseLocation): Promise<DatabaseHandle> {
   if (location.url !== undefined) {
-    if (!isPostgresUrl(location.url)) throw new Error(`Not a PostgreSQL URL: ${location.url}`);
-    return openPostgres(location.url);
+    if (!isPostgresUrl(location.url)) {
+      throw new DatabaseLocationError(`not a PostgreSQL URL: ${redact(location.url)} (the database is PostgreSQL, postgres://..., or SQLite in a data directory)`);
+    }
+    const handle = openPostgres(location.url);
+    try {
+      // One round trip now, so that an unreachable server is reported as such (and not as a failed migration).
+      await handle.pool!.query('SELECT 1');
+    } catch (e) {
+      await handle.close().catch(() => undefined);
+      throw new DatabaseLocationError(`cannot connect to ${handle.describe}: ${connectionProblem(e)}`, { cause: e });
+    }
+    if (location.mustExist === true) {
+      // Any component's migration table says Buildscope has used this database; an empty one
+      // would get every table from the first migration, which a read-only command must not do.
+      const r = await handle.pool!.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE '%\\_migration'`);
+      if ((r.rows[0]?.n ?? 0) === 0) {
+        await handle.close().catch(() => undefined);
+        throw new DatabaseLocationError(`${handle.describe} holds no Buildscope database (no tables yet): run serve or ingest on it first`);
+      }
+    }
+    return handle;
   }
-  return openSqlite(location.data ?? DEFAULT_DATA_DIR);
+  return openSqlite(location.data ?? DEFAULT_DATA_DIR, location.mustExist === true);
 }
 
-function openSqlite(dir: string): DatabaseHandle {
+function connectionProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = { ECONNREFUSED: 'connection refused', ENOTFOUND: 'host not found', ETIMEDOUT: 'timed out', EHOSTUNREACH: 'host unreachable', ECONNRESET: 'connection reset' };
+  if (code !== undefined && words[code] !== undefined) return words[code]!;
+  if (e instanceof AggregateError && e.errors.length > 0) return connectionProblem(e.errors[0]);
+  return (e as Error).message || String(e);
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   const full = resolve(dir);
-  mkdirSync(full, { recursive: true });
   const file = join(full, 'buildscope.db');
+  if (mustExist && !existsSync(file)) {
+    throw new DatabaseLocationError(
+      existsSync(full) ? `${dir} holds no Buildscope database (no buildscope.db there)` : `no data directory ${dir}: give --data DIR of an existing one, or --db URL`,
+    );
+  }
+  mkdirSync(full, { recursive: true });
   const sqlite = new BetterSqlite3(file);
   // 16 KiB pages (takes effect only on a new database, so before WAL is switched on): an events
   // chunk of a few KiB no longer leaves most of a 4 KiB page empty (databases ~13% smaller),
@@ -86,13 +138,11 @@ function openPostgres(url: string): DatabaseHandle {
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
-  const safe = new URL(url);
-  if (safe.password) safe.password = '***';
   return {
     db,
     dialect: 'postgres',
     pool,
-    describe: safe.toString(),
+    describe: redact(url),
     async close() {
       await db.destroy();
     },

@@ -16,7 +16,13 @@ import { formatComment } from './sse.js';
 export type Plan =
   | Refusal
   | { readonly kind: 'noContent'; readonly reason: string }
-  | { readonly kind: 'stream'; run(sink: SseSink): Promise<void>; cancel(): Promise<void> };
+  | {
+      readonly kind: 'stream';
+      run(sink: SseSink): Promise<void>;
+      cancel(): Promise<void>;
+      /** Listings asked to count: how many builds were available to send when the listing started. */
+      readonly count?: number;
+    };
 
 export type ListingStart = { readonly kind: 'since'; readonly date: SinceDate } | { readonly kind: 'sinceBuild'; readonly buildId: string };
 
@@ -30,6 +36,8 @@ export interface ListingRequest {
   readonly lastEventId?: string;
   readonly heartbeatMs: number;
   readonly retryAfterSeconds: number;
+  /** Count the builds available to send now (`Prefer: count=exact`), for a client's total and ETA. */
+  readonly count?: boolean;
 }
 
 export interface EventsRequest {
@@ -111,6 +119,16 @@ export async function planListing(store: BuildStore, request: ListingRequest): P
       })
       [Symbol.asyncIterator]();
 
+  // Counted before the scan starts, so that it is never below what the answer sends.
+  const count = request.count
+    ? await store.countBuilds({
+        visibility: request.visibility,
+        ...(fromInstant !== undefined ? { fromInstant } : {}),
+        ...(afterSeq !== undefined ? { afterSeq } : {}),
+        ...(query !== undefined ? { query } : {}),
+      })
+    : undefined;
+
   if (!request.stream) {
     // Everything available now, then close; nothing at all is a finished stream: 204.
     const builds = scan(afterSeq);
@@ -118,6 +136,7 @@ export async function planListing(store: BuildStore, request: ListingRequest): P
     if (first.done) return { kind: 'noContent', reason: 'no builds after the requested point' };
     return {
       kind: 'stream',
+      ...(count !== undefined ? { count } : {}),
       run: async (sink) => {
         await pump(sink, builds, first.value, request.version);
         await sink.end();
@@ -128,6 +147,7 @@ export async function planListing(store: BuildStore, request: ListingRequest): P
 
   return {
     kind: 'stream',
+    ...(count !== undefined ? { count } : {}),
     cancel: async () => undefined,
     run: async (sink) => {
       let lastSent = afterSeq;

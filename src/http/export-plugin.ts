@@ -30,8 +30,20 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-const CORS_ALLOW_HEADERS = 'Authorization, Last-Event-ID, Accept, Accept-Encoding, Cache-Control';
-const CORS_EXPOSE_HEADERS = 'Retry-After, Content-Encoding';
+/**
+ * A listing asked with `Prefer: count=exact` (RFC 7240; the form PostgREST uses) answers with the
+ * number of builds available to send when it started, so that a client (`mirror`) can show a
+ * total and an ETA. Without the preference nothing is counted: a listing costs what it did.
+ */
+export const BUILD_COUNT_HEADER = 'buildscope-build-count';
+
+function prefersCount(prefer: string | string[] | undefined): boolean {
+  const values = Array.isArray(prefer) ? prefer : prefer === undefined ? [] : [prefer];
+  return values.some((v) => v.split(',').some((p) => p.trim().toLowerCase() === 'count=exact'));
+}
+
+const CORS_ALLOW_HEADERS = 'Authorization, Last-Event-ID, Accept, Accept-Encoding, Cache-Control, Prefer';
+const CORS_EXPOSE_HEADERS = 'Retry-After, Content-Encoding, Buildscope-Build-Count, Preference-Applied';
 
 interface Params {
   date?: string;
@@ -114,7 +126,8 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         const gzip = acceptsGzip(request.headers['accept-encoding']);
         reply.hijack();
         const res: ServerResponse = reply.raw;
-        res.writeHead(200, { ...SSE_HEADERS, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
+        const counted = plan.count === undefined ? {} : { [BUILD_COUNT_HEADER]: String(plan.count), 'preference-applied': 'count=exact' };
+        res.writeHead(200, { ...SSE_HEADERS, ...counted, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
         // Headers now, so that a client of a quiet stream knows at once that it is connected.
         res.flushHeaders();
         const sink = new SseSink(res, { gzip, gzipLevel: options.gzipLevel });
@@ -184,29 +197,36 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         ...lastEventId(request),
         heartbeatMs: options.heartbeatMs,
         retryAfterSeconds: options.retryAfterSeconds,
+        count: prefersCount(request.headers['prefer']),
       });
       return answer(request, reply, plan, ok.cors);
     };
 
-    const schema = (summary: string, params: Record<string, string>, query: Record<string, string>) => ({
+    const schema = (summary: string, params: Record<string, string>, query: Record<string, string>, counts = false) => ({
       summary,
       tags: [`build export v${version}`],
       ...(version === 1 ? { deprecated: true } : {}),
       params: { type: 'object', properties: Object.fromEntries(Object.entries(params).map(([k, d]) => [k, { type: 'string', description: d }])) },
       querystring: { type: 'object', properties: Object.fromEntries(Object.entries(query).map(([k, d]) => [k, { type: 'string', description: d }])) },
-      headers: { type: 'object', properties: { 'last-event-id': { type: 'string', description: 'Resume after this message id' } } },
+      headers: {
+        type: 'object',
+        properties: {
+          'last-event-id': { type: 'string', description: 'Resume after this message id' },
+          ...(counts ? { prefer: { type: 'string', description: 'count=exact: answer with Buildscope-Build-Count, the number of builds available to send now' } } : {}),
+        },
+      },
     });
     const STREAM = 'Present (any value): stay open and push new builds';
     const QUERY = 'Advanced search query filtering the builds';
 
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/since/:date`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }, true) },
       listing('since'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/sinceBuild/:buildId`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }, true) },
       listing('sinceBuild'),
     );
     app.get<{ Params: Params; Querystring: Query }>(

@@ -21,6 +21,11 @@ export interface MirrorOptions {
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: MirrorProgress) => void;
   readonly onReconnect?: SseClientOptions['onReconnect'];
+  /**
+   * Give up when the source has sent nothing and could not be (re)connected for this long, in ms
+   * (ExportUnreachableError). Without it, reconnects stop after maxRetries attempts in a row.
+   */
+  readonly giveUpAfterMs?: number;
   /** Reconnect settings passed to each stream. */
   readonly maxRetries?: number;
   readonly retryDelayMs?: number;
@@ -33,6 +38,12 @@ export interface MirrorProgress {
   readonly rejected: number;
   readonly events: number;
   readonly lastBuildId: string | undefined;
+  /**
+   * How many builds this run will have mirrored when it reaches what the source has now: the
+   * builds listed so far plus the source's count of those still to send (asked with
+   * `Prefer: count=exact` at every connection). Undefined when the source does not count.
+   */
+  readonly total?: number;
 }
 
 export interface MirrorFailure {
@@ -100,6 +111,8 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+    // With a time bound, the bound decides when to stop, not the number of attempts.
+    ...(options.giveUpAfterMs !== undefined ? { giveUpAfterMs: options.giveUpAfterMs, maxRetries: options.maxRetries ?? Number.POSITIVE_INFINITY } : {}),
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
     ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
   };
@@ -139,9 +152,21 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
         lastBuildId: f.buildId,
       };
     }
+    if (total !== undefined) progress = { ...progress, total };
     options.onProgress?.(progress);
   };
 
+  // Build messages the listing has sent so far (stored or still being fetched).
+  let listed = 0;
+  let total: number | undefined;
+  const listingClient: SseClientOptions = {
+    ...client,
+    headers: { prefer: 'count=exact' },
+    onConnected: (headers) => {
+      const count = Number(headers.get('buildscope-build-count') ?? Number.NaN);
+      if (Number.isSafeInteger(count) && count >= 0) total = listed + count;
+    },
+  };
   const since = options.since ?? '0';
   const listingUrl = `${base}/builds/since/${encodeURIComponent(since)}${options.follow ? '?stream' : ''}`;
   // Event streams run ahead of storing by at most `concurrency`; builds are stored in listing
@@ -170,8 +195,11 @@ export async function mirror(store: BuildStore, options: MirrorOptions): Promise
   })();
   consumer.catch(() => undefined);
   try {
-    for await (const m of readSse(listingUrl, client, options.afterBuild)) {
+    for await (const m of readSse(listingUrl, listingClient, options.afterBuild)) {
       if (m.event !== 'Build') continue;
+      listed++;
+      // A followed listing goes past the count it started with.
+      if (total !== undefined && listed > total) total = listed;
       const { buildId } = parseHeader(m.data);
       const entry: (typeof window)[number] = {
         buildId,

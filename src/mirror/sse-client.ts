@@ -12,6 +12,16 @@ export interface SseClientOptions {
   readonly maxRetries?: number;
   /** First reconnect delay in ms, doubled per attempt up to 10 s (default 250). */
   readonly retryDelayMs?: number;
+  /**
+   * Give up when nothing has arrived for this long (ms) across reconnects: an unreachable or
+   * silent source ends with ExportUnreachableError instead of being retried without end.
+   * Default: no bound besides maxRetries.
+   */
+  readonly giveUpAfterMs?: number;
+  /** More request headers (e.g. `Prefer`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Called with the response headers of every successful (re)connection. */
+  readonly onConnected?: (headers: Headers) => void;
   /** Called on every reconnect, for logs. */
   readonly onReconnect?: (reason: string, lastEventId: string | undefined) => void;
 }
@@ -32,6 +42,43 @@ export class ExportRequestError extends Error {
   ) {
     super(`${url}: ${status} ${detail}`);
   }
+}
+
+/** The source could not be reached (or stayed silent) for longer than the configured bound. */
+export class ExportUnreachableError extends Error {
+  override readonly name = 'ExportUnreachableError';
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+    readonly afterMs: number,
+  ) {
+    super(`cannot reach ${url}: ${reason} (gave up after ${Math.round(afterMs / 1000)} s)`);
+  }
+}
+
+/** Why fetch failed, in words: undici's "fetch failed" hides the reason in its cause. */
+export function networkReason(err: unknown): string {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e instanceof Error; depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const words: Record<string, string> = {
+      ECONNREFUSED: 'connection refused',
+      ENOTFOUND: 'host not found',
+      EAI_AGAIN: 'host name lookup failed',
+      ETIMEDOUT: 'timed out',
+      EHOSTUNREACH: 'host unreachable',
+      ENETUNREACH: 'network unreachable',
+      ECONNRESET: 'connection reset',
+      UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+      UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
+      UND_ERR_SOCKET: 'connection closed',
+    };
+    if (code !== undefined && words[code] !== undefined) return words[code]!;
+    if (e instanceof AggregateError && e.errors.length > 0) return networkReason(e.errors[0]);
+    if (e.cause === undefined) return e.message;
+    e = e.cause;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -64,32 +111,52 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
   let delay = options.retryDelayMs ?? 250;
   let lastEventId = startAfter;
   let failures = 0;
+  // Since when the source was last reachable: reset by a connection, a message and a drop.
+  let quietSince = Date.now();
+  const giveUpAfter = options.giveUpAfterMs;
+  /** Throws once the next attempt would start past the bound. */
+  const checkBound = (reason: string, wait: number): void => {
+    if (giveUpAfter !== undefined && Date.now() + wait - quietSince >= giveUpAfter) throw new ExportUnreachableError(url, reason, giveUpAfter);
+  };
   for (;;) {
-    const headers: Record<string, string> = { accept: 'text/event-stream', 'accept-encoding': 'gzip' };
+    const headers: Record<string, string> = { ...options.headers, accept: 'text/event-stream', 'accept-encoding': 'gzip' };
     if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     let response: Response;
+    // A connection attempt that hangs (a silent firewall) is cut at the bound too.
+    const attempt = new AbortController();
+    const cut = giveUpAfter === undefined ? undefined : setTimeout(() => attempt.abort(new Error('no answer in time')), Math.max(1, quietSince + giveUpAfter - Date.now()));
+    const signal = options.signal ? AbortSignal.any([options.signal, attempt.signal]) : attempt.signal;
     try {
-      response = await fetch(url, { headers, ...(options.signal ? { signal: options.signal } : {}) });
+      response = await fetch(url, { headers, signal });
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      if (++failures > maxRetries) throw err;
-      options.onReconnect?.(`connect failed: ${(err as Error).message}`, lastEventId);
+      const reason = attempt.signal.aborted ? 'no answer in time' : networkReason(err);
+      if (giveUpAfter !== undefined) checkBound(reason, attempt.signal.aborted ? 0 : delay);
+      if (++failures > maxRetries) throw giveUpAfter === undefined ? err : new ExportUnreachableError(url, reason, Date.now() - quietSince);
+      options.onReconnect?.(`connect failed: ${reason}`, lastEventId);
       await sleep(delay, options.signal);
       delay = Math.min(delay * 2, 10_000);
       continue;
+    } finally {
+      if (cut !== undefined) clearTimeout(cut);
     }
     if (response.status === 204) return;
     if (response.status === 503 || response.status === 429 || response.status === 408) {
       const after = Number(response.headers.get('retry-after'));
       await response.body?.cancel();
+      const wait = Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : delay;
+      checkBound(`still unavailable (HTTP ${response.status})`, wait);
       if (++failures > maxRetries * 4) throw new ExportRequestError(response.status, url, 'still unavailable after retries');
-      await sleep(Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : delay, options.signal);
+      await sleep(wait, options.signal);
       continue;
     }
     if (response.status !== 200 || response.body === null) {
       throw new ExportRequestError(response.status, url, await problemDetail(response));
     }
+    // Connected: the bound counts from here again (a quiet followed listing is not a failure).
+    quietSince = Date.now();
+    options.onConnected?.(response.headers);
     const queue: SseMessage[] = [];
     const parser = createParser({
       onEvent: (m: EventSourceMessage) => queue.push({ id: m.id ?? '', event: m.event ?? 'message', data: m.data }),
@@ -102,6 +169,7 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
           const m = queue.shift()!;
           if (m.id !== '') lastEventId = m.id;
           failures = 0;
+          quietSince = Date.now();
           delay = options.retryDelayMs ?? 250;
           yield m;
         }
@@ -109,8 +177,11 @@ export async function* readSse(url: string, options: SseClientOptions = {}, star
       return; // closed normally: everything available was sent
     } catch (err) {
       if (options.signal?.aborted) throw err;
+      const reason = networkReason(err);
+      // The source was reachable until now: the bound counts from the drop.
+      quietSince = Date.now();
       if (++failures > maxRetries) throw err;
-      options.onReconnect?.(`stream dropped: ${(err as Error).message}`, lastEventId);
+      options.onReconnect?.(`stream dropped: ${reason}`, lastEventId);
       await sleep(delay, options.signal);
       delay = Math.min(delay * 2, 10_000);
     }

@@ -125,6 +125,26 @@ export function loadKeyRing(config: KeyConfig): KeyRing {
   return { active, verification };
 }
 
+/**
+ * The keys that verify, read without creating anything (offline verification is read-only):
+ * the configured key files or the keys in the key directory, and the trusted public keys.
+ * Throws when there is none.
+ */
+export function loadVerificationKeys(config: KeyConfig): VerificationKey[] {
+  const keys: VerificationKey[] = [];
+  if (config.files.length > 0) {
+    for (const f of config.files) keys.push(signingKey(createPrivateKey(readFileSync(f)), f));
+  } else if (existsSync(config.directory)) {
+    for (const f of readdirSync(config.directory).filter((n) => n.endsWith('.key.pem')).sort()) {
+      const path = join(config.directory, f);
+      keys.push(signingKey(createPrivateKey(readFileSync(path)), path));
+    }
+  }
+  for (const f of config.trusted) keys.push(publicKeyFromPem(readFileSync(f), f));
+  if (keys.length === 0) throw new Error(`no provenance keys in ${config.directory} (and none trusted): give --key PEM, or --data DIR of a server that signs`);
+  return keys;
+}
+
 /** Creates a key in the directory and makes it the active one (key rotation); old keys keep verifying. */
 export function rotateKey(directory: string, algorithm: KeyAlgorithm): SigningKey {
   mkdirSync(directory, { recursive: true });

@@ -108,9 +108,11 @@ export function parseDuration(text: string): Parsed<number> {
 // ---------------------------------------------------------------------------------------------
 // Timestamps
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?(Z|[+-]\d{2}:\d{2})?$/i;
+// Up to 9 fraction digits: Python's isoformat() writes 6, Java's Instant and Go up to 9. Instants
+// are kept in milliseconds, so digits past the third are cut off (the millisecond that holds the instant).
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:\d{2})?$/i;
 const SPAN_MS: Readonly<Record<TimestampPrecision, number>> = { day: 86_400_000, minute: 60_000, second: 1000, millisecond: 1 };
-const TIMESTAMP_FORMS = 'YYYY-MM-DD, YYYY-MM-DDTHH:MM, YYYY-MM-DDTHH:MM:SS or YYYY-MM-DDTHH:MM:SS.SSS (optional Z or ±HH:MM), or a relative time such as -7d';
+const TIMESTAMP_FORMS = 'YYYY-MM-DD, YYYY-MM-DDTHH:MM, YYYY-MM-DDTHH:MM:SS or YYYY-MM-DDTHH:MM:SS.SSS (1 to 9 fraction digits; optional Z or ±HH:MM), or a relative time such as -7d';
 
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -127,7 +129,7 @@ export function parseTimestamp(text: string, now: number): Parsed<TypedValue & {
   if (m === null) return fail(`'${text}' is not a timestamp; expected ${TIMESTAMP_FORMS}`);
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const [hour, minute, second] = [num(m[4]), num(m[5]), num(m[6])];
-  const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0'));
+  const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
   if (month < 1 || month > 12) return fail(`'${text}': month ${m[2]} does not exist (01-12)`);
   if (day < 1 || day > daysInMonth(year, month)) return fail(`'${text}': day ${m[3]} does not exist in that month`);
   if (hour > 23) return fail(`'${text}': hour ${m[4]} does not exist (00-23)`);

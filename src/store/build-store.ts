@@ -289,6 +289,12 @@ class KyselyBuildStore implements BuildStore {
     }
   }
 
+  async countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number> {
+    const { query } = await this.listingFrom({ ...options, withAttributes: false });
+    const row = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+    return Number((row as { n: number }).n);
+  }
+
   async latestSeq(): Promise<number> {
     const row = await this.handle.db
       .selectFrom('builds')

@@ -103,6 +103,8 @@ export interface BuildStore {
   buildState(id: string, visibility: Visibility): Promise<BuildState>;
   /** A build's events in order, optionally only those whose eventType is listed (case-sensitive). */
   streamEvents(id: string, options?: { eventTypes?: readonly string[] }): AsyncIterable<BuildEvent>;
+  /** How many builds a listing with these options has (a count in the database, no rows read out). */
+  countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number>;
   /** The `seq` of the newest available build (0 when there is none). */
   latestSeq(): Promise<number>;
   /**

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openStoreAt } from '../../src/store/open.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-explain-'));
 
@@ -17,7 +18,9 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
 describe('explain command', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('prints the checked AST, parameterised SQL for SQLite and PostgreSQL, and the SQLite plan', () => {
+  it('prints the checked AST, parameterised SQL for SQLite and PostgreSQL, and the SQLite plan', async () => {
+    // explain only reads: the plan needs a database that exists (an empty one is enough).
+    await (await openStoreAt({ data: join(dir, 'data') })).close();
     const r = cli(['explain', `project:app* user:"o'brien; drop table builds" tag:ci`, '--data', join(dir, 'data')]);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^query: /);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseQuery, type CheckedExpr } from '../../src/query/index.js';
 import { stripSpans } from './helpers.js';
@@ -102,6 +103,28 @@ describe('Timestamps', () => {
     ['2024-02-29', Date.UTC(2024, 1, 29), 'day', DAY],
   ])('%s', (text, instant, precision, spanMs) => {
     expect(compareValue(`buildStartTime:${text}`)).toEqual({ type: 'timestamp', instant, precision, spanMs, text });
+  });
+
+  it.each([
+    // Python's isoformat() writes 6 fraction digits; Java's Instant and Go up to 9.
+    ['2024-03-01T08:30:15.250123', Date.UTC(2024, 2, 1, 8, 30, 15, 250)],
+    ['2024-03-01T08:30:15.999999999Z', Date.UTC(2024, 2, 1, 8, 30, 15, 999)],
+    ['2024-03-01T08:30:15.0000001+01:00', Date.UTC(2024, 2, 1, 7, 30, 15, 0)],
+  ])('%s: up to 9 fraction digits, cut to the millisecond', (text, instant) => {
+    expect(compareValue(`buildStartTime:${text}`)).toEqual({ type: 'timestamp', instant, precision: 'millisecond', spanMs: 1, text });
+  });
+
+  it('10 fraction digits are refused', () => {
+    expect(parseQuery('buildStartTime:2024-03-01T08:30:15.1234567890', { now: NOW }).diagnostics[0]?.message).toContain('1 to 9 fraction digits');
+  });
+
+  it('law: digits after the third never change the instant (the millisecond that holds it)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Date.UTC(9999, 11, 31) }), fc.stringMatching(/^\d{0,6}$/), (ms, extra) => {
+        const iso = new Date(ms).toISOString().replace('Z', `${extra}Z`);
+        expect((compareValue(`buildStartTime:${iso}`) as { instant: number }).instant).toBe(ms);
+      }),
+    );
   });
 
   it('relative times count back from the injected now', () => {

@@ -9,9 +9,13 @@ import { openAuth, UserError, type Auth } from '../../auth/index.js';
 
 export const fail: (message: string) => never = (message) => failWith('', message);
 
-export async function withAuth(opts: CliDatabaseOptions, run: (auth: Auth, config: ServerConfig) => Promise<void>): Promise<void> {
+/**
+ * Runs with the auth component of the configured database. `readOnly`: a database that does not
+ * exist is refused instead of created (list commands).
+ */
+export async function withAuth(opts: CliDatabaseOptions, run: (auth: Auth, config: ServerConfig) => Promise<void>, how: { readOnly?: boolean } = {}): Promise<void> {
   const config = cliConfig('', opts);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({ ...config.database, mustExist: how.readOnly === true });
   try {
     await run(await openAuth(database, config), config);
   } catch (e) {
@@ -24,3 +28,12 @@ export async function withAuth(opts: CliDatabaseOptions, run: (auth: Auth, confi
     await database.close().catch(() => undefined);
   }
 }
+
+/** A table of left-aligned columns under a header. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: readonly string[]): string => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+export const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

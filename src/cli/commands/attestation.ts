@@ -23,21 +23,31 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON object per file')
     .action(async (files: string[], opts: { key: string[]; sha256?: string; data?: string; config?: string; json?: boolean }) => {
       const { readFileSync } = await import('node:fs');
-      const { publicKeyFromPem, loadKeyRing } = await import('../../provenance/keys.js');
+      const { publicKeyFromPem, loadVerificationKeys } = await import('../../provenance/keys.js');
+      const { errorLine } = await import('./_fail.js');
       const { verifyAttestation, FAILURE_LABELS } = await import('../../provenance/verify.js');
       const { subjectHasSha256 } = await import('../../provenance/statement.js');
       let keys;
       try {
-        if (opts.key.length > 0) keys = opts.key.map((k) => publicKeyFromPem(readFileSync(k), k));
-        else {
+        if (opts.key.length > 0) {
+          keys = opts.key.map((k) => {
+            const pem = readFileSync(k);
+            try {
+              return publicKeyFromPem(pem, k);
+            } catch {
+              throw new Error(`${k} is not a PEM public key, certificate or private key`);
+            }
+          });
+        } else {
           const { cliConfig } = await import('./_config.js');
           const { parseProvenanceConfig } = await import('../../provenance/config.js');
           const { DEFAULT_DATA_DIR } = await import('../../db/database.js');
           const config = cliConfig('attestation', opts);
-          keys = loadKeyRing(parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR).keys).verification;
+          // Read-only: a data directory without keys is an error here, never a reason to make a key.
+          keys = loadVerificationKeys(parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR).keys);
         }
       } catch (e) {
-        fail(`cannot load the keys: ${(e as Error).message}`);
+        fail(`cannot load the keys: ${errorLine(e)}`);
       }
       let failed = 0;
       for (const file of files) {
@@ -47,9 +57,16 @@ export function register(program: Command): void {
           if (opts.json) process.stdout.write(`${JSON.stringify({ file, ok, reason, message, ...extra })}\n`);
           else process.stdout.write(ok ? `${prefix}OK: ${message}\n` : `${prefix}FAILED (${reason}): ${message}\n`);
         };
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch (e) {
+          report(false, 'unreadable', `cannot read ${errorLine(e)}`, { code: 'unreadable' });
+          continue;
+        }
         let json: unknown;
         try {
-          json = JSON.parse(readFileSync(file, 'utf8'));
+          json = JSON.parse(text);
         } catch (e) {
           report(false, FAILURE_LABELS['malformed-envelope'], `${file} cannot be read as JSON: ${(e as Error).message}`, { code: 'malformed-envelope' });
           continue;

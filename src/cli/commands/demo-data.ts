@@ -2,6 +2,7 @@
 // standard output, or stored directly when --data or --db is given.
 
 import type { Command } from 'commander';
+import { fail } from './_fail.js';
 
 interface Options {
   builds: string;
@@ -14,10 +15,7 @@ interface Options {
 
 function int(name: string, v: string): number {
   const n = Number(v);
-  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) {
-    process.stderr.write(`buildscope demo-data: ${name} needs an integer, got '${v}'\n`);
-    process.exit(2);
-  }
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) fail('demo-data', `${name} needs an integer, got '${v}'`);
   return n;
 }
 
@@ -26,7 +24,7 @@ export function register(program: Command): void {
     .command('demo-data')
     .description('Generate realistic demo builds (NDJSON on standard output, or stored with --data/--db)')
     .requiredOption('--builds <n>', 'number of builds')
-    .option('--seed <s>', 'random seed (the same seed gives the same builds)', '1')
+    .option('--seed <s>', 'random seed: the same seed (and --now) gives the same builds (default: a new random seed, printed on standard error)')
     .option('--now <epochMs>', 'end of the 30-day window of start times (default: now)')
     .option('--unfinished <fraction>', 'fraction of builds sent without BuildFinished (default 0)')
     .option('--data <dir>', 'store the builds in the SQLite database of this data directory')
@@ -35,13 +33,19 @@ export function register(program: Command): void {
       const { demoBuilds } = await import('../../store/demo-data.js');
       const builds = int('--builds', opts.builds);
       const unfinished = opts.unfinished === undefined ? undefined : Number(opts.unfinished);
-      if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) {
-        process.stderr.write(`buildscope demo-data: --unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'\n`);
-        process.exit(2);
+      if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) fail('demo-data', `--unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'`);
+      // A random seed by default: the server's own demo builds (`serve --demo`) use seed 1, and
+      // builds with the same IDs but other contents would be rejected when ingested beside them.
+      let seed: number;
+      if (opts.seed !== undefined) seed = int('--seed', opts.seed);
+      else {
+        const { randomInt } = await import('node:crypto');
+        seed = randomInt(2, 2 ** 31);
+        process.stderr.write(`demo-data: seed ${seed} (--seed ${seed} makes the same builds again)\n`);
       }
       const lines = demoBuilds({
         builds,
-        seed: int('--seed', opts.seed ?? '1'),
+        seed,
         ...(opts.now !== undefined ? { now: int('--now', opts.now) } : {}),
         ...(unfinished !== undefined ? { unfinished } : {}),
       });

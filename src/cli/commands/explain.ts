@@ -31,7 +31,7 @@ export function register(program: Command): void {
       }
       if (!opts.plan) return;
       const { openStoreAt } = await import('../../store/open.js');
-      const opened = await openStoreAt(opts);
+      const opened = await openStoreAt(opts, { mustExist: true });
       try {
         const plan = await explainPlan(opened.handle, parsed.expr);
         process.stdout.write(`\nPlan (${opened.handle.dialect}, ${opened.handle.describe}):\n${plan.replace(/^/gm, '  ')}\n`);

@@ -1,6 +1,7 @@
 // `buildscope search 'QUERY' [--json] [--limit N]`: runs an advanced search query over the store.
 
 import type { Command } from 'commander';
+import { fail } from './_fail.js';
 
 interface Options {
   json?: boolean;
@@ -20,10 +21,7 @@ export function register(program: Command): void {
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
     .action(async (text: string, opts: Options) => {
       const limit = Number(opts.limit);
-      if (!/^\d+$/.test(opts.limit) || !Number.isSafeInteger(limit)) {
-        process.stderr.write(`buildscope search: --limit needs a non-negative integer, got '${opts.limit}'\n`);
-        process.exit(2);
-      }
+      if (!/^\d+$/.test(opts.limit) || !Number.isSafeInteger(limit)) fail('search', `--limit needs a non-negative integer, got '${opts.limit}'`);
       const { parseQuery, formatDiagnostic } = await import('../../query/index.js');
       const parsed = parseQuery(text, { now: Date.now() });
       if (!parsed.ok || parsed.expr === undefined) {
@@ -33,7 +31,7 @@ export function register(program: Command): void {
       const { openStoreAt } = await import('../../store/open.js');
       const { SEE_EVERYTHING } = await import('../../store/types.js');
       const { NAMED_FIELDS } = await import('../../query/catalog.js');
-      const opened = await openStoreAt(opts);
+      const opened = await openStoreAt(opts, { mustExist: true });
       try {
         const builds = await opened.store.listBuilds({
           query: parsed.expr,

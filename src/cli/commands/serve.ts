@@ -1,6 +1,7 @@
 // `buildscope serve`: the server on SQLite (default ./.buildscope) or PostgreSQL (--db URL).
 
 import type { Command } from 'commander';
+import { fail, failWith } from './_fail.js';
 
 export function register(program: Command): void {
   program
@@ -21,10 +22,7 @@ export function register(program: Command): void {
       let demo: number | undefined;
       if (opts.demo !== undefined) {
         demo = Number(opts.demo);
-        if (!/^\d+$/.test(opts.demo)) {
-          process.stderr.write(`buildscope serve: --demo needs a number of builds, got '${opts.demo}'\n`);
-          process.exit(2);
-        }
+        if (!/^\d+$/.test(opts.demo)) fail('serve', `--demo needs a number of builds, got '${opts.demo}'`);
       }
       const config = cliConfig('serve', opts);
       const logger = createLogger('buildscope');
@@ -34,9 +32,9 @@ export function register(program: Command): void {
         try {
           await workers.runPrimary({ config, logger, ...(demo !== undefined ? { demo } : {}) }, config.server.workers);
         } catch (e) {
-          logger.error({ err: e }, 'the server could not start');
-          process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);
-          process.exit(1);
+          // The one-line error says it; the stack is for BUILDSCOPE_DEBUG or a debug log level.
+          logger.debug({ err: e }, 'the server could not start');
+          failWith('serve', e, 'the server could not start');
         }
         return;
       }
@@ -48,9 +46,8 @@ export function register(program: Command): void {
         signals.attach(server);
         if (cluster.isWorker) workers.reportListening(server);
       } catch (e) {
-        logger.error({ err: e }, 'the server could not start');
-        process.stderr.write(`buildscope serve: ${(e as Error).message}\n`);
-        process.exit(1);
+        logger.debug({ err: e }, 'the server could not start');
+        failWith('serve', e, 'the server could not start');
       }
     });
 }
