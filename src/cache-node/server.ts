@@ -6,6 +6,7 @@
 //   PUT  /cache/{key}  201 (new) | 204 (replaced) | 413 (larger than maxArtifactSize; after the
 //                      whole body is read) | 202 (larger, from Gradle < 7: discarded, see below)
 //   GET  /  /status.json  the UI (per uiAccess)     GET /ping  200 (health, no credentials)
+//   GET  /metrics  Prometheus metrics (per uiAccess)  GET /health/live, /health/ready (no credentials)
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +22,7 @@ import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
 import { DiskStore, KEY_PATTERN, type EntryInfo } from './storage.js';
+import { nodeMetrics } from './metrics.js';
 import { renderPage, summarize, type NodeStatus } from './ui.js';
 
 const MiB = 1024 * 1024;
@@ -134,7 +136,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const checker = new PasswordChecker(gate, failures, clock);
   const uiChecker = new PasswordChecker(gate, failures, clock);
   const startedAt = clock();
-  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0 };
+  const counters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0, bytesIn: 0, bytesOut: 0 };
+  const metrics = nodeMetrics(status);
   let generated: { username: string; password: string } | null = null;
   let registrar: Registrar | null = null;
   let volumeCache: { at: number; capacity: number; free: number } | null = null;
@@ -270,7 +273,10 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     if (!head && !held) return serveGet(res, key, info, false);
     store.touch(key, info);
     const size = held ? held.length : info.size;
-    if (held) counters.hits++;
+    if (held) {
+      counters.hits++;
+      counters.bytesOut += size;
+    }
     res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(size)]);
     res.end(held);
     return undefined;
@@ -297,6 +303,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     const small = store.memoized(key) ?? (await store.small(key, info));
     if (small) {
       counters.hits++;
+      counters.bytesOut += small.length;
       res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(small.length)]);
       res.end(small);
       return;
@@ -319,6 +326,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       return;
     }
     counters.hits++;
+    counters.bytesOut += opened.size;
     res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(opened.size)]);
     try {
       await sendOpenFile(res, opened.fd, opened.size);
@@ -378,6 +386,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       return;
     }
     counters.writes++;
+    counters.bytesIn += counted.n;
     res.writeHead(isNew ? 201 : 204);
     res.end();
   }
@@ -454,6 +463,27 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
     if (path === '/ping' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
+      return;
+    }
+    if ((path === '/health/live' || path === '/health/ready') && (req.method === 'GET' || req.method === 'HEAD')) {
+      // Ready: the storage directory is writable (the node cannot store entries otherwise).
+      const problem = path === '/health/ready' ? await store.checkWritable() : undefined;
+      if (problem !== undefined) {
+        sendProblem(res, 503, `The storage directory is not writable: ${problem}`);
+        return;
+      }
+      const body = JSON.stringify({ status: path === '/health/live' ? 'live' : 'ready' });
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      // The same access as the status page it summarises.
+      if (!(await checkUi(req, res))) return;
+      await targetBytes().catch(() => undefined);
+      const body = await metrics.metrics();
+      res.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
       return;
     }
     if ((path === '/' || path === '/status.json') && (req.method === 'GET' || req.method === 'HEAD')) {

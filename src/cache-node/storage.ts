@@ -11,7 +11,8 @@
 //   call at all.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
@@ -321,6 +322,16 @@ export class DiskStore {
       .slice(Math.max(0, all.length - limit))
       .reverse()
       .map(([key, info]) => ({ key, info }));
+  }
+
+  /** Undefined when new entries can be written (the temporary directory takes writes), else why not. */
+  async checkWritable(): Promise<string | undefined> {
+    try {
+      await access(this.tmpDir, constants.W_OK);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   /** Capacity and free space of the volume holding the data directory, in bytes. */

@@ -15,6 +15,9 @@ export interface NodeStatus {
   readonly rejectedTooLarge: number;
   /** Oversized entries from Gradle before 7.0: read, discarded and answered 202. */
   readonly discardedTooLarge: number;
+  /** Bytes of entries stored (PUT bodies) and sent (GET hits). */
+  readonly bytesIn: number;
+  readonly bytesOut: number;
   readonly evicted: number;
   readonly expired: number;
   readonly config: ConfigSummary;
