@@ -67,7 +67,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     frameworkErrors: (error, _request, reply) => {
       sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    // strictNumbers off: with it on, ajv coerces `?since=Infinity` (or `1e400`) to Infinity and then
+    // skips `minimum`/`maximum`, so the value reached the handlers (a 500). Off, the bounds apply
+    // and such a value is a 400 like any other out-of-range number.
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, strictNumbers: false } },
   }) as unknown as FastifyInstance;
 
   // Request bodies documented through route config (streamed bodies have no validation schema).

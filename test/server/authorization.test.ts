@@ -19,8 +19,8 @@ const SECRET_PROJECT = 'app';
 
 const ENDPOINTS: readonly Endpoint[] = [
   { name: 'POST /api/auth/token', method: 'POST', path: () => '/api/auth/token?permissions=accessBuildDataViaApi&projectIds=app' },
-  { name: 'GET /api/builds', method: 'GET', path: () => '/api/builds?maxWaitSecs=1&models=attributes' },
-  { name: 'GET /api/builds?query', method: 'GET', path: () => `/api/builds?maxWaitSecs=1&query=${encodeURIComponent(`project:${SECRET_PROJECT}`)}` },
+  { name: 'GET /api/builds', method: 'GET', path: () => '/api/builds?since=0&maxWaitSecs=1&models=attributes' },
+  { name: 'GET /api/builds?query', method: 'GET', path: () => `/api/builds?since=0&maxWaitSecs=1&query=${encodeURIComponent(`project:${SECRET_PROJECT}`)}` },
   { name: 'GET /api/builds/{id}', method: 'GET', path: () => `/api/builds/${APP_BUILD}?models=attributes` },
   { name: 'POST /api/builds', method: 'POST', path: () => '/api/builds', body: () => buildLine({ id: buildId(99), project: 'app' }) },
   { name: 'GET /api/version', method: 'GET', path: () => '/api/version', public: true },

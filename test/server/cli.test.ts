@@ -91,7 +91,7 @@ describe('buildscope serve on SQLite', () => {
       const [, password, key] = m!;
       const go = s.lines.find((l) => l.startsWith('Buildscope is running at'))!;
       expect(go).toContain('Authorization: Bearer');
-      const builds = (await (await fetch(`${s.url}/api/builds`, { headers: { authorization: bearer(key!) } })).json()) as unknown[];
+      const builds = (await (await fetch(`${s.url}/api/builds?since=0`, { headers: { authorization: bearer(key!) } })).json()) as unknown[];
       expect(builds).toHaveLength(25);
       expect((await fetch(`${s.url}/api/builds?maxBuilds=1`, { headers: { authorization: basic('admin', password!) } })).status).toBe(200);
       writeFileSync(join(dir, 'key'), key!);
@@ -156,7 +156,7 @@ describe('buildscope serve on SQLite', () => {
       const stored = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { authorization: bearer(key), 'content-type': 'application/x-ndjson' }, body: `${buildLine({ id: buildId(777) })}\n` });
       expect(stored.status).toBe(200);
       for (let i = 0; i < 8; i++) {
-        const r = await fetch(`${s.url}/api/builds?maxBuilds=1000`, { headers: { authorization: bearer(key) } });
+        const r = await fetch(`${s.url}/api/builds?since=0&maxBuilds=1000`, { headers: { authorization: bearer(key) } });
         expect(((await r.json()) as unknown[]).length).toBe(21);
       }
       // A worker that dies is replaced, and the server keeps answering.
