@@ -229,7 +229,11 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
 
     it('GET /api/version answers the release; unknown paths answer a 404 problem', async () => {
       const v = await fetch(`${s.url}/api/version`);
-      expect(await v.json()).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      const version = (await v.json()) as any;
+      expect(version).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      // The public REST API's shape: {string, year, release, patch}, numbers from the string.
+      expect(version.string).toBe(version.version);
+      expect([version.year, version.release, version.patch]).toEqual(version.string.split(/[.+-]/).slice(0, 3).map(Number));
       expect(await (await fetch(`${s.url}/`)).json()).toMatchObject({ builds: '/api/builds', openapi: '/api/openapi.json' });
       const nf = await fetch(`${s.url}/api/nothing-here`);
       expect(nf.status).toBe(404);
