@@ -113,12 +113,14 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     const cfg = (route.config ?? {}) as { sunset?: string; deprecatedAt?: string };
     const deprecated = cfg.deprecatedAt ? `@${Math.floor(Date.parse(cfg.deprecatedAt) / 1000)}` : 'true';
     const sunset = cfg.sunset ? new Date(cfg.sunset).toUTCString() : undefined;
+    // Set when the request arrives, not on send: a streaming route that hijacks the reply writes
+    // reply.getHeaders() itself (onSend never runs for it), and every answer must carry them.
     const hook = async (_req: unknown, reply: { header(k: string, v: string): unknown }) => {
       reply.header('deprecated', deprecated);
       if (sunset) reply.header('sunset', sunset);
     };
-    const existing = route.onSend;
-    route.onSend = existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
+    const existing = route.onRequest;
+    route.onRequest = existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -114,7 +114,14 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         const gzip = acceptsGzip(request.headers['accept-encoding']);
         reply.hijack();
         const res: ServerResponse = reply.raw;
-        res.writeHead(200, { ...SSE_HEADERS, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
+        // reply.getHeaders(): what hooks set before the hijack (Deprecated/Sunset of v1) goes out too.
+        res.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          ...SSE_HEADERS,
+          ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+          vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding',
+          ...withoutVary(cors),
+        });
         // Headers now, so that a client of a quiet stream knows at once that it is connected.
         res.flushHeaders();
         const sink = new SseSink(res, { gzip, gzipLevel: options.gzipLevel });
