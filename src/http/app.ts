@@ -65,7 +65,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors fastify raises before routing (a malformed URL) are problem documents too.
     frameworkErrors: (error, _request, reply) => {
-      sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
+      sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message, {}, 'malformed-request');
     },
     // strictNumbers off: with it on, ajv coerces `?since=Infinity` (or `1e400`) to Infinity and then
     // skips `minimum`/`maximum`, so the value reached the handlers (a 500). Off, the bounds apply
@@ -132,7 +132,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       const where = error.validationContext ?? 'request';
       return sendProblem(reply, 400, `Invalid ${where}: ${error.message}`, {
         errors: error.validation.map((v) => ({ path: `${where}${v.instancePath}`, message: v.message ?? '', params: v.params })),
-      });
+      }, 'invalid-parameter');
     }
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) {

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './app.js';
-import { sendProblem } from './problem.js';
+import { sendProblem, type ProblemKind } from './problem.js';
 import { WWW_AUTHENTICATE } from './auth-plugin.js';
 import { PERMISSIONS, visibilityOf } from '../auth/types.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
@@ -59,7 +59,15 @@ function isBearer(request: FastifyRequest): boolean {
 function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<string, string>): FastifyReply {
   reply.headers(headers);
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {});
+  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {}, refusalKind(refusal));
+}
+
+/** The problem kind of a refusal: a query that does not parse and a build still being stored have their own. */
+function refusalKind(refusal: Refusal): ProblemKind | undefined {
+  if (refusal.status === 503) return 'build-not-ready';
+  if (refusal.extensions?.['parameter'] === 'query' && refusal.extensions['diagnostics'] !== undefined) return 'invalid-query';
+  if (refusal.status === 400) return 'invalid-parameter';
+  return undefined;
 }
 
 export const exportPlugin: FacePlugin = async (app, { ctx }) => {

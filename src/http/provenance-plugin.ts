@@ -10,7 +10,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { FacePlugin } from './app.js';
-import { sendProblem } from './problem.js';
+// The provenance seed prescribes `type: about:blank` for its problem documents.
+import { sendBlankProblem as sendProblem } from './problem.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';
 import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../store/database.js';

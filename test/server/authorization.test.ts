@@ -85,7 +85,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
           if (r.status >= 400) {
             expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
             const p = JSON.parse(text);
-            expect(p).toMatchObject({ type: 'about:blank', status: r.status });
+            expect(p).toMatchObject({ type: `urn:buildscope:problem:${({ 401: 'unauthorized', 403: 'forbidden', 404: 'not-found' } as Record<number, string>)[r.status]}`, status: r.status });
             expect(typeof p.title).toBe('string');
             expect(typeof p.detail).toBe('string');
             if (r.status === 401) expect(r.headers.get('www-authenticate')).toMatch(/^Bearer/);

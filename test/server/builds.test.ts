@@ -59,7 +59,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         const r = await list(q);
         expect(r.status, q).toBe(400);
         expect(r.type).toMatch(/^application\/problem\+json/);
-        expect(r.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+        expect(r.body).toMatchObject({ type: 'urn:buildscope:problem:invalid-parameter', title: 'Bad Request', status: 400 });
         expect(r.body.detail).toMatch(/maxBuilds|maxWaitSecs|since|fromInstant/);
       }
     });
@@ -237,7 +237,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(await (await fetch(`${s.url}/`)).json()).toMatchObject({ builds: '/api/builds', openapi: '/api/openapi.json' });
       const nf = await fetch(`${s.url}/api/nothing-here`);
       expect(nf.status).toBe(404);
-      expect(await nf.json()).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404 });
+      expect(await nf.json()).toMatchObject({ type: 'urn:buildscope:problem:not-found', title: 'Not Found', status: 404 });
     });
 
     it('refuses a NUL in a build ID with 400, never a server error', async () => {

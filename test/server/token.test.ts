@@ -68,7 +68,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(r1.status).toBe(403);
       expect(r1.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const p1 = await r1.json();
-      expect(p1).toMatchObject({ type: 'about:blank', title: 'Forbidden', status: 403 });
+      expect(p1).toMatchObject({ type: 'urn:buildscope:problem:forbidden', title: 'Forbidden', status: 403 });
       expect(p1.detail).toContain('manageCacheNodes');
       const r2 = await post('?projectIds=a,z', bearer(projKey));
       expect(r2.status).toBe(403);

@@ -86,7 +86,7 @@ export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string 
 
 function storeError(reply: FastifyReply, e: unknown): FastifyReply {
   const name = (e as Error | undefined)?.name;
-  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`);
+  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`, {}, 'invalid-parameter');
   throw e;
 }
 
@@ -177,21 +177,21 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       const q = request.query;
       const principal = principalOf(request);
       const models = parseModels(q.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error);
+      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
       const maxBuilds = q.maxBuilds ?? limits.maxBuildsDefault;
-      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`);
+      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`, {}, 'invalid-parameter');
       const maxWaitSecs = q.maxWaitSecs ?? limits.maxWaitSecsDefault;
-      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`);
+      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`, {}, 'invalid-parameter');
       let expr: CheckedExpr | undefined;
       if (q.query !== undefined && q.query.trim() !== '') {
         const parsed = parseQuery(q.query, { now: clock() });
         if (!parsed.ok || parsed.expr === undefined) {
-          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics });
+          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics }, 'invalid-query');
         }
         expr = parsed.expr;
       }
       const fromBuild = q.fromBuild ?? q.sinceBuild;
-      if (fromBuild !== undefined && fromBuild.includes('\0')) return sendProblem(reply, 400, `${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`);
+      if (fromBuild !== undefined && fromBuild.includes('\0')) return sendProblem(reply, 400, `${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`, {}, 'invalid-parameter');
       const start = listingStart(q, fromBuild);
       if (start.kind === 'empty') return [];
       const reverse = start.kind !== 'now' ? start.reverse : q.reverse === true;
@@ -252,8 +252,8 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
     },
     async (request, reply) => {
       const models = parseModels(request.query.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error);
-      if (request.params.id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character');
+      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
+      if (request.params.id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character', {}, 'invalid-parameter');
       const visibility = visibilityOf(principalOf(request));
       const build = await store.getBuild(request.params.id, visibility, { withAttributes: models.withAttributes });
       if (build === undefined) {
@@ -261,7 +261,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         // export API, say so with 503 and when to look again, rather than a 404 a client would trust.
         if ((await store.buildState(request.params.id, visibility)) === 'incomplete') {
           reply.header('retry-after', String(retryAfterSeconds));
-          return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`);
+          return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`, {}, 'build-not-ready');
         }
         return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
       }

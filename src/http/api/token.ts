@@ -60,7 +60,7 @@ export const tokenRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         ctx.config.limits,
         clock(),
       );
-      if (!decision.ok) return sendProblem(reply, decision.status, decision.detail);
+      if (!decision.ok) return sendProblem(reply, decision.status, decision.detail, {}, decision.status === 400 ? 'invalid-parameter' : undefined);
       const token = await auth.tokens.issue(decision.claims);
       return reply.type('text/plain; charset=utf-8').send(token);
     },
