@@ -9,7 +9,7 @@
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { ServerConfig } from '../config.js';
+import { publicUrlOf, type ServerConfig } from '../config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { BuildStore } from '../store/types.js';
 import type { Logger } from '../log.js';
@@ -17,6 +17,7 @@ import { openAuth, type Auth } from '../auth/index.js';
 import { authPlugin } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
+import { linkRoutes } from './links.js';
 import { OPENAPI_INFO } from './openapi-info.js';
 
 export interface AppContext {
@@ -32,6 +33,11 @@ export interface AppContext {
 export interface FacePluginOptions {
   readonly ctx: AppContext;
   readonly auth: Auth;
+  /**
+   * The server's public address, the base of every link it writes (`server.publicUrl`, else the
+   * address it listens on). A function: the listen port is known only once the server listens.
+   */
+  readonly publicUrl: () => string;
 }
 
 export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;
@@ -142,9 +148,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     return sendProblem(reply, status !== undefined && status >= 500 && status < 600 ? status : 500, 'The server could not complete the request; the error is logged');
   });
 
+  const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
   await app.register(authPlugin(auth.authenticator));
-  await app.register(apiRoutes, { ctx, auth });
-  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth });
+  await app.register(apiRoutes, { ctx, auth, publicUrl });
+  await app.register(linkRoutes, { ctx, auth, publicUrl });
+  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, publicUrl });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The root sends people to the playground when it is served, else names the API's entry points.
