@@ -18,6 +18,7 @@ import { authPlugin } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
 import { linkRoutes } from './links.js';
+import { answerClientError, drainBeforeAnswer } from './early-answers.js';
 import { OPENAPI_INFO } from './openapi-info.js';
 
 export interface AppContext {
@@ -70,6 +71,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Build IDs are short; a longer path segment is a mistake or an attack.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors fastify raises before routing (a malformed URL) are problem documents too.
+    // Errors of Node's HTTP parser (malformed request line, over 16 KB of request line and headers).
+    clientErrorHandler: answerClientError,
     frameworkErrors: (error, _request, reply) => {
       sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message, {}, 'malformed-request');
     },
@@ -128,6 +131,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     const existing = route.onRequest;
     route.onRequest = existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
   });
+
+  // An answer given before the body was read waits for the body, so the client sees the answer.
+  app.addHook('onSend', drainBeforeAnswer);
 
   app.setNotFoundHandler((request, reply) => {
     sendProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`);
