@@ -20,6 +20,7 @@ import { apiRoutes } from './api/index.js';
 import { linkRoutes } from './links.js';
 import { answerClientError, drainBeforeAnswer } from './early-answers.js';
 import { OPENAPI_INFO } from './openapi-info.js';
+import { applyOverlay } from './openapi-overlay.js';
 
 export interface AppContext {
   readonly config: ServerConfig;
@@ -99,11 +100,13 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
         const op = doc.paths?.[path]?.[method];
         if (op !== undefined) op['requestBody'] = body;
       }
-      return doc;
+      return applyOverlay(doc);
     },
     openapi: {
       openapi: '3.1.0',
       info: OPENAPI_INFO,
+      // Relative: the server that serves the document (its address depends on the deployment).
+      servers: [{ url: '/', description: 'This server' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access key, base64 of an access key, or an access token' },
