@@ -119,6 +119,13 @@ describe('requests refused before their body is read', { timeout: 120_000 }, () 
     expectAll(await Promise.all(Array.from({ length: 20 }, () => post(s.url, '/api/auth/token?expiresInHours=abc', 4 * 1024 * 1024, { authorization: bearer(key), 'content-type': 'application/json' }))), 400);
   });
 
+  it('does not read a body declared larger than it drains: answers at once and closes the connection', async () => {
+    const port = Number(new URL(s.url).port);
+    const answer = await raw(port, `POST /api/builds HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n{}`);
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+  });
+
   it('answers a malformed request line and a request target over 16 KB with problem documents', async () => {
     const port = Number(new URL(s.url).port);
     const badLine = await raw(port, 'GARBAGE\r\n\r\n');
