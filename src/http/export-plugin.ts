@@ -22,6 +22,8 @@ import { acceptsGzip, SseSink } from '../export/sink.js';
 import type { ApiVersion } from '../export/messages.js';
 
 export const EXPORT_PREFIX = '/build-export';
+/** When version 1 of the export API was deprecated: the first release serving version 2. */
+export const V1_DEPRECATED_AT = '2026-11-21T00:00:00Z';
 
 /** Headers of every SSE response; X-Accel-Buffering stops nginx-style proxies from buffering (seed rule 7). */
 export const SSE_HEADERS = {
@@ -211,17 +213,20 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
       querystring: { type: 'object', properties: Object.fromEntries(Object.entries(query).map(([k, d]) => [k, { type: 'string', description: d }])) },
       headers: { type: 'object', properties: { 'last-event-id': { type: 'string', description: 'Resume after this message id' } } },
     });
+    // v1 is deprecated since Buildscope serves v2 (from its first release): the Deprecated header
+    // says when, as an RFC 9745 date (`@<epoch seconds>`).
+    const deprecation = version === 1 ? { deprecatedAt: V1_DEPRECATED_AT } : {};
     const STREAM = 'Present (any value): stay open and push new builds';
     const QUERY = 'Advanced search query filtering the builds';
 
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/since/:date`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, config: deprecation, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }) },
       listing('since'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/sinceBuild/:buildId`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
+      { exposeHeadRoute: false, config: deprecation, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }) },
       listing('sinceBuild'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
@@ -229,6 +234,7 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
       {
         // No automatic HEAD: a HEAD of an open-ended stream would never finish.
         exposeHeadRoute: false,
+        config: deprecation,
         schema: schema(
           'One Build message, then the events of the build as BuildEvent messages',
           { buildId: '13-character build ID' },

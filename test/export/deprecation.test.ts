@@ -2,6 +2,7 @@
 // (seed 002 versioning rules), the 200 streams included; version 2 answers never do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { V1_DEPRECATED_AT } from '../../src/http/export-plugin.js';
 import { rawGet, startServer, type TestServer } from './harness.js';
 
 describe('Deprecated header of the v1 export API', { timeout: 60_000 }, () => {
@@ -29,11 +30,11 @@ describe('Deprecated header of the v1 export API', { timeout: 60_000 }, () => {
     for (const [name, path, headers, status] of cases(1)) {
       const r = await rawGet(s.port, path, headers);
       expect(r.status, name).toBe(status);
-      expect(r.headers['deprecated'], name).toBeDefined();
+      expect(r.headers['deprecated'], name).toBe(`@${Date.parse(V1_DEPRECATED_AT) / 1000}`);
     }
     const streaming = await rawGet(s.port, '/build-export/v1/builds/since/0?stream', { Authorization: s.bearer }, { until: (t) => t.includes('event: Build') });
     expect(streaming.status).toBe(200);
-    expect(streaming.headers['deprecated']).toBeDefined();
+    expect(streaming.headers['deprecated']).toBe(`@${Date.parse(V1_DEPRECATED_AT) / 1000}`);
     expect(streaming.headers['content-type']).toBe('text/event-stream');
   });
 
