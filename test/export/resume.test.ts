@@ -16,6 +16,7 @@ import { openAuth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
+import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { rawGet } from './harness.js';
 import { parseSseText } from './sse-parse.js';
 
@@ -55,8 +56,9 @@ async function ingestOffline(config: ServerConfig, lines: readonly string[]): Pr
   await database.close();
 }
 
-describe('export resume with Last-Event-ID', { timeout: 120_000 }, () => {
+for (const dialect of ['sqlite', 'postgres'] as const) describe.skipIf(dialect === 'postgres' && !pgAvailable())(`export resume with Last-Event-ID on ${dialect}`, { timeout: 120_000 }, () => {
   let dir: string;
+  let pg: TestDatabase | undefined;
   let config: ServerConfig;
   let server: Running;
   let port: number;
@@ -64,7 +66,8 @@ describe('export resume with Last-Event-ID', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'bs-export-resume-'));
-    config = parseConfig({ export: { heartbeatMs: 200 } }, { data: dir });
+    pg = dialect === 'postgres' ? await createTestDatabase() : undefined;
+    config = parseConfig({ export: { heartbeatMs: 200 } }, pg !== undefined ? { url: pg.url } : { data: dir });
     server = await start(config, 0);
     port = (server.app.server.address() as { port: number }).port;
     const auth = await openAuth(server.database, config);
@@ -75,6 +78,7 @@ describe('export resume with Last-Event-ID', { timeout: 120_000 }, () => {
 
   afterAll(async () => {
     await server?.stop();
+    await pg?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
