@@ -137,5 +137,9 @@ describe('requests refused before their body is read', { timeout: 120_000 }, () 
     expect(long).toMatch(/^HTTP\/1\.1 414/);
     expect(long).toMatch(/content-type: application\/problem\+json/i);
     expect(JSON.parse(long.slice(long.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'urn:buildscope:problem:uri-too-long', status: 414 });
+
+    const headers = await raw(port, `GET /api/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\nConnection: close\r\n\r\n`);
+    expect(headers).toMatch(/^HTTP\/1\.1 431/);
+    expect(JSON.parse(headers.slice(headers.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'urn:buildscope:problem:header-fields-too-large', status: 431 });
   });
 });
