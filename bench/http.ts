@@ -121,7 +121,7 @@ function startServer(data: string, workers: number): Promise<Server> {
     child.stderr!.resume();
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const k = /access key (bsk_[A-Za-z0-9_-]{40})/.exec(out);
+      const k = /access key (bsk[a-z2-7]{52}|bsk_[A-Za-z0-9_-]{40})/.exec(out);
       if (k) key = k[1];
       const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(out);
       if (m) resolve({ child, url: m[1]!, key });

@@ -21,6 +21,12 @@ export interface ServerSection {
    * busy server use several cores; every process serves the same database.
    */
   readonly workers: number;
+  /**
+   * The address people and tools reach this server at (`https://scans.example.com`, no trailing
+   * slash): the base of the links the server writes (attestations' `buildUri`, `/s/<id>`).
+   * Absent: the listen address (see `publicUrlOf`).
+   */
+  readonly publicUrl?: string;
 }
 
 export interface DatabaseSection {
@@ -144,7 +150,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   }
 
   const s = asObject(top['server'] ?? {}, 'server');
-  noUnknown(s, ['hostname', 'host', 'port', 'workers'], 'server');
+  noUnknown(s, ['hostname', 'host', 'port', 'workers', 'publicUrl'], 'server');
   const host = overrides.host ?? optString(s, 'host', 'server') ?? DEFAULT_HOST;
   const port = overrides.port ?? optInt(s, 'port', 'server', 0, 65535) ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`server.port: ${port} is not a port number`);
@@ -152,6 +158,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`server.workers: ${workers} is not a number of processes from 1 to 64`);
   const hostname = overrides.hostname ?? optString(s, 'hostname', 'server') ?? 'localhost';
   if (hostname.trim() === '') throw new ConfigError('server.hostname must not be empty');
+  const publicUrl = parsePublicUrl(optString(s, 'publicUrl', 'server'));
 
   const d = asObject(top['database'] ?? {}, 'database');
   noUnknown(d, ['data', 'url'], 'database');
@@ -186,7 +193,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   if (limits.tokenDefaultHours > limits.tokenMaxHours) throw new ConfigError('limits.tokenDefaultHours exceeds limits.tokenMaxHours');
 
   return {
-    server: { hostname, host, port, workers },
+    server: { hostname, host, port, workers, ...(publicUrl !== undefined ? { publicUrl } : {}) },
     database,
     auth: { signingKeys },
     limits,
@@ -195,6 +202,34 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
     cacheNodes: top['cacheNodes'],
     playground: top['playground'],
   };
+}
+
+/** `server.publicUrl`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
+function parsePublicUrl(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`server.publicUrl: not an absolute URL: ${JSON.stringify(text)} (expected e.g. https://scans.example.com)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError(`server.publicUrl: expected an http:// or https:// address without credentials, query or fragment, got ${JSON.stringify(text)}`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/**
+ * The public address of a server: `server.publicUrl` when set, else the address it listens on
+ * (`server.hostname` in place of a wildcard listen address such as 0.0.0.0, which no client can use).
+ */
+export function publicUrlOf(server: ServerSection, listening: { address: string; port: number } | string | null): string {
+  if (server.publicUrl !== undefined) return server.publicUrl;
+  const port = listening !== null && typeof listening === 'object' ? listening.port : server.port;
+  let host = listening !== null && typeof listening === 'object' ? listening.address : server.host;
+  if (host === '0.0.0.0' || host === '::' || host === '') host = server.hostname;
+  if (host.includes(':')) host = `[${host}]`;
+  return `http://${host}:${port}`;
 }
 
 /** The configuration with every default: what a server started without a file uses. */

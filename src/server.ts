@@ -136,7 +136,7 @@ export function startupLines(url: string, created: RunningServer['created'], pla
   if (created) {
     return [
       `Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`,
-      `Buildscope is running at ${url}/ — open ${go} (sign in as ${created.user}) or call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" ${url}/api/builds`,
+      `Buildscope is running at ${url}/ — open ${go} (sign in as ${created.user}) or call the API with "Authorization: Bearer ${created.accessKey}", e.g. curl -H "Authorization: Bearer ${created.accessKey}" '${url}/api/builds?since=0'`,
     ];
   }
   return [`Buildscope is running at ${url}/ — open ${go} or call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`];

@@ -174,8 +174,9 @@ function setupSignIn(): void {
     if (!key) return;
     message.textContent = 'Checking the access key…';
     try {
-      // A one-build listing tells whether the server accepts the key for build data.
-      await getJson<unknown>('/api/builds?maxBuilds=1', undefined, key);
+      // An empty listing tells whether the server accepts the key for build data (maxBuilds=0
+      // answers at once: a listing without a start would wait for a new build).
+      await getJson<unknown>('/api/builds?maxBuilds=0', undefined, key);
       storeAccessKey(key);
       input.value = '';
       message.textContent = 'Signed in.';

@@ -35,9 +35,15 @@ export function decideToken(principal: Principal, req: TokenRequest, limits: Lim
   if (req.permissions === undefined || req.permissions.length === 0) {
     permissions = PERMISSION_NAMES.filter((p) => principal.permissions.has(p));
   } else {
+    // A name the server does not know is a permission the credential lacks: 403 like any other
+    // (the public spec's rule), naming the known ones so that a typo is easy to see.
     const unknown = req.permissions.filter((p) => !isPermission(p));
     if (unknown.length > 0) {
-      return { ok: false, status: 400, detail: `Unknown permission ${unknown.map((p) => `'${p}'`).join(', ')}; known: ${PERMISSION_NAMES.join(', ')}` };
+      return {
+        ok: false,
+        status: 403,
+        detail: `The credential lacks the permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => `'${p}'`).join(', ')} (no such permission; known: ${PERMISSION_NAMES.join(', ')})`,
+      };
     }
     const lacking = (req.permissions as Permission[]).filter((p) => !principal.permissions.has(p));
     if (lacking.length > 0) {
@@ -71,18 +77,22 @@ export function decideToken(principal: Principal, req: TokenRequest, limits: Lim
   if (req.expiresInHours === undefined) {
     expiresAt = now + Math.min(limits.tokenDefaultHours * HOUR, remaining);
   } else {
+    // A number above 0 (decimals such as 0.5 too, as the public spec allows; seed 002's integers
+    // are a subset), at most tokenMaxHours.
     const h = req.expiresInHours;
-    if (!Number.isInteger(h) || h < 1 || h > limits.tokenMaxHours) {
-      return { ok: false, status: 400, detail: `expiresInHours must be an integer from 1 to ${limits.tokenMaxHours}, got ${h}` };
+    if (!Number.isFinite(h) || h <= 0 || h > limits.tokenMaxHours) {
+      return { ok: false, status: 400, detail: `expiresInHours must be a number above 0 and at most ${limits.tokenMaxHours}, got ${h}` };
     }
-    if (h * HOUR > remaining) {
+    const lifetime = Math.round(h * HOUR);
+    if (lifetime < 1000) return { ok: false, status: 400, detail: `expiresInHours ${h} is shorter than a second` };
+    if (lifetime > remaining) {
       return {
         ok: false,
-        status: 400,
-        detail: `A token valid for ${h} hour${h > 1 ? 's' : ''} would outlive the authenticating credential, which expires at ${new Date(principal.expiresAt!).toISOString()}`,
+        status: 403,
+        detail: `A token valid for ${h} hour${h === 1 ? '' : 's'} would outlive the authenticating credential, which expires at ${new Date(principal.expiresAt!).toISOString()}`,
       };
     }
-    expiresAt = now + h * HOUR;
+    expiresAt = now + lifetime;
   }
   return { ok: true, claims: { user: principal.user, permissions, projects, expiresAt } };
 }

@@ -28,15 +28,32 @@ export class UserError extends Error {
   override readonly name = 'UserError';
 }
 
-/** Access keys start with this, so that they are recognisable in logs and secret scanners. */
-export const ACCESS_KEY_PREFIX = 'bsk_';
-const ACCESS_KEY_PATTERN = /^bsk_[A-Za-z0-9_-]{40}$/;
+/**
+ * Access keys start with this, so that they are recognisable in logs and secret scanners. Then 52
+ * characters of lowercase base32 (a-z, 2-7): 260 random bits in an alphabet that every common
+ * parser of keys and `host=key` lists accepts (letters and digits only: no `-`, `_` or `=`).
+ */
+export const ACCESS_KEY_PREFIX = 'bsk';
+const ACCESS_KEY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+const ACCESS_KEY_RANDOM_CHARS = 52;
+const ACCESS_KEY_PATTERN = /^bsk[a-z2-7]{52}$/;
+/** Keys made before the base32 alphabet (`bsk_` + 40 base64url characters) are still accepted. */
+const LEGACY_ACCESS_KEY_PATTERN = /^bsk_[A-Za-z0-9_-]{40}$/;
 
 export function isAccessKeyShape(s: string): boolean {
-  return ACCESS_KEY_PATTERN.test(s);
+  return ACCESS_KEY_PATTERN.test(s) || LEGACY_ACCESS_KEY_PATTERN.test(s);
 }
 
-/** Keys carry 240 random bits, so one fast hash is enough: nobody can guess a key from its hash. */
+/** A new access key: the prefix and 52 random characters of the base32 alphabet. */
+export function newAccessKey(): string {
+  // 32 divides 256: the low five bits of a random byte pick a character without bias.
+  const bytes = randomBytes(ACCESS_KEY_RANDOM_CHARS);
+  let key = ACCESS_KEY_PREFIX;
+  for (const b of bytes) key += ACCESS_KEY_ALPHABET[b & 31];
+  return key;
+}
+
+/** Keys carry 240 (legacy) or 260 random bits, so one fast hash is enough: nobody can guess a key from its hash. */
 export function hashAccessKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
@@ -179,7 +196,7 @@ export class UserStore {
   async createAccessKey(userName: string, options: { expiresAt: number }): Promise<{ key: string; expiresAt: number }> {
     const user = await this.getUser(userName);
     if (!user) throw new UserError(`No user '${userName}'`);
-    const key = ACCESS_KEY_PREFIX + randomBytes(30).toString('base64url');
+    const key = newAccessKey();
     await this.handle.db
       .insertInto('auth_access_key')
       .values({

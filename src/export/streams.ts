@@ -106,7 +106,11 @@ export async function planListing(store: BuildStore, request: ListingRequest): P
     if (typeof id !== 'string') return { ...id, detail: `Invalid Last-Event-ID ${JSON.stringify(lastEventId)}: expected the ID of the last Build received` };
     const seq = await seqOf(store, id, request.visibility, request.retryAfterSeconds, 'Last-Event-ID names build');
     if (typeof seq !== 'number') return seq.status === 404 ? { ...seq, status: 400 } : seq;
-    afterSeq = Math.max(afterSeq ?? 0, seq);
+    // A resume continues right after the named build, whatever the original start was: `now`
+    // must not be evaluated again (builds stored while the client was away would be skipped),
+    // and an instant or a start build is already behind the named build.
+    afterSeq = seq;
+    fromInstant = undefined;
   }
 
   const scan = (after: number | undefined): AsyncIterator<BuildSummary> =>

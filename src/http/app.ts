@@ -9,6 +9,7 @@
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import { publicUrlOf } from '../config.js';
 import { openAuth, type Auth } from '../auth/index.js';
 import type { AppContext, FacePlugin } from './context.js';
 import { authPlugin } from './auth-plugin.js';
@@ -16,7 +17,10 @@ import { operationsPlugin } from './operations-plugin.js';
 import { createServerMetrics, type ServerMetrics } from '../metrics/server-metrics.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
+import { linkRoutes } from './links.js';
+import { answerClientError, drainBeforeAnswer } from './early-answers.js';
 import { OPENAPI_INFO } from './openapi-info.js';
+import { applyOverlay } from './openapi-overlay.js';
 
 export type { AppContext, FacePlugin, FacePluginOptions } from './context.js';
 
@@ -52,10 +56,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Build IDs are short; a longer path segment is a mistake or an attack.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors fastify raises before routing (a malformed URL) are problem documents too.
+    // Errors of Node's HTTP parser (malformed request line, over 16 KB of request line and headers).
+    clientErrorHandler: answerClientError,
     frameworkErrors: (error, _request, reply) => {
-      sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
+      sendProblem(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message, {}, 'malformed-request');
     },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    // strictNumbers off: with it on, ajv coerces `?since=Infinity` (or `1e400`) to Infinity and then
+    // skips `minimum`/`maximum`, so the value reached the handlers (a 500). Off, the bounds apply
+    // and such a value is a 400 like any other out-of-range number.
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, strictNumbers: false } },
   }) as unknown as FastifyInstance;
 
   // Request bodies documented through route config (streamed bodies have no validation schema).
@@ -75,11 +84,13 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
         const op = doc.paths?.[path]?.[method];
         if (op !== undefined) op['requestBody'] = body;
       }
-      return doc;
+      return applyOverlay(doc);
     },
     openapi: {
       openapi: '3.1.0',
       info: OPENAPI_INFO,
+      // Relative: the server that serves the document (its address depends on the deployment).
+      servers: [{ url: '/', description: 'This server' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access key, base64 of an access key, or an access token' },
@@ -98,13 +109,18 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     const cfg = (route.config ?? {}) as { sunset?: string; deprecatedAt?: string };
     const deprecated = cfg.deprecatedAt ? `@${Math.floor(Date.parse(cfg.deprecatedAt) / 1000)}` : 'true';
     const sunset = cfg.sunset ? new Date(cfg.sunset).toUTCString() : undefined;
+    // Set when the request arrives, not on send: a streaming route that hijacks the reply writes
+    // reply.getHeaders() itself (onSend never runs for it), and every answer must carry them.
     const hook = async (_req: unknown, reply: { header(k: string, v: string): unknown }) => {
       reply.header('deprecated', deprecated);
       if (sunset) reply.header('sunset', sunset);
     };
-    const existing = route.onSend;
-    route.onSend = existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
+    const existing = route.onRequest;
+    route.onRequest = existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
   });
+
+  // An answer given before the body was read waits for the body, so the client sees the answer.
+  app.addHook('onSend', drainBeforeAnswer);
 
   app.setNotFoundHandler((request, reply) => {
     sendProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`);
@@ -115,7 +131,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       const where = error.validationContext ?? 'request';
       return sendProblem(reply, 400, `Invalid ${where}: ${error.message}`, {
         errors: error.validation.map((v) => ({ path: `${where}${v.instancePath}`, message: v.message ?? '', params: v.params })),
-      });
+      }, 'invalid-parameter');
     }
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
@@ -125,10 +141,12 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     return sendProblem(reply, status !== undefined && status >= 500 && status < 600 ? status : 500, 'The server could not complete the request; the error is logged');
   });
 
+  const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
   await app.register(authPlugin(auth.authenticator));
   await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database), database: ctx.database });
-  await app.register(apiRoutes, { ctx, auth });
-  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth });
+  await app.register(apiRoutes, { ctx, auth, publicUrl });
+  await app.register(linkRoutes, { ctx, auth, publicUrl });
+  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, publicUrl });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The root sends people to the playground when it is served, else names the API's entry points.

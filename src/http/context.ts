@@ -22,6 +22,11 @@ export interface AppContext {
 export interface FacePluginOptions {
   readonly ctx: AppContext;
   readonly auth: Auth;
+  /**
+   * The server's public address, the base of every link it writes (`server.publicUrl`, else the
+   * address it listens on). A function: the listen port is known only once the server listens.
+   */
+  readonly publicUrl: () => string;
 }
 
 export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './app.js';
-import { sendProblem } from './problem.js';
+import { sendProblem, type ProblemKind } from './problem.js';
 import { WWW_AUTHENTICATE } from './auth-plugin.js';
 import { PERMISSIONS, visibilityOf } from '../auth/types.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
@@ -22,6 +22,8 @@ import { acceptsGzip, SseSink } from '../export/sink.js';
 import type { ApiVersion } from '../export/messages.js';
 
 export const EXPORT_PREFIX = '/build-export';
+/** When version 1 of the export API was deprecated: the first release serving version 2. */
+export const V1_DEPRECATED_AT = '2026-11-21T00:00:00Z';
 
 /** Headers of every SSE response; X-Accel-Buffering stops nginx-style proxies from buffering (seed rule 7). */
 export const SSE_HEADERS = {
@@ -71,7 +73,15 @@ function isBearer(request: FastifyRequest): boolean {
 function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<string, string>): FastifyReply {
   reply.headers(headers);
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {});
+  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {}, refusalKind(refusal));
+}
+
+/** The problem kind of a refusal: a query that does not parse and a build still being stored have their own. */
+function refusalKind(refusal: Refusal): ProblemKind | undefined {
+  if (refusal.status === 503) return 'build-not-ready';
+  if (refusal.extensions?.['parameter'] === 'query' && refusal.extensions['diagnostics'] !== undefined) return 'invalid-query';
+  if (refusal.status === 400) return 'invalid-parameter';
+  return undefined;
 }
 
 export const exportPlugin: FacePlugin = async (app, { ctx }) => {
@@ -127,7 +137,15 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         reply.hijack();
         const res: ServerResponse = reply.raw;
         const counted = plan.count === undefined ? {} : { [BUILD_COUNT_HEADER]: String(plan.count), 'preference-applied': 'count=exact' };
-        res.writeHead(200, { ...SSE_HEADERS, ...counted, ...(gzip ? { 'content-encoding': 'gzip' } : {}), vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding', ...withoutVary(cors) });
+        // reply.getHeaders(): what hooks set before the hijack (Deprecated/Sunset of v1) goes out too.
+        res.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          ...SSE_HEADERS,
+          ...counted,
+          ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+          vary: cors['vary'] ? 'Origin, Accept-Encoding' : 'Accept-Encoding',
+          ...withoutVary(cors),
+        });
         // Headers now, so that a client of a quiet stream knows at once that it is connected.
         res.flushHeaders();
         const sink = new SseSink(res, { gzip, gzipLevel: options.gzipLevel });
@@ -216,17 +234,20 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
         },
       },
     });
+    // v1 is deprecated since Buildscope serves v2 (from its first release): the Deprecated header
+    // says when, as an RFC 9745 date (`@<epoch seconds>`).
+    const deprecation = version === 1 ? { deprecatedAt: V1_DEPRECATED_AT } : {};
     const STREAM = 'Present (any value): stay open and push new builds';
     const QUERY = 'Advanced search query filtering the builds';
 
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/since/:date`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }, true) },
+      { exposeHeadRoute: false, config: deprecation, schema: schema('Builds that became available since a time, as Build messages', { date: '0, Unix epoch ms, or now' }, { stream: STREAM, query: QUERY }, true) },
       listing('since'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
       `${prefix}/builds/sinceBuild/:buildId`,
-      { exposeHeadRoute: false, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }, true) },
+      { exposeHeadRoute: false, config: deprecation, schema: schema('Builds that became available after a build, as Build messages', { buildId: '13-character build ID' }, { stream: STREAM, query: QUERY }, true) },
       listing('sinceBuild'),
     );
     app.get<{ Params: Params; Querystring: Query }>(
@@ -234,6 +255,7 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
       {
         // No automatic HEAD: a HEAD of an open-ended stream would never finish.
         exposeHeadRoute: false,
+        config: deprecation,
         schema: schema(
           'One Build message, then the events of the build as BuildEvent messages',
           { buildId: '13-character build ID' },

@@ -2,10 +2,15 @@
 // src/errors/problem.ts.
 
 import type { FastifyReply } from 'fastify';
-import { problem } from '../errors/problem.js';
+import { problem, type ProblemKind } from '../errors/problem.js';
 
-export { problem, type ProblemDocument } from '../errors/problem.js';
+export { kindOfStatus, problem, problemType, PROBLEM_KINDS, PROBLEM_TYPE_PREFIX, type ProblemDocument, type ProblemKind } from '../errors/problem.js';
 
-export function sendProblem(reply: FastifyReply, status: number, detail: string, extensions: Record<string, unknown> = {}): FastifyReply {
-  return reply.code(status).type('application/problem+json').send(problem(status, detail, extensions));
+export function sendProblem(reply: FastifyReply, status: number, detail: string, extensions: Record<string, unknown> = {}, kind?: ProblemKind): FastifyReply {
+  return reply.code(status).type('application/problem+json').send(problem(status, detail, extensions, kind));
+}
+
+/** A problem document with `type: about:blank`, for the provenance service (its seed says so). */
+export function sendBlankProblem(reply: FastifyReply, status: number, detail: string, extensions: Record<string, unknown> = {}): FastifyReply {
+  return reply.code(status).type('application/problem+json').send({ ...problem(status, detail, extensions), type: 'about:blank' });
 }

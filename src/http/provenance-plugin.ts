@@ -10,7 +10,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { FacePlugin } from './app.js';
-import { sendProblem } from './problem.js';
+// The provenance seed prescribes `type: about:blank` for its problem documents.
+import { sendBlankProblem as sendProblem } from './problem.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';
 import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../db/database.js';
@@ -365,13 +366,13 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
 };
 
 /** The provenance face of `buildscope serve`: reads builds from the server's own store. */
-export const provenancePlugin: FacePlugin = async (app, { ctx }) => {
+export const provenancePlugin: FacePlugin = async (app, { ctx, publicUrl }) => {
   const config = parseProvenanceConfig(ctx.config.provenance, ctx.config.database.data ?? DEFAULT_DATA_DIR);
   const clock = ctx.clock ?? Date.now;
   // Loaded here, not at the top: the standalone service reads builds over HTTP and needs no parser.
   const { parseQuery } = await import('../query/index.js');
   const builds = new LocalBuildSource(ctx.store, (text) => parseQuery(text, { now: clock() }));
-  const service = openProvenanceService(config, builds, ctx.logger);
+  const service = openProvenanceService(config, builds, publicUrl, ctx.logger);
   await app.register(provenanceRoutes, { service, repositoryAccess: config.repositoryAccess });
 };
 
@@ -401,7 +402,7 @@ export async function buildStandaloneApp(options: StandaloneOptions): Promise<{ 
   const database = await openDatabase(config.database);
   const auth = await openAuth(database, config);
   const provenance = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
-  const service = openProvenanceService(provenance, new RemoteBuildSource(options.serverUrl, options.accessKey), logger);
+  const service = openProvenanceService(provenance, new RemoteBuildSource(options.serverUrl, options.accessKey), () => options.serverUrl, logger);
   const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: config.limits.requestBodyBytes, maxParamLength: 500 }) as unknown as FastifyInstance;
   app.setNotFoundHandler((request, reply) => sendProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`));
   await app.register(authPlugin(auth.authenticator));

@@ -18,8 +18,11 @@ export interface ProvenanceConfig {
   readonly policies?: string;
   /** Evaluation pool: evaluations running at once, and waiting beyond that; more -> 429. */
   readonly pool: { readonly size: number; readonly queue: number };
-  /** Link to a build, the build ID appended: `buildUri` of the build-tool predicate. */
-  readonly buildUriBase: string;
+  /**
+   * Link to a build, the build ID appended: `buildUri` of the build-tool predicate. Absent: the
+   * build page of the server the builds come from (`<server.publicUrl>/builds/`).
+   */
+  readonly buildUriBase?: string;
   /**
    * Read scope of principals restricted to projects: per project, the repository prefixes whose
    * attestations they may read and evaluate. Principals without a project restriction read all.
@@ -138,12 +141,13 @@ export function parseProvenanceConfig(section: unknown, dataDirectory: string, b
   for (const project of Object.keys(access)) repositoryAccess[project] = strList(access, project, `${where}.repositoryAccess`);
 
   const policies = str(p, 'policies', where);
+  const buildUriBase = str(p, 'buildUriBase', where);
   return {
     keys,
     stores,
     ...(policies !== undefined ? { policies: path(policies) } : {}),
     pool: { size: int(pool, 'size', `${where}.pool`, 1, 10_000) ?? DEFAULT_POOL.size, queue: int(pool, 'queue', `${where}.pool`, 0, 1_000_000) ?? DEFAULT_POOL.queue },
-    buildUriBase: str(p, 'buildUriBase', where) ?? 'http://localhost:5080/builds/',
+    ...(buildUriBase !== undefined ? { buildUriBase } : {}),
     repositoryAccess,
   };
 }

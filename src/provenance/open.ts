@@ -37,7 +37,11 @@ export function loadPolicies(file: string | undefined): PolicySet {
   return parsePolicies(text, file);
 }
 
-export function openProvenanceService(config: ProvenanceConfig, builds: BuildSource, logger?: Logger): ProvenanceService {
+/**
+ * `serverUrl`: the public address of the server whose builds are read; links to builds
+ * (`buildUri`) go to its build pages unless `provenance.buildUriBase` says otherwise.
+ */
+export function openProvenanceService(config: ProvenanceConfig, builds: BuildSource, serverUrl: () => string, logger?: Logger): ProvenanceService {
   const keys = loadKeyRing(config.keys);
   logger?.info({ keyid: keys.active.keyid, algorithm: keys.active.algorithm, verificationKeys: keys.verification.length }, 'provenance signing key loaded');
   return new ProvenanceService({
@@ -45,7 +49,7 @@ export function openProvenanceService(config: ProvenanceConfig, builds: BuildSou
     stores: config.stores.map(openStore),
     policies: loadPolicies(config.policies),
     builds,
-    buildUriBase: config.buildUriBase,
+    buildUriBase: config.buildUriBase ?? (() => `${serverUrl().replace(/\/+$/, '')}/builds/`),
     pool: new EvaluationPool(config.pool.size, config.pool.queue),
     ...(logger ? { logger } : {}),
   });

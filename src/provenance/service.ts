@@ -49,7 +49,8 @@ export interface ProvenanceServiceOptions {
   readonly stores: readonly AttestationStore[];
   readonly policies: PolicySet;
   readonly builds: BuildSource;
-  readonly buildUriBase: string;
+  /** Link to a build, the build ID appended; a function when it is known only once the server listens. */
+  readonly buildUriBase: string | (() => string);
   readonly pool: EvaluationPool;
   readonly logger?: Logger;
   /** Builds taken from each query, newest first. */
@@ -122,8 +123,9 @@ export class ProvenanceService {
   makeEnvelopes(pkg: PackageAddress, request: PublishRequest, builds: readonly BuildWithAttributes[]): { buildId: string; predicateType: string; id: string; bytes: Buffer }[] {
     const subject = [{ name: packageUrl(pkg, request.sha256, request.repositoryUrl), digest: { sha256: request.sha256 } }];
     const out: { buildId: string; predicateType: string; id: string; bytes: Buffer }[] = [];
+    const base = typeof this.options.buildUriBase === 'function' ? this.options.buildUriBase() : this.options.buildUriBase;
     for (const b of builds) {
-      const buildUri = `${this.options.buildUriBase}${encodeURIComponent(b.id)}`;
+      const buildUri = `${base}${encodeURIComponent(b.id)}`;
       const statements: Statement[] = [
         { _type: STATEMENT_V1, subject, predicateType: BUILD_TOOL_PREDICATE, predicate: { ...buildToolPredicate(b, buildUri) } },
         { _type: STATEMENT_V1, subject, predicateType: SLSA_PROVENANCE_V1, predicate: slsaProvenance(b, buildUri, request.repositoryUrl) },

@@ -87,7 +87,7 @@ describe('listing /builds/since/:date', () => {
       expect(r.status, date).toBe(400);
       expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
       const doc = JSON.parse(r.text) as { type: string; title: string; status: number; detail: string };
-      expect(doc).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+      expect(doc).toMatchObject({ type: 'urn:buildscope:problem:invalid-parameter', title: 'Bad Request', status: 400 });
       expect(doc.detail).toMatch(/^1[0-9]+$/.test(date) ? /future/ : /Invalid date/);
     }
   });

@@ -33,7 +33,7 @@ function serve(dbUrl: string): Promise<Proc> {
       const m = /running at (http:\/\/[^/\s]+)\//.exec(out);
       if (m) {
         clearTimeout(timer);
-        const key = /access key (bsk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
+        const key = /access key (bsk[A-Za-z0-9_-]+)/.exec(out)?.[1];
         resolve({ child, url: m[1]!, port: Number(new URL(m[1]!).port), ...(key ? { key } : {}) });
       }
     });

@@ -15,7 +15,7 @@ export const SEARCHES = [
 
 /** GET /api/builds with attributes for a query, without the local availableAt (the mirror's own clock). */
 export async function search(base: string, authorization: string, query: string): Promise<unknown[]> {
-  const url = `${base}/api/builds?maxBuilds=1000&models=attributes&query=${encodeURIComponent(query)}`;
+  const url = `${base}/api/builds?since=0&maxBuilds=1000&models=attributes&query=${encodeURIComponent(query)}`;
   const res = await fetch(url, { headers: { authorization } });
   expect(res.status, `${query}: ${res.status}`).toBe(200);
   const builds = (await res.json()) as Record<string, unknown>[];

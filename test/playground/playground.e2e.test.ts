@@ -155,7 +155,7 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
     await typeQuery(page, query);
     await page.click('#run-button');
 
-    const expected = await api<ApiBuild[]>(`/api/builds?${new URLSearchParams({ query, models: 'attributes', maxBuilds: '1000' })}`);
+    const expected = await api<ApiBuild[]>(`/api/builds?${new URLSearchParams({ since: '0', query, models: 'attributes', maxBuilds: '1000' })}`);
     expect(expected.length).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#results-table tbody tr').count()).toBe(expected.length);
     const shown = await page.$$eval('#results-table tbody tr', (rows) => rows.map((r) => r.getAttribute('data-build-id')));

@@ -143,7 +143,7 @@ describe('playground face over HTTP', () => {
     const long = await get(`/api/query/explain?query=${'a'.repeat(MAX_EXPLAIN_QUERY_LENGTH + 1)}`);
     expect(long.status).toBe(400);
     const problem = (await long.json()) as { type: string; title: string; status: number; detail: string };
-    expect(problem).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+    expect(problem).toMatchObject({ type: 'urn:buildscope:problem:bad-request', title: 'Bad Request', status: 400 });
     expect(problem.detail).toContain(`at most ${MAX_EXPLAIN_QUERY_LENGTH}`);
   });
 });

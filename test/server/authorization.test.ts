@@ -19,8 +19,8 @@ const SECRET_PROJECT = 'app';
 
 const ENDPOINTS: readonly Endpoint[] = [
   { name: 'POST /api/auth/token', method: 'POST', path: () => '/api/auth/token?permissions=accessBuildDataViaApi&projectIds=app' },
-  { name: 'GET /api/builds', method: 'GET', path: () => '/api/builds?maxWaitSecs=1&models=attributes' },
-  { name: 'GET /api/builds?query', method: 'GET', path: () => `/api/builds?maxWaitSecs=1&query=${encodeURIComponent(`project:${SECRET_PROJECT}`)}` },
+  { name: 'GET /api/builds', method: 'GET', path: () => '/api/builds?since=0&maxWaitSecs=1&models=attributes' },
+  { name: 'GET /api/builds?query', method: 'GET', path: () => `/api/builds?since=0&maxWaitSecs=1&query=${encodeURIComponent(`project:${SECRET_PROJECT}`)}` },
   { name: 'GET /api/builds/{id}', method: 'GET', path: () => `/api/builds/${APP_BUILD}?models=attributes` },
   { name: 'POST /api/builds', method: 'POST', path: () => '/api/builds', body: () => buildLine({ id: buildId(99), project: 'app' }) },
   { name: 'GET /api/version', method: 'GET', path: () => '/api/version', public: true },
@@ -85,7 +85,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
           if (r.status >= 400) {
             expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
             const p = JSON.parse(text);
-            expect(p).toMatchObject({ type: 'about:blank', status: r.status });
+            expect(p).toMatchObject({ type: `urn:buildscope:problem:${({ 401: 'unauthorized', 403: 'forbidden', 404: 'not-found' } as Record<number, string>)[r.status]}`, status: r.status });
             expect(typeof p.title).toBe('string');
             expect(typeof p.detail).toBe('string');
             if (r.status === 401) expect(r.headers.get('www-authenticate')).toMatch(/^Bearer/);

@@ -31,7 +31,12 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     });
     afterAll(() => s?.close());
 
-    const list = async (query: string, credential = admin) => {
+    // These listings read the whole history unless they name where to start (since=0): without a
+    // start a listing begins at the time of the request (tested on its own below).
+    const withStart = (query: string) =>
+      /[?&](since|fromInstant|fromBuild|sinceBuild|reverse)=/.test(query) ? query : `${query}${query.includes('?') ? '&' : '?'}since=0`;
+    const list = async (query: string, credential = admin) => listRaw(withStart(query), credential);
+    const listRaw = async (query: string, credential = admin) => {
       const r = await s.get(`/api/builds${query}`, bearer(credential));
       return { status: r.status, type: r.headers.get('content-type') ?? '', body: (await r.json()) as any };
     };
@@ -49,18 +54,20 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect((await list('')).body).toHaveLength(12);
       expect((await list('?maxBuilds=0')).body).toEqual([]);
       expect((await list('?maxBuilds=1000')).body).toHaveLength(12);
-      for (const q of ['?maxBuilds=1001', '?maxBuilds=-1', '?maxBuilds=abc', '?maxBuilds=1.5', '?since=-5', '?since=x', '?since=9223372036854776000', '?fromInstant=9007199254740992']) {
+      for (const q of ['?maxBuilds=1001', '?maxBuilds=-1', '?maxBuilds=abc', '?maxBuilds=1.5', '?since=-5', '?since=x', '?since=9223372036854776000', '?fromInstant=9007199254740992',
+        '?since=-Infinity', '?since=Infinity', '?since=1e400', '?fromInstant=-Infinity', '?fromInstant=Infinity', '?maxBuilds=Infinity', '?maxWaitSecs=1e400', '?since=NaN']) {
         const r = await list(q);
         expect(r.status, q).toBe(400);
         expect(r.type).toMatch(/^application\/problem\+json/);
-        expect(r.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
-        expect(r.body.detail).toMatch(/maxBuilds|since|fromInstant/);
+        expect(r.body).toMatchObject({ type: 'urn:buildscope:problem:invalid-parameter', title: 'Bad Request', status: 400 });
+        expect(r.body.detail).toMatch(/maxBuilds|maxWaitSecs|since|fromInstant/);
       }
     });
 
-    it('starts at since/fromInstant (inclusive) and after fromBuild (exclusive, taking precedence)', async () => {
-      expect((await list(`?since=${T0 + 10_000}`)).body.map((b: any) => b.id)).toEqual(ids.slice(10));
-      expect((await list(`?fromInstant=${T0 + 9_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(9, 11));
+    it('starts after since/fromInstant (exclusive) and after fromBuild (exclusive, taking precedence)', async () => {
+      expect((await list(`?since=${T0 + 10_000}`)).body.map((b: any) => b.id)).toEqual(ids.slice(11));
+      expect((await list(`?since=${T0 + 9_999}`)).body.map((b: any) => b.id)).toEqual(ids.slice(10));
+      expect((await list(`?fromInstant=${T0 + 9_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(10, 12));
       expect((await list(`?fromBuild=${ids[3]}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(4, 6));
       expect((await list(`?fromBuild=${ids[3]}&fromInstant=${T0 + 10_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(4, 6));
       const unknown = await list('?fromBuild=zzzzzzzzzzzzz');
@@ -189,7 +196,12 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(body.results[0]).toMatchObject({ line: 1, status: 'stored', buildId: id, complete: false });
       expect(body.results[1]).toMatchObject({ line: 2, status: 'rejected' });
       expect(typeof body.results[1].error).toBe('string');
-      expect((await s.get(`/api/builds/${id}`, bearer(admin))).status).toBe(404);
+      // Still being stored: 503 with Retry-After (as the export API answers), not a 404.
+      const pending = await s.get(`/api/builds/${id}`, bearer(admin));
+      expect(pending.status).toBe(503);
+      expect(pending.headers.get('retry-after')).toBe('5');
+      expect(pending.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(((await pending.json()) as any).detail).toMatch(/still being stored/);
       const finish = JSON.stringify({
         buildId: id,
         toolType: 'native',
@@ -217,11 +229,59 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
 
     it('GET /api/version answers the release; unknown paths answer a 404 problem', async () => {
       const v = await fetch(`${s.url}/api/version`);
-      expect(await v.json()).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      const version = (await v.json()) as any;
+      expect(version).toMatchObject({ product: 'buildscope', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+      // The public REST API's shape: {string, year, release, patch}, numbers from the string.
+      expect(version.string).toBe(version.version);
+      expect([version.year, version.release, version.patch]).toEqual(version.string.split(/[.+-]/).slice(0, 3).map(Number));
       expect(await (await fetch(`${s.url}/`)).json()).toMatchObject({ builds: '/api/builds', openapi: '/api/openapi.json' });
       const nf = await fetch(`${s.url}/api/nothing-here`);
       expect(nf.status).toBe(404);
-      expect(await nf.json()).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404 });
+      expect(await nf.json()).toMatchObject({ type: 'urn:buildscope:problem:not-found', title: 'Not Found', status: 404 });
+    });
+
+    it('refuses a NUL in a build ID with 400, never a server error', async () => {
+      for (const path of ['/api/builds/%00', `/api/builds/${ids[0]}%00`, '/api/builds?fromBuild=a%00', '/api/builds?sinceBuild=a%00']) {
+        const r = await s.get(path, bearer(reader));
+        expect(r.status, path).toBe(400);
+        expect(r.headers.get('content-type'), path).toMatch(/^application\/problem\+json/);
+        expect(((await r.json()) as any).detail, path).toMatch(/NUL/);
+      }
+    });
+
+    it('reverse has no effect with since; with fromInstant it lists the builds before the instant, newest first', async () => {
+      expect((await listRaw(`?since=${T0 + 8_000}&reverse=true&maxBuilds=3`)).body.map((b: any) => b.id)).toEqual(ids.slice(9, 12));
+      // (A sibling server stored one build at T0 on its own store clock earlier in this file.)
+      expect((await listRaw(`?fromInstant=${T0 + 3_000}&reverse=true`)).body.map((b: any) => b.id).filter((id: string) => ids.includes(id))).toEqual([ids[2], ids[1], ids[0]]);
+      expect((await listRaw(`?fromInstant=${T0 + 3_000}&reverse=true`)).body.map((b: any) => b.id)).not.toContain(ids[3]);
+      expect((await listRaw(`?fromInstant=0&reverse=true`)).body).toEqual([]);
+      // fromInstant wins over since.
+      expect((await listRaw(`?since=${T0 + 10_000}&fromInstant=${T0 + 2_000}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(3, 5));
+    });
+
+    it('honours sinceBuild, the deprecated alias of fromBuild (fromBuild wins when both are given)', async () => {
+      expect((await listRaw(`?sinceBuild=${ids[3]}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(4, 6));
+      expect((await listRaw(`?sinceBuild=${ids[3]}&fromBuild=${ids[7]}&maxBuilds=2`)).body.map((b: any) => b.id)).toEqual(ids.slice(8, 10));
+      const unknown = await listRaw('?sinceBuild=zzzzzzzzzzzzz');
+      expect(unknown.status).toBe(400);
+    });
+
+    it('without since, fromInstant or fromBuild lists from the time of the request: only builds stored after it', async () => {
+      const t = Date.now();
+      const none = await listRaw('?maxWaitSecs=1');
+      expect(none.status).toBe(200);
+      expect(none.body).toEqual([]);
+      expect(Date.now() - t).toBeGreaterThanOrEqual(900);
+      const waiting = listRaw('?maxWaitSecs=10');
+      await new Promise((r) => setTimeout(r, 300));
+      s.storeNow = T0 + 500_000;
+      const fresh = buildId(5000);
+      expect((await s.ingest([buildLine({ id: fresh })], bearer(admin))).status).toBe(200);
+      expect((await waiting).body.map((b: any) => b.id)).toEqual([fresh]);
+      // reverse=true without a start lists back from the newest build.
+      expect((await listRaw('?reverse=true&maxBuilds=1')).body.map((b: any) => b.id)).toEqual([fresh]);
+      // since=0 is still the whole history.
+      expect((await listRaw('?since=0&maxBuilds=1')).body.map((b: any) => b.id)).toEqual([ids[0]]);
     });
   });
 }

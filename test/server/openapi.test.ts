@@ -20,7 +20,7 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toMatch(/^3\./);
     const list = doc.paths['/api/builds'].get;
     const names = list.parameters.map((p: { name: string }) => p.name).sort();
-    expect(names).toEqual(['fromBuild', 'fromInstant', 'maxBuilds', 'maxWaitSecs', 'models', 'query', 'reverse', 'since']);
+    expect(names).toEqual(['fromBuild', 'fromInstant', 'maxBuilds', 'maxWaitSecs', 'models', 'query', 'reverse', 'since', 'sinceBuild']);
     expect(list.responses['403'].content['application/problem+json']).toBeDefined();
     const token = doc.paths['/api/auth/token'].post;
     expect(token.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['expiresInHours', 'permissions', 'projectIds']);

@@ -55,11 +55,11 @@ export async function newLocation(dialect: Dialect): Promise<Location> {
 
 export async function startTestServer(
   location: Location,
-  options: { hostname?: string; plugins?: readonly FacePlugin[]; raw?: Record<string, unknown>; ownsLocation?: boolean } = {},
+  options: { hostname?: string; publicUrl?: string; plugins?: readonly FacePlugin[]; raw?: Record<string, unknown>; ownsLocation?: boolean } = {},
 ): Promise<TestServer> {
   const config = parseConfig({
     ...(options.raw ?? {}),
-    server: { hostname: options.hostname ?? 'scans.example.com', host: '127.0.0.1', port: 0 },
+    server: { hostname: options.hostname ?? 'scans.example.com', host: '127.0.0.1', port: 0, ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}) },
     database: location.url !== undefined ? { url: location.url } : { data: location.data },
   });
   const database = await openDatabase(config.database);

@@ -68,7 +68,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(r1.status).toBe(403);
       expect(r1.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const p1 = await r1.json();
-      expect(p1).toMatchObject({ type: 'about:blank', title: 'Forbidden', status: 403 });
+      expect(p1).toMatchObject({ type: 'urn:buildscope:problem:forbidden', title: 'Forbidden', status: 403 });
       expect(p1.detail).toContain('manageCacheNodes');
       const r2 = await post('?projectIds=a,z', bearer(projKey));
       expect(r2.status).toBe(403);
@@ -86,8 +86,28 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(decodeJwt(await s.token(onlyA))['proj']).toEqual(['a']);
     });
 
-    it('rejects unknown permissions and lifetimes outside 1..24 hours with 400', async () => {
-      for (const q of ['?permissions=flyToTheMoon', '?expiresInHours=25', '?expiresInHours=0', '?expiresInHours=-1', '?expiresInHours=1.5', '?expiresInHours=two']) {
+    it('answers 403 for an unknown permission name, as for one the credential lacks', async () => {
+      const r = await post('?permissions=flyToTheMoon', bearer(key));
+      expect(r.status).toBe(403);
+      const p = await r.json();
+      expect(p.detail).toContain('flyToTheMoon');
+      expect(p.detail).toContain('accessBuildDataViaApi'); // the known names, for a typo
+      expect((await post('?permissions=publishScan,flyToTheMoon', bearer(key))).status).toBe(403);
+    });
+
+    it('accepts decimal lifetimes above 0 (0.5 hours), as the public spec does; integers keep working', async () => {
+      const before = Date.now();
+      const half = decodeJwt(await s.token(key, '?expiresInHours=0.5'));
+      expect(half.exp! * 1000).toBeGreaterThanOrEqual(Math.floor((before + 0.5 * HOUR) / 1000) * 1000);
+      expect(half.exp! * 1000).toBeLessThanOrEqual(Date.now() + 0.5 * HOUR);
+      const oneAndHalf = decodeJwt(await s.token(key, '?expiresInHours=1.5'));
+      expect(oneAndHalf.exp! * 1000).toBeGreaterThan(before + 1.49 * HOUR);
+      expect(oneAndHalf.exp! * 1000).toBeLessThanOrEqual(Date.now() + 1.5 * HOUR);
+      expect((await post('?expiresInHours=3', bearer(key))).status).toBe(200);
+    });
+
+    it('rejects lifetimes that are not a number above 0 and at most 24 hours with 400', async () => {
+      for (const q of ['?expiresInHours=25', '?expiresInHours=24.5', '?expiresInHours=0', '?expiresInHours=-1', '?expiresInHours=-0.5', '?expiresInHours=two', '?expiresInHours=Infinity', '?expiresInHours=NaN', '?expiresInHours=1e400']) {
         const r = await post(q, bearer(key));
         expect(r.status, q).toBe(400);
         const p = await r.json();
@@ -104,12 +124,14 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       const c = decodeJwt(await s.token(shortKey));
       expect(c.exp! * 1000).toBeLessThanOrEqual(keyExpiresAt);
       expect(c.exp! * 1000).toBeGreaterThan(keyExpiresAt - 5000);
+      // Outliving the credential is forbidden (403, the public spec's status).
       const r = await post('?expiresInHours=1', bearer(shortKey));
-      expect(r.status).toBe(400);
+      expect(r.status).toBe(403);
       expect((await r.json()).detail).toMatch(/outlive/);
+      expect((await post('?expiresInHours=0.25', bearer(shortKey))).status).toBe(200);
       // A token of 1 hour cannot make a token of 2 hours.
       const oneHour = await s.token(key, '?expiresInHours=1');
-      expect((await post('?expiresInHours=2', bearer(oneHour))).status).toBe(400);
+      expect((await post('?expiresInHours=2', bearer(oneHour))).status).toBe(403);
       const child = decodeJwt(await s.token(oneHour));
       expect(child.exp!).toBeLessThanOrEqual(decodeJwt(oneHour).exp!);
     });

@@ -12,6 +12,7 @@ import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 import { countingLines, IngestTooLargeError } from './ingest-body.js';
+import { parseExportOptions } from '../../export/options.js';
 
 const MODELS = ['attributes'] as const;
 
@@ -43,6 +44,7 @@ interface ListQuery {
   since?: number;
   fromInstant?: number;
   fromBuild?: string;
+  sinceBuild?: string;
   maxBuilds?: number;
   reverse?: boolean;
   maxWaitSecs?: number;
@@ -84,8 +86,32 @@ export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string 
 
 function storeError(reply: FastifyReply, e: unknown): FastifyReply {
   const name = (e as Error | undefined)?.name;
-  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`);
+  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`, {}, 'invalid-parameter');
   throw e;
+}
+
+type ListingStart =
+  | { readonly kind: 'build'; readonly id: string; readonly reverse: boolean }
+  /** `at` is inclusive in the store's terms (already moved one millisecond past the exclusive instant). */
+  | { readonly kind: 'instant'; readonly at: number; readonly reverse: boolean }
+  | { readonly kind: 'now' }
+  | { readonly kind: 'empty' };
+
+/**
+ * Where a listing starts, as the public REST API defines it: fromBuild (alias sinceBuild) wins,
+ * then fromInstant, then since (the deprecated alias, with which reverse has no effect); both
+ * instants are exclusive. Without any, the listing starts at the time of the request, so a polling
+ * client does not download the whole history first.
+ */
+function listingStart(q: ListQuery, fromBuild: string | undefined): ListingStart {
+  if (fromBuild !== undefined) return { kind: 'build', id: fromBuild, reverse: q.reverse === true };
+  const reverse = q.fromInstant !== undefined && q.reverse === true;
+  const instant = q.fromInstant ?? q.since;
+  if (instant === undefined) return { kind: 'now' };
+  if (reverse) return instant === 0 ? { kind: 'empty' } : { kind: 'instant', at: instant - 1, reverse };
+  // since=0 means from the beginning (seed 002): no lower bound at all.
+  if (instant === 0) return { kind: 'instant', at: 0, reverse };
+  return { kind: 'instant', at: Math.min(instant + 1, Number.MAX_SAFE_INTEGER), reverse };
 }
 
 /** An AbortSignal that fires when the client goes away before the response is sent. */
@@ -100,6 +126,8 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
   const { store, config } = ctx;
   const clock = ctx.clock ?? Date.now;
   const limits = config.limits;
+  // The Retry-After of a build still being stored is the export API's (one setting for both).
+  const retryAfterSeconds = parseExportOptions(config.export).retryAfterSeconds;
 
   app.get<{ Querystring: ListQuery }>(
     '/api/builds',
@@ -108,15 +136,29 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         summary: 'List builds',
         description:
           'Builds the server has seen, oldest first (newest first with reverse=true), optionally filtered by an advanced search query. ' +
-          `Starts at fromBuild (exclusive), else at fromInstant, else at since. When no build is available yet, waits up to maxWaitSecs for one. ` +
+          'Starts after fromBuild (or its deprecated alias sinceBuild), else after fromInstant, else after since; without any of them, at the time of the request ' +
+          '(only builds that become available later are listed; reverse=true then lists from the newest build back). ' +
+          `When no build is available yet, waits up to maxWaitSecs for one. ` +
           'Requires the permission accessBuildDataViaApi; with project-level access control only builds of the caller\'s projects are listed.',
         tags: ['builds'],
         querystring: {
           type: 'object',
           properties: {
-            since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Epoch milliseconds; builds that became available at or after it. 0 means from the beginning.' },
-            fromInstant: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Epoch milliseconds; like since, and taking precedence over it.' },
-            fromBuild: { type: 'string', minLength: 1, maxLength: 200, description: 'Build ID; builds that became available after it (exclusive). Takes precedence over fromInstant and since.' },
+            since: {
+              type: 'integer',
+              minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
+              deprecated: true,
+              description: 'Deprecated alias of fromInstant: epoch milliseconds; builds that became available after it (exclusive). 0 means from the beginning. reverse has no effect with since.',
+            },
+            fromInstant: {
+              type: 'integer',
+              minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
+              description: 'Epoch milliseconds; builds that became available after it (exclusive), or before it with reverse=true. Takes precedence over since.',
+            },
+            fromBuild: { type: 'string', minLength: 1, maxLength: 200, description: 'Build ID; builds that became available after it (exclusive), or before it with reverse=true. Takes precedence over fromInstant and since.' },
+            sinceBuild: { type: 'string', minLength: 1, maxLength: 200, deprecated: true, description: 'Deprecated alias of fromBuild; fromBuild wins when both are given.' },
             maxBuilds: { type: 'integer', minimum: 0, maximum: 1000, description: `Maximum number of builds returned, 0 to ${limits.maxBuildsMax}; default ${limits.maxBuildsDefault}.` },
             reverse: { type: 'boolean', description: 'Newest first.' },
             maxWaitSecs: { type: 'integer', minimum: 1, maximum: 20, description: `Seconds to wait for a build when none is available, 1 to ${limits.maxWaitSecsMax}; default ${limits.maxWaitSecsDefault}.` },
@@ -135,24 +177,29 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       const q = request.query;
       const principal = principalOf(request);
       const models = parseModels(q.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error);
+      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
       const maxBuilds = q.maxBuilds ?? limits.maxBuildsDefault;
-      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`);
+      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`, {}, 'invalid-parameter');
       const maxWaitSecs = q.maxWaitSecs ?? limits.maxWaitSecsDefault;
-      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`);
+      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`, {}, 'invalid-parameter');
       let expr: CheckedExpr | undefined;
       if (q.query !== undefined && q.query.trim() !== '') {
         const parsed = parseQuery(q.query, { now: clock() });
         if (!parsed.ok || parsed.expr === undefined) {
-          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics });
+          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics }, 'invalid-query');
         }
         expr = parsed.expr;
       }
-      const fromInstant = q.fromBuild !== undefined ? undefined : (q.fromInstant ?? q.since);
+      const fromBuild = q.fromBuild ?? q.sinceBuild;
+      if (fromBuild !== undefined && fromBuild.includes('\0')) return sendProblem(reply, 400, `${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`, {}, 'invalid-parameter');
+      const start = listingStart(q, fromBuild);
+      if (start.kind === 'empty') return [];
+      const reverse = start.kind !== 'now' ? start.reverse : q.reverse === true;
       const options: ListBuildsOptions = {
-        ...(q.fromBuild !== undefined ? { fromBuild: q.fromBuild } : {}),
-        ...(fromInstant !== undefined ? { fromInstant } : {}),
-        ...(q.reverse ? { reverse: true } : {}),
+        ...(start.kind === 'build' ? { fromBuild: start.id } : {}),
+        ...(start.kind === 'instant' ? { fromInstant: start.at } : {}),
+        ...(start.kind === 'now' && !reverse ? { afterSeq: await store.latestSeq() } : {}),
+        ...(reverse ? { reverse: true } : {}),
         ...(expr !== undefined ? { query: expr } : {}),
         maxBuilds,
         visibility: visibilityOf(principal),
@@ -162,7 +209,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       try {
         // Long-poll: when nothing is available (oldest-first listings only), wait for a newer
         // build (stored by any server process over the same database) and look again.
-        const mayWait = maxBuilds > 0 && !q.reverse;
+        const mayWait = maxBuilds > 0 && !reverse;
         let builds = await store.listBuilds(options);
         let seen = 0;
         if (builds.length === 0 && mayWait) {
@@ -193,19 +240,31 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
     {
       schema: {
         summary: 'One build',
-        description: 'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller.',
+        description:
+          'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller; ' +
+          '503 with Retry-After while the build is still being stored.',
         tags: ['builds'],
         params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['id'] },
         querystring: { type: 'object', properties: { models: MODELS_PARAM } },
-        response: { 200: SUMMARY_SCHEMA, ...PROBLEM_RESPONSES([400, 401, 403, 404]) },
+        response: { 200: SUMMARY_SCHEMA, ...PROBLEM_RESPONSES([400, 401, 403, 404, 503]) },
       },
       preHandler: requirePermission('accessBuildDataViaApi'),
     },
     async (request, reply) => {
       const models = parseModels(request.query.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error);
-      const build = await store.getBuild(request.params.id, visibilityOf(principalOf(request)), { withAttributes: models.withAttributes });
-      if (build === undefined) return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
+      if (request.params.id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character', {}, 'invalid-parameter');
+      const visibility = visibilityOf(principalOf(request));
+      const build = await store.getBuild(request.params.id, visibility, { withAttributes: models.withAttributes });
+      if (build === undefined) {
+        // A build whose events are still arriving exists but is not available yet: like the
+        // export API, say so with 503 and when to look again, rather than a 404 a client would trust.
+        if ((await store.buildState(request.params.id, visibility)) === 'incomplete') {
+          reply.header('retry-after', String(retryAfterSeconds));
+          return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`, {}, 'build-not-ready');
+        }
+        return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+      }
       return toSummary(build, models.withAttributes);
     },
   );

@@ -33,9 +33,14 @@ export const tokenRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         querystring: {
           type: 'object',
           properties: {
-            permissions: listParam('Permission config values to grant; comma-separated or repeated. Default: all of the credential.'),
+            permissions: listParam('Permission config values to grant; comma-separated or repeated. Default: all of the credential. A permission the credential lacks (or an unknown name) is 403.'),
             projectIds: listParam('Projects to grant (project-level access control only); comma-separated or repeated. Default: all of the credential.'),
-            expiresInHours: { type: 'integer', minimum: 1, maximum: 24, description: 'Lifetime in hours (at most 24). Default: 2, or the remaining life of the credential when shorter.' },
+            expiresInHours: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              maximum: 24,
+              description: 'Lifetime in hours: a number above 0 (decimals such as 0.5 allowed), at most 24. Default: 2, or the remaining life of the credential when shorter. A lifetime that would outlive the credential is 403.',
+            },
           },
         },
         response: {
@@ -55,7 +60,7 @@ export const tokenRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         ctx.config.limits,
         clock(),
       );
-      if (!decision.ok) return sendProblem(reply, decision.status, decision.detail);
+      if (!decision.ok) return sendProblem(reply, decision.status, decision.detail, {}, decision.status === 400 ? 'invalid-parameter' : undefined);
       const token = await auth.tokens.issue(decision.claims);
       return reply.type('text/plain; charset=utf-8').send(token);
     },
