@@ -4,6 +4,7 @@
 export { parseQuery, type ParseOptions, type ParseResult } from './parse.js';
 export type { CheckedExpr, Predicate, Pattern, TypedValue, CompareOp, Span, TimestampPrecision, Bounds } from './checked.js';
 export type { Diagnostic, DiagnosticCode } from './diagnostic.js';
+export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 export type { SyntaxExpr, SyntaxTerm, SyntaxValue, SyntaxWord, SyntaxRange, SyntaxOperator } from './syntax.js';
 export * from './catalog.js';
 export { patternMatches, parseDuration, parseTimestamp, parseStorageSize, parseNumber, parsePattern } from './values.js';
