@@ -55,7 +55,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   let store: BuildStore | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
-    store = await openBuildStore(database, { logger });
+    store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs });
     const auth = await openAuth(database, config);
 
     // First start: an administrator with every permission, a generated password and an access key.
