@@ -14,6 +14,8 @@ import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
 import { DEADLINE_FUNCTION, ReadPool, SearchTimeoutError } from './read-pool.js';
 import type { CheckedExpr } from '../query/checked.js';
+import { findField } from '../query/catalog.js';
+import { fieldValuesQuery, offersDataValues } from './field-values.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
@@ -22,6 +24,8 @@ import type {
   BuildStore,
   BuildSummary,
   BuildWithAttributes,
+  FieldValueCount,
+  FieldValuesOptions,
   ListBuildsOptions,
   Visibility,
 } from './types.js';
@@ -149,17 +153,18 @@ class KyselyBuildStore implements BuildStore {
    * transaction with `SET LOCAL statement_timeout`, so a slow search neither holds the server's
    * thread nor keeps a pooled connection for longer than the limit.
    */
-  private async run(q: Query, timed: boolean): Promise<Row[]> {
-    if (!timed) return (await q.execute()) as Row[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async run<R = Row>(q: SelectQueryBuilder<any, any, any>, timed: boolean): Promise<R[]> {
+    if (!timed) return (await q.execute()) as R[];
     if (this.reads !== undefined) {
       const c = q.compile();
-      return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as Row[];
+      return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as R[];
     }
-    if (this.handle.dialect !== 'postgres') return (await q.execute()) as Row[];
+    if (this.handle.dialect !== 'postgres') return (await q.execute()) as R[];
     try {
       return await this.handle.db.transaction().execute(async (trx) => {
         await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(this.searchTimeoutMs)))}`.execute(trx);
-        return (await trx.executeQuery(q.compile())).rows as Row[];
+        return (await trx.executeQuery(q.compile())).rows as R[];
       });
     } catch (e) {
       // 57014 query_canceled: the statement timeout fired.
@@ -325,6 +330,15 @@ class KyselyBuildStore implements BuildStore {
       }
       if (rows.length < 50) return;
     }
+  }
+
+  async fieldValues(name: string, options: FieldValuesOptions): Promise<FieldValueCount[]> {
+    const field = findField(name);
+    if (field === undefined || !offersDataValues(field)) throw new RangeError(`Values from the data are offered for String fields without a fixed set of values, not for ${JSON.stringify(name)}`);
+    const q = fieldValuesQuery(this.handle.db, this.handle.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
+    // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
+    const rows = await this.run<{ value: string; count: number | string }>(q, true);
+    return rows.map((r) => ({ value: r.value, count: Number(r.count) }));
   }
 
   async latestSeq(): Promise<number> {
