@@ -12,4 +12,4 @@ export { ordinal } from './check.js';
 export { formatQuery, quoteValue } from './format.js';
 export { formatDiagnostic } from './frame.js';
 export { explainText, explainTree } from './explain.js';
-export { completeQuery, type Completion, type CompletionKind } from './complete.js';
+export { completeQuery, valuePosition, type Completion, type CompletionKind, type ValuePosition } from './complete.js';
