@@ -272,3 +272,11 @@ export function fieldsOfTool(tool: ToolType): readonly FieldDef[] {
 export function isToolType(s: string): s is ToolType {
   return (TOOL_TYPES as readonly string[]).includes(s);
 }
+
+/**
+ * Whether completion offers a field's values as seen in the data (projects, users, tags, host
+ * names, ...): String fields without a closed set of values.
+ */
+export function offersDataValues(field: FieldDef): boolean {
+  return field.type === 'string' && field.values === undefined;
+}

@@ -21,10 +21,7 @@ export const MAX_VALUES = 100;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyQuery = SelectQueryBuilder<any, any, any>;
 
-/** Whether values of `field` are offered from the data: String fields without a closed set of values. */
-export function offersDataValues(field: FieldDef): boolean {
-  return field.type === 'string' && field.values === undefined;
-}
+export { offersDataValues } from '../query/catalog.js';
 
 /**
  * The query for the most frequent values of `field` starting with `prefix` (lower-cased, as the
