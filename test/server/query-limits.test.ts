@@ -5,6 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { exportPlugin } from '../../src/http/export-plugin.js';
 import { pgAvailable } from '../support/postgres.js';
 import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
 
@@ -16,8 +17,8 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     let key: string;
     beforeAll(async () => {
       // A search time limit of 1 ms: every search over a few hundred builds runs into it.
-      s = await startTestServer(await newLocation(dialect), { raw: { limits: { searchTimeoutMs: 1 } } });
-      key = await s.user('reader', ['accessBuildDataViaApi']);
+      s = await startTestServer(await newLocation(dialect), { raw: { limits: { searchTimeoutMs: 1 } }, plugins: [exportPlugin] });
+      key = await s.user('reader', ['accessBuildDataViaApi', 'exportData']);
       await s.store.ingestNdjson([...demoBuilds({ builds: 400, seed: 11, now: s.storeNow })].join('\n'));
     }, 60_000);
     afterAll(() => s?.close());
@@ -35,6 +36,14 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(r.body.detail).toMatch(/1000 terms; at most 100 are allowed/);
       expect(r.body.diagnostics).toHaveLength(1);
       expect(r.body.diagnostics[0]).toMatchObject({ code: 'tooComplex', start: text.indexOf('tag:t100 '), line: 1 });
+    });
+
+    it('answers 1,000 terms on the export API with 400 and the diagnostics (they took 40 s there)', async () => {
+      const r = await s.get(`/build-export/v2/builds/since/0?stream&query=${encodeURIComponent(terms(1000))}`, bearer(key));
+      expect(r.status).toBe(400);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const body = (await r.json()) as any;
+      expect(body.diagnostics.map((d: { code: string }) => d.code)).toEqual(['tooComplex']);
     });
 
     it('answers a search over the time limit with 503 and a problem document, and keeps serving', async () => {
