@@ -12,7 +12,7 @@ import { compileQuery } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
-import { DEADLINE_FUNCTION, ReadPool, SearchTimeoutError } from './read-pool.js';
+import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
@@ -144,7 +144,10 @@ class KyselyBuildStore implements BuildStore {
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
     this.searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
     const threads = options.searchThreads ?? 2;
-    this.reads = handle.sqlite !== undefined && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
+    this.reads = handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
+    // Should a search thread fail, the search runs here instead, statement as it is: the deadline
+    // check then always passes.
+    if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
   }
 
   /**
@@ -158,7 +161,13 @@ class KyselyBuildStore implements BuildStore {
     if (!timed) return (await q.execute()) as R[];
     if (this.reads !== undefined) {
       const c = q.compile();
-      return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as R[];
+      try {
+        return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as R[];
+      } catch (e) {
+        if (!(e instanceof SearchThreadError)) throw e;
+        this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
+        return (await q.execute()) as R[];
+      }
     }
     if (this.handle.dialect !== 'postgres') return (await q.execute()) as R[];
     try {

@@ -26,6 +26,14 @@ export class SearchTimeoutError extends Error {
   }
 }
 
+/** A search thread failed or stopped (not a statement's own error): the caller may run the search itself. */
+export class SearchThreadError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SearchThreadError';
+  }
+}
+
 function startWorker(file: string): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./read-worker.js', import.meta.url), { workerData: { file } });
   // From the TypeScript sources (tests, benchmarks): register tsx in the worker first, as prepare-pool.ts does.
@@ -59,10 +67,12 @@ export class ReadPool {
   private nextId = 0;
   private closed = false;
 
+  /** `startThread` starts a worker for the database file (tests give broken or silent ones). */
   constructor(
     private readonly file: string,
     private readonly size: number,
     private readonly logger?: Pick<Logger, 'warn'>,
+    private readonly startThread: (file: string) => Worker = startWorker,
   ) {}
 
   /** The rows of a compiled statement, or a SearchTimeoutError after `timeoutMs` (queueing included). */
@@ -104,7 +114,7 @@ export class ReadPool {
   }
 
   private start(): Slot {
-    const slot: Slot = { worker: startWorker(this.file), job: undefined, timer: undefined };
+    const slot: Slot = { worker: this.startThread(this.file), job: undefined, timer: undefined };
     const w = slot.worker;
     w.on('message', (m: { id: number; rows?: unknown[]; error?: string; timeout?: boolean }) => {
       const job = slot.job;
@@ -128,9 +138,9 @@ export class ReadPool {
     };
     w.on('error', (e) => {
       this.logger?.warn({ err: e }, 'A search worker thread failed; it is replaced');
-      fail(e);
+      fail(new SearchThreadError(`A search worker thread failed: ${e.message}`, { cause: e }));
     });
-    w.on('exit', (code) => fail(new Error(`A search worker thread stopped (exit code ${code})`)));
+    w.on('exit', (code) => fail(new SearchThreadError(`A search worker thread stopped (exit code ${code})`)));
     w.unref();
     this.slots.push(slot);
     return slot;
