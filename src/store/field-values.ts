@@ -1,12 +1,12 @@
 // The values seen in the data for a String field, most frequent first, for completion: the
 // distinct values that start with a prefix, with how many builds have each.
 //
-// Bounded: it reads at most SCAN_ROWS entries of the field's existing index in index order
-// (`builds (column, seq)` for single-valued fields, `build_values (field, value, seq)` for
-// multi-valued ones), starting at the prefix, and counts those. So the cost does not grow with the
-// store; counts are exact when the prefix's entries fit (a typed prefix narrows them fast), and
-// with a short prefix on a large store they are the counts among the first entries in value
-// order. Visibility is applied to the entries read, so a caller never sees a value only builds
+// Bounded: it reads at most SCAN_ROWS matching entries through an existing index (`builds
+// (column, seq)` for single-valued fields, `build_values (field, value, seq)` for multi-valued
+// ones, or the project index for a caller restricted to some projects), and counts those. So the
+// cost does not grow with the store; counts are exact when the prefix's entries fit (a typed
+// prefix narrows them fast), and with a short prefix on a large store they are the counts among
+// the first entries the index scan meets. Visibility is applied to the entries read, so a caller never sees a value only builds
 // of other projects have.
 
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
@@ -45,12 +45,11 @@ export function fieldValuesQuery(
     ? db.selectFrom('build_values as v').innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', field.column)
     : db.selectFrom('builds').where('builds.seq', 'is not', null);
   if (field.tool !== null) inner = inner.where('builds.buildtool', '=', field.tool);
-  inner = visible(inner.where(starts)).select(column.as('value'));
-  // SQLite reads the index in value order anyway (deterministic, no sort). PostgreSQL's btree is
-  // in text_pattern_ops order, not the column's collation, so an ORDER BY would sort every match
-  // of the prefix first: there the entries read are the first the index scan meets.
-  if (dialect === 'sqlite') inner = inner.orderBy(column);
-  inner = inner.limit(SCAN_ROWS);
+  // No ORDER BY: it would make the database sort every match first (PostgreSQL's btree is in
+  // text_pattern_ops order, and a caller restricted to some projects is read through the project
+  // index). Without one, the LIMIT bounds the rows read whatever plan is chosen; the entries
+  // counted are the first the index scan meets (for an unrestricted caller on SQLite: value order).
+  inner = visible(inner.where(starts)).select(column.as('value')).limit(SCAN_ROWS);
   return db
     .selectFrom(inner.as('seen'))
     .select(['seen.value', sql<number>`count(*)`.as('count')])
