@@ -121,6 +121,43 @@ async function measure(server: string, location: { data?: string; url?: string }
   }
 }
 
+/** What a search thread costs a cheap search: p50 of a page of typical queries through the store, threads vs the caller's thread. */
+const TYPICAL = ['buildOutcome:failed', 'tag:ci -user:ci', 'requested:*test*', 'project:billing buildDuration>1m'];
+interface Overhead {
+  readonly query: string;
+  readonly threadsP50: number;
+  readonly inThreadP50: number;
+}
+
+async function overhead(location: { data?: string }): Promise<Overhead[]> {
+  const database = await openDatabase(location);
+  const threaded = await openBuildStore(database, { searchThreads: 2 });
+  const inThread = await openBuildStore(database, { searchThreads: 0 });
+  const out: Overhead[] = [];
+  try {
+    for (const text of TYPICAL) {
+      const query = parseQuery(text).expr!;
+      const page = { query, visibility: { projects: 'all', withoutProject: true } as const, maxBuilds: 100, reverse: true };
+      const p50 = async (store: typeof threaded): Promise<number> => {
+        for (let i = 0; i < 5; i++) await store.listBuilds(page);
+        const ms: number[] = [];
+        for (let i = 0; i < 40; i++) {
+          const t = performance.now();
+          await store.listBuilds(page);
+          ms.push(performance.now() - t);
+        }
+        return Math.round(pct(ms, 50) * 100) / 100;
+      };
+      out.push({ query: text, threadsP50: await p50(threaded), inThreadP50: await p50(inThread) });
+    }
+  } finally {
+    await threaded.close();
+    await inThread.close();
+    await database.close();
+  }
+  return out;
+}
+
 async function load(location: { data?: string; url?: string }): Promise<void> {
   const database = await openDatabase(location);
   const store = await openBuildStore(database);
@@ -132,11 +169,13 @@ async function load(location: { data?: string; url?: string }): Promise<void> {
 
 async function main(): Promise<void> {
   const rows: Row[] = [];
+  let costs: Overhead[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'bench-query-cost-'));
   let pg: RunningPostgres | undefined;
   try {
     log(`loading ${BUILDS} demo builds into SQLite`);
     await load({ data: dir });
+    costs = await overhead({ data: dir });
     rows.push(await measure('sqlite, search threads (2)', { data: dir }, 2));
     rows.push(await measure('peer: sqlite, searches in the server thread', { data: dir }, 0));
     const url = process.env['BUILDSCOPE_BENCH_PG_URL'] ?? (findPostgresBin() ? (pg = await startPostgres()).url : undefined);
@@ -154,10 +193,14 @@ async function main(): Promise<void> {
   const widths = head.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   process.stdout.write(`\n${BUILDS} builds, ${CLIENTS} clients sending the most expensive allowed query for ${SECONDS} s, search time limit ${TIMEOUT_MS} ms\n`);
   for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  process.stdout.write(`\nA page (100, newest first) of typical queries through the store, p50 of 40, SQLite\n`);
+  const t2 = [['query', 'search threads', 'peer: in the caller thread'], ...costs.map((c) => [c.query, `${c.threadsP50} ms`, `${c.inThreadP50} ms`])];
+  const w2 = t2[0]!.map((_, i) => Math.max(...t2.map((row) => row[i]!.length)));
+  for (const row of t2) process.stdout.write(`${row.map((c, i) => c.padEnd(w2[i]!)).join('  ')}\n`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(
     'bench/results/query-cost.json',
-    `${JSON.stringify({ when: new Date().toISOString(), builds: BUILDS, clients: CLIENTS, seconds: SECONDS, searchTimeoutMs: TIMEOUT_MS, query: EXPENSIVE, peer: 'SQLite server with searches in its own thread', rows }, null, 2)}\n`,
+    `${JSON.stringify({ when: new Date().toISOString(), builds: BUILDS, clients: CLIENTS, seconds: SECONDS, searchTimeoutMs: TIMEOUT_MS, query: EXPENSIVE, peer: 'SQLite server with searches in its own thread', rows, typicalPages: costs }, null, 2)}\n`,
   );
 }
 
