@@ -16,5 +16,5 @@ export const EXAMPLES: readonly Example[] = [
   { query: 'native.environment.jvmMaxMemoryHeapSize>=2gib', description: 'Storage size' },
   { query: 'jvmbuild.buildOptions.offlineModeEnabled', description: 'Bare boolean: true' },
   { query: '!native.buildCache.remote.enabled', description: 'Native builds whose remote cache is not known-true' },
-  { query: '!native.configurationCache.outcome:*', description: 'Unknown' },
+  { query: '!native.configurationCache.outcome:*', description: 'Native builds without a configuration cache outcome' },
 ];
