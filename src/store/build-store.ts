@@ -16,6 +16,7 @@ import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } fr
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
+import { SearchSlots } from './search-slots.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
@@ -132,6 +133,8 @@ class KyselyBuildStore implements BuildStore {
   private readonly pool: PreparePool | undefined;
   private readonly reads: ReadPool | undefined;
   private readonly searchTimeoutMs: number;
+  /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
+  private readonly searchSlots: SearchSlots | undefined;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -148,6 +151,8 @@ class KyselyBuildStore implements BuildStore {
     // Should a search thread fail, the search runs here instead, statement as it is: the deadline
     // check then always passes.
     if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
+    // Two connections of the pool (10 by default) are never taken by searches.
+    this.searchSlots = handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
   }
 
   /**
@@ -169,12 +174,15 @@ class KyselyBuildStore implements BuildStore {
         return (await q.execute()) as R[];
       }
     }
-    if (this.handle.dialect !== 'postgres') return (await q.execute()) as R[];
+    if (this.handle.dialect !== 'postgres' || this.searchSlots === undefined) return (await q.execute()) as R[];
     try {
-      return await this.handle.db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(this.searchTimeoutMs)))}`.execute(trx);
-        return (await trx.executeQuery(q.compile())).rows as R[];
-      });
+      // The time waiting for a slot counts against the limit.
+      return await this.searchSlots.run(this.searchTimeoutMs, (leftMs) =>
+        this.handle.db.transaction().execute(async (trx) => {
+          await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(leftMs)))}`.execute(trx);
+          return (await trx.executeQuery(q.compile())).rows as R[];
+        }),
+      );
     } catch (e) {
       // 57014 query_canceled: the statement timeout fired.
       if ((e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(this.searchTimeoutMs);
