@@ -66,6 +66,8 @@ export interface Limits {
   readonly requestBodyBytes: number;
   /** Largest NDJSON ingest body of `POST /api/builds`, in bytes. */
   readonly ingestBodyBytes: number;
+  /** Time limit of one search statement (PostgreSQL statement_timeout; SQLite search threads), in ms. */
+  readonly searchTimeoutMs: number;
 }
 
 export interface ServerConfig {
@@ -90,6 +92,7 @@ export const DEFAULT_LIMITS: Limits = {
   accessKeyDefaultDays: 365,
   requestBodyBytes: 1024 * 1024,
   ingestBodyBytes: 256 * 1024 * 1024,
+  searchTimeoutMs: 10_000,
 };
 
 /** Upper bounds the API itself promises; an operator may lower a limit but never raise it past these. */
@@ -103,6 +106,7 @@ const LIMIT_BOUNDS: Readonly<Record<keyof Limits, readonly [number, number]>> = 
   accessKeyDefaultDays: [1, 36500],
   requestBodyBytes: [1024, 1024 ** 3],
   ingestBodyBytes: [1024, 64 * 1024 ** 3],
+  searchTimeoutMs: [1, 600_000],
 };
 
 export const DEFAULT_PORT = 5080;

@@ -78,7 +78,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     const metrics = createServerMetrics(database);
-    store = await openBuildStore(database, { logger, onIngested: (results) => metrics.recordIngest(results) });
+    store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
     app = await buildApp({ config, database, store, logger }, { plugins, auth, metrics });

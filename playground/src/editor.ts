@@ -1,7 +1,17 @@
 // The query editor: CodeMirror 6 with the project's own lexer for highlighting, the parser's
 // diagnostics as lint (underline, message on hover), and the project's completion.
 
-import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap, type Completion as CmCompletion, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
+import {
+  autocompletion,
+  closeBrackets,
+  closeBracketsKeymap,
+  completionKeymap,
+  startCompletion,
+  type Completion as CmCompletion,
+  type CompletionContext,
+  type CompletionResult,
+  type CompletionSource,
+} from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { bracketMatching } from '@codemirror/language';
 import { linter, lintKeymap, type Diagnostic as CmDiagnostic } from '@codemirror/lint';
@@ -17,6 +27,8 @@ export interface EditorOptions {
   readonly onChange: (text: string) => void;
   readonly onRun: () => void;
   readonly onFormat: () => void;
+  /** More completion sources next to the language's own, e.g. values from the data (value-completion.ts). */
+  readonly completionSources?: readonly CompletionSource[];
 }
 
 const COMPLETION_TYPES: Readonly<Record<string, string>> = {
@@ -62,23 +74,23 @@ function completionSource(ctx: CompletionContext): CompletionResult | null {
   // Only offer completions unprompted when the cursor is at a word the person is typing;
   // Ctrl+Space (explicit) always offers them.
   const from = Math.min(...items.map((c) => c.from));
-  if (!ctx.explicit && from === ctx.pos && !/[:(]$/.test(text.slice(0, ctx.pos))) return null;
+  if (!ctx.explicit && from === ctx.pos && !/[:(<>=]$/.test(text.slice(0, ctx.pos))) return null;
   const options: CmCompletion[] = items.map((c, i) => ({
     label: c.label,
     type: COMPLETION_TYPES[c.kind] ?? 'text',
     detail: c.detail,
     info: c.documentation || undefined,
     boost: -i / items.length,
-    apply:
-      c.from === from && c.to === ctx.pos
-        ? c.label
-        : (view: EditorView, completion: CmCompletion) => {
-            view.dispatch({
-              changes: { from: c.from, to: c.to, insert: completion.label },
-              selection: { anchor: c.from + completion.label.length },
-              userEvent: 'input.complete',
-            });
-          },
+    apply: (view: EditorView) => {
+      // A field comes with its ':' (c.insert); then its values are offered at once.
+      const insert = c.insert ?? c.label;
+      view.dispatch({
+        changes: { from: c.from, to: c.to, insert },
+        selection: { anchor: c.from + insert.length },
+        userEvent: 'input.complete',
+      });
+      if (c.insert !== undefined && insert.endsWith(':')) startCompletion(view);
+    },
   }));
   return { from, to: ctx.pos, options, filter: false };
 }
@@ -106,7 +118,7 @@ export function createEditor(opts: EditorOptions): EditorView {
         EditorView.contentAttributes.of({ 'aria-label': 'Query', 'aria-describedby': 'diagnostics', 'aria-multiline': 'true' }),
         queryHighlighter,
         linter(lintSource, { delay: 150 }),
-        autocompletion({ override: [completionSource], activateOnTyping: true, icons: true }),
+        autocompletion({ override: [completionSource, ...(opts.completionSources ?? [])], activateOnTyping: true, icons: true }),
         Prec.highest(
           keymap.of([
             { key: 'Mod-Enter', run: () => (opts.onRun(), true) },

@@ -15,6 +15,6 @@ export const EXAMPLES: readonly Example[] = [
   { query: 'buildStartTime:[2024-03-01T08:00+02:00 to 2024-03-02]', description: 'Offset on one bound' },
   { query: 'native.environment.jvmMaxMemoryHeapSize>=2gib', description: 'Storage size' },
   { query: 'jvmbuild.buildOptions.offlineModeEnabled', description: 'Bare boolean: true' },
-  { query: '!native.buildCache.remote.enabled', description: 'Not known-true' },
-  { query: '!native.configurationCache.outcome:*', description: 'Unknown' },
+  { query: '!native.buildCache.remote.enabled', description: 'Native builds whose remote cache is not known-true' },
+  { query: '!native.configurationCache.outcome:*', description: 'Native builds without a configuration cache outcome' },
 ];

@@ -8,6 +8,7 @@ import { renderAst } from './ast-view.js';
 import { accessKey, forgetAccessKey, storeAccessKey } from './auth.js';
 import { byId, h } from './dom.js';
 import { createEditor, insertTerm, setQuery } from './editor.js';
+import { dataValueCompletion, fetchFieldValues } from './value-completion.js';
 import { EXAMPLES } from './examples.js';
 import { setupReference } from './reference.js';
 import { clearResults, renderResults, setupBuildLinks } from './results.js';
@@ -199,7 +200,14 @@ function setupSignIn(): void {
 
 function start(): void {
   const initial = queryFromHash(location.hash) ?? DEFAULT_QUERY;
-  view = createEditor({ parent: byId('editor'), doc: initial, onChange: onQueryChange, onRun: () => void runSearch(), onFormat: format });
+  view = createEditor({
+    parent: byId('editor'),
+    doc: initial,
+    onChange: onQueryChange,
+    onRun: () => void runSearch(),
+    onFormat: format,
+    completionSources: [dataValueCompletion(fetchFieldValues(accessKey))],
+  });
   byId('run-button').addEventListener('click', () => void runSearch());
   byId('format-button').addEventListener('click', format);
   setupShare();

@@ -137,6 +137,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     if (status !== undefined && status >= 400 && status < 500) {
       return sendProblem(reply, status, error.message || 'Bad request');
     }
+    // A 5xx meant for the client (a search stopped at its time limit) says what happened.
+    if (status !== undefined && status >= 500 && (error as { expose?: unknown }).expose === true) {
+      request.log.warn({ url: request.url, method: request.method }, error.message);
+      return sendProblem(reply, status, error.message);
+    }
     request.log.error({ err: error, url: request.url, method: request.method }, 'request failed');
     return sendProblem(reply, status !== undefined && status >= 500 && status < 600 ? status : 500, 'The server could not complete the request; the error is logged');
   });

@@ -3,7 +3,7 @@
 // web app). Public: a redirect reveals nothing; the page itself asks for credentials.
 
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from './app.js';
+import type { FacePluginOptions } from './context.js';
 import { sendProblem } from './problem.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 

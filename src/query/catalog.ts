@@ -303,3 +303,10 @@ export const NAMED_FIELDS = {
   buildDuration: named('buildDuration'),
   buildStartTime: named('buildStartTime'),
 } as const;
+/**
+ * Whether completion offers a field's values as seen in the data (projects, users, tags, host
+ * names, ...): String fields without a closed set of values.
+ */
+export function offersDataValues(field: FieldDef): boolean {
+  return field.type === 'string' && field.values === undefined;
+}

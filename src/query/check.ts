@@ -83,6 +83,13 @@ class Checker {
         if (node.operand === undefined) return undefined;
         const operand = this.expr(node.operand);
         if (operand === undefined) return undefined;
+        // `!` right before a term on a tool-specific field is itself a term of that tool
+        // (search-semantics.md): the tool's builds the term does not match. It checks as the
+        // idiom it stands for, `buildTool:<tool> -term`, so everything downstream sees only
+        // complement. `-`/`not`, and `!` before a group, are set complement over all builds.
+        if (node.prefix === '!' && node.operand.kind === 'term' && operand.kind === 'term' && operand.field.tool !== null) {
+          return { kind: 'and', operands: [toolTerm(operand.field.tool, node.span), { kind: 'not', operand, span: node.span }], span: node.span };
+        }
         // Negation is set complement, so `--a` is `a`.
         if (operand.kind === 'not') return operand.operand;
         return { kind: 'not', operand, span: node.span };
@@ -285,6 +292,13 @@ class Checker {
     }
     return { kind: 'range', from, to };
   }
+}
+
+const BUILD_TOOL = findField('buildTool')!;
+
+/** `buildTool:<tool>`: the builds of one tool. */
+function toolTerm(tool: string, span: Span): CheckedExpr {
+  return { kind: 'term', field: BUILD_TOOL, predicate: { kind: 'pattern', pattern: parsePattern(tool) }, span };
 }
 
 /** The number a typed value is ordered by. */

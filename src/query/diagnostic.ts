@@ -5,7 +5,9 @@ export type DiagnosticCode =
   | 'unknownField'
   | 'invalidValue'
   | 'invalidOperator'
-  | 'invalidRange';
+  | 'invalidRange'
+  /** Over a complexity limit (limits.ts): too many terms or wildcards without a literal prefix. */
+  | 'tooComplex';
 
 export interface Diagnostic {
   readonly code: DiagnosticCode;

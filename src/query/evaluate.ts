@@ -12,7 +12,10 @@ export interface EvaluatedBuild {
   readonly attributes: BuildAttributes;
 }
 
-/** Whether `build` matches `expr`. Negation is complement: every build matches exactly one of e and -e. */
+/**
+ * Whether `build` matches `expr`. Negation is complement: every build matches exactly one of e and -e.
+ * A term on a tool-specific field (`field:null` included) matches only builds of that tool.
+ */
 export function evaluate(expr: CheckedExpr, build: EvaluatedBuild): boolean {
   switch (expr.kind) {
     case 'all':
@@ -24,10 +27,8 @@ export function evaluate(expr: CheckedExpr, build: EvaluatedBuild): boolean {
     case 'not':
       return !evaluate(expr.operand, build);
     case 'term':
-      // `field:null` (unknown) is exactly `!field:*`: the complement of "known".
-      if (expr.predicate.kind === 'unknown') return !evaluate({ ...expr, predicate: { kind: 'known' } }, build);
-      // A tool-specific field is a property of that tool's builds only: no other predicate on it
-      // matches a build of another tool.
+      // A tool-specific field is a property of that tool's builds only: no predicate on it, not
+      // even "unknown" (`field:null`), matches a build of another tool.
       if (expr.field.tool !== null && expr.field.tool !== build.toolType.toLowerCase()) return false;
       return matchTerm(expr.field, expr.predicate, build);
   }

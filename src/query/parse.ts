@@ -4,12 +4,15 @@ import type { CheckedExpr } from './checked.js';
 import { checkSyntax } from './check.js';
 import type { Diagnostic } from './diagnostic.js';
 import { parseSyntax } from './parser.js';
+import { complexityProblems, DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 import { diagnostic } from './position.js';
 import type { SyntaxExpr } from './syntax.js';
 
 export interface ParseOptions {
   /** Epoch milliseconds that relative times (`-7d`) count back from; taken once per query. Default: the current time. */
   readonly now?: number;
+  /** Complexity limits; a query over them is refused with `tooComplex` diagnostics. Default: DEFAULT_QUERY_LIMITS. */
+  readonly limits?: QueryLimits;
 }
 
 export interface ParseResult {
@@ -26,7 +29,9 @@ export function parseQuery(text: string, options: ParseOptions = {}): ParseResul
   const now = options.now ?? Date.now();
   const { syntax, problems } = parseSyntax(text);
   const checked = checkSyntax(syntax, now);
-  const all = checked.problems.length === 0 ? problems : [...problems, ...checked.problems].sort((a, b) => a.start - b.start || a.end - b.end);
+  const costly = complexityProblems(syntax, options.limits ?? DEFAULT_QUERY_LIMITS);
+  const extra = costly.length === 0 ? checked.problems : [...checked.problems, ...costly];
+  const all = extra.length === 0 ? problems : [...problems, ...extra].sort((a, b) => a.start - b.start || a.end - b.end);
   if (all.length === 0 && checked.expr !== undefined) return { ok: true, expr: checked.expr, diagnostics: [], syntax };
   return { ok: false, diagnostics: all.map((d) => diagnostic(text, d)), syntax };
 }

@@ -47,11 +47,9 @@ function compileExpr(expr: CheckedExpr, dialect: SqlDialect, negated: boolean): 
 }
 
 function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, access: ChildAccess): RawBuilder<SqlBool> {
-  // `field:null` (unknown) is exactly `!field:*`, also on tool-specific fields (search-semantics.md).
-  if (predicate.kind === 'unknown') return sql<SqlBool>`NOT ((${compileTerm(field, { kind: 'known' }, dialect, 'list')}) IS TRUE)`;
   const cond = field.multi ? multiTerm(field, predicate, dialect, access) : singleTerm(field, predicate, dialect);
-  // A tool-specific field belongs to its tool's builds only; for them no predicate, not even
-  // "unknown", matches a build of another tool.
+  // A tool-specific field belongs to its tool's builds only: no predicate, not even "unknown"
+  // (`field:null`, search-semantics.md), matches a build of another tool.
   if (field.tool === null) return cond;
   return sql<SqlBool>`(builds.buildtool = ${field.tool} AND ${cond})`;
 }

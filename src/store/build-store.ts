@@ -13,6 +13,11 @@ import { compileQuery } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
+import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
+import type { CheckedExpr } from '../query/checked.js';
+import { findField } from '../query/catalog.js';
+import { fieldValuesQuery, offersDataValues } from './field-values.js';
+import { SearchSlots } from './search-slots.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
@@ -23,6 +28,8 @@ import type {
   BuildWithAttributes,
   IngestLineResult,
   IngestOptions,
+  FieldValueCount,
+  FieldValuesOptions,
   ListBuildsOptions,
   Visibility,
 } from './types.js';
@@ -44,7 +51,25 @@ export interface BuildStoreOptions {
    * the caller's own is used as it is (and not closed with the store).
    */
   readonly ingestWorker?: boolean | PreparePool;
+  /**
+   * Time limit of one search statement (a listing with a query, or one page of a streamed one),
+   * in ms; default 10,000. PostgreSQL: `statement_timeout` for that statement. SQLite: the search
+   * threads stop it. A search over the limit fails with SearchTimeoutError.
+   */
+  readonly searchTimeoutMs?: number;
+  /**
+   * SQLite: worker threads that run searches, each on its own read-only connection (read-pool.ts),
+   * so a slow search does not hold the server's thread; default 2. 0 runs searches in the
+   * caller's thread without a time limit.
+   */
+  readonly searchThreads?: number;
 }
+
+/** Default time limit of a search statement. */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
+
+/** Whether a listing searches (and so runs with the search time limit, on SQLite in a search thread). */
+const searches = (query: CheckedExpr | undefined): boolean => query !== undefined && query.kind !== 'all';
 
 /** `fromBuild` names a build that is not available or not visible to the caller. */
 export class UnknownBuildError extends Error {
@@ -112,6 +137,10 @@ class KyselyBuildStore implements BuildStore {
 
   private readonly postings: PostingCache | undefined;
   private readonly pool: PreparePool | undefined;
+  private readonly reads: ReadPool | undefined;
+  private readonly searchTimeoutMs: number;
+  /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
+  private readonly searchSlots: SearchSlots | undefined;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -122,6 +151,49 @@ class KyselyBuildStore implements BuildStore {
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
     const w = options.ingestWorker;
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
+    this.searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
+    const threads = options.searchThreads ?? 2;
+    this.reads = handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
+    // Should a search thread fail, the search runs here instead, statement as it is: the deadline
+    // check then always passes.
+    if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
+    // Two connections of the pool (10 by default) are never taken by searches.
+    this.searchSlots = handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+  }
+
+  /**
+   * Runs a listing's statement. A search (`timed`) runs with the time limit: on SQLite in a search
+   * thread (the statement was built with the deadline check, see listingFrom), on PostgreSQL in a
+   * transaction with `SET LOCAL statement_timeout`, so a slow search neither holds the server's
+   * thread nor keeps a pooled connection for longer than the limit.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async run<R = Row>(q: SelectQueryBuilder<any, any, any>, timed: boolean): Promise<R[]> {
+    if (!timed) return (await q.execute()) as R[];
+    if (this.reads !== undefined) {
+      const c = q.compile();
+      try {
+        return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as R[];
+      } catch (e) {
+        if (!(e instanceof SearchThreadError)) throw e;
+        this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
+        return (await q.execute()) as R[];
+      }
+    }
+    if (this.handle.dialect !== 'postgres' || this.searchSlots === undefined) return (await q.execute()) as R[];
+    try {
+      // The time waiting for a slot counts against the limit.
+      return await this.searchSlots.run(this.searchTimeoutMs, (leftMs) =>
+        this.handle.db.transaction().execute(async (trx) => {
+          await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(leftMs)))}`.execute(trx);
+          return (await trx.executeQuery(q.compile())).rows as R[];
+        }),
+      );
+    } catch (e) {
+      // 57014 query_canceled: the statement timeout fired.
+      if ((e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(this.searchTimeoutMs);
+      throw e;
+    }
   }
 
   ingestNdjson: BuildStore['ingestNdjson'] = (input, options) => {
@@ -158,8 +230,12 @@ class KyselyBuildStore implements BuildStore {
     return (await this.listingFrom(options)).query;
   }
 
-  /** The listing's query, and the seq of `fromBuild` when given (where a page starts). */
-  private async listingFrom(options: Omit<ListBuildsOptions, 'maxBuilds'>): Promise<{ query: Query; fromSeq: number | undefined }> {
+  /**
+   * The listing's query, and the seq of `fromBuild` when given (where a page starts). A search
+   * for a search thread (`run`) checks the deadline first in its WHERE clause, so that the check
+   * runs for every row visited, before the query's terms; `inThread` false leaves it out.
+   */
+  private async listingFrom(options: Omit<ListBuildsOptions, 'maxBuilds'>, inThread = true): Promise<{ query: Query; fromSeq: number | undefined }> {
     let q = applyVisibility(this.select(options.withAttributes === true), options.visibility);
     const reverse = options.reverse === true;
     let fromSeq: number | undefined;
@@ -179,6 +255,7 @@ class KyselyBuildStore implements BuildStore {
     }
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
+      if (inThread && this.reads !== undefined) q = q.where(sql<SqlBool>`${sql.raw(DEADLINE_FUNCTION)}() = 1`);
       q = q.where(compileQuery(options.query, this.handle.dialect));
     }
     return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
@@ -191,10 +268,11 @@ class KyselyBuildStore implements BuildStore {
     let rows: Row[];
     if (lists === undefined) {
       const query = await this.listing(options);
-      rows = (await (max === undefined ? query : query.limit(max)).execute()) as Row[];
+      rows = await this.run(max === undefined ? query : query.limit(max), searches(options.query));
     } else {
       // The candidates match the exact terms already: SQL checks the rest of the query.
-      const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest });
+      // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
+      const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest }, false);
       rows = await this.pageFromPostings(query, lists, fromSeq, options, max!);
     }
     const withAttributes = options.withAttributes === true;
@@ -246,7 +324,7 @@ class KyselyBuildStore implements BuildStore {
     for (;;) {
       // Keyset pagination on seq: each page is an index range scan, memory stays flat.
       const page = cursor === undefined ? base : base.where('builds.seq', reverse ? '<' : '>', cursor);
-      const rows = (await page.limit(PAGE).execute()) as Row[];
+      const rows = await this.run(page.limit(PAGE), searches(options.query));
       for (const r of rows) yield toSummary(r, withAttributes);
       if (rows.length < PAGE) return;
       cursor = Number(rows[rows.length - 1]!.seq);
@@ -291,8 +369,18 @@ class KyselyBuildStore implements BuildStore {
 
   async countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number> {
     const { query } = await this.listingFrom({ ...options, withAttributes: false });
-    const row = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-    return Number((row as { n: number }).n);
+    // A search like any other: off the server's thread on SQLite, with the time limit.
+    const rows = await this.run<{ n: number | string }>(query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')), options.query !== undefined);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async fieldValues(name: string, options: FieldValuesOptions): Promise<FieldValueCount[]> {
+    const field = findField(name);
+    if (field === undefined || !offersDataValues(field)) throw new RangeError(`Values from the data are offered for String fields without a fixed set of values, not for ${JSON.stringify(name)}`);
+    const q = fieldValuesQuery(this.handle.db, this.handle.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
+    // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
+    const rows = await this.run<{ value: string; count: number | string }>(q, true);
+    return rows.map((r) => ({ value: r.value, count: Number(r.count) }));
   }
 
   async latestSeq(): Promise<number> {
@@ -310,5 +398,6 @@ class KyselyBuildStore implements BuildStore {
   async close(): Promise<void> {
     await this.signal.close();
     if (this.pool !== this.options.ingestWorker) await this.pool?.close();
+    await this.reads?.close();
   }
 }

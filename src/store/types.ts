@@ -90,6 +90,20 @@ export interface IngestOptions {
  * The build store. Implemented once over kysely for SQLite and PostgreSQL (src/store/build-store.ts).
  * All listing methods apply `visibility` in SQL, so no face can forget it.
  */
+export interface FieldValuesOptions {
+  /** Only values starting with this text (case-insensitive); default: every value. */
+  readonly prefix?: string;
+  /** How many values at most (1 to 100); default 20. */
+  readonly limit?: number;
+  readonly visibility: Visibility;
+}
+
+/** A value of a field seen in the data, and how many builds have it (see field-values.ts). */
+export interface FieldValueCount {
+  readonly value: string;
+  readonly count: number;
+}
+
 export interface BuildStore {
   /** Ingests NDJSON (one build per line); returns one result per non-blank line, in order. */
   ingestNdjson(input: string | AsyncIterable<string | Uint8Array>, options?: IngestOptions): Promise<IngestLineResult[]>;
@@ -105,6 +119,12 @@ export interface BuildStore {
   streamEvents(id: string, options?: { eventTypes?: readonly string[] }): AsyncIterable<BuildEvent>;
   /** How many builds a listing with these options has (a count in the database, no rows read out). */
   countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number>;
+  /**
+   * The most frequent values of a String field (without a closed set of values) among the builds
+   * `visibility` shows, lower-cased as searched, most frequent first; bounded work (field-values.ts).
+   * Throws a RangeError for another field.
+   */
+  fieldValues(field: string, options: FieldValuesOptions): Promise<FieldValueCount[]>;
   /** The `seq` of the newest available build (0 when there is none). */
   latestSeq(): Promise<number>;
   /**

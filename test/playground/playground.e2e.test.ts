@@ -147,6 +147,34 @@ describe.skipIf(!existsSync(CHROMIUM))('query playground in Chromium', { timeout
     await page.close();
   });
 
+  it('inserts ":" with an accepted field and offers the values seen in the data, most frequent first', async () => {
+    const page = await openPage('#q=');
+    await signIn(page);
+    await page.waitForSelector('#signed-in:not([hidden])');
+    await page.click('.cm-content');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('proj');
+    await page.locator('.cm-tooltip-autocomplete li[aria-selected="true"]', { hasText: 'project' }).first().waitFor();
+    await page.waitForTimeout(300);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => editorText(page)).toBe('project:');
+    // The values list opens by itself, with the projects of the demo builds from the API.
+    const { values } = await api<{ values: { value: string; count: number }[] }>('/api/search/values?field=project&limit=12');
+    expect(values.length).toBeGreaterThan(1);
+    const top = values[0]!;
+    const option = page.locator('.cm-tooltip-autocomplete li', { hasText: top.value });
+    await option.first().waitFor();
+    expect(await option.first().textContent()).toContain(`${top.count} builds`);
+    await option.first().click();
+    await expect.poll(() => editorText(page)).toBe(`project:${top.value}`);
+
+    // After a comparison of a duration, examples rather than nothing.
+    await page.keyboard.type(' buildDuration>');
+    await page.locator('.cm-tooltip-autocomplete li', { hasText: '5m' }).first().waitFor();
+    await page.close();
+  });
+
   it('runs a valid query and shows the builds the API returns for it, with a chart and build details', async () => {
     const query = 'buildOutcome:failed or buildTool:jsbuild';
     const page = await openPage();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS, completeQuery } from '../../src/query/index.js';
+import { FIELDS, completeQuery, valuePosition } from '../../src/query/index.js';
 
 /** Completions at the `|` of the text. */
 function at(q: string) {
@@ -19,6 +19,7 @@ describe('completeQuery', () => {
       documentation: 'Duration of the build.',
       from: 0,
       to: 0,
+      insert: 'buildDuration:',
     });
     expect(c.filter((x) => x.kind === 'keyword').map((x) => x.label)).toEqual(['not']);
   });
@@ -47,7 +48,59 @@ describe('completeQuery', () => {
     expect(labels('buildStartTime:-|')).toEqual(['-1h', '-1d', '-7d', '-30d']);
     expect(labels('buildStartTime>|')).toEqual(['-1h', '-1d', '-7d', '-30d']);
     expect(at('buildStartTime>=-7|')[0]).toMatchObject({ label: '-7d', from: 16, to: 18 });
-    expect(labels('buildDuration>|')).toEqual([]);
+  });
+
+  // Issue 13 item 21: places where completion offered nothing useful, or the wrong thing first.
+  it('offers example values after a comparison of an ordered field, and a range after ":"', () => {
+    expect(labels('buildDuration>|')).toEqual(['30s', '1m', '5m', '1h']);
+    expect(labels('buildDuration>=1|')).toEqual(['1m', '1h']);
+    expect(labels('buildDuration:|')).toEqual(['30s', '1m', '5m', '1h', '[30s to 1m]', '*']);
+    expect(labels('native.environment.jvmMaxMemoryHeapSize>|')).toEqual(['512mb', '2gib']);
+    expect(at('buildDuration>|')[0]).toMatchObject({ kind: 'value', from: 14, to: 14 });
+  });
+
+  it('offers the closed-set values that contain the typed text, or all of them, when none starts with it', () => {
+    expect(labels('buildTool:gr|')).toEqual(['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild']);
+    expect(labels('buildTool:build|')).toEqual(['jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild']);
+    expect(at('buildTool:gr|')[0]).toMatchObject({ label: 'native', from: 10, to: 12 });
+    expect(labels('buildOutcome:fail|')).toEqual(['failed']);
+  });
+
+  it('ranks and/or first after a complete term when they match the typed prefix', () => {
+    expect(at('user:bob o|')[0]).toMatchObject({ label: 'or', kind: 'keyword', from: 9, to: 10 });
+    expect(at('user:bob a|')[0]).toMatchObject({ label: 'and', kind: 'keyword' });
+    expect(at('(tag:x) an|')[0]).toMatchObject({ label: 'and', kind: 'keyword' });
+    // At the start of a term a field still comes first.
+    expect(at('o|')[0]!.kind).toBe('field');
+    // A complete field name keeps its operators first.
+    expect(at('user:bob tag|')[0]).toMatchObject({ label: ':', kind: 'operator' });
+  });
+
+  it('offers fields after an unclosed ( and `)` after a term inside it', () => {
+    expect(at('(|').filter((c) => c.kind === 'field')).toHaveLength(FIELDS.length);
+    expect(labels('(tag:x |')[0]).toBe(')');
+    expect(labels('(tag:x or (user:a) |')[0]).toBe(')');
+    expect(labels('(tag:x) |')).not.toContain(')');
+    expect(labels('(tag:x |)')).not.toContain(')');
+  });
+
+  it('inserts ":" with an accepted field unless an operator follows', () => {
+    expect(at('proj|')[0]).toMatchObject({ label: 'project', insert: 'project:', from: 0, to: 4 });
+    expect(at('proj|:billing')[0]).not.toHaveProperty('insert');
+    expect(at('buildDur|>5m')[0]).not.toHaveProperty('insert');
+  });
+
+  it('says where a value is typed (for values from the data)', () => {
+    const pos = (q: string) => {
+      const v = valuePosition(q.replace('|', ''), q.indexOf('|'));
+      return v && { field: v.field.name, op: v.op, prefix: v.prefix, from: v.from, to: v.to };
+    };
+    expect(pos('project:|')).toEqual({ field: 'project', op: ':', prefix: '', from: 8, to: 8 });
+    expect(pos('tag:x project:bi|ll')).toEqual({ field: 'project', op: ':', prefix: 'bi', from: 14, to: 18 });
+    expect(pos('user:"ann|')).toEqual({ field: 'user', op: ':', prefix: 'ann', from: 5, to: 9 });
+    expect(pos('project|')).toBeUndefined();
+    expect(pos('project:x |')).toBeUndefined();
+    expect(pos('nofield:|')).toBeUndefined();
   });
 
   it('offers and/or/not after a complete term', () => {

@@ -112,17 +112,32 @@ describe('parseQuery: the examples of the semantics', () => {
     });
   });
 
-  it('!native.buildCache.remote.enabled: not known-true', () => {
+  // `!` before a term on a tool-specific field is a term of that tool: `buildTool:<tool> -term`.
+  const nativeOnly = { kind: 'term', field: 'buildTool', predicate: { kind: 'pattern', pattern: { segments: ['native'], text: 'native' } } };
+
+  it('!native.buildCache.remote.enabled: native builds that are not known-true', () => {
     expect(expr('!native.buildCache.remote.enabled')).toEqual({
-      kind: 'not',
-      operand: { kind: 'term', field: 'native.buildCache.remote.enabled', predicate: { kind: 'boolean', value: true } },
+      kind: 'and',
+      operands: [nativeOnly, { kind: 'not', operand: { kind: 'term', field: 'native.buildCache.remote.enabled', predicate: { kind: 'boolean', value: true } } }],
     });
   });
 
-  it('!native.configurationCache.outcome:*: unknown', () => {
+  it('!native.configurationCache.outcome:*: native builds whose outcome is unknown', () => {
     expect(expr('!native.configurationCache.outcome:*')).toEqual({
+      kind: 'and',
+      operands: [nativeOnly, { kind: 'not', operand: { kind: 'term', field: 'native.configurationCache.outcome', predicate: { kind: 'known' } } }],
+    });
+  });
+
+  it('`-` and `!` before a group stay complement; `!` on a generic field is complement too', () => {
+    expect(expr('-native.configurationCache.outcome:*')).toEqual({
       kind: 'not',
       operand: { kind: 'term', field: 'native.configurationCache.outcome', predicate: { kind: 'known' } },
     });
+    expect(expr('!(native.buildCache.remote.enabled)')).toEqual({
+      kind: 'not',
+      operand: { kind: 'term', field: 'native.buildCache.remote.enabled', predicate: { kind: 'boolean', value: true } },
+    });
+    expect(expr('!user:*')).toEqual({ kind: 'not', operand: { kind: 'term', field: 'user', predicate: { kind: 'known' } } });
   });
 });

@@ -64,7 +64,7 @@ export async function startTestServer(
   });
   const database = await openDatabase(config.database);
   const state = { storeNow: 1_750_000_000_000 };
-  const store = await openBuildStore(database, { clock: () => state.storeNow });
+  const store = await openBuildStore(database, { clock: () => state.storeNow, searchTimeoutMs: config.limits.searchTimeoutMs });
   const app = await buildApp({ config, database, store, logger }, { plugins: options.plugins ?? [] });
   const auth = await openAuth(database, config);
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,13 +1,15 @@
-// The REST API of the server: tokens, build listing and ingest, version.
+// The REST API of the server: tokens, build listing and ingest, values for completion, version.
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from '../context.js';
 import { buildRoutes } from './builds.js';
 import { tokenRoutes } from './token.js';
+import { valueRoutes } from './values.js';
 import { versionRoutes } from './version.js';
 
 export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
   await app.register(tokenRoutes, opts);
   await app.register(versionRoutes, opts);
   await app.register(buildRoutes, opts);
+  await app.register(valueRoutes, opts);
 };

@@ -1,0 +1,60 @@
+// The values seen in the data for a String field, most frequent first, for completion: the
+// distinct values that start with a prefix, with how many builds have each.
+//
+// Bounded: it reads at most SCAN_ROWS matching entries through an existing index (`builds
+// (column, seq)` for single-valued fields, `build_values (field, value, seq)` for multi-valued
+// ones, or the project index for a caller restricted to some projects), and counts those. So the
+// cost does not grow with the store; counts are exact when the prefix's entries fit (a typed
+// prefix narrows them fast), and with a short prefix on a large store they are the counts among
+// the first entries the index scan meets. Visibility is applied to the entries read, so a caller never sees a value only builds
+// of other projects have.
+
+import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { FieldDef } from '../query/catalog.js';
+import { wildcardCondition, type SqlDialect, type StringTarget } from '../sql/dialect.js';
+
+/** Index entries read at most per call. */
+export const SCAN_ROWS = 20_000;
+/** Values returned at most per call. */
+export const MAX_VALUES = 100;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyQuery = SelectQueryBuilder<any, any, any>;
+
+export { offersDataValues } from '../query/catalog.js';
+
+/**
+ * The query for the most frequent values of `field` starting with `prefix` (lower-cased, as the
+ * store keeps them). `visible` restricts a query over `builds` to the caller's builds.
+ */
+export function fieldValuesQuery(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>,
+  dialect: SqlDialect,
+  field: FieldDef,
+  prefix: string,
+  limit: number,
+  visible: (q: AnyQuery) => AnyQuery,
+): AnyQuery {
+  const p = prefix.toLowerCase();
+  const target: StringTarget = field.multi ? { kind: 'values', alias: 'v', field: field.column } : { kind: 'builds', column: field.column };
+  const column = field.multi ? sql.ref('v.value') : sql.ref(`builds.${field.column}`);
+  // A prefix is a range on the index (SQLite) or a LIKE that PostgreSQL turns into one.
+  const starts: ReturnType<typeof sql<SqlBool>> = p === '' ? sql<SqlBool>`${column} IS NOT NULL` : wildcardCondition(dialect, target, [p, '']);
+  let inner: AnyQuery = field.multi
+    ? db.selectFrom('build_values as v').innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', field.column)
+    : db.selectFrom('builds').where('builds.seq', 'is not', null);
+  if (field.tool !== null) inner = inner.where('builds.buildtool', '=', field.tool);
+  // No ORDER BY: it would make the database sort every match first (PostgreSQL's btree is in
+  // text_pattern_ops order, and a caller restricted to some projects is read through the project
+  // index). Without one, the LIMIT bounds the rows read whatever plan is chosen; the entries
+  // counted are the first the index scan meets (for an unrestricted caller on SQLite: value order).
+  inner = visible(inner.where(starts)).select(column.as('value')).limit(SCAN_ROWS);
+  return db
+    .selectFrom(inner.as('seen'))
+    .select(['seen.value', sql<number>`count(*)`.as('count')])
+    .groupBy('seen.value')
+    .orderBy('count', 'desc')
+    .orderBy('seen.value')
+    .limit(Math.max(1, Math.min(MAX_VALUES, Math.floor(limit))));
+}
