@@ -9,6 +9,7 @@ import type { CheckedExpr, Pattern, Predicate } from '../query/checked.js';
 import { boundsOf } from '../query/bounds.js';
 import { targetRef, wildcardCondition, type SqlDialect, type StringTarget } from './dialect.js';
 import { segmentsOf, wildcardWithoutPrefix } from './pattern.js';
+import { assertNever, InternalError } from '../query/assert.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -54,6 +55,11 @@ function compileTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect,
   return sql<SqlBool>`(builds.buildtool = ${field.tool} AND ${cond})`;
 }
 
+/** A predicate the checker never pairs with the field: compiling it to "no build" would hide a bug. */
+function impossible(field: FieldDef, predicate: Predicate): InternalError {
+  return new InternalError(`A ${predicate.kind} predicate on ${field.name} (${field.type}${field.multi ? ', multi-valued' : ''}) cannot come from the checker`);
+}
+
 function singleTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect): RawBuilder<SqlBool> {
   const ref = sql.ref(`builds.${field.column}`);
   switch (predicate.kind) {
@@ -67,7 +73,7 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect):
       return patternCondition(dialect, { kind: 'builds', column: field.column }, predicate.pattern);
     case 'keyValue':
       // The checker only gives key-value predicates to the (multi-valued) `value` field.
-      return sql<SqlBool>`1 = 0`;
+      throw impossible(field, predicate);
     case 'compare':
     case 'range':
       return boundsCondition(ref, predicate);
@@ -111,8 +117,12 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
       case 'pattern':
         // `value:name` is `value:name=*`; the checker normally rewrites it, accept it here too.
         return semi('build_custom_values', 'c', patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'name' }, predicate.pattern));
+      case 'boolean':
+      case 'compare':
+      case 'range':
+        throw impossible(field, predicate);
       default:
-        return sql<SqlBool>`1 = 0`;
+        return assertNever(predicate, 'predicate');
     }
   }
   // Multi-valued string field: any of its values matches. In list form SQLite drives the
@@ -138,7 +148,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: SqlDialect, r
     case 'compare':
     case 'range':
       // Multi-valued fields are strings; the checker rejects these operators on them.
-      return sql<SqlBool>`1 = 0`;
+      throw impossible(field, predicate);
   }
 }
 

@@ -9,6 +9,7 @@ import { matchPattern } from '../../src/query/evaluate.js';
 import { explainSql } from '../../src/sql/index.js';
 import { escapeLike, likePattern, prefixUpperBound } from '../../src/sql/pattern.js';
 import { query } from './support/arbitraries.js';
+import { InternalError } from '../../src/query/assert.js';
 
 const SPAN = { start: 0, end: 0 };
 const term = (name: string, predicate: Predicate): CheckedExpr => ({ kind: 'term', field: findField(name)!, predicate, span: SPAN });
@@ -137,4 +138,20 @@ describe('catalog coverage', () => {
       }
     }
   });
+});
+
+describe('predicates the checker never pairs with a field', () => {
+  const span = { start: 0, end: 0 };
+  const cases: [string, Predicate][] = [
+    ['tag', { kind: 'boolean', value: true }],
+    ['tag', { kind: 'compare', op: '>', value: 1 } as unknown as Predicate],
+    ['user', { kind: 'keyValue', name: { segments: ['a'], text: 'a' }, value: { segments: ['b'], text: 'b' } } as unknown as Predicate],
+    ['value', { kind: 'boolean', value: true }],
+  ];
+  for (const [name, predicate] of cases) {
+    it(`${predicate.kind} on ${name} is an internal error, not a query that matches nothing`, () => {
+      const q: CheckedExpr = { kind: 'term', field: findField(name)!, predicate, span };
+      for (const d of ['sqlite', 'postgres'] as const) expect(() => explainSql(q, d)).toThrow(InternalError);
+    });
+  }
 });
