@@ -5,6 +5,7 @@ import { BUILD_TOOL_PREDICATE, SLSA_PROVENANCE_V1 } from './predicates.js';
 import { policyUri, SEVERITIES, type Policy, type Severity, type ToolRule } from './policies.js';
 import { repositoryUnder } from './package.js';
 import type { Statement } from './statement.js';
+import { matchSegments } from '../query/evaluate.js';
 
 export interface CountedAttestation {
   readonly id: string;
@@ -143,19 +144,10 @@ export function evaluatePolicy(policy: Policy, attestations: readonly CountedAtt
   }
 }
 
-/** `*` in a pattern matches any text; everything else literally. */
+/** `*` in a pattern matches any text; everything else literally (and case-sensitively). */
 export function globMatch(pattern: string, text: string): boolean {
-  let re = globs.get(pattern);
-  if (!re) {
-    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    // Patterns come from the policy file: few, so the cache stays small; bounded all the same.
-    if (globs.size > 1000) globs.clear();
-    globs.set(pattern, re);
-  }
-  return re.test(text);
+  return matchSegments(pattern.split('*'), text);
 }
-
-const globs = new Map<string, RegExp>();
 
 /** Compares dotted versions by numeric segments (1.10 > 1.9); non-numeric parts compare as text. */
 export function compareVersions(a: string, b: string): number {

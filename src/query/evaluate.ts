@@ -3,9 +3,8 @@
 // must return exactly the builds for which this returns true), so it favours obviousness over speed.
 
 import { NAMED_FIELDS, type FieldDef } from './catalog.js';
-import type { CheckedExpr, Pattern, Predicate } from './checked.js';
+import type { CheckedExpr, CompareOp, Pattern, Predicate, TypedValue } from './checked.js';
 import type { AttributeValue, BuildAttributes } from './attributes.js';
-import { boundsOf, withinBounds } from './bounds.js';
 
 export interface EvaluatedBuild {
   readonly toolType: string;
@@ -40,8 +39,18 @@ export function evaluate(expr: CheckedExpr, build: EvaluatedBuild): boolean {
  * lower-cased with Unicode rules (String.prototype.toLowerCase), as the store keeps it.
  */
 export function matchPattern(pattern: Pattern, value: string): boolean {
-  const text = value.toLowerCase();
-  const segs = pattern.segments.map((s) => s.toLowerCase());
+  return matchSegments(
+    pattern.segments.map((s) => s.toLowerCase()),
+    value.toLowerCase(),
+  );
+}
+
+/**
+ * The one wildcard matcher: `segments` are literal runs separated by `*` (which matches any run of
+ * characters, the empty run included), compared with `text` as they are (callers fold case when
+ * their rule says so). Used by the search language and by provenance policies.
+ */
+export function matchSegments(segs: readonly string[], text: string): boolean {
   if (segs.length === 0) return text === '';
   if (segs.length === 1) return text === segs[0];
   const first = segs[0]!;
@@ -91,10 +100,51 @@ function matchTerm(field: FieldDef, predicate: Predicate, build: EvaluatedBuild)
     case 'keyValue':
       return values.some((v) => isKeyValue(v) && matchPattern(predicate.name, v.name) && matchPattern(predicate.value, v.value));
     case 'compare':
-    case 'range': {
-      const bounds = boundsOf(predicate);
-      return values.some((v) => typeof v === 'number' && withinBounds(v, bounds));
-    }
+      return values.some((v) => typeof v === 'number' && compares(v, predicate.op, predicate.value));
+    case 'range':
+      return values.some((v) => typeof v === 'number' && inRange(v, predicate.from, predicate.to));
+  }
+}
+
+/**
+ * The search semantics' rules for ordered values, stated directly (not shared with the SQL
+ * compiler's bounds, so the differential tests compare two readings of the rules):
+ * a timestamp names the span of its precision, `field:v` matches within it and `>`, `>=`, `<`,
+ * `<=` compare with its instant; other ordered values are exact numbers.
+ */
+function compares(n: number, op: CompareOp, v: TypedValue): boolean {
+  const at = stored(v);
+  switch (op) {
+    case 'eq':
+      return v.type === 'timestamp' ? at <= n && n < at + v.spanMs : n === at;
+    case 'gt':
+      return n > at;
+    case 'ge':
+      return n >= at;
+    case 'lt':
+      return n < at;
+    case 'le':
+      return n <= at;
+  }
+}
+
+/** `[a to b]`: from a inclusive to b inclusive; a timestamp b to the end of its span. */
+function inRange(n: number, from: TypedValue, to: TypedValue): boolean {
+  if (n < stored(from)) return false;
+  return to.type === 'timestamp' ? n < to.instant + to.spanMs : n <= stored(to);
+}
+
+/** The number the store keeps for a value: ms for durations and timestamps, bytes for sizes. */
+function stored(v: TypedValue): number {
+  switch (v.type) {
+    case 'duration':
+      return v.ms;
+    case 'number':
+      return v.value;
+    case 'storageSize':
+      return v.bytes;
+    case 'timestamp':
+      return v.instant;
   }
 }
 

@@ -6,7 +6,7 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from '../query/checked.js';
-import { boundsOf } from '../query/bounds.js';
+import { boundsOf } from './bounds.js';
 import { targetRef, wildcardCondition, type SqlDialect, type StringTarget } from './dialect.js';
 import { segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 import { assertNever, InternalError } from '../query/assert.js';

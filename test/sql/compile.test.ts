@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FIELDS, findField } from '../../src/query/catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from '../../src/query/checked.js';
-import { boundsOf, withinBounds } from '../../src/query/bounds.js';
+import { boundsOf, withinBounds } from '../../src/sql/bounds.js';
 import { matchPattern } from '../../src/query/evaluate.js';
 import { explainSql } from '../../src/sql/index.js';
 import { escapeLike, likePattern, prefixUpperBound } from '../../src/sql/pattern.js';

@@ -1,9 +1,9 @@
-// Lowers an ordered predicate (compare or range) to numeric bounds over the stored number:
-// milliseconds for durations and timestamps, bytes for storage sizes, the number itself otherwise.
-// Shared by the reference evaluator and the SQL compiler so both read the same edges.
-// Pure: no node: imports (bundled for the browser).
+// Lowers an ordered predicate (compare or range) to numeric bounds over the stored number, for
+// the SQL compiler: milliseconds for durations and timestamps, bytes for storage sizes, the number
+// itself otherwise. The reference evaluator (src/query/evaluate.ts) states the same edges in its
+// own words, so that a mistake here shows up in the differential tests instead of on both sides.
 
-import type { Bounds, Predicate, TypedValue } from './checked.js';
+import type { Bounds, Predicate, TypedValue } from '../query/checked.js';
 
 /** The number a typed value stands for, in the unit the store keeps. */
 export function numericValue(value: TypedValue): number {
