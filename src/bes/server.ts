@@ -1,5 +1,9 @@
 // The Build Event Service endpoint: Bazel streams each invocation here with
-// `--bes_backend=grpc://HOST:PORT --bes_header=Authorization=Bearer\ KEY`. Every event is
+// `--bes_backend=grpc://HOST:PORT --bes_header=Authorization=Bearer\ KEY` (Bazel 5 and later).
+// Bazel 4 has no way to send a header to a BES backend (measured: neither --remote_header nor
+// anything else reaches it), so the key may also come as the keyword
+// `--bes_keywords=buildscope_access_key=KEY`, which Bazel sends in the stream's first request.
+// Every event is
 // acknowledged by its sequence number as soon as it arrives (a slow ack holds Bazel up); when the
 // invocation's stream ends, its events become one `targetbuild` build through the ordinary ingest.
 // Credentials are the server's access keys and tokens; the permission is publishScan.
@@ -62,15 +66,14 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
   const invocations = new Map<string, Invocation>();
   const log = logger.child({ face: 'bes' });
 
-  async function authorize(metadata: grpc.Metadata): Promise<grpc.ServiceError | undefined> {
-    const header = metadata.get('authorization')[0];
-    const result = await authenticator.authenticate(typeof header === 'string' ? header : header?.toString('utf8'));
+  async function authorize(header: string | undefined): Promise<grpc.ServiceError | undefined> {
+    const result = await authenticator.authenticate(header);
     switch (result.kind) {
       case 'authenticated':
         if (result.principal.permissions.has('publishScan')) return undefined;
         return status(grpc.status.PERMISSION_DENIED, "Publishing builds needs the permission 'publishScan'");
       case 'anonymous':
-        return status(grpc.status.UNAUTHENTICATED, 'Authentication required: run Bazel with --bes_header=Authorization=Bearer\\ <access key>');
+        return status(grpc.status.UNAUTHENTICATED, 'Authentication required: run Bazel with --bes_header=Authorization=Bearer\\ <access key> (Bazel 4: --bes_keywords=buildscope_access_key=<access key>)');
       case 'rejected':
         return status(grpc.status.UNAUTHENTICATED, `Authentication failed: ${result.reason}`);
       default: {
@@ -110,19 +113,27 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
 
   server.addService(publishBuildEventService(), {
     // Lifecycle events (build enqueued, invocation started/finished) carry nothing the build
-    // stream does not; they are authenticated and acknowledged.
+    // stream does not and store nothing. Credentials, when sent, must be valid; Bazel 4 cannot
+    // send any, so their absence is accepted here (the build stream itself always needs them).
     PublishLifecycleEvent(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) {
-      authorize(call.metadata).then(
+      const header = headerOf(call.metadata);
+      if (header === undefined) {
+        callback(null, {});
+        return;
+      }
+      authorize(header).then(
         (error) => (error ? callback(error) : callback(null, {})),
         (e: unknown) => callback(status(grpc.status.INTERNAL, (e as Error).message)),
       );
     },
-    PublishBuildToolEventStream(call: grpc.ServerDuplexStream<{ orderedBuildEvent?: OrderedBuildEvent }, unknown>) {
-      const authorized = authorize(call.metadata);
+    PublishBuildToolEventStream(call: grpc.ServerDuplexStream<StreamRequest, unknown>) {
+      let authorized: Promise<grpc.ServiceError | undefined> | undefined;
       let failed = false;
       let chain: Promise<void> = Promise.resolve();
       const finishing: Promise<void>[] = [];
-      call.on('data', (request: { orderedBuildEvent?: OrderedBuildEvent }) => {
+      call.on('data', (request: StreamRequest) => {
+        // The first request decides: it carries Bazel 4's keywords.
+        authorized ??= authorize(headerOf(call.metadata) ?? keywordCredential(request.notificationKeywords));
         chain = chain.then(async () => {
           if (failed) return;
           const error = await authorized;
@@ -187,6 +198,28 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
         });
       }),
   };
+}
+
+interface StreamRequest {
+  orderedBuildEvent?: OrderedBuildEvent;
+  notificationKeywords?: string[];
+}
+
+/** The keyword Bazel 4 users pass the access key in: `--bes_keywords=buildscope_access_key=KEY`. */
+export const ACCESS_KEY_KEYWORD = 'buildscope_access_key';
+
+function headerOf(metadata: grpc.Metadata): string | undefined {
+  const value = metadata.get('authorization')[0];
+  return typeof value === 'string' ? value : value?.toString('utf8');
+}
+
+/** `Bearer KEY` from the keyword `user_keyword=buildscope_access_key=KEY` (Bazel prefixes user keywords). */
+function keywordCredential(keywords: readonly string[] | undefined): string | undefined {
+  for (const k of keywords ?? []) {
+    const m = /^(?:user_keyword=)?buildscope_access_key=(.+)$/.exec(k);
+    if (m) return `Bearer ${m[1]}`;
+  }
+  return undefined;
 }
 
 function status(code: grpc.status, details: string): grpc.ServiceError {
