@@ -76,6 +76,9 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const finished = events.filter((e) => e.eventType === 'TaskFinished').map((e) => [e.data['path'], e.data['outcome']]);
     expect(finished).toEqual(expect.arrayContaining([['//:greeting', 'success'], ['//:greeting_test', 'success']]));
     expect(events.find((e) => e.eventType === 'BuildRequestedTasks')!.data['requested']).toEqual(['//...']);
+    // Bazel streams the client's environment (--client_env=...) and the access key keyword in its
+    // command line events; none of that is stored.
+    expect(JSON.stringify(events)).not.toMatch(/client_env|PATH=|buildscope_access_key|${server.accessKey}/);
   }, 240_000);
 
   it('records a failing test as a verification failure', async () => {
