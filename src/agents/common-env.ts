@@ -96,19 +96,29 @@ export interface GitInfo {
 /** The git checkout at `cwd` (undefined outside one or without git). Bounded in time: never slows a build much. */
 export function gitInfo(cwd: string, env: Env = {}): GitInfo | undefined {
   const git = (...args: string[]): string | undefined =>
-    safe(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-  const commit = git('rev-parse', '--verify', 'HEAD');
-  if (commit === undefined) return undefined;
-  let branch = git('symbolic-ref', '--short', '-q', 'HEAD');
+    safe(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trimEnd());
+  // One call gives commit, branch and changes (porcelain v2 headers); a second the remote.
+  const status = git('status', '--porcelain=v2', '--branch');
+  if (status === undefined) return undefined;
+  let commit: string | undefined;
+  let branch: string | undefined;
+  const changes: string[] = [];
+  for (const line of status.split('\n')) {
+    if (line.startsWith('# branch.oid ')) commit = line.slice('# branch.oid '.length);
+    else if (line.startsWith('# branch.head ')) branch = line.slice('# branch.head '.length);
+    else if (line !== '' && !line.startsWith('#')) changes.push(line);
+  }
+  if (commit === undefined || commit === '(initial)') return undefined;
   // CI checkouts are often detached; the providers name the branch.
-  branch ||= env['GITHUB_HEAD_REF'] || env['GITHUB_REF_NAME'] || env['CI_COMMIT_REF_NAME'] || env['BRANCH_NAME'] || env['GIT_BRANCH'] || undefined;
-  const remote = git('config', '--get', 'remote.origin.url');
-  const status = git('status', '--porcelain');
+  if (branch === undefined || branch === '(detached)') {
+    branch = env['GITHUB_HEAD_REF'] || env['GITHUB_REF_NAME'] || env['CI_COMMIT_REF_NAME'] || env['BRANCH_NAME'] || env['GIT_BRANCH'] || undefined;
+  }
+  const remote = git('config', '--get', 'remote.origin.url')?.trim();
   return {
     commit,
     ...(branch ? { branch } : {}),
     ...(remote ? { repository: withoutUserInfo(remote) } : {}),
-    ...(status ? { status } : {}),
+    ...(changes.length > 0 ? { status: changes.join('\n') } : {}),
   };
 }
 

@@ -120,6 +120,10 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(ids).toEqual([id]);
     const tasks = (await server.events(id)).filter((e) => e.eventType === 'TaskFinished').map((e) => e.data['path']);
     expect(tasks).toEqual(['tiny-app:all', 'tiny-app:prebuild', 'tiny-app:build']);
+    // On a CI machine (which may vanish when the job ends) npm waits for the send: stored on exit.
+    const ci = await run('npm', ['run', 'build'], { cwd: pkg, env: env({ NODE_OPTIONS: `--require=${PRELOAD}`, BUILDSCOPE_TAGS: 'zero-touch-ci', GITLAB_CI: 'true', CI_JOB_URL: 'https://gitlab.example.com/acme/tiny-app/-/jobs/7' }) });
+    expect(ci.status, ci.stderr).toBe(0);
+    expect(await server.search('tag:zero-touch-ci tag:CI value:"CI provider=GitLab CI" jsbuild.requestedCommands:"run build"')).toHaveLength(1);
   }, 120_000);
 });
 

@@ -51,7 +51,8 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
   const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
     const base: NodeJS.ProcessEnv = { ...process.env };
     for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'BUILDKITE', 'CIRCLECI', 'TF_BUILD', 'TRAVIS', 'PYTHONPATH']) delete base[k];
-    return { ...base, HOME: dir, PYTHONDONTWRITEBYTECODE: '1', BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
+    // Synchronous sending unless a test asks otherwise: the build is stored when pytest exits.
+    return { ...base, HOME: dir, PYTHONDONTWRITEBYTECODE: '1', BUILDSCOPE_SEND: 'sync', BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
   };
   const pytest = (args: string[], extra: Record<string, string> = {}, cwd = project) =>
     run('pytest-3', ['-p', 'buildscope_pytest', '-p', 'no:cacheprovider', ...args], { cwd, env: env({ PYTHONPATH: PLUGIN_DIR, ...extra }) });
@@ -106,6 +107,19 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect(up.status).toBe(0);
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
     expect(readdirSync(spool)).toEqual([]);
+  }, 60_000);
+
+  it('sends in the background outside CI: pytest exits at once, the build arrives after', async () => {
+    const r = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SEND: '', BUILDSCOPE_TAGS: 'background' });
+    expect(r.status).toBe(0);
+    const id = /Buildscope: \S+\/builds\/([0-9a-z]{13})$/m.exec(r.stderr)?.[1];
+    expect(id).toBeDefined();
+    let ids: string[] = [];
+    for (let i = 0; i < 60 && ids.length === 0; i++) {
+      ids = await server.search('tag:background');
+      if (ids.length === 0) await new Promise((done) => setTimeout(done, 250));
+    }
+    expect(ids).toEqual([id]);
   }, 60_000);
 
   it('agent python prints how to enable the plugin and installs it into a virtual environment, where pytest loads it by itself', async () => {

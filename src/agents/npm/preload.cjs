@@ -10,10 +10,10 @@
 'use strict';
 
 try {
-  const path = require('node:path');
   const manager = /(^|[\\/])(npm|npm-cli\.js|npx|npx-cli\.js|yarn|yarn\.js|yarn\.cjs|pnpm|pnpm\.cjs|pnpm\.js)$/;
   const script = process.argv[1] || '';
   if (manager.test(script) && process.env.BUILDSCOPE_DISABLE !== '1') {
+    const path = require('node:path');
     const fs = require('node:fs');
     const os = require('node:os');
     const crypto = require('node:crypto');
@@ -72,13 +72,18 @@ try {
             }
           }
           server = String(server).replace(/\/+$/, '');
-          // Detached and unref'd: the package manager exits now; the sending happens after.
-          const sender = originalSpawn(process.execPath, [finish, file, buildId], {
-            detached: true,
-            stdio: 'ignore',
-            env: Object.assign({}, process.env, { NODE_OPTIONS: '' }),
-          });
-          sender.unref();
+          const senderEnv = Object.assign({}, process.env, { NODE_OPTIONS: '' });
+          const ci = ['GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'CIRCLECI', 'BUILDKITE', 'TF_BUILD', 'TRAVIS'].some((k) => process.env[k]) || (process.env.CI && process.env.CI !== 'false');
+          const mode = (process.env.BUILDSCOPE_SEND || '').toLowerCase();
+          if (mode === 'sync' || (mode !== 'background' && ci)) {
+            // A CI machine may be torn down when the job's command exits: send now, bounded.
+            const timeout = (Number(process.env.BUILDSCOPE_TIMEOUT_MS) > 0 ? Number(process.env.BUILDSCOPE_TIMEOUT_MS) : 5000) * 2 + 2000;
+            childProcess.spawnSync(process.execPath, [finish, file, buildId], { stdio: 'ignore', env: senderEnv, timeout });
+          } else {
+            // Detached and unref'd: the package manager exits now; the sending happens after.
+            const sender = originalSpawn(process.execPath, [finish, file, buildId], { detached: true, stdio: 'ignore', env: senderEnv });
+            sender.unref();
+          }
           if (server) process.stderr.write(`Buildscope: ${server}/builds/${buildId}\n`);
         } catch {
           // Never fail the build.

@@ -11,18 +11,14 @@ the end with a short timeout, and when the server cannot be reached it is spoole
 the next build. Environment variables are read to recognise a CI, never sent. Standard library only.
 """
 
-import getpass
 import json
-import locale
 import os
-import platform
-import secrets
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
+
+# getpass, locale, platform, secrets, socket, subprocess and urllib are imported where they are
+# used: importing urllib alone costs tens of milliseconds, and a test run that sends its build in
+# the background never needs it.
 
 AGENT_NAME = "buildscope_pytest"
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -35,6 +31,8 @@ def _now_ms():
 
 
 def _new_build_id():
+    import secrets
+
     out = ""
     while len(out) < 13:
         b = secrets.randbits(8)
@@ -89,6 +87,9 @@ def _redaction(env):
 
 
 def _build_agent(env):
+    import getpass
+    import socket
+
     redact = _redaction(env)
     data = {}
     if not redact["user"]:
@@ -138,6 +139,8 @@ def _ci(env):
 
 
 def _git(cwd, *args):
+    import subprocess
+
     try:
         out = subprocess.run(("git",) + args, cwd=cwd, capture_output=True, text=True, timeout=2)
         return out.stdout.strip() if out.returncode == 0 else None
@@ -153,6 +156,8 @@ def _without_user_info(url):
 
 
 def _os_tag():
+    import platform
+
     return {"linux": "Linux", "darwin": "Mac OS X", "win32": "Windows"}.get(sys.platform, platform.system() or sys.platform)
 
 
@@ -172,19 +177,30 @@ def _context_events(env, cwd, at):
     if ci is not None and ci[1]:
         value("CI build", ci[1])
     tag(_os_tag())
-    commit = _git(cwd, "rev-parse", "--verify", "HEAD")
-    if commit:
-        remote = _git(cwd, "config", "--get", "remote.origin.url")
-        if remote:
-            value("Git repository", _without_user_info(remote))
-        value("Git commit id", commit)
-        branch = _git(cwd, "symbolic-ref", "--short", "-q", "HEAD") or env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME") or env.get("CI_COMMIT_REF_NAME")
-        if branch:
-            value("Git branch", branch)
-        status = _git(cwd, "status", "--porcelain")
-        if status:
-            tag("Dirty")
-            value("Git status", status[:2000])
+    # One call gives commit, branch and changes (porcelain v2 headers); a second the remote.
+    status = _git(cwd, "status", "--porcelain=v2", "--branch")
+    if status is not None:
+        commit = branch = None
+        changes = []
+        for line in status.splitlines():
+            if line.startswith("# branch.oid "):
+                commit = line[len("# branch.oid "):]
+            elif line.startswith("# branch.head "):
+                branch = line[len("# branch.head "):]
+            elif not line.startswith("#"):
+                changes.append(line)
+        if commit and commit != "(initial)":
+            remote = _git(cwd, "config", "--get", "remote.origin.url")
+            if remote:
+                value("Git repository", _without_user_info(remote))
+            value("Git commit id", commit)
+            if not branch or branch == "(detached)":
+                branch = env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME") or env.get("CI_COMMIT_REF_NAME")
+            if branch:
+                value("Git branch", branch)
+            if changes:
+                tag("Dirty")
+                value("Git status", "\n".join(changes)[:2000])
     for t in env.get("BUILDSCOPE_TAGS", "").split(","):
         if t.strip():
             tag(t.strip())
@@ -199,6 +215,8 @@ def _locale(env):
     raw = env.get("LC_ALL") or env.get("LC_MESSAGES") or env.get("LANG")
     if not raw or raw in ("C", "POSIX") or raw.startswith("C."):
         try:
+            import locale
+
             raw = locale.getlocale()[0]
         except Exception:
             raw = None
@@ -238,6 +256,9 @@ def _project_name(root):
 
 
 def _post(settings, lines):
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(
         settings["server"] + "/api/builds",
         data=("\n".join(lines) + "\n").encode("utf-8"),
@@ -287,6 +308,36 @@ def _flush(settings):
             os.replace(path, os.path.join(settings["spool_dir"], "rejected", name))
         else:
             os.remove(path)
+
+
+def flush_spool_main():
+    """Entry point of the background sender: sends the spool (this build and any left before)."""
+    try:
+        _flush(_settings(dict(os.environ)))
+    except Exception:
+        pass
+
+
+def send_in_background(settings, build):
+    """Spools the build and starts a detached sender, so pytest exits at once. Returns the line to print."""
+    import subprocess
+
+    _spool(settings, build)
+    if not settings["server"]:
+        return "Buildscope: build not sent (no server configured: set BUILDSCOPE_SERVER); kept in %s" % settings["spool_dir"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    subprocess.Popen(
+        [sys.executable, "-c", "import buildscope_pytest; buildscope_pytest.flush_spool_main()"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return "Buildscope: %s/builds/%s" % (settings["server"], build["buildId"])
 
 
 def send_build(settings, build):
@@ -366,7 +417,14 @@ class _Recorder:
     def pytest_unconfigure(self, config):
         try:
             build = self.build()
-            line = send_build(_settings(self.env), build)
+            settings = _settings(self.env)
+            # On a CI machine the job may be torn down as soon as pytest exits: send now (bounded
+            # by the timeout). Elsewhere the build is spooled and sent by a background process.
+            mode = self.env.get("BUILDSCOPE_SEND", "").lower()
+            if mode == "background" or (mode != "sync" and _ci(self.env) is None):
+                line = send_in_background(settings, build)
+            else:
+                line = send_build(settings, build)
         except Exception as e:  # never fail the run
             line = "Buildscope: the build was not recorded: %s" % e
         try:
@@ -378,6 +436,8 @@ class _Recorder:
     # -- the build -----------------------------------------------------------------------------
 
     def build(self):
+        import platform
+
         import pytest
 
         finished = _now_ms()
