@@ -92,6 +92,13 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(events.at(-1)!.data).toMatchObject({ outcome: 'failed', exitCode: 3, failures: [{ classification: 'verification', message: 'Script tiny-app:test exited with 3' }] });
   }, 120_000);
 
+  it('exits 127 with one line when the command does not exist, and records the failed build', async () => {
+    const r = await buildscopeRun(['no-such-command-for-buildscope'], { BUILDSCOPE_TAGS: 'missing' });
+    expect(r.status).toBe(127);
+    expect(r.stderr).toContain('buildscope run: cannot run no-such-command-for-buildscope: command not found');
+    expect(await server.search('tag:missing buildOutcome:failed hasNonVerificationFailure')).toHaveLength(1);
+  }, 60_000);
+
   it('spools when the server cannot be reached (the build still succeeds) and delivers both builds, once each, with the next one', async () => {
     const closedPort = await freePort();
     const down = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SERVER: `http://127.0.0.1:${closedPort}`, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });

@@ -85,14 +85,16 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     });
   }, 60_000);
 
-  it('records a collection error as a non-verification failure', async () => {
+  it('records a collection error as a non-verification failure, redacting the agent host on request', async () => {
     const broken = join(dir, 'broken');
     mkdirSync(broken);
     writeFileSync(join(broken, 'test_broken.py'), 'def test_x(:\n    pass\n');
-    const r = await pytest(['-q'], { BUILDSCOPE_TAGS: 'collection' }, broken);
+    const r = await pytest(['-q'], { BUILDSCOPE_TAGS: 'collection', BUILDSCOPE_REDACT: 'all' }, broken);
     expect(r.status).toBe(2);
     const ids = await server.search('buildTool:pybuild tag:collection buildOutcome:failed hasNonVerificationFailure');
     expect(ids).toHaveLength(1);
+    // Redacted on request: no user, host names or addresses.
+    expect((await server.events(ids[0]!)).find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
     expect((await server.events(ids[0]!)).at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Collection of test_broken.py failed' }]);
   }, 60_000);
 
