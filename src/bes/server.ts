@@ -33,7 +33,6 @@ export interface BesServer {
   close(): Promise<void>;
 }
 
-export const DEFAULT_BES_PORT = 5081;
 
 interface StreamId {
   buildId?: string;

@@ -112,8 +112,12 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(readdirSync(join(dir, 'spool2'))).toEqual([]);
   }, 120_000);
 
-  it('records every npm command of a job with NODE_OPTIONS=--require alone, nested npm runs included', async () => {
-    const r = await run('npm', ['run', 'all'], { cwd: pkg, env: env({ NODE_OPTIONS: `--require=${PRELOAD}`, BUILDSCOPE_TAGS: 'zero-touch' }) });
+  it('records every npm command of a job with the NODE_OPTIONS that agent npm prints, nested npm runs included', async () => {
+    const shown = await run(process.execPath, [CLI, 'agent', 'npm'], { env: env() });
+    expect(shown.status, shown.stderr).toBe(0);
+    const nodeOptions = /^export NODE_OPTIONS="(.*)"$/m.exec(shown.stdout)?.[1];
+    expect(nodeOptions).toBe(`--require=${PRELOAD}`);
+    const r = await run('npm', ['run', 'all'], { cwd: pkg, env: env({ NODE_OPTIONS: nodeOptions!, BUILDSCOPE_TAGS: 'zero-touch' }) });
     expect(r.status, r.stderr).toBe(0);
     const link = /Buildscope: (\S+)/.exec(r.stderr)?.[1];
     expect(link).toMatch(new RegExp(`^${server.url}/builds/[0-9a-z]{13}$`));
