@@ -109,3 +109,25 @@ describe('build IDs', () => {
     expect(withoutUserInfo('git@github.com:acme/app.git')).toBe('git@github.com:acme/app.git');
   });
 });
+
+describe('vendored protocol files', () => {
+  it('the googleapis files are unchanged copies of the google-proto-files package (docs/send-your-builds.md)', async () => {
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { join, relative } = await import('node:path');
+    const root = 'src/bes/proto/google';
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.proto')) files.push(path);
+      }
+    };
+    walk(root);
+    expect(files.length).toBeGreaterThanOrEqual(14);
+    for (const file of files) {
+      const upstream = join('node_modules/google-proto-files/google', relative(root, file));
+      expect(readFileSync(file, 'utf8'), file).toBe(readFileSync(upstream, 'utf8'));
+    }
+  });
+});
