@@ -92,7 +92,7 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
     return inv;
   }
 
-  async function store1(invocationId: string, inv: Invocation): Promise<void> {
+  async function storeInvocation(invocationId: string, inv: Invocation): Promise<void> {
     const events = [...inv.events.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
     invocations.delete(invocationId);
     try {
@@ -159,7 +159,7 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
           }
           if (e.componentStreamFinished !== undefined && !inv.finished) {
             inv.finished = true;
-            finishing.push(store1(invocationId, inv));
+            finishing.push(storeInvocation(invocationId, inv));
           }
         });
       });

@@ -135,6 +135,13 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     const ci = await run('npm', ['run', 'build'], { cwd: pkg, env: env({ NODE_OPTIONS: `--require=${PRELOAD}`, BUILDSCOPE_TAGS: 'zero-touch-ci', GITLAB_CI: 'true', CI_JOB_URL: 'https://gitlab.example.com/acme/tiny-app/-/jobs/7' }) });
     expect(ci.status, ci.stderr).toBe(0);
     expect(await server.search('tag:zero-touch-ci tag:CI value:"CI provider=GitLab CI" jsbuild.requestedCommands:"run build"')).toHaveLength(1);
+    // Queries and npx are not builds.
+    for (const args of [['--version'], ['config', 'get', 'registry']]) {
+      const q = await run('npm', args, { cwd: pkg, env: env({ NODE_OPTIONS: nodeOptions!, BUILDSCOPE_TAGS: 'query', BUILDSCOPE_SEND: 'sync' }) });
+      expect(q.status).toBe(0);
+      expect(q.stderr).not.toContain('Buildscope:');
+    }
+    expect(await server.search('tag:query')).toEqual([]);
   }, 120_000);
 });
 

@@ -20,7 +20,12 @@ try {
     const childProcess = require('node:child_process');
     let file = process.env.BUILDSCOPE_JS_EVENTS;
     let owner = false;
-    if (!file) {
+    // Queries (`npm --version`, `npm config get`, `npm view`, ...) and npx are not builds; their
+    // lifecycle scripts, if any, are still noted when a build owns the record.
+    const first = process.argv.slice(2).find((a) => !a.startsWith('-') || a === '-v' || a === '--version' || a === '-h' || a === '--help');
+    const query = /(^|[\\/])npx(-cli\.js)?$/.test(script) || (first === undefined && !/yarn/.test(script)) ||
+      ['-v', '--version', '-h', '--help', 'help', 'version', 'config', 'c', 'get', 'set', 'view', 'v', 'info', 'show', 'ls', 'list', 'll', 'la', 'bin', 'prefix', 'root', 'whoami', 'completion', 'outdated', 'search', 'ping', 'cache', 'doctor', 'why', 'explain', 'query', 'fund', 'audit', 'login', 'logout', 'adduser', 'token', 'owner', 'access', 'profile', 'team', 'org', 'dist-tag', 'deprecate', 'edit', 'docs', 'home', 'repo', 'bugs', 'find-dupes', 'pkg', 'sbom'].includes(first);
+    if (!file && !query) {
       // Zero-touch: this is the outermost package manager process of a command.
       owner = true;
       file = path.join(os.tmpdir(), `buildscope-js-${process.pid}-${crypto.randomBytes(4).toString('hex')}.jsonl`);
