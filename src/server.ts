@@ -17,6 +17,7 @@ import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
 import { playgroundPlugin } from './http/playground-plugin.js';
 import type { BesServer } from './bes/server.js';
+import { besLinksPlugin } from './http/bes-links-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -183,7 +184,7 @@ export async function prepareServer(options: StartOptions): Promise<{ created: R
 
 /** The faces served next to the REST API, in the order they are registered. */
 export async function facePlugins(): Promise<FacePlugin[]> {
-  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin];
+  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin, besLinksPlugin];
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {

@@ -59,12 +59,18 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   const bes = (key: string): string[] => [`--bes_backend=${server.besUrl}`, `--bes_keywords=buildscope_access_key=${key}`, '--bes_timeout=60s'];
 
   it('records a passing build with its targets, tasks, user, host and build metadata', async () => {
-    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), '--build_metadata=ROLE=CI', '--build_metadata=TAGS=nightly,e2e', '--build_metadata=Team=infra']);
+    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), `--bes_results_url=${server.url}/builds/bazel/`, '--build_metadata=ROLE=CI', '--build_metadata=TAGS=nightly,e2e', '--build_metadata=Team=infra']);
     expect(r.status, r.output).toBe(0);
     // Stored before Bazel's stream closed: listed as soon as Bazel exits.
     const ids = await server.search('buildTool:targetbuild targetbuild.requestedTargets://... buildOutcome:succeeded');
     expect(ids).toHaveLength(1);
     const id = ids[0]!;
+    // Bazel's own link line leads to the build.
+    const link = new RegExp(`Streaming build results to: (${server.url}/builds/bazel/[0-9a-f-]{36})`).exec(r.output)?.[1];
+    expect(link, r.output).toBeDefined();
+    const redirect = await fetch(link!, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe(`/builds/${id}`);
     expect(await server.search('tag:nightly tag:CI value:"Team=infra" project:workspace')).toEqual([id]);
     expect(await server.search('hasVerificationFailure')).toEqual([]);
     const build = await server.build(id);

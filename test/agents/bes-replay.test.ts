@@ -76,6 +76,14 @@ describe('Build Event Service endpoint (replayed Bazel stream)', () => {
       ['//:greeting', 'success'],
       ['//:greeting_test', 'failed'],
     ]);
+    // Bazel's link (--bes_results_url=<server>/builds/bazel/) leads to the build.
+    const uuid = (events.find((e) => e['started'])!['started'] as { uuid: string }).uuid;
+    const redirect = await fetch(`${server.url}/builds/bazel/${uuid}`, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe(`/builds/${ids[0]}`);
+    const bad = await fetch(`${server.url}/builds/bazel/not-an-invocation`, { redirect: 'manual' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toContain('application/problem+json');
     // Bazel sends the client's environment in its command line events; none of it is stored.
     expect(JSON.stringify(exported)).not.toMatch(/client_env|--override_repository/);
   });
