@@ -150,7 +150,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     }
   }
   for (const line of startupLines(url, created, app.hasRoute({ method: 'GET', url: '/playground' }))) print(line);
-  if (bes !== undefined) print(`Bazel Build Event Service at ${bes.url} — bazel build //... --bes_backend=${bes.url} --bes_header=Authorization=Bearer\\ <access key> (Bazel 4: --bes_keywords=buildscope_access_key=<access key>)`);
+  if (bes !== undefined) print(`Bazel Build Event Service at ${bes.url} — bazel build //... --bes_backend=${bes.url} --bes_header=Authorization=Bearer\\ <access key> --bes_results_url=${url}/builds/bazel/ (Bazel 4: --bes_keywords=buildscope_access_key=<access key>)`);
   const besServer = bes;
   return {
     url,

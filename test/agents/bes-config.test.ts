@@ -44,7 +44,7 @@ describe('bes configuration', () => {
         });
         child.on('close', () => fail(new Error(`serve exited: ${out}`)));
       });
-      expect(line).toMatch(/^Bazel Build Event Service at grpc:\/\/127\.0\.0\.1:\d+ — bazel build \/\/\.\.\. --bes_backend=grpc:\/\/127\.0\.0\.1:\d+ --bes_header=Authorization=Bearer\\ <access key> \(Bazel 4: --bes_keywords=buildscope_access_key=<access key>\)$/);
+      expect(line).toMatch(/^Bazel Build Event Service at grpc:\/\/127\.0\.0\.1:\d+ — bazel build \/\/\.\.\. --bes_backend=grpc:\/\/127\.0\.0\.1:\d+ --bes_header=Authorization=Bearer\\ <access key> --bes_results_url=http:\/\/127\.0\.0\.1:\d+\/builds\/bazel\/ \(Bazel 4: --bes_keywords=buildscope_access_key=<access key>\)$/);
     } finally {
       child.kill('SIGTERM');
       await new Promise((done) => child.on('close', done));
