@@ -73,6 +73,15 @@ describe('bepToBuild', () => {
     });
   });
 
+  it('leaves out user and host names when the build metadata asks for it', () => {
+    const status: TimedBepEvent = { event: { id: { workspaceStatus: {} }, workspaceStatus: { item: [{ key: 'BUILD_USER', value: 'alice' }, { key: 'BUILD_HOST', value: 'box' }] } } };
+    const meta = (v: string): TimedBepEvent => ({ event: { id: { buildMetadata: {} }, buildMetadata: { metadata: { BUILDSCOPE_REDACT: v } } } });
+    const agentOf = (events: TimedBepEvent[]) => bepToBuild(events, 'abcdefghijklm').events.find((e) => e.type.eventType === 'BuildAgent')!.data;
+    expect(agentOf([started(), status, finished(0, 'SUCCESS')])).toEqual({ username: 'alice', publicHostname: 'box', localHostname: 'box' });
+    expect(agentOf([started(), status, meta('user'), finished(0, 'SUCCESS')])).toEqual({ publicHostname: 'box', localHostname: 'box' });
+    expect(agentOf([started(), status, meta('all'), finished(0, 'SUCCESS')])).toEqual({});
+  });
+
   it('names the exit code when a failed build lists no failure', () => {
     const build = bepToBuild([started(), pattern('//...'), finished(2, 'COMMAND_LINE_ERROR')], 'abcdefghijklm');
     expect(build.events.at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Bazel exited with COMMAND_LINE_ERROR (2)' }]);

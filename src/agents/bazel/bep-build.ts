@@ -147,9 +147,11 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
   out.push(event('BuildStarted', {}, start));
   const user = metadata.get('USER') ?? workspaceStatus.get('BUILD_USER');
   const host = metadata.get('HOST') ?? workspaceStatus.get('BUILD_HOST');
+  // Redaction on request, as for every agent: --build_metadata=BUILDSCOPE_REDACT=user,hostname (or all).
+  const redact = new Set((metadata.get('BUILDSCOPE_REDACT') ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean));
   const agent: Record<string, unknown> = {};
-  if (user) agent['username'] = user;
-  if (host) {
+  if (user && !redact.has('user') && !redact.has('all')) agent['username'] = user;
+  if (host && !redact.has('hostname') && !redact.has('all')) {
     agent['publicHostname'] = host;
     agent['localHostname'] = host;
   }
