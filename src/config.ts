@@ -70,8 +70,19 @@ export interface Limits {
   readonly searchTimeoutMs: number;
 }
 
+/** The Build Event Service (gRPC) endpoint for Bazel's `--bes_backend`, on its own port. */
+export interface BesSection {
+  /** Listen port (0 picks a free one), or null when the endpoint is off (the default of `serve`). */
+  readonly port: number | null;
+  /** Largest accepted gRPC message in bytes (default 64 MiB; gRPC's own default of 4 MiB is too small for Bazel). */
+  readonly maxMessageBytes: number;
+}
+
+export const DEFAULT_BES_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 export interface ServerConfig {
   readonly server: ServerSection;
+  readonly bes: BesSection;
   readonly database: DatabaseSection;
   readonly auth: AuthSection;
   readonly limits: Limits;
@@ -124,6 +135,8 @@ export interface ConfigOverrides {
   readonly data?: string;
   readonly url?: string;
   readonly workers?: number;
+  /** Port of the Build Event Service endpoint (turns it on). */
+  readonly besPort?: number;
 }
 
 /** Reads and checks a YAML configuration file (when given), then applies the overrides. */
@@ -148,7 +161,7 @@ export function loadConfig(file?: string, overrides: ConfigOverrides = {}): Serv
 /** Checks a configuration object (as read from YAML) and fills in the defaults. */
 export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where = 'configuration'): ServerConfig {
   const top = asObject(raw, where);
-  const known = ['server', 'database', 'auth', 'limits', 'export', 'provenance', 'cacheNodes', 'playground'];
+  const known = ['server', 'bes', 'database', 'auth', 'limits', 'export', 'provenance', 'cacheNodes', 'playground'];
   for (const k of Object.keys(top)) {
     if (!known.includes(k)) throw new ConfigError(`${where}: unknown section '${k}' (known: ${known.join(', ')})`);
   }
@@ -163,6 +176,12 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   const hostname = overrides.hostname ?? optString(s, 'hostname', 'server') ?? 'localhost';
   if (hostname.trim() === '') throw new ConfigError('server.hostname must not be empty');
   const publicUrl = parsePublicUrl(optString(s, 'publicUrl', 'server'));
+
+  const b = asObject(top['bes'] ?? {}, 'bes');
+  noUnknown(b, ['port', 'maxMessageBytes'], 'bes');
+  const besPort = overrides.besPort ?? optInt(b, 'port', 'bes', 0, 65535) ?? null;
+  if (besPort !== null && (!Number.isInteger(besPort) || besPort < 0 || besPort > 65535)) throw new ConfigError(`bes.port: ${besPort} is not a port number`);
+  const bes: BesSection = { port: besPort, maxMessageBytes: optInt(b, 'maxMessageBytes', 'bes', 4 * 1024 * 1024, 2 ** 31 - 1) ?? DEFAULT_BES_MAX_MESSAGE_BYTES };
 
   const d = asObject(top['database'] ?? {}, 'database');
   noUnknown(d, ['data', 'url'], 'database');
@@ -198,6 +217,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
 
   return {
     server: { hostname, host, port, workers, ...(publicUrl !== undefined ? { publicUrl } : {}) },
+    bes,
     database,
     auth: { signingKeys },
     limits,
@@ -276,6 +296,7 @@ export interface CliDatabaseOptions {
   readonly port?: string;
   readonly hostname?: string;
   readonly workers?: string;
+  readonly besPort?: string;
 }
 
 /** The configuration a command runs with: the file (if any) with the command-line options on top. */
@@ -286,7 +307,13 @@ export function configFromCli(o: CliDatabaseOptions): ServerConfig {
     port = Number(o.port);
     if (!/^\d+$/.test(o.port) || port > 65535) throw new ConfigError(`--port: not a port number: ${o.port}`);
   }
+  let besPort: number | undefined;
+  if (o.besPort !== undefined) {
+    besPort = Number(o.besPort);
+    if (!/^\d+$/.test(o.besPort) || besPort > 65535) throw new ConfigError(`--bes-port: not a port number: ${o.besPort}`);
+  }
   return loadConfig(o.config, {
+    ...(besPort !== undefined ? { besPort } : {}),
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(o.hostname !== undefined ? { hostname: o.hostname } : {}),

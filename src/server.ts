@@ -20,6 +20,8 @@ import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
 import { parsePlaygroundConfig, playgroundPlugin } from './http/playground-plugin.js';
+import type { BesServer } from './bes/server.js';
+import { besLinksPlugin } from './http/bes-links-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -38,6 +40,8 @@ export interface RunningServer {
   readonly database: DatabaseHandle;
   /** Credentials of the first user, when this start created them. */
   readonly created?: { readonly user: string; readonly password: string; readonly accessKey: string };
+  /** The Build Event Service endpoint (`grpc://host:port`), when configured (`bes.port`). */
+  readonly besUrl?: string;
   close(): Promise<void>;
 }
 
@@ -158,8 +162,34 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
   const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
+  let bes: BesServer | undefined;
+  if (config.bes.port !== null) {
+    try {
+      // Loaded on demand: gRPC is only needed when the endpoint is on.
+      const { startBesServer } = await import('./bes/server.js');
+      const { openAuth } = await import('./auth/index.js');
+      const auth = await openAuth(opened.database, config);
+      bes = await startBesServer({ host: config.server.host, port: config.bes.port, maxMessageBytes: config.bes.maxMessageBytes, store: opened.store, authenticator: auth.authenticator, logger });
+    } catch (e) {
+      await opened.close().catch(() => undefined);
+      throw new Error(`The Build Event Service endpoint could not listen on port ${config.bes.port}: ${(e as Error).message}`);
+    }
+  }
   for (const line of startupLines(url, created, app.hasRoute({ method: 'GET', url: '/playground' }))) print(line);
-  return { url, app, store: opened.store, database: opened.database, ...(created ? { created } : {}), close: () => opened.close() };
+  if (bes !== undefined) print(`Bazel Build Event Service at ${bes.url} — bazel build //... --bes_backend=${bes.url} --bes_header=Authorization=Bearer\\ <access key> --bes_results_url=${url}/builds/bazel/ (Bazel 4: --bes_keywords=buildscope_access_key=<access key>)`);
+  const besServer = bes;
+  return {
+    url,
+    app,
+    store: opened.store,
+    database: opened.database,
+    ...(created ? { created } : {}),
+    ...(besServer ? { besUrl: besServer.url } : {}),
+    close: async () => {
+      await besServer?.close();
+      await opened.close();
+    },
+  };
 }
 
 /**
@@ -180,7 +210,7 @@ export async function prepareServer(options: StartOptions): Promise<{ created: R
 
 /** The faces served next to the REST API, in the order they are registered. */
 export async function facePlugins(): Promise<FacePlugin[]> {
-  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin];
+  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin, besLinksPlugin];
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {

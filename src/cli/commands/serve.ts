@@ -15,7 +15,8 @@ export function register(program: Command): void {
     .option('--config <file>', 'YAML configuration file (command-line options win)')
     .option('--demo <n>', 'load n demo builds when the database has no builds yet')
     .option('--workers <n>', 'server processes sharing the port, 1 to 64 (default 1)')
-    .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string; workers?: string }) => {
+    .option('--bes-port <port>', 'serve the Build Event Service for Bazel (--bes_backend) on this port (off by default; npm start uses 5081; 0 picks a free one)')
+    .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string; workers?: string; besPort?: string }) => {
       const { cliConfig } = await import('./_config.js');
       const { startServer, closeOnSignals } = await import('../../server.js');
       const { createLogger } = await import('../../log.js');

@@ -1,0 +1,21 @@
+// `buildscope ingest-bep FILE`: a `--build_event_json_file` file as one targetbuild build, stored
+// in a local database or sent to a server (for sites that cannot open a gRPC port to Buildscope).
+
+import { readFile } from 'node:fs/promises';
+import type { AgentBuild } from '../common-build.js';
+import { bepToBuild, BepError, buildIdFromInvocation, invocationIdOf, parseBepJson } from './bep-build.js';
+
+/** Reads and converts an event file; throws BepError (or a file error) with a message for people. */
+export async function buildFromEventFile(file: string): Promise<AgentBuild> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new BepError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  const events = parseBepJson(text);
+  if (events.length === 0) throw new BepError(`${file} has no events; write it with bazel ... --build_event_json_file=${file}`);
+  const invocation = invocationIdOf(events);
+  if (invocation === undefined) throw new BepError(`${file}: the event stream has no BuildStarted event with an invocation ID`);
+  return bepToBuild(events, buildIdFromInvocation(invocation));
+}

@@ -1,0 +1,129 @@
+// A `jsbuild` build from one package manager command: what `buildscope run` (or, zero-touch, the
+// outermost npm process) saw, plus the lifecycle scripts the preload recorded (preload.cjs).
+
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import type { BuildEvent } from '../../store/types.js';
+import { event, packageVersion, type AgentBuild } from '../common-build.js';
+import { buildAgentData, contextEvents, localeOf, osTag, redactionFrom, type Env } from '../common-env.js';
+
+/** One line of the record file the preload writes. */
+export type RecordEntry =
+  | { readonly kind: 'command'; readonly argv: readonly string[]; readonly cwd: string; readonly t: number; readonly node?: string }
+  | { readonly kind: 'start'; readonly id: string; readonly name: string; readonly package?: string; readonly userAgent?: string; readonly t: number }
+  | { readonly kind: 'end'; readonly id: string; readonly code: number | null; readonly signal?: string; readonly t: number }
+  | { readonly kind: 'exit'; readonly code: number; readonly t: number };
+
+export function readRecord(file: string): RecordEntry[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const entries: RecordEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      entries.push(JSON.parse(line) as RecordEntry);
+    } catch {
+      // A torn last line (a process killed mid-write) is skipped.
+    }
+  }
+  return entries;
+}
+
+export interface JsCommand {
+  /** The command as typed: `['npm', 'run', 'build']`. */
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly exitCode: number;
+  readonly env: Env;
+}
+
+/** Scripts whose failure is a test or check failing (`verification`), not the build breaking. */
+const VERIFICATION_SCRIPT = /^(pre|post)?(test|tests|lint|check|verify|e2e|coverage)([:_-].*)?$/;
+
+/** `npm`, `yarn`, `pnpm` from an executable path or script (`/usr/lib/node_modules/npm/bin/npm-cli.js` -> `npm`). */
+export function managerName(executable: string): string {
+  const base = basename(executable).replace(/(-cli)?\.(c?js|mjs)$/, '');
+  return base === 'npx' ? 'npm' : base;
+}
+
+/** The package name of the nearest package.json at or above `cwd`. */
+export function projectName(cwd: string): string | undefined {
+  let dir = cwd;
+  for (;;) {
+    try {
+      const name = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name;
+      return typeof name === 'string' && name !== '' ? name : undefined;
+    } catch {
+      const up = dirname(dir);
+      if (up === dir) return undefined;
+      dir = up;
+    }
+  }
+}
+
+export function jsBuild(buildId: string, command: JsCommand, record: readonly RecordEntry[]): AgentBuild {
+  const { argv, cwd, startedAt, finishedAt, exitCode, env } = command;
+  const tool = managerName(argv[0] ?? 'npm');
+  // What a user searches for: the words after the tool (`run build`, `test`, `ci`).
+  const requested = argv.slice(1).join(' ') || 'install';
+  const events: BuildEvent[] = [];
+  events.push(event('BuildStarted', {}, startedAt));
+  events.push(event('BuildAgent', buildAgentData(redactionFrom(env)), startedAt));
+  const project = projectName(cwd);
+  if (project) events.push(event('ProjectStructure', { rootProjectName: project }, startedAt));
+  events.push(event('BuildRequestedTasks', { requested: [requested], excluded: [] }, startedAt));
+  const commandEntry = record.find((r) => r.kind === 'command');
+  events.push(
+    event(
+      'Environment',
+      {
+        nodeVersion: (commandEntry?.kind === 'command' ? commandEntry.node : undefined) ?? process.version,
+        nodeLocale: localeOf(env),
+        operatingSystem: osTag(),
+        numberOfCpuCores: availableParallelism(),
+      },
+      startedAt,
+    ),
+  );
+  events.push(...contextEvents(env, cwd, startedAt));
+  events.push(event('UserNamedValue', { key: 'Package manager', value: tool }, startedAt));
+
+  // Lifecycle scripts, in the order they started.
+  const ends = new Map<string, Extract<RecordEntry, { kind: 'end' }>>();
+  for (const r of record) if (r.kind === 'end') ends.set(r.id, r);
+  const failures: { classification: 'verification' | 'non-verification'; message: string }[] = [];
+  let toolVersion: string | undefined;
+  let taskId = 0;
+  for (const r of record) {
+    if (r.kind !== 'start') continue;
+    taskId++;
+    toolVersion ??= versionFromUserAgent(r.userAgent, tool);
+    const end = ends.get(r.id);
+    const path = r.package ? `${r.package}:${r.name}` : r.name;
+    const outcome = end === undefined ? 'failed' : end.code === 0 ? 'success' : 'failed';
+    events.push(event('TaskStarted', { id: taskId, path }, r.t));
+    events.push(event('TaskFinished', { id: taskId, path, outcome, cacheable: false, ...(end?.code !== undefined && end.code !== null ? { exitCode: end.code } : {}) }, end?.t ?? finishedAt));
+    if (outcome === 'failed') {
+      const how = end === undefined ? 'did not finish' : end.signal ? `was stopped by ${end.signal}` : `exited with ${end.code}`;
+      failures.push({ classification: VERIFICATION_SCRIPT.test(r.name) ? 'verification' : 'non-verification', message: `Script ${path} ${how}` });
+    }
+  }
+  if (exitCode !== 0 && failures.length === 0) {
+    failures.push({ classification: 'non-verification', message: `${[tool, ...argv.slice(1)].join(' ')} exited with ${exitCode}` });
+  }
+  events.push(event('BuildFinished', { outcome: exitCode === 0 ? 'succeeded' : 'failed', failures, exitCode }, Math.max(finishedAt, startedAt)));
+  return { buildId, toolType: 'jsbuild', toolVersion: toolVersion ?? 'unknown', agentVersion: packageVersion(), events };
+}
+
+/** `10.8.2` from `npm/10.8.2 node/v20.20.2 linux x64 workspaces/false`. */
+function versionFromUserAgent(userAgent: string | undefined, tool: string): string | undefined {
+  const m = userAgent === undefined ? null : new RegExp(`(?:^|\\s)${tool}/(\\S+)`).exec(userAgent);
+  return m?.[1];
+}

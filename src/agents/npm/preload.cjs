@@ -1,0 +1,101 @@
+// Buildscope's npm agent, loaded into every Node process with NODE_OPTIONS=--require=<this file>.
+// It does nothing except in a package manager's own process (npm, npx, yarn, pnpm): there it notes
+// each lifecycle script the manager spawns (name, package, start, end, exit code) in a record
+// file. `buildscope run` names the file (BUILDSCOPE_JS_EVENTS) and makes the build itself. Without
+// `buildscope run` (the zero-touch form for CI), the outermost package manager process owns the
+// build: it names the file for the processes below it, and when it exits it prints the build's
+// link and leaves the sending to a detached process, so the build never waits for the network.
+// Plain CommonJS with no dependencies: it is loaded as it is, before anything else, everywhere.
+// Any error here is swallowed: the agent must never break or fail a build.
+'use strict';
+
+try {
+  const manager = /(^|[\\/])(npm|npm-cli\.js|npx|npx-cli\.js|yarn|yarn\.js|yarn\.cjs|pnpm|pnpm\.cjs|pnpm\.js)$/;
+  const script = process.argv[1] || '';
+  if (manager.test(script) && process.env.BUILDSCOPE_DISABLE !== '1') {
+    const path = require('node:path');
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const crypto = require('node:crypto');
+    const childProcess = require('node:child_process');
+    let file = process.env.BUILDSCOPE_JS_EVENTS;
+    let owner = false;
+    // Queries (`npm --version`, `npm config get`, `npm view`, ...) and npx are not builds; their
+    // lifecycle scripts, if any, are still noted when a build owns the record.
+    const first = process.argv.slice(2).find((a) => !a.startsWith('-') || a === '-v' || a === '--version' || a === '-h' || a === '--help');
+    const query = /(^|[\\/])npx(-cli\.js)?$/.test(script) || (first === undefined && !/yarn/.test(script)) ||
+      ['-v', '--version', '-h', '--help', 'help', 'version', 'config', 'c', 'get', 'set', 'view', 'v', 'info', 'show', 'ls', 'list', 'll', 'la', 'bin', 'prefix', 'root', 'whoami', 'completion', 'outdated', 'search', 'ping', 'cache', 'doctor', 'why', 'explain', 'query', 'fund', 'audit', 'login', 'logout', 'adduser', 'token', 'owner', 'access', 'profile', 'team', 'org', 'dist-tag', 'deprecate', 'edit', 'docs', 'home', 'repo', 'bugs', 'find-dupes', 'pkg', 'sbom'].includes(first);
+    if (!file && !query) {
+      // Zero-touch: this is the outermost package manager process of a command.
+      owner = true;
+      file = path.join(os.tmpdir(), `buildscope-js-${process.pid}-${crypto.randomBytes(4).toString('hex')}.jsonl`);
+      process.env.BUILDSCOPE_JS_EVENTS = file;
+    }
+    const record = (entry) => {
+      try {
+        fs.appendFileSync(file, JSON.stringify(entry) + '\n');
+      } catch {
+        // The record is best effort; the build goes on.
+      }
+    };
+    if (owner) {
+      record({ kind: 'command', argv: process.argv.slice(1), cwd: process.cwd(), t: Date.now(), node: process.version, pid: process.pid });
+    }
+    const originalSpawn = childProcess.spawn;
+    let next = 0;
+    childProcess.spawn = function spawn(command, args, options) {
+      const child = originalSpawn.apply(this, arguments);
+      try {
+        const opts = Array.isArray(args) ? options : args;
+        const env = (opts && opts.env) || {};
+        const name = env.npm_lifecycle_event;
+        if (name) {
+          const id = `${process.pid}-${++next}`;
+          record({ kind: 'start', id, name, package: env.npm_package_name || undefined, userAgent: env.npm_config_user_agent || undefined, t: Date.now() });
+          child.once('exit', (code, signal) => record({ kind: 'end', id, code: code === null ? null : code, signal: signal || undefined, t: Date.now() }));
+        }
+      } catch {
+        // Never in the way of the spawn itself.
+      }
+      return child;
+    };
+    if (owner) {
+      process.once('exit', (code) => {
+        try {
+          record({ kind: 'exit', code, t: Date.now() });
+          const finish = path.join(__dirname, '..', '..', '..', 'dist', 'agents', 'npm', 'finish.js');
+          const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
+          let buildId = '';
+          for (const b of crypto.randomBytes(26)) if (buildId.length < 13 && b < 252) buildId += alphabet[b % 36];
+          let server = process.env.BUILDSCOPE_SERVER || '';
+          if (!server) {
+            try {
+              const config = process.env.BUILDSCOPE_AGENT_CONFIG || path.join(process.env.HOME || os.homedir(), '.buildscope', 'agent.json');
+              server = JSON.parse(fs.readFileSync(config, 'utf8')).server || '';
+            } catch {
+              // No agent configuration: the build is spooled by the sender.
+            }
+          }
+          server = String(server).replace(/\/+$/, '');
+          const senderEnv = Object.assign({}, process.env, { NODE_OPTIONS: '' });
+          const ci = ['GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'CIRCLECI', 'BUILDKITE', 'TF_BUILD', 'TRAVIS'].some((k) => process.env[k]) || (process.env.CI && process.env.CI !== 'false');
+          const mode = (process.env.BUILDSCOPE_SEND || '').toLowerCase();
+          if (mode === 'sync' || (mode !== 'background' && ci)) {
+            // A CI machine may be torn down when the job's command exits: send now, bounded.
+            const timeout = (Number(process.env.BUILDSCOPE_TIMEOUT_MS) > 0 ? Number(process.env.BUILDSCOPE_TIMEOUT_MS) : 5000) * 2 + 2000;
+            childProcess.spawnSync(process.execPath, [finish, file, buildId], { stdio: 'ignore', env: senderEnv, timeout });
+          } else {
+            // Detached and unref'd: the package manager exits now; the sending happens after.
+            const sender = originalSpawn(process.execPath, [finish, file, buildId], { detached: true, stdio: 'ignore', env: senderEnv });
+            sender.unref();
+          }
+          if (server) process.stderr.write(`Buildscope: ${server}/builds/${buildId}\n`);
+        } catch {
+          // Never fail the build.
+        }
+      });
+    }
+  }
+} catch {
+  // Never fail the build.
+}

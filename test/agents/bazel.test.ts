@@ -1,0 +1,126 @@
+// Bazel end to end: Debian's bazel-bootstrap (4.2.3) builds a small offline workspace (a genrule
+// and a shell test) with --bes_backend pointing at a real Buildscope server, once passing and once
+// with a failing test, and once writing a JSON event file that `ingest-bep` sends; each build is
+// found by the searches a user types and its events export. One Bazel server (one output base)
+// serves every case and is shut down at the end.
+
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+
+const FIXTURE = resolve('test/agents/fixtures/bazel');
+const hasBazel = spawnSync('bazel', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
+  let server: AgentTestServer;
+  let dir: string;
+  let workspace: string;
+
+  const startup = (): string[] => [
+    '--nosystem_rc',
+    '--nohome_rc',
+    // What Debian's /etc/bazel/bazelrc says, without the rest of it.
+    '--install_base=/usr/share/bazel',
+    '--trust_install_base',
+    `--output_user_root=${join(dir, 'output')}`,
+    '--max_idle_secs=300',
+  ];
+  const offline = (): string[] => [
+    '--host_javabase=@local_jdk//:jdk',
+    `--override_repository=rules_cc=${join(FIXTURE, 'stub_rules_cc')}`,
+    `--override_repository=rules_java=${join(FIXTURE, 'stub_rules_java')}`,
+    `--override_repository=remote_coverage_tools=${join(FIXTURE, 'stub_coverage_tools')}`,
+    '--color=no',
+    '--curses=no',
+  ];
+
+  const bazel = (args: string[]) => run('bazel', [...startup(), ...args], { cwd: workspace, env: { ...process.env, HOME: dir } });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bs-bazel-'));
+    workspace = join(dir, 'workspace');
+    cpSync(join(FIXTURE, 'workspace'), workspace, { recursive: true });
+    server = await startAgentTestServer({ bes: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (dir !== undefined) {
+      await bazel(['shutdown']);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await server?.close();
+  }, 120_000);
+
+  // Bazel 4 has no --bes_header (Bazel 5 added it) and sends no other header to a BES backend;
+  // the access key travels as a keyword in the stream's first request.
+  const bes = (key: string): string[] => [`--bes_backend=${server.besUrl}`, `--bes_keywords=buildscope_access_key=${key}`, '--bes_timeout=60s'];
+
+  it('records a passing build with its targets, tasks, user, host and build metadata', async () => {
+    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), `--bes_results_url=${server.url}/builds/bazel/`, '--build_metadata=ROLE=CI', '--build_metadata=TAGS=nightly,e2e', '--build_metadata=Team=infra']);
+    expect(r.status, r.output).toBe(0);
+    // Stored before Bazel's stream closed: listed as soon as Bazel exits.
+    const ids = await server.search('buildTool:targetbuild targetbuild.requestedTargets://... buildOutcome:succeeded');
+    expect(ids).toHaveLength(1);
+    const id = ids[0]!;
+    // Bazel's own link line leads to the build.
+    const link = new RegExp(`Streaming build results to: (${server.url}/builds/bazel/[0-9a-f-]{36})`).exec(r.output)?.[1];
+    expect(link, r.output).toBeDefined();
+    const redirect = await fetch(link!, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe(`/builds/${id}`);
+    expect(await server.search('tag:nightly tag:CI value:"Team=infra" project:workspace')).toEqual([id]);
+    expect(await server.search('hasVerificationFailure')).toEqual([]);
+    const build = await server.build(id);
+    expect(build.attributes?.['user']).toBeTruthy();
+    expect(build.attributes?.['hostname']).toBeTruthy();
+    const events = await server.events(id);
+    expect(events[0]!.eventType).toBe('BuildStarted');
+    expect(events.at(-1)!.eventType).toBe('BuildFinished');
+    const finished = events.filter((e) => e.eventType === 'TaskFinished').map((e) => [e.data['path'], e.data['outcome']]);
+    expect(finished).toEqual(expect.arrayContaining([['//:greeting', 'success'], ['//:greeting_test', 'success']]));
+    expect(events.find((e) => e.eventType === 'BuildRequestedTasks')!.data['requested']).toEqual(['//...']);
+    // Bazel streams the client's environment (--client_env=...) and the access key keyword in its
+    // command line events; none of that is stored.
+    expect(JSON.stringify(events)).not.toMatch(/client_env|PATH=|buildscope_access_key|${server.accessKey}/);
+  }, 240_000);
+
+  it('records a failing test as a verification failure', async () => {
+    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), '--test_env=GREETING_FAIL=1']);
+    expect(r.status, r.output).toBe(3); // Bazel: tests failed
+    const ids = await server.search('buildTool:targetbuild buildOutcome:failed hasVerificationFailure');
+    expect(ids).toHaveLength(1);
+    expect(await server.search('buildOutcome:failed hasNonVerificationFailure')).toEqual([]);
+    const events = await server.events(ids[0]!);
+    const test = events.find((e) => e.eventType === 'TaskFinished' && e.data['path'] === '//:greeting_test');
+    expect(test?.data).toMatchObject({ outcome: 'failed', testStatus: 'FAILED' });
+    const finished = events.at(-1)!;
+    expect(finished.data).toMatchObject({ outcome: 'failed', failures: [{ classification: 'verification', message: 'Test //:greeting_test FAILED' }] });
+  }, 240_000);
+
+  it('refuses a stream without a valid access key, and stores nothing', async () => {
+    const before = await server.search('buildTool:targetbuild');
+    const r = await bazel(['build', '//...', ...offline(), ...bes('not-a-key')]);
+    expect(r.output).toMatch(/UNAUTHENTICATED: Authentication failed/);
+    expect(await server.search('buildTool:targetbuild')).toEqual(before);
+  }, 240_000);
+
+  it('loads a --build_event_json_file file with ingest-bep', async () => {
+    const file = join(dir, 'events.json');
+    const r = await bazel(['build', '//:greeting', ...offline(), `--build_event_json_file=${file}`]);
+    expect(r.status, r.output).toBe(0);
+    // Asynchronously: the server runs in this process.
+    const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'ingest-bep', file, '--server', server.url], {
+      env: { ...process.env, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool') },
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    const link = cli.stdout.trim();
+    expect(link).toMatch(new RegExp(`^${server.url}/builds/[0-9a-z]{13}$`));
+    const id = link.split('/').at(-1)!;
+    expect(await server.search('buildTool:targetbuild targetbuild.requestedTargets://:greeting')).toEqual([id]);
+    const events = await server.events(id);
+    expect(events.filter((e) => e.eventType === 'TaskFinished').map((e) => e.data['path'])).toEqual(['//:greeting']);
+  }, 240_000);
+});

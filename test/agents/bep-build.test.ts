@@ -1,0 +1,142 @@
+// The Bazel event stream to build mapping on small hand-made streams (the real streams are in the
+// end-to-end and replay tests), and the laws of the build IDs the agents make.
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { newBuildId } from '../../src/agents/common-build.js';
+import { withoutUserInfo } from '../../src/agents/common-env.js';
+
+const started = (extra: Record<string, unknown> = {}): TimedBepEvent => ({
+  event: { id: { started: {} }, started: { uuid: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', startTimeMillis: '1000', command: 'test', workspaceDirectory: '/src/app', ...extra } },
+});
+const finished = (code: number, name: string): TimedBepEvent => ({ event: { id: { buildFinished: {} }, finished: { finishTimeMillis: '5000', exitCode: code === 0 ? { name } : { name, code } } } });
+const pattern = (...p: string[]): TimedBepEvent => ({ event: { id: { pattern: { pattern: p } }, expanded: {} } });
+const configured = (label: string, kind: string): TimedBepEvent => ({ event: { id: { targetConfigured: { label } }, configured: { targetKind: kind } } });
+const completed = (label: string, success: boolean): TimedBepEvent => ({ event: { id: { targetCompleted: { label } }, completed: success ? { success: true } : {} } });
+const summary = (label: string, status: string): TimedBepEvent => ({ event: { id: { testSummary: { label } }, testSummary: { overallStatus: status } } });
+
+describe('bepToBuild', () => {
+  it('maps patterns (with exclusions), targets, cached tests and metadata', () => {
+    const build = bepToBuild(
+      [
+        started(),
+        pattern('//...', '-//legacy/...'),
+        { event: { id: { buildMetadata: {} }, buildMetadata: { metadata: { TAGS: 'nightly, e2e', ROLE: 'CI', USER: 'ci-bot' } } } },
+        configured('//:lib', 'genrule rule'),
+        configured('//:t', 'sh_test rule'),
+        completed('//:lib', true),
+        completed('//:t', true),
+        { event: { id: { testResult: { label: '//:t' } }, testResult: { status: 'PASSED', cachedLocally: true, testAttemptStartMillisEpoch: '2000', testAttemptDurationMillis: '300' } } },
+        summary('//:t', 'PASSED'),
+        finished(0, 'SUCCESS'),
+      ],
+      'abcdefghijklm',
+    );
+    const byType = (t: string) => build.events.filter((e) => e.type.eventType === t).map((e) => e.data);
+    expect(byType('BuildRequestedTasks')).toEqual([{ requested: ['//...'], excluded: ['//legacy/...'], command: 'test' }]);
+    expect(byType('ProjectStructure')).toEqual([{ rootProjectName: 'app' }]);
+    expect(byType('BuildAgent')).toEqual([{ username: 'ci-bot' }]);
+    expect(byType('UserTag').map((d) => d['tag'])).toEqual(['nightly', 'e2e', 'CI']);
+    expect(byType('TaskFinished').map((d) => [d['path'], d['outcome']])).toEqual([
+      ['//:lib', 'success'],
+      ['//:t', 'up-to-date'],
+    ]);
+    const test = build.events.filter((e) => e.type.eventType.startsWith('Task') && e.data['path'] === '//:t').map((e) => e.timestamp);
+    expect(test).toEqual([2000, 2300]);
+    expect(byType('BuildFinished')).toEqual([{ outcome: 'succeeded', failures: [], exitCode: 0 }]);
+  });
+
+  it('classifies a target that did not build and an aborted load as non-verification, a failed test as verification', () => {
+    const build = bepToBuild(
+      [
+        started(),
+        pattern('//...'),
+        configured('//:broken', 'genrule rule'),
+        completed('//:broken', false),
+        configured('//:t', 'sh_test rule'),
+        summary('//:t', 'TIMEOUT'),
+        { event: { id: { unconfiguredLabel: { label: '//missing:x' } }, aborted: { reason: 'LOADING_FAILURE', description: 'no such package' } } },
+        { event: { id: { targetCompleted: { label: '//:skipped' } }, aborted: { reason: 'SKIPPED' } } },
+        finished(1, 'BUILD_FAILURE'),
+      ],
+      'abcdefghijklm',
+    );
+    expect(build.events.at(-1)!.data).toEqual({
+      outcome: 'failed',
+      exitCode: 1,
+      failures: [
+        { classification: 'non-verification', message: 'Target //:broken failed to build' },
+        { classification: 'verification', message: 'Test //:t TIMEOUT' },
+        { classification: 'non-verification', message: '//missing:x aborted (LOADING_FAILURE): no such package' },
+      ],
+    });
+  });
+
+  it('leaves out user and host names when the build metadata asks for it', () => {
+    const status: TimedBepEvent = { event: { id: { workspaceStatus: {} }, workspaceStatus: { item: [{ key: 'BUILD_USER', value: 'alice' }, { key: 'BUILD_HOST', value: 'box' }] } } };
+    const meta = (v: string): TimedBepEvent => ({ event: { id: { buildMetadata: {} }, buildMetadata: { metadata: { BUILDSCOPE_REDACT: v } } } });
+    const agentOf = (events: TimedBepEvent[]) => bepToBuild(events, 'abcdefghijklm').events.find((e) => e.type.eventType === 'BuildAgent')!.data;
+    expect(agentOf([started(), status, finished(0, 'SUCCESS')])).toEqual({ username: 'alice', publicHostname: 'box', localHostname: 'box' });
+    expect(agentOf([started(), status, meta('user'), finished(0, 'SUCCESS')])).toEqual({ publicHostname: 'box', localHostname: 'box' });
+    expect(agentOf([started(), status, meta('all'), finished(0, 'SUCCESS')])).toEqual({});
+  });
+
+  it('names the exit code when a failed build lists no failure', () => {
+    const build = bepToBuild([started(), pattern('//...'), finished(2, 'COMMAND_LINE_ERROR')], 'abcdefghijklm');
+    expect(build.events.at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Bazel exited with COMMAND_LINE_ERROR (2)' }]);
+  });
+
+  it('refuses a stream without a start or an end, and a file that is not an event file', () => {
+    expect(() => bepToBuild([finished(0, 'SUCCESS')], 'abcdefghijklm')).toThrow(BepError);
+    expect(() => bepToBuild([started()], 'abcdefghijklm')).toThrow(/no BuildFinished event/);
+    expect(() => parseBepJson('{"id":{}}\nnot json\n')).toThrow(/^line 2: not JSON/);
+    expect(() => parseBepJson('[1,2]\n')).toThrow(/^line 1: not a build event/);
+  });
+});
+
+describe('build IDs', () => {
+  it('an invocation ID always gives the same valid build ID, and different invocations different ones', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.uuid(), (a, b) => {
+        const ia = buildIdFromInvocation(a);
+        expect(ia).toMatch(/^[0-9a-z]{13}$/);
+        expect(buildIdFromInvocation(a)).toBe(ia);
+        const sameFirst64 = a.replace(/-/g, '').slice(0, 16).toLowerCase() === b.replace(/-/g, '').slice(0, 16).toLowerCase();
+        expect(buildIdFromInvocation(b) === ia).toBe(sameFirst64);
+      }),
+    );
+  });
+
+  it('agent-made build IDs are 13 characters of [0-9a-z]', () => {
+    for (let i = 0; i < 2000; i++) expect(newBuildId()).toMatch(/^[0-9a-z]{13}$/);
+  });
+
+  it('repository URLs lose their credentials and nothing else', () => {
+    expect(withoutUserInfo('https://user:token@github.com/acme/app.git')).toBe('https://github.com/acme/app.git');
+    expect(withoutUserInfo('https://github.com/acme/app.git')).toBe('https://github.com/acme/app.git');
+    expect(withoutUserInfo('git@github.com:acme/app.git')).toBe('git@github.com:acme/app.git');
+  });
+});
+
+describe('vendored protocol files', () => {
+  it('the googleapis files are unchanged copies of the google-proto-files package (docs/send-your-builds.md)', async () => {
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { join, relative } = await import('node:path');
+    const root = 'src/bes/proto/google';
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.proto')) files.push(path);
+      }
+    };
+    walk(root);
+    expect(files.length).toBeGreaterThanOrEqual(14);
+    for (const file of files) {
+      const upstream = join('node_modules/google-proto-files/google', relative(root, file));
+      expect(readFileSync(file, 'utf8'), file).toBe(readFileSync(upstream, 'utf8'));
+    }
+  });
+});

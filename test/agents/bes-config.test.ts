@@ -1,0 +1,54 @@
+// The Build Event Service setting: `bes` in the configuration and `serve --bes-port`, off by
+// default, checked like every other setting, and announced by a real `serve` at start.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configFromCli, parseConfig } from '../../src/config.js';
+import { run } from './support.js';
+
+describe('bes configuration', () => {
+  it('is off by default and takes a port and a message limit', () => {
+    expect(parseConfig({}).bes).toEqual({ port: null, maxMessageBytes: 64 * 1024 * 1024 });
+    expect(parseConfig({ bes: { port: 5081, maxMessageBytes: 8 * 1024 * 1024 } }).bes).toEqual({ port: 5081, maxMessageBytes: 8 * 1024 * 1024 });
+    expect(configFromCli({ besPort: '0' }).bes.port).toBe(0);
+  });
+
+  it('refuses bad values with their path', () => {
+    expect(() => parseConfig({ bes: { port: 70000 } })).toThrow(/bes.port must be between 0 and 65535/);
+    expect(() => parseConfig({ bes: { prot: 1 } })).toThrow(/bes: unknown setting 'prot'/);
+    expect(() => parseConfig({ bes: { maxMessageBytes: 1000 } })).toThrow(ConfigError);
+    expect(() => configFromCli({ besPort: 'x' })).toThrow(/--bes-port: not a port number: x/);
+  });
+
+  it('serve --bes-port with a bad port ends with one line', async () => {
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--bes-port', 'abc', '--data', '/nonexistent-never-created']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('buildscope serve: --bes-port: not a port number: abc\n');
+  }, 60_000);
+
+  it('serve --bes-port 0 starts the endpoint and prints how to point Bazel at it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bs-bes-serve-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--bes-port', '0', '--data', join(dir, 'data')], {
+      env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' },
+    });
+    try {
+      const line = await new Promise<string>((done, fail) => {
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          const m = /^Bazel Build Event Service at .*$/m.exec(out);
+          if (m) done(m[0]);
+        });
+        child.on('close', () => fail(new Error(`serve exited: ${out}`)));
+      });
+      expect(line).toMatch(/^Bazel Build Event Service at grpc:\/\/127\.0\.0\.1:\d+ — bazel build \/\/\.\.\. --bes_backend=grpc:\/\/127\.0\.0\.1:\d+ --bes_header=Authorization=Bearer\\ <access key> --bes_results_url=http:\/\/127\.0\.0\.1:\d+\/builds\/bazel\/ \(Bazel 4: --bes_keywords=buildscope_access_key=<access key>\)$/);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((done) => child.on('close', done));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,156 @@
+// npm end to end: a small real package in a temp dir (scripts only, nothing to download) run with
+// the installed npm through `buildscope run` and through the zero-touch NODE_OPTIONS form, against
+// a real Buildscope server. Needs dist/ (`node scripts/build.js`), like every test of the CLI.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+
+const CLI = resolve('bin/buildscope.js');
+const PRELOAD = resolve('src/agents/npm/preload.cjs');
+
+const PACKAGE = {
+  name: 'tiny-app',
+  version: '1.0.0',
+  private: true,
+  scripts: {
+    prebuild: 'node -e "console.log(\'preparing\')"',
+    build: 'node -e "console.log(\'built\')"',
+    test: 'node -e "console.log(\'1 test failed\'); process.exit(3)"',
+    all: 'npm run build --silent',
+  },
+};
+
+describe('npm through buildscope run and NODE_OPTIONS', () => {
+  let server: AgentTestServer;
+  let dir: string;
+  let pkg: string;
+
+  beforeAll(async () => {
+    expect(existsSync(resolve('dist/cli/main.js')), 'run node scripts/build.js first').toBe(true);
+    server = await startAgentTestServer();
+    dir = mkdtempSync(join(tmpdir(), 'bs-npm-'));
+    pkg = join(dir, 'tiny-app');
+    execFileSync('mkdir', ['-p', pkg]);
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify(PACKAGE, null, 2));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: pkg, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '--allow-empty', '-m', 'start');
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    // The test's own CI variables must not decide the build's CI tags.
+    for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'BUILDKITE', 'CIRCLECI', 'TF_BUILD', 'TRAVIS', 'NODE_OPTIONS']) delete base[k];
+    return { ...base, HOME: dir, BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
+  };
+  const buildscopeRun = (args: string[], extra: Record<string, string> = {}) => run(process.execPath, [CLI, 'run', '--', ...args], { cwd: pkg, env: env(extra) });
+
+  it('records a passing npm run build with its scripts, CI and git values, and passes the output through untouched', async () => {
+    const plain = await run('npm', ['run', 'build'], { cwd: pkg, env: env() });
+    const r = await buildscopeRun(['npm', 'run', 'build'], {
+      GITHUB_ACTIONS: 'true',
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_REPOSITORY: 'acme/tiny-app',
+      GITHUB_RUN_ID: '42',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(plain.stdout);
+    const link = r.stderr.trim().split('\n').at(-1)!;
+    expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
+    const id = link.split('/').at(-1)!;
+    // Listed as soon as the command returns.
+    expect(await server.search('buildTool:jsbuild jsbuild.requestedCommands:"run build" buildOutcome:succeeded jsbuild.projectName:tiny-app')).toEqual([id]);
+    expect(await server.search('tag:CI value:"CI provider=GitHub Actions" value:"Git branch=main" value:"CI build=https://github.com/acme/tiny-app/actions/runs/42"')).toEqual([id]);
+    expect(await server.search('jsbuild.environment.nodeVersion:v* jsbuild.environment.numberOfCpuCores>0 jsbuild.environment.operatingSystem:Linux')).toEqual([id]);
+    const events = await server.events(id);
+    const tasks = events.filter((e) => e.eventType === 'TaskFinished').map((e) => [e.data['path'], e.data['outcome']]);
+    expect(tasks).toEqual([
+      ['tiny-app:prebuild', 'success'],
+      ['tiny-app:build', 'success'],
+    ]);
+    // Never environment variables: the CI's are read, not sent.
+    expect(JSON.stringify(events)).not.toContain('GITHUB_');
+  }, 120_000);
+
+  it('records a failing npm test as a verification failure, exits with its status, and redacts on request', async () => {
+    const r = await buildscopeRun(['npm', 'test'], { BUILDSCOPE_REDACT: 'user,hostname,ip' });
+    expect(r.status).toBe(3);
+    expect(r.stdout).toContain('1 test failed');
+    const ids = await server.search('buildTool:jsbuild jsbuild.requestedCommands:test buildOutcome:failed hasVerificationFailure tag:LOCAL');
+    expect(ids).toHaveLength(1);
+    const events = await server.events(ids[0]!);
+    expect(events.find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
+    expect(events.at(-1)!.data).toMatchObject({ outcome: 'failed', exitCode: 3, failures: [{ classification: 'verification', message: 'Script tiny-app:test exited with 3' }] });
+  }, 120_000);
+
+  it('exits 127 with one line when the command does not exist, and records the failed build', async () => {
+    const r = await buildscopeRun(['no-such-command-for-buildscope'], { BUILDSCOPE_TAGS: 'missing' });
+    expect(r.status).toBe(127);
+    expect(r.stderr).toContain('buildscope run: cannot run no-such-command-for-buildscope: command not found');
+    expect(await server.search('tag:missing buildOutcome:failed hasNonVerificationFailure')).toHaveLength(1);
+  }, 60_000);
+
+  it('spools when the server cannot be reached (the build still succeeds) and delivers both builds, once each, with the next one', async () => {
+    const closedPort = await freePort();
+    const down = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SERVER: `http://127.0.0.1:${closedPort}`, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
+    expect(down.status).toBe(0);
+    expect(down.stderr).toMatch(/build not sent .*kept in .*spool2/);
+    expect(readdirSync(join(dir, 'spool2'))).toHaveLength(1);
+    expect(await server.search('tag:spooled')).toEqual([]);
+    const up = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
+    expect(up.status).toBe(0);
+    expect(await server.search('tag:spooled')).toHaveLength(2);
+    expect(readdirSync(join(dir, 'spool2'))).toEqual([]);
+  }, 120_000);
+
+  it('records every npm command of a job with the NODE_OPTIONS that agent npm prints, nested npm runs included', async () => {
+    const shown = await run(process.execPath, [CLI, 'agent', 'npm'], { env: env() });
+    expect(shown.status, shown.stderr).toBe(0);
+    const nodeOptions = /^export NODE_OPTIONS="(.*)"$/m.exec(shown.stdout)?.[1];
+    expect(nodeOptions).toBe(`--require=${PRELOAD}`);
+    const r = await run('npm', ['run', 'all'], { cwd: pkg, env: env({ NODE_OPTIONS: nodeOptions!, BUILDSCOPE_TAGS: 'zero-touch' }) });
+    expect(r.status, r.stderr).toBe(0);
+    const link = /Buildscope: (\S+)/.exec(r.stderr)?.[1];
+    expect(link).toMatch(new RegExp(`^${server.url}/builds/[0-9a-z]{13}$`));
+    const id = link!.split('/').at(-1)!;
+    // Sent by a detached process after npm exited: wait for it.
+    let ids: string[] = [];
+    for (let i = 0; i < 60 && ids.length === 0; i++) {
+      ids = await server.search('tag:zero-touch jsbuild.requestedCommands:"run all"');
+      if (ids.length === 0) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(ids).toEqual([id]);
+    const tasks = (await server.events(id)).filter((e) => e.eventType === 'TaskFinished').map((e) => e.data['path']);
+    expect(tasks).toEqual(['tiny-app:all', 'tiny-app:prebuild', 'tiny-app:build']);
+    // On a CI machine (which may vanish when the job ends) npm waits for the send: stored on exit.
+    const ci = await run('npm', ['run', 'build'], { cwd: pkg, env: env({ NODE_OPTIONS: `--require=${PRELOAD}`, BUILDSCOPE_TAGS: 'zero-touch-ci', GITLAB_CI: 'true', CI_JOB_URL: 'https://gitlab.example.com/acme/tiny-app/-/jobs/7' }) });
+    expect(ci.status, ci.stderr).toBe(0);
+    expect(await server.search('tag:zero-touch-ci tag:CI value:"CI provider=GitLab CI" jsbuild.requestedCommands:"run build"')).toHaveLength(1);
+    // Queries and npx are not builds.
+    for (const args of [['--version'], ['config', 'get', 'registry']]) {
+      const q = await run('npm', args, { cwd: pkg, env: env({ NODE_OPTIONS: nodeOptions!, BUILDSCOPE_TAGS: 'query', BUILDSCOPE_SEND: 'sync' }) });
+      expect(q.status).toBe(0);
+      expect(q.stderr).not.toContain('Buildscope:');
+    }
+    expect(await server.search('tag:query')).toEqual([]);
+  }, 120_000);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => done(port));
+    });
+  });
+}

@@ -1,0 +1,154 @@
+// pytest end to end: Debian's pytest (pytest-3, 7.2.1) runs a small suite (passing, failing,
+// erroring) with the plugin shipped in this package, against a real Buildscope server: with
+// PYTHONPATH and -p, installed into a virtual environment (no -p), with a collection error, and
+// with the server down (spooled, then delivered with the next run).
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+
+const PLUGIN_DIR = resolve('src/agents/python/pylib');
+const hasPytest = spawnSync('pytest-3', ['--version'], { encoding: 'utf8' }).status === 0;
+
+const SUITE = `import pytest
+
+def test_passes():
+    assert 1 + 1 == 2
+
+def test_fails():
+    assert 1 + 1 == 3
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+def test_errors(broken):
+    pass
+`;
+
+describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
+  let server: AgentTestServer;
+  let dir: string;
+  let project: string;
+
+  beforeAll(async () => {
+    server = await startAgentTestServer();
+    dir = mkdtempSync(join(tmpdir(), 'bs-pytest-'));
+    project = join(dir, 'tiny-py');
+    mkdirSync(project);
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "tiny-py"\nversion = "0.1"\n');
+    writeFileSync(join(project, 'test_suite.py'), SUITE);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'BUILDKITE', 'CIRCLECI', 'TF_BUILD', 'TRAVIS', 'PYTHONPATH']) delete base[k];
+    // Synchronous sending unless a test asks otherwise: the build is stored when pytest exits.
+    return { ...base, HOME: dir, PYTHONDONTWRITEBYTECODE: '1', BUILDSCOPE_SEND: 'sync', BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
+  };
+  const pytest = (args: string[], extra: Record<string, string> = {}, cwd = project) =>
+    run('pytest-3', ['-p', 'buildscope_pytest', '-p', 'no:cacheprovider', ...args], { cwd, env: env({ PYTHONPATH: PLUGIN_DIR, ...extra }) });
+
+  it('records a session with a passing, a failing and an erroring test', async () => {
+    const r = await pytest(['-q', 'test_suite.py'], { BUILDSCOPE_TAGS: 'suite' });
+    expect(r.status).toBe(1); // pytest's own status, untouched
+    expect(r.stdout).toContain('1 failed, 1 passed, 1 error');
+    const link = r.stderr.trim().split('\n').at(-1)!;
+    expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
+    const id = link.split('/').at(-1)!;
+    expect(await server.search('buildTool:pybuild buildOutcome:failed hasVerificationFailure')).toEqual([id]);
+    expect(await server.search('pybuild.projectName:tiny-py pybuild.requestedCommands:"pytest -p buildscope_pytest*" tag:LOCAL tag:suite')).toEqual([id]);
+    expect(await server.search('pybuild.environment.operatingSystem:Linux pybuild.environment.numberOfCpuCores>0 pybuild.environment.locale:*')).toEqual([id]);
+    expect(await server.search('hasNonVerificationFailure')).toEqual([]);
+    const events = await server.events(id);
+    const tasks = events.filter((e) => e.eventType === 'TaskFinished').map((e) => [e.data['path'], e.data['outcome']]);
+    expect(tasks).toEqual([
+      ['test_suite.py::test_passes', 'success'],
+      ['test_suite.py::test_fails', 'failed'],
+      ['test_suite.py::test_errors', 'failed'],
+    ]);
+    for (const t of events.filter((e) => e.eventType === 'TaskFinished')) expect(t.data['durationMs']).toBeGreaterThanOrEqual(0);
+    expect(events.at(-1)!.data).toMatchObject({
+      outcome: 'failed',
+      failures: [
+        { classification: 'verification', message: 'Test test_suite.py::test_fails failed' },
+        { classification: 'verification', message: 'Test test_suite.py::test_errors errored in setup' },
+      ],
+    });
+  }, 60_000);
+
+  it('records a collection error as a non-verification failure, redacting the agent host on request', async () => {
+    const broken = join(dir, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'test_broken.py'), 'def test_x(:\n    pass\n');
+    const r = await pytest(['-q'], { BUILDSCOPE_TAGS: 'collection', BUILDSCOPE_REDACT: 'all' }, broken);
+    expect(r.status).toBe(2);
+    const ids = await server.search('buildTool:pybuild tag:collection buildOutcome:failed hasNonVerificationFailure');
+    expect(ids).toHaveLength(1);
+    // Redacted on request: no user, host names or addresses.
+    expect((await server.events(ids[0]!)).find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
+    expect((await server.events(ids[0]!)).at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Collection of test_broken.py failed' }]);
+  }, 60_000);
+
+  it('spools when the server is down and delivers both sessions, once each, with the next run', async () => {
+    const port = await freePort();
+    const spool = join(dir, 'spool-py');
+    const down = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SERVER: `http://127.0.0.1:${port}`, BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
+    expect(down.status).toBe(0);
+    expect(down.stderr).toMatch(/build not sent .*kept in/);
+    expect(readdirSync(spool)).toHaveLength(1);
+    const up = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
+    expect(up.status).toBe(0);
+    expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
+    expect(readdirSync(spool)).toEqual([]);
+  }, 60_000);
+
+  it('sends in the background outside CI: pytest exits at once, the build arrives after', async () => {
+    const r = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SEND: '', BUILDSCOPE_TAGS: 'background' });
+    expect(r.status).toBe(0);
+    const id = /Buildscope: \S+\/builds\/([0-9a-z]{13})$/m.exec(r.stderr)?.[1];
+    expect(id).toBeDefined();
+    let ids: string[] = [];
+    for (let i = 0; i < 60 && ids.length === 0; i++) {
+      ids = await server.search('tag:background');
+      if (ids.length === 0) await new Promise((done) => setTimeout(done, 250));
+    }
+    expect(ids).toEqual([id]);
+  }, 60_000);
+
+  it('agent python prints how to enable the plugin and installs it into a virtual environment, where pytest loads it by itself', async () => {
+    const shown = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'python'], { env: env({ BUILDSCOPE_SERVER: server.url }) });
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain(`PYTHONPATH=${PLUGIN_DIR}`);
+    expect(shown.stdout).toContain('pytest -p buildscope_pytest');
+    const venv = join(dir, 'venv');
+    // Debian's python3 with its pytest visible; no pip needed.
+    const made = await run('/usr/bin/python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv]);
+    expect(made.status, made.stderr).toBe(0);
+    const installed = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'python', '--install', '--venv', venv]);
+    expect(installed.status, installed.stderr).toBe(0);
+    expect(existsSync(join(venv, 'bin', 'python'))).toBe(true);
+    const r = await run(join(venv, 'bin', 'python'), ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'test_suite.py::test_passes'], { cwd: project, env: env({ BUILDSCOPE_TAGS: 'venv' }) });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/Buildscope: http/);
+    expect(await server.search('buildTool:pybuild tag:venv buildOutcome:succeeded')).toHaveLength(1);
+  }, 60_000);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => done(port));
+    });
+  });
+}

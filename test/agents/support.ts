@@ -1,0 +1,93 @@
+// A real Buildscope server on loopback for the capture agents' end-to-end tests (HTTP API and,
+// when asked, the Build Event Service), and the searches and event exports a user would run.
+
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export interface AgentTestServer {
+  readonly url: string;
+  readonly besUrl?: string;
+  /** An access key of the first user (every permission, publishScan included). */
+  readonly accessKey: string;
+  readonly server: RunningServer;
+  /** IDs of the builds a search finds (oldest first). */
+  search(query: string): Promise<string[]>;
+  /** A build's events from the export API, in order. */
+  events(id: string): Promise<{ eventType: string; data: Record<string, unknown>; timestamp: number }[]>;
+  /** A build's summary with its derived attributes (REST). */
+  build(id: string): Promise<{ id: string; toolType: string; attributes?: Record<string, unknown> } & Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export async function startAgentTestServer(options: { bes?: boolean } = {}): Promise<AgentTestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'bs-agents-'));
+  const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, ...(options.bes ? { bes: { port: 0 } } : {}) }, { data: join(dir, 'data') });
+  const server = await startServer({ config, logger: createLogger('test', 'warn'), print: () => undefined });
+  const accessKey = server.created!.accessKey;
+  const auth = { authorization: `Bearer ${accessKey}` };
+  return {
+    url: server.url,
+    ...(server.besUrl ? { besUrl: server.besUrl } : {}),
+    accessKey,
+    server,
+    async search(query) {
+      const r = await fetch(`${server.url}/api/builds?fromInstant=0&maxWaitSecs=1&query=${encodeURIComponent(query)}`, { headers: auth });
+      if (r.status !== 200) throw new Error(`search ${query}: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { id: string }[]).map((b) => b.id);
+    },
+    async events(id) {
+      const r = await fetch(`${server.url}/build-export/v2/build/${id}/events`, { headers: { ...auth, accept: 'text/event-stream' } });
+      if (r.status !== 200) throw new Error(`events of ${id}: ${r.status} ${await r.text()}`);
+      const text = await r.text();
+      return text
+        .split('\n\n')
+        .filter((m) => /^event: BuildEvent$/m.test(m))
+        .map((m) => {
+          const data = JSON.parse(m.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')) as { timestamp: number; type: { eventType: string }; data: Record<string, unknown> };
+          return { eventType: data.type.eventType, data: data.data, timestamp: data.timestamp };
+        });
+    },
+    async build(id) {
+      const r = await fetch(`${server.url}/api/builds/${id}?models=attributes`, { headers: auth });
+      if (r.status !== 200) throw new Error(`build ${id}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as never;
+    },
+    async close() {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout and stderr as they came. */
+  readonly output: string;
+}
+
+/** Runs a command without blocking this process (the server under test lives in it). */
+export function run(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<RunResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      output += c.toString();
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      output += c.toString();
+    });
+    child.on('error', fail);
+    child.on('close', (status) => done({ status, stdout, stderr, output }));
+  });
+}
