@@ -5,7 +5,7 @@
 // bep-build.ts), so no lookup is needed and nothing about the build is revealed here.
 
 import { buildIdFromInvocation } from '../agents/bazel/bep-build.js';
-import type { FacePlugin } from './app.js';
+import type { FacePlugin } from './context.js';
 import { sendProblem } from './problem.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 
@@ -19,6 +19,7 @@ export const besLinksPlugin: FacePlugin = async (app) => {
         summary: "Bazel's link to a build",
         description: 'Redirects (302) to /builds/{buildId} of the build a Bazel invocation was stored as; point Bazel at it with --bes_results_url=<server>/builds/bazel/. Needs no credentials: the build ID follows from the invocation ID.',
         tags: ['builds'],
+        security: [],
         params: { type: 'object', properties: { invocationId: { type: 'string', description: 'Bazel invocation ID (a UUID)' } }, required: ['invocationId'] },
         response: { 302: { type: 'null', description: 'Location: /builds/{buildId}' }, ...PROBLEM_RESPONSES([400]) },
       },

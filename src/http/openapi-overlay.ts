@@ -178,6 +178,8 @@ export const OVERLAY: Readonly<Record<string, OverlayEntry>> = {
     operationId: 'GetCacheNode',
     responses: problems({ 400: 'Not a node name', 401: 'Missing or wrong credentials', 403: 'The credential lacks manageCacheNodes', 404: 'No cache node of that name' }),
   },
+  'get /metrics': { operationId: 'GetMetrics', responses: problems({ 401: 'Missing or wrong credentials', 403: 'The credential lacks readMetrics' }) },
+  'get /health/ready': { operationId: 'GetReadiness', responses: problems({ 503: 'The database does not answer' }) },
   'get /api/query/explain': { operationId: 'ExplainQuery', responses: problems({ 400: 'The query parameter is given twice or is too long' }) },
 };
 

@@ -15,8 +15,9 @@ export interface OperationsOptions {
   readonly database: DatabaseHandle;
 }
 
-const healthSchema = (description: string) => ({
+const healthSchema = (summary: string, description: string) => ({
   tags: ['operations'],
+  summary,
   description,
   security: [],
   response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } },
@@ -35,14 +36,14 @@ export const operationsPlugin = fp<OperationsOptions>(
       '/metrics',
       {
         preHandler: requirePermission('readMetrics'),
-        schema: { tags: ['operations'], operationId: 'getMetrics', description: 'Server metrics in the Prometheus text format (permission readMetrics).', produces: ['text/plain'] },
+        schema: { tags: ['operations'], summary: 'Server metrics', description: 'Server metrics in the Prometheus text format (permission readMetrics).', produces: ['text/plain'] },
       },
       async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );
 
-    app.get('/health/live', { schema: { ...healthSchema('The process answers.'), operationId: 'getLiveness' } }, async () => ({ status: 'live' }));
+    app.get('/health/live', { schema: healthSchema('Liveness', 'The process answers.') }, async () => ({ status: 'live' }));
 
-    app.get('/health/ready', { schema: { ...healthSchema('The database answers and its migrations ran: the server can serve requests.'), operationId: 'getReadiness' } }, async (_request, reply) => {
+    app.get('/health/ready', { schema: healthSchema('Readiness', 'The database answers and its migrations ran: the server can serve requests.') }, async (_request, reply) => {
       try {
         await sql`SELECT 1`.execute(database.db);
       } catch (e) {

@@ -95,7 +95,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     };
     /** Everything stored, as an unrestricted reader sees it. */
     const state = async () => {
-      const builds = await get('/api/builds?models=attributes&maxBuilds=1000&maxWaitSecs=1', admin);
+      const builds = await get('/api/builds?since=0&models=attributes&maxBuilds=1000&maxWaitSecs=1', admin);
       const events: unknown[] = [];
       for await (const e of s.store.streamEvents(P_OPEN)) events.push(e);
       return JSON.stringify({ builds: builds.text, open: await s.store.buildState(P_OPEN, SEE_EVERYTHING), events });
@@ -159,7 +159,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     });
 
     it('listing: only her builds, with attributes', async () => {
-      const r = await get('/api/builds?models=attributes&maxBuilds=1000&maxWaitSecs=1', mallory);
+      const r = await get('/api/builds?since=0&models=attributes&maxBuilds=1000&maxWaitSecs=1', mallory);
       expect(r.status).toBe(200);
       expect(JSON.parse(r.text).map((b: { id: string }) => b.id)).toEqual([B_DONE]);
       expectNothingOf(r.text);
