@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
+import { exportPlugin } from '../../src/http/export-plugin.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './support.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
@@ -27,7 +28,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
   const spoolDir = () => join(agentDir(), 'spool');
 
   beforeAll(async () => {
-    server = await startTestServer(await newLocation('sqlite'));
+    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
     key = await server.user('ci', ['publishScan', 'accessBuildDataViaApi', 'exportData']);
     auth = bearer(key);
     dir = mkdtempSync(join(tmpdir(), 'agent-gradle-'));
@@ -77,6 +78,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
 
   it('a passing --offline --parallel build on CI is spooled when its server stops during the build', async () => {
     const p = project('tiny');
+    writeFileSync(join(p, '.gitignore'), '.gradle/\nbuild/\n');
     git(p, 'init');
     git(p, 'add', '.');
     git(p, 'commit', '-qm', 'first');
