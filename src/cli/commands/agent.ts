@@ -38,6 +38,30 @@ export function register(program: Command): void {
     });
 
   agent
+    .command('maven')
+    .description("Build the Maven core extension with this machine's JDK and Maven; print the -Dmaven.ext.class.path option that loads it (or install it into ${maven.home}/lib/ext)")
+    .option('--install', 'copy the extension into ${maven.home}/lib/ext, so that every build of that Maven loads it')
+    .option('--maven-home <dir>', 'the Maven installation to build for (default: the one of `mvn` on the PATH)')
+    .action(async (opts: { install?: boolean; mavenHome?: string }) => {
+      const { buildMavenExtension, installMavenExtension, mavenHome, MavenAgentError } = await import('../../agents/maven.js');
+      const { agentDir } = await import('../../agents/settings.js');
+      const { join } = await import('node:path');
+      try {
+        const built = buildMavenExtension(opts.mavenHome ?? mavenHome(), join(agentDir(), 'maven'));
+        if (!opts.install) {
+          process.stdout.write(`-Dmaven.ext.class.path=${built.jar}\n`);
+          process.stderr.write(`Built ${built.jar} for the Maven in ${built.mavenHome}. Load it with MAVEN_OPTS="$(buildscope agent maven)" or pass the option above to mvn.\n`);
+          return;
+        }
+        const target = installMavenExtension(built);
+        process.stderr.write(`Installed ${target}: every build of the Maven in ${built.mavenHome} now sends itself to Buildscope.\n`);
+      } catch (e) {
+        if (e instanceof MavenAgentError) fail('agent maven', e.message);
+        fail('agent maven', `cannot install the extension: ${(e as Error).message}`, 1);
+      }
+    });
+
+  agent
     .command('flush')
     .description('Send the builds the agents kept in the spool because the server could not take them')
     .action(async () => {
