@@ -21,16 +21,19 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 export interface Run {
   readonly code: number | null;
+  /** Standard output, with standard error too unless they were asked apart. */
   readonly out: string;
+  readonly err: string;
 }
 
-export function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, onSpawn?: () => void): Promise<Run> {
+export function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, onSpawn?: () => void, apart = false): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) => resolve({ code, out }));
+    child.stderr.on('data', (c: Buffer) => (apart ? (err += c.toString()) : (out += c.toString())));
+    child.on('close', (code) => resolve({ code, out, err }));
     onSpawn?.();
   });
 }
