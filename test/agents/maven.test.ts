@@ -105,7 +105,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     expect(again.err).toContain('No spooled builds');
 
     expect(await search(server, auth, 'buildTool:jvmbuild jvmbuild.requestedGoals:test')).toEqual([id]);
-    expect(await search(server, auth, 'jvmbuild.buildOptions.offlineModeEnabled jvmbuild.buildOptions.maxNumberOfThreads=2 jvmbuild.buildOptions.batchModeEnabled')).toEqual([id]);
+    expect(await search(server, auth, 'jvmbuild.buildOptions.offlineModeEnabled jvmbuild.buildOptions.maxNumberOfThreads:2 jvmbuild.buildOptions.batchModeEnabled')).toEqual([id]);
     expect(await search(server, auth, 'tag:CI tag:nightly value:"CI provider=Jenkins" value:"CI build=https://ci.example.com/job/tiny/7/"')).toEqual([id]);
     expect(await search(server, auth, 'value:"Git branch=main" value:"Git status=clean" project:tiny buildToolVersion:3.8.7')).toEqual([id]);
 
