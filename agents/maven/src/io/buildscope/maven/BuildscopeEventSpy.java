@@ -47,6 +47,11 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
     private Future<List<Map<String, Object>>> machine;
     private Future<List<Map<String, Object>>> git;
     private volatile boolean finished;
+    // The spy's own time, printed with -Dbuildscope.timing=true (what bench/agent-overhead.ts reads).
+    private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong mojoNanos = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicInteger mojoCalls = new AtomicInteger();
+    private long sendNanos;
 
     @javax.inject.Inject
     public BuildscopeEventSpy(RuntimeInformation runtime) {
@@ -55,12 +60,23 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
 
     @Override
     public void onEvent(Object event) {
+        long t0 = System.nanoTime();
+        boolean mojo = false;
         try {
             if (event instanceof MavenExecutionRequest) started((MavenExecutionRequest) event);
-            else if (event instanceof ExecutionEvent) execution((ExecutionEvent) event);
+            else if (event instanceof ExecutionEvent) mojo = execution((ExecutionEvent) event);
             else if (event instanceof MavenExecutionResult) finish((MavenExecutionResult) event);
         } catch (Throwable t) {
             // never the build's problem
+        }
+        long spent = System.nanoTime() - t0;
+        nanos.addAndGet(spent);
+        if (mojo) {
+            mojoNanos.addAndGet(spent);
+            mojoCalls.incrementAndGet();
+        }
+        if (event instanceof MavenExecutionResult && "true".equals(capture != null ? capture.property("buildscope.timing") : null)) {
+            System.out.println(String.format(java.util.Locale.ROOT, "Buildscope: agent time %.1f ms (%d mojo callbacks %.1f, sending %.1f)", nanos.get() / 1e6, mojoCalls.get(), mojoNanos.get() / 1e6, sendNanos / 1e6));
         }
     }
 
@@ -131,29 +147,30 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         return (p != null ? p.getArtifactId() : "") + ":" + m.getArtifactId() + ":" + m.getGoal() + "@" + m.getExecutionId();
     }
 
-    private void execution(ExecutionEvent e) {
+    /** Records an execution event; true when it was one of a mojo. */
+    private boolean execution(ExecutionEvent e) {
         Capture c = capture;
-        if (c == null) return;
+        if (c == null) return false;
         switch (e.getType()) {
             case SessionStarted: {
                 MavenSession session = e.getSession();
                 MavenProject top = session.getTopLevelProject();
                 if (top != null) c.event("ProjectStructure", Capture.map("rootProjectName", top.getName() != null ? top.getName() : top.getArtifactId()));
-                return;
+                return false;
             }
             case MojoStarted: {
                 int id = nextId.getAndIncrement();
                 String path = path(e);
                 mojoIds.put(path, id);
                 c.event("TaskStarted", Capture.map("id", id, "path", path));
-                return;
+                return true;
             }
             case MojoSucceeded:
                 mojoFinished(c, e, "success");
-                return;
+                return true;
             case MojoSkipped:
                 mojoFinished(c, e, "skipped");
-                return;
+                return true;
             case MojoFailed: {
                 mojoFinished(c, e, "failed");
                 Throwable t = e.getException();
@@ -161,9 +178,10 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
                     failures.add(Capture.map("classification", isVerification(e.getMojoExecution(), t) ? "verification" : "non-verification",
                         "message", c.redactMessage("Mojo " + path(e) + " failed: " + messageOf(t))));
                 }
-                return;
+                return true;
             }
             default:
+                return false;
         }
     }
 
@@ -219,7 +237,9 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
             }
             c.event("BuildFinished", Capture.map("outcome", failed || !list.isEmpty() ? "failed" : "succeeded", "failures", list));
             String mavenVersion = runtime != null ? runtime.getMavenVersion() : "unknown";
+            long t0 = System.nanoTime();
             c.deliver(c.line("jvmbuild", mavenVersion, VERSION));
+            sendNanos = System.nanoTime() - t0;
         } catch (Throwable t) {
             System.out.println("Buildscope: the build could not be captured (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
         }
