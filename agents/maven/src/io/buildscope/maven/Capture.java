@@ -74,11 +74,22 @@ final class Capture {
         return null;
     }
 
+    /** 13 random characters of [0-9a-z] (about 67 bits). /dev/urandom where there is one: a cold SecureRandom takes long to start. */
     static String newBuildId() {
         String alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
-        SecureRandom random = new SecureRandom();
+        byte[] bytes = new byte[13];
+        boolean read = false;
+        File urandom = new File("/dev/urandom");
+        if (urandom.exists()) {
+            try (java.io.DataInputStream in = new java.io.DataInputStream(new FileInputStream(urandom))) {
+                in.readFully(bytes);
+                read = true;
+            } catch (Throwable ignored) {
+            }
+        }
+        if (!read) new SecureRandom().nextBytes(bytes);
         StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 13; i++) sb.append(alphabet.charAt(random.nextInt(alphabet.length())));
+        for (byte b : bytes) sb.append(alphabet.charAt(((b & 0xff) % 252) % 36));
         return sb.toString();
     }
 
