@@ -58,6 +58,8 @@ const median = (xs: readonly number[]) => {
 };
 
 interface Row {
+  /** For Gradle: the median of the same build with an empty init script, i.e. what Gradle itself charges for any init script. */
+  emptyInitScriptMs?: number;
   tool: string;
   tasks: number;
   runs: number;
@@ -69,19 +71,22 @@ interface Row {
   agentPerTaskMs: number;
 }
 
-async function measure(tool: string, tasks: number, plain: () => Promise<Timed>, agent: () => Promise<Timed>): Promise<Row> {
+async function measure(tool: string, tasks: number, plain: () => Promise<Timed>, agent: () => Promise<Timed>, empty?: () => Promise<Timed>): Promise<Row> {
   await plain(); // warm-up: file system caches, and Gradle's daemon and script caches
   await agent();
+  await empty?.();
   const a: Timed[] = [];
   const b: Timed[] = [];
+  const c: Timed[] = [];
   for (let i = 0; i < runs; i++) {
     a.push(await plain());
     b.push(await agent());
+    if (empty) c.push(await empty());
   }
   const withoutMs = median(a.map((t) => t.ms));
   const withMs = median(b.map((t) => t.ms));
   const agentMs = median(b.map((t) => t.agentMs ?? NaN));
-  return { tool, tasks, runs, withoutMs, withMs, wallDifferenceMs: withMs - withoutMs, agentMs, agentPct: (100 * agentMs) / withoutMs, agentPerTaskMs: agentMs / tasks };
+  return { ...(empty ? { emptyInitScriptMs: median(c.map((t) => t.ms)) } : {}), tool, tasks, runs, withoutMs, withMs, wallDifferenceMs: withMs - withoutMs, agentMs, agentPct: (100 * agentMs) / withoutMs, agentPerTaskMs: agentMs / tasks };
 }
 
 const server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
@@ -100,10 +105,12 @@ try {
     );
     const script = join(dir, 'buildscope.gradle');
     writeFileSync(script, gradleInitScript({}));
+    const emptyScript = join(dir, 'empty.gradle');
+    writeFileSync(emptyScript, '// nothing\n');
     const genv = { ...env, GRADLE_USER_HOME: join(dir, 'gradle-home') };
     const args = ['--daemon', '--console=plain', '-q', 't9'];
     try {
-      rows.push(await measure('gradle 4.4.1', 10, () => timed('gradle', args, p, genv), () => timed('gradle', ['-I', script, '-Dbuildscope.timing=true', ...args], p, genv)));
+      rows.push(await measure('gradle 4.4.1', 10, () => timed('gradle', args, p, genv), () => timed('gradle', ['-I', script, '-Dbuildscope.timing=true', ...args], p, genv), () => timed('gradle', ['-I', emptyScript, ...args], p, genv)));
     } finally {
       spawnSync('gradle', ['--stop'], { cwd: p, env: genv });
     }
@@ -133,6 +140,7 @@ console.log(`\nAgent overhead, median of ${runs} alternating runs each (peer: th
 console.log('| build | tasks | without agent (ms) | with agent (ms) | wall difference (ms) | agent time per build (ms) | agent share of build | agent time per task (ms) |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
+  if (r.emptyInitScriptMs !== undefined) console.log(`| ${r.tool}, empty init script | ${r.tasks} | ${f(r.withoutMs)} | ${f(r.emptyInitScriptMs)} | ${f(r.emptyInitScriptMs - r.withoutMs)} | 0 | | |`);
   console.log(`| ${r.tool} | ${r.tasks} | ${f(r.withoutMs)} | ${f(r.withMs)} | ${f(r.wallDifferenceMs)} | ${r.agentMs.toFixed(1)} | ${r.agentPct.toFixed(1)}% | ${r.agentPerTaskMs.toFixed(1)} |`);
 }
 mkdirSync('bench/results', { recursive: true });
