@@ -5,7 +5,7 @@
 // read-only as the local repository; the packages are listed in .ci/run and
 // docs/send-your-builds.md). Skipped where any of that is missing.
 
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +121,24 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     for (const type of ['BuildStarted', 'BuildAgent', 'ProjectStructure', 'BuildRequestedTasks', 'Environment', 'BuildOptions', 'BuildFinished']) expect(ofType(events, type), type).toHaveLength(1);
     expect(raw).not.toContain(key);
     expect(raw).not.toContain(SECRET);
+  }, 300_000);
+
+  it('--install puts the extension into ${maven.home}/lib/ext, where a plain mvn loads it', async () => {
+    // A copy of the Maven installation (links resolved: Debian's are relative), so that the machine's own stays as it is.
+    const home = join(dir, 'maven-home');
+    cpSync('/usr/share/maven', home, { recursive: true, dereference: true });
+    const installed = await cli(['agent', 'maven', '--install', '--maven-home', home]);
+    expect(installed.code, installed.err).toBe(0);
+    expect(installed.err).toContain(`Installed ${join(home, 'lib', 'ext', 'buildscope-maven.jar')}`);
+    expect(existsSync(join(home, 'lib', 'ext', 'buildscope-maven.jar'))).toBe(true);
+    // A pom-packaged project's validate phase runs no plugin: the extension alone makes the build.
+    const p = join(dir, 'aggregator');
+    mkdirSync(p);
+    writeFileSync(join(p, 'pom.xml'), '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>demo</groupId><artifactId>aggregator</artifactId><version>1.0</version><packaging>pom</packaging></project>\n');
+    const r = await run(join(home, 'bin', 'mvn'), ['-B', '-o', '-q', 'validate'], p, cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key, MAVEN_HOME: home }));
+    expect(r.code, r.out).toBe(0);
+    const id = linkedBuild(r.out, server.url);
+    expect(await search(server, auth, 'project:aggregator jvmbuild.requestedGoals:validate jvmbuild.buildOptions.quietEnabled')).toEqual([id]);
   }, 300_000);
 
   it('a failing test is a verification failure, listed as soon as Maven exits', async () => {
