@@ -146,7 +146,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     expect(r.code).not.toBe(0);
     const id = linkedBuild(r.out, server.url);
     expect(await search(server, auth, 'buildOutcome:failed hasVerificationFailure !hasNonVerificationFailure')).toEqual([id]);
-    expect(await search(server, auth, 'tag:LOCAL')).toEqual([id]);
+    expect(await search(server, auth, 'tag:LOCAL project:failing')).toEqual([id]);
     const { events } = await exportedEvents(server, auth, id);
     expectTasksInOrder(events);
     expect(finishedTasks(events).at(-1)).toEqual({ path: 'failing:maven-surefire-plugin:test@default-test', outcome: 'failed', cacheable: false });
