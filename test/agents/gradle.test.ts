@@ -85,7 +85,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     const other = await startTestServer(await newLocation('sqlite'));
     const r = await gradle(
       p,
-      ['--offline', '--parallel', '-Dbuildscope.tags=nightly', '-Dbuildscope.value.Team=tools', 'build'],
+      ['--offline', '--parallel', '-Dbuildscope.tags=nightly', '-Dbuildscope.value.Team=tools', 'build', '-x', 'javadoc'],
       { BUILDSCOPE_SERVER: other.url, GITHUB_ACTIONS: 'true', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/tiny', GITHUB_RUN_ID: '42' },
       () => void other.close(),
     );
@@ -129,6 +129,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
       ':build success',
     ]);
     for (const type of ['BuildAgent', 'ProjectStructure', 'BuildRequestedTasks', 'Environment', 'BuildOptions', 'BuildCache']) expect(ofType(events, type), type).toHaveLength(1);
+    expect(ofType(events, 'BuildRequestedTasks')[0]!.data).toEqual({ requested: ['build'], excluded: ['javadoc'] });
     expect(ofType(events, 'BuildOptions')[0]!.data).toMatchObject({ offlineModeEnabled: true, parallelProjectExecution: true, buildCacheEnabled: false, continueOnFailureEnabled: false });
     expect(ofType(events, 'Environment')[0]!.data).toMatchObject({ numberOfCpuCores: expect.any(Number), jvmMaxMemoryHeapSize: expect.any(Number), jvmCharset: expect.any(String) });
     const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
