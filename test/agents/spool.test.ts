@@ -169,6 +169,12 @@ describe('buildscope agent', () => {
     const noServer = await cli(['agent', 'flush'], { BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: '' });
     expect(noServer.code).toBe(2);
     expect(noServer.stderr).toBe(`buildscope agent flush: no server configured: set BUILDSCOPE_SERVER or server= in ${join(d, 'agent.properties')}\n`);
+    const badServer = await cli(['agent', 'flush'], { BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: 'scans.example.com' });
+    expect(badServer.code).toBe(2);
+    expect(badServer.stderr).toBe("buildscope agent flush: the server address must be an http:// or https:// URL, got 'scans.example.com'\n");
+    const noMaven = await cli(['agent', 'maven', '--maven-home', join(d, 'nowhere')], { BUILDSCOPE_AGENT_DIR: d });
+    expect(noMaven.code).toBe(2);
+    expect(noMaven.stderr).toBe(`buildscope agent maven: ${join(d, 'nowhere')} does not look like a Maven installation (no lib/maven-core*.jar)\n`);
   }, 120_000);
 
   it('installs the init script into the Gradle user home, and flush says when there is nothing to send', async () => {
