@@ -1,0 +1,372 @@
+package io.buildscope.maven;
+
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.URL;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One build's capture: its events, the agent's settings, and delivery (POST, else the spool).
+ * The same settings order and spool layout as every Buildscope agent (docs/send-your-builds.md).
+ */
+final class Capture {
+    final long startedAt;
+    final String buildId = newBuildId();
+    private final List<Map<String, Object>> events = new ArrayList<Map<String, Object>>();
+    final Properties config = new Properties();
+    final File agentDir;
+    final Set<String> redact = new HashSet<String>();
+    final String server;
+    final String accessKey;
+    /** Properties given on the command line (-D), where the user's tags, values and redaction live. */
+    final Properties userProperties;
+
+    Capture(long startedAt, Properties userProperties) {
+        this.startedAt = startedAt;
+        this.userProperties = userProperties;
+        String dir = System.getenv("BUILDSCOPE_AGENT_DIR");
+        agentDir = dir != null && !dir.trim().isEmpty() ? new File(dir) : new File(System.getProperty("user.home"), ".buildscope");
+        File file = new File(agentDir, "agent.properties");
+        if (file.isFile()) {
+            try (InputStream in = new FileInputStream(file)) {
+                config.load(in);
+            } catch (Exception ignored) {
+                // an unreadable config file is as good as none
+            }
+        }
+        String s = first(System.getenv("BUILDSCOPE_SERVER"), property("buildscope.server"), config.getProperty("server"));
+        server = s == null ? null : s.replaceAll("/+$", "");
+        accessKey = first(System.getenv("BUILDSCOPE_ACCESS_KEY"), config.getProperty("accessKey"));
+        String r = first(property("buildscope.redact"), System.getenv("BUILDSCOPE_REDACT"), config.getProperty("redact"));
+        if (r != null) for (String x : r.split(",")) if (!x.trim().isEmpty()) redact.add(x.trim());
+    }
+
+    String property(String key) {
+        String v = userProperties == null ? null : userProperties.getProperty(key);
+        return v != null ? v : System.getProperty(key);
+    }
+
+    static String first(String... values) {
+        for (String v : values) if (v != null && !v.trim().isEmpty()) return v.trim();
+        return null;
+    }
+
+    /** 13 random characters of [0-9a-z] (about 67 bits). /dev/urandom where there is one: a cold SecureRandom takes long to start. */
+    static String newBuildId() {
+        String alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
+        byte[] bytes = new byte[13];
+        boolean read = false;
+        File urandom = new File("/dev/urandom");
+        if (urandom.exists()) {
+            try (java.io.DataInputStream in = new java.io.DataInputStream(new FileInputStream(urandom))) {
+                in.readFully(bytes);
+                read = true;
+            } catch (Throwable ignored) {
+            }
+        }
+        if (!read) new SecureRandom().nextBytes(bytes);
+        StringBuilder sb = new StringBuilder();
+        for (byte b : bytes) sb.append(alphabet.charAt(((b & 0xff) % 252) % 36));
+        return sb.toString();
+    }
+
+    static Map<String, Object> map(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<String, Object>();
+        for (int i = 0; i + 1 < kv.length; i += 2) if (kv[i + 1] != null) m.put((String) kv[i], kv[i + 1]);
+        return m;
+    }
+
+    synchronized void event(String type, Map<String, Object> data, long timestamp) {
+        events.add(map("timestamp", timestamp, "type", map("majorVersion", 1, "minorVersion", 0, "eventType", type), "data", data));
+    }
+
+    void event(String type, Map<String, Object> data) {
+        event(type, data, System.currentTimeMillis());
+    }
+
+    // ---- the machine --------------------------------------------------------------------------
+
+    static Map<String, Object> environment() {
+        Runtime rt = Runtime.getRuntime();
+        return map(
+            "operatingSystem", System.getProperty("os.name") + " " + System.getProperty("os.version") + " (" + System.getProperty("os.arch") + ")",
+            "numberOfCpuCores", rt.availableProcessors(),
+            "jreVersion", System.getProperty("java.runtime.version"),
+            "jvmVersion", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version") + " (" + System.getProperty("java.vm.vendor") + ")",
+            "jvmCharset", Charset.defaultCharset().name(),
+            "jvmLocale", Locale.getDefault().toString(),
+            "jvmMaxMemoryHeapSize", rt.maxMemory());
+    }
+
+    /** BuildAgent, CI and the user's own tags and values; run beside the build (DNS can be slow). */
+    List<Map<String, Object>> machineEvents() {
+        List<Map<String, Object>> out = new ArrayList<Map<String, Object>>();
+        String user = System.getProperty("user.name");
+        String host = null;
+        List<String> addresses = new ArrayList<String>();
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Throwable ignored) {
+        }
+        try {
+            for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                if (!ni.isUp() || ni.isLoopback()) continue;
+                for (InetAddress a : Collections.list(ni.getInetAddresses())) addresses.add(a.getHostAddress().replaceAll("%.*$", ""));
+            }
+        } catch (Throwable ignored) {
+        }
+        out.add(map("type", "BuildAgent", "data", map(
+            "username", redact.contains("username") ? "redacted" : user,
+            "publicHostname", redact.contains("hostname") ? "redacted" : host,
+            "localHostname", redact.contains("hostname") ? "redacted" : host,
+            "localIpAddresses", redact.contains("ipAddresses") ? new ArrayList<String>() : addresses)));
+        String[] ci = detectCi();
+        out.add(map("type", "UserTag", "data", map("tag", ci != null ? "CI" : "LOCAL")));
+        if (ci != null) {
+            out.add(map("type", "UserNamedValue", "data", map("key", "CI provider", "value", ci[0])));
+            if (ci[1] != null) out.add(map("type", "UserNamedValue", "data", map("key", "CI build", "value", ci[1])));
+        }
+        out.add(map("type", "UserTag", "data", map("tag", System.getProperty("os.name"))));
+        for (String list : new String[] {config.getProperty("tags"), property("buildscope.tags")}) {
+            if (list == null) continue;
+            for (String t : list.split(",")) if (!t.trim().isEmpty()) out.add(map("type", "UserTag", "data", map("tag", t.trim())));
+        }
+        Map<String, String> values = new LinkedHashMap<String, String>();
+        for (String k : new TreeSet<String>(config.stringPropertyNames())) if (k.startsWith("value.")) values.put(k.substring(6), config.getProperty(k));
+        Set<String> keys = new TreeSet<String>(System.getProperties().stringPropertyNames());
+        if (userProperties != null) keys.addAll(userProperties.stringPropertyNames());
+        for (String k : keys) if (k.startsWith("buildscope.value.")) values.put(k.substring(17), property(k));
+        for (Map.Entry<String, String> e : values.entrySet()) out.add(map("type", "UserNamedValue", "data", map("key", e.getKey(), "value", e.getValue())));
+        return out;
+    }
+
+    /** {provider, job URL or null} from the variables known CIs set, or null; the variables are never sent. */
+    static String[] detectCi() {
+        Map<String, String> env = System.getenv();
+        if ("true".equals(env.get("GITHUB_ACTIONS"))) {
+            String url = env.get("GITHUB_SERVER_URL") != null && env.get("GITHUB_REPOSITORY") != null && env.get("GITHUB_RUN_ID") != null
+                ? env.get("GITHUB_SERVER_URL") + "/" + env.get("GITHUB_REPOSITORY") + "/actions/runs/" + env.get("GITHUB_RUN_ID") : null;
+            return new String[] {"GitHub Actions", url};
+        }
+        if (env.get("GITLAB_CI") != null) return new String[] {"GitLab", env.get("CI_JOB_URL")};
+        if (env.get("JENKINS_URL") != null || env.get("JENKINS_HOME") != null) return new String[] {"Jenkins", env.get("BUILD_URL")};
+        if (env.get("CIRCLECI") != null) return new String[] {"CircleCI", env.get("CIRCLE_BUILD_URL")};
+        if (env.get("BUILDKITE") != null) return new String[] {"Buildkite", env.get("BUILDKITE_BUILD_URL")};
+        if (env.get("TRAVIS") != null) return new String[] {"Travis CI", env.get("TRAVIS_JOB_WEB_URL")};
+        if (env.get("TF_BUILD") != null) {
+            String base = env.get("SYSTEM_TEAMFOUNDATIONCOLLECTIONURI");
+            String url = base != null && env.get("SYSTEM_TEAMPROJECT") != null && env.get("BUILD_BUILDID") != null
+                ? base + env.get("SYSTEM_TEAMPROJECT") + "/_build/results?buildId=" + env.get("BUILD_BUILDID") : null;
+            return new String[] {"Azure Pipelines", url};
+        }
+        if (env.get("BITBUCKET_BUILD_NUMBER") != null) {
+            String origin = env.get("BITBUCKET_GIT_HTTP_ORIGIN");
+            return new String[] {"Bitbucket Pipelines", origin != null ? origin + "/addon/pipelines/home#!/results/" + env.get("BITBUCKET_BUILD_NUMBER") : null};
+        }
+        if (env.get("TEAMCITY_VERSION") != null) return new String[] {"TeamCity", null};
+        String ci = env.get("CI");
+        if (ci != null && !ci.isEmpty() && !"false".equals(ci)) return new String[] {"CI", null};
+        return null;
+    }
+
+    static String run(File dir, String... command) {
+        try {
+            Process p = new ProcessBuilder(Arrays.asList(command)).directory(dir).redirectErrorStream(false).start();
+            p.getOutputStream().close();
+            String out = read(p.getInputStream());
+            read(p.getErrorStream());
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroy();
+                return null;
+            }
+            return p.exitValue() == 0 ? out.trim() : null;
+        } catch (Throwable ignored) {
+            return null;
+        }
+    }
+
+    static String read(InputStream in) throws java.io.IOException {
+        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+        byte[] b = new byte[8192];
+        for (int n; (n = in.read(b)) > 0; ) buf.write(b, 0, n);
+        return new String(buf.toByteArray(), StandardCharsets.UTF_8);
+    }
+
+    static List<Map<String, Object>> gitEvents(File dir) {
+        List<Map<String, Object>> out = new ArrayList<Map<String, Object>>();
+        if (dir == null || !"true".equals(run(dir, "git", "rev-parse", "--is-inside-work-tree"))) return out;
+        String commit = run(dir, "git", "rev-parse", "HEAD");
+        String branch = run(dir, "git", "rev-parse", "--abbrev-ref", "HEAD");
+        if ("HEAD".equals(branch)) {
+            Map<String, String> env = System.getenv();
+            branch = first(env.get("GITHUB_HEAD_REF"), env.get("GITHUB_REF_NAME"), env.get("CI_COMMIT_REF_NAME"), env.get("BRANCH_NAME"), env.get("GIT_BRANCH"), env.get("BUILDKITE_BRANCH"), env.get("CIRCLE_BRANCH"));
+        }
+        String status = run(dir, "git", "status", "--porcelain");
+        String origin = run(dir, "git", "config", "--get", "remote.origin.url");
+        if (origin != null && !origin.isEmpty()) out.add(map("type", "UserNamedValue", "data", map("key", "Git repository", "value", origin.replaceAll("://[^/@]*@", "://"))));
+        if (commit != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git commit id", "value", commit)));
+        if (branch != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git branch", "value", branch)));
+        if (status != null) {
+            out.add(map("type", "UserNamedValue", "data", map("key", "Git status", "value", status.isEmpty() ? "clean" : "dirty")));
+            if (!status.isEmpty()) out.add(map("type", "UserTag", "data", map("tag", "Dirty")));
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    void addAll(List<Map<String, Object>> list) {
+        for (Map<String, Object> e : list) event((String) e.get("type"), (Map<String, Object>) e.get("data"), startedAt);
+    }
+
+    String redactMessage(String message) {
+        if (message == null) return null;
+        String user = System.getProperty("user.name");
+        return redact.contains("username") && user != null && !user.isEmpty() ? message.replace(user, "redacted") : message;
+    }
+
+    /** The ingest line: events ordered by time (stable, so events of one instant keep their order). */
+    synchronized String line(String toolType, String toolVersion, String agentVersion) {
+        List<Map<String, Object>> sorted = new ArrayList<Map<String, Object>>(events);
+        Collections.sort(sorted, (a, b) -> Long.compare((Long) a.get("timestamp"), (Long) b.get("timestamp")));
+        return Json.write(map("buildId", buildId, "toolType", toolType, "toolVersion", toolVersion, "agentVersion", agentVersion, "events", sorted));
+    }
+
+    // ---- delivery -----------------------------------------------------------------------------
+
+    File spoolDir() {
+        String d = first(System.getenv("BUILDSCOPE_SPOOL_DIR"), config.getProperty("spoolDir"));
+        return d != null ? new File(d) : new File(agentDir, "spool");
+    }
+
+    /** Sends the build (else spools it) and prints the one line with its link. */
+    void deliver(String line) {
+        if (server == null) {
+            spool(line);
+            System.out.println("Buildscope: no server is configured (BUILDSCOPE_SERVER or server= in " + new File(agentDir, "agent.properties") + "); build " + buildId + " is kept in " + spoolDir());
+            return;
+        }
+        String link = server + "/builds/" + buildId;
+        String problem = post(line);
+        if (problem == null) {
+            System.out.println("Buildscope: " + link);
+            sendSpool();
+        } else if (problem.startsWith("rejected:")) {
+            System.out.println("Buildscope: the server refused build " + buildId + " (" + problem.substring(9) + ")");
+        } else {
+            spool(line);
+            System.out.println("Buildscope: " + link + " could not be sent (" + problem + "); it is kept in " + spoolDir() + " and sent with the next build or by `buildscope agent flush`");
+        }
+    }
+
+    private static final Pattern STATUS = Pattern.compile("\"status\"\\s*:\\s*\"(\\w+)\"");
+    private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:\\s*\"([^\"]*)\"");
+    private static final Pattern DETAIL = Pattern.compile("\"detail\"\\s*:\\s*\"([^\"]*)\"");
+
+    /** null when the server took the build; "rejected:why" when it never will; else why it failed now. */
+    String post(String body) {
+        try {
+            HttpURLConnection c = (HttpURLConnection) new URL(server + "/api/builds").openConnection();
+            c.setConnectTimeout(3000);
+            c.setReadTimeout(15000);
+            c.setRequestMethod("POST");
+            c.setDoOutput(true);
+            c.setRequestProperty("Content-Type", "application/x-ndjson");
+            if (accessKey != null) c.setRequestProperty("Authorization", "Bearer " + accessKey);
+            byte[] bytes = (body.trim() + "\n").getBytes(StandardCharsets.UTF_8);
+            c.setFixedLengthStreamingMode(bytes.length);
+            try (OutputStream out = c.getOutputStream()) {
+                out.write(bytes);
+            }
+            int code = c.getResponseCode();
+            if (code != 200) {
+                String detail = "";
+                try {
+                    if (c.getErrorStream() != null) detail = read(c.getErrorStream());
+                } catch (Throwable ignored) {
+                }
+                Matcher m = DETAIL.matcher(detail);
+                return "HTTP " + code + (m.find() ? ": " + m.group(1) : "");
+            }
+            String answer = read(c.getInputStream());
+            Matcher m = STATUS.matcher(answer);
+            if (!m.find()) return "the server answered no result";
+            if ("rejected".equals(m.group(1))) {
+                Matcher e = ERROR.matcher(answer);
+                return "rejected:" + (e.find() ? e.group(1) : "rejected");
+            }
+            return null;
+        } catch (Throwable t) {
+            return t.getClass().getSimpleName() + ": " + t.getMessage();
+        }
+    }
+
+    void spool(String line) {
+        try {
+            File dir = spoolDir();
+            dir.mkdirs();
+            File tmp = new File(dir, buildId + ".ndjson.tmp");
+            Files.write(tmp.toPath(), (line + "\n").getBytes(StandardCharsets.UTF_8));
+            Files.move(tmp.toPath(), new File(dir, buildId + ".ndjson").toPath(), StandardCopyOption.ATOMIC_MOVE);
+        } catch (Throwable t) {
+            System.out.println("Buildscope: build " + buildId + " could not be spooled either (" + t.getMessage() + ")");
+        }
+    }
+
+    /** Sends what earlier builds spooled; a file is claimed by a rename, so two senders never post it twice. */
+    void sendSpool() {
+        try {
+            File dir = spoolDir();
+            File[] files = dir.listFiles((d, name) -> name.matches("[0-9a-z]{13}\\.ndjson"));
+            if (files == null || files.length == 0) return;
+            Arrays.sort(files);
+            int sent = 0;
+            for (int i = 0; i < files.length && i < 50; i++) {
+                File f = files[i];
+                File claimed = new File(dir, f.getName() + ".sending." + buildId);
+                try {
+                    Files.move(f.toPath(), claimed.toPath(), StandardCopyOption.ATOMIC_MOVE);
+                } catch (Throwable ignored) {
+                    continue;
+                }
+                String problem = post(new String(Files.readAllBytes(claimed.toPath()), StandardCharsets.UTF_8));
+                if (problem == null) {
+                    Files.delete(claimed.toPath());
+                    sent++;
+                } else if (problem.startsWith("rejected:")) {
+                    File rejected = new File(dir, "rejected");
+                    rejected.mkdirs();
+                    Files.move(claimed.toPath(), new File(rejected, f.getName()).toPath(), StandardCopyOption.REPLACE_EXISTING);
+                } else {
+                    Files.move(claimed.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE);
+                    break;
+                }
+            }
+            if (sent > 0) System.out.println("Buildscope: " + sent + " spooled build" + (sent == 1 ? "" : "s") + " sent");
+        } catch (Throwable t) {
+            System.out.println("Buildscope: the spool could not be sent (" + t.getMessage() + ")");
+        }
+    }
+}

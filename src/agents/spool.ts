@@ -1,0 +1,144 @@
+// The spool: builds an agent could not deliver, one file per build, named <buildId>.ndjson and
+// holding its one NDJSON ingest line. Every agent writes it the same way (a temporary file renamed
+// into place, so a reader never sees half a build) and sends it the same way: a file is claimed
+// by renaming it to <name>.sending.<claimant> before it is posted, so two senders (two builds
+// ending at once, or a build and `buildscope agent flush`) never post it twice; it is deleted once
+// the server has stored it (or already had it: build IDs are made by the agent, and the server
+// treats the same build sent again as a no-op). A build the server rejects will never be taken
+// and moves to rejected/; any other fault puts the file back for the next try.
+
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const SPOOL_FILE = /^[0-9a-z]{13}\.ndjson$/;
+/** A claim older than this (by ctime, which the claiming rename sets) was left by a sender that died; it is taken back. */
+const STALE_CLAIM_MS = 10 * 60_000;
+
+export type Delivery =
+  | { readonly kind: 'sent'; readonly status: 'stored' | 'unchanged' }
+  | { readonly kind: 'rejected'; readonly reason: string }
+  | { readonly kind: 'failed'; readonly reason: string };
+
+export interface Target {
+  readonly server: string;
+  readonly accessKey: string | undefined;
+}
+
+/** POSTs one build line to the server's ingest and says what became of it. */
+export async function deliver(target: Target, line: string, timeoutMs = 15_000): Promise<Delivery> {
+  let response: Response;
+  try {
+    response = await fetch(`${target.server}/api/builds`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson', ...(target.accessKey ? { authorization: `Bearer ${target.accessKey}` } : {}) },
+      body: line.trimEnd() + '\n',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { kind: 'failed', reason: cause?.code ?? cause?.message ?? (e as Error).message };
+  }
+  const text = await response.text().catch(() => '');
+  if (response.status !== 200) {
+    let detail = '';
+    try {
+      detail = (JSON.parse(text) as { detail?: string }).detail ?? '';
+    } catch {
+      // not a problem document
+    }
+    return { kind: 'failed', reason: `HTTP ${response.status}${detail ? `: ${detail}` : ''}` };
+  }
+  try {
+    const body = JSON.parse(text) as { results?: { status: string; path?: string; error?: string }[] };
+    const r = body.results?.[0];
+    if (r === undefined) return { kind: 'failed', reason: 'the server answered no result' };
+    if (r.status === 'stored' || r.status === 'unchanged') return { kind: 'sent', status: r.status };
+    return { kind: 'rejected', reason: `${r.path ?? ''}: ${r.error ?? 'rejected'}` };
+  } catch {
+    return { kind: 'failed', reason: 'the server answered something other than JSON' };
+  }
+}
+
+/** Writes a build into the spool (atomically). */
+export function spoolBuild(spoolDir: string, buildId: string, line: string): string {
+  if (!/^[0-9a-z]{13}$/.test(buildId)) throw new Error(`not an agent build ID: '${buildId}'`);
+  mkdirSync(spoolDir, { recursive: true });
+  const file = join(spoolDir, `${buildId}.ndjson`);
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, line.trimEnd() + '\n');
+  renameSync(tmp, file);
+  return file;
+}
+
+export interface FlushResult {
+  readonly sent: readonly string[];
+  readonly rejected: readonly { readonly buildId: string; readonly reason: string }[];
+  /** Left in the spool: the server could not be reached or answered an error. */
+  readonly kept: number;
+  readonly failure: string | undefined;
+}
+
+/** The build IDs waiting in the spool (claimed ones included). */
+export function spooled(spoolDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(spoolDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => SPOOL_FILE.test(n) || /^[0-9a-z]{13}\.ndjson\.sending\./.test(n)).map((n) => n.slice(0, 13)).sort();
+}
+
+/** Sends every spooled build; stops at the first failure to reach the server (the rest stay). */
+export async function flushSpool(spoolDir: string, target: Target, claimant = `flush-${process.pid}`): Promise<FlushResult> {
+  const sent: string[] = [];
+  const rejected: { buildId: string; reason: string }[] = [];
+  let failure: string | undefined;
+  reclaimStale(spoolDir);
+  const files = spooled(spoolDir).map((id) => `${id}.ndjson`);
+  for (const name of files) {
+    const file = join(spoolDir, name);
+    const claimed = `${file}.sending.${claimant}`;
+    try {
+      renameSync(file, claimed);
+    } catch {
+      continue; // another sender has it, or it is gone
+    }
+    const outcome = await deliver(target, readFileSync(claimed, 'utf8'));
+    switch (outcome.kind) {
+      case 'sent':
+        rmSync(claimed, { force: true });
+        sent.push(name.slice(0, 13));
+        break;
+      case 'rejected':
+        mkdirSync(join(spoolDir, 'rejected'), { recursive: true });
+        renameSync(claimed, join(spoolDir, 'rejected', name));
+        rejected.push({ buildId: name.slice(0, 13), reason: outcome.reason });
+        break;
+      case 'failed':
+        renameSync(claimed, file);
+        failure = outcome.reason;
+        break;
+    }
+    if (failure !== undefined) break;
+  }
+  return { sent, rejected, kept: spooled(spoolDir).length, failure };
+}
+
+function reclaimStale(spoolDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(spoolDir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = /^([0-9a-z]{13}\.ndjson)\.sending\./.exec(n);
+    if (m === null) continue;
+    try {
+      if (Date.now() - statSync(join(spoolDir, n)).ctimeMs > STALE_CLAIM_MS) renameSync(join(spoolDir, n), join(spoolDir, m[1]!));
+    } catch {
+      // taken by someone else meanwhile
+    }
+  }
+}

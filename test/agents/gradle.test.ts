@@ -1,0 +1,184 @@
+// The Gradle agent end to end: Debian's gradle (4.4.1) runs small real Java projects with the init
+// script that `buildscope agent gradle` prints, against a real server on loopback (and
+// Buildscope's own cache node for the build cache case). Each case is one daemon-free Gradle run;
+// the spool case stops its server while the build runs. Skipped where gradle or java is missing
+// (docs/send-your-builds.md says which versions ran).
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
+import { fastHash, startTestNode } from '../cache-node/helpers.js';
+import { exportPlugin } from '../../src/http/export-plugin.js';
+import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+
+const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
+const runnable = has('gradle', 'java', 'git') && JUNIT.every((f) => existsSync(f));
+const SECRET = 's3cr3t-in-the-environment';
+
+describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
+  let server: TestServer;
+  let key: string;
+  let auth: string;
+  let dir: string;
+  let script: string;
+  const agentDir = () => join(dir, 'agent');
+  const spoolDir = () => join(agentDir(), 'spool');
+
+  beforeAll(async () => {
+    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
+    key = await server.user('ci', ['publishScan', 'accessBuildDataViaApi', 'exportData']);
+    auth = bearer(key);
+    dir = mkdtempSync(join(tmpdir(), 'agent-gradle-'));
+    // The script as a user gets it: printed by the command, with this server as its default.
+    const printed = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'gradle', '--server', `${server.url}/`], { encoding: 'utf8' });
+    expect(printed.status, printed.stderr).toBe(0);
+    expect(printed.stdout).toContain(`DEFAULT_SERVER = '${server.url}'`);
+    expect(printed.stdout).not.toContain('@AGENT_VERSION@');
+    script = join(dir, 'buildscope.gradle');
+    writeFileSync(script, printed.stdout);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A Java project with one JUnit 4 test (Debian's jars: nothing to download). */
+  function project(name: string, options: { failingTest?: boolean; script?: string; settings?: string } = {}): string {
+    const p = join(dir, name);
+    mkdirSync(join(p, 'src/main/java/demo'), { recursive: true });
+    mkdirSync(join(p, 'src/test/java/demo'), { recursive: true });
+    writeFileSync(join(p, 'settings.gradle'), `rootProject.name = '${name}'\n${options.settings ?? ''}`);
+    writeFileSync(
+      join(p, 'build.gradle'),
+      `apply plugin: 'java'\ndependencies { testCompile files(${JUNIT.map((j) => `'${j}'`).join(', ')}) }\n${options.script ?? ''}`,
+    );
+    writeFileSync(join(p, 'src/main/java/demo/Hello.java'), 'package demo;\npublic class Hello { public static int two() { return 2; } }\n');
+    writeFileSync(
+      join(p, 'src/test/java/demo/HelloTest.java'),
+      `package demo;\npublic class HelloTest { @org.junit.Test public void two() { org.junit.Assert.assertEquals(${options.failingTest ? 3 : 2}, Hello.two()); } }\n`,
+    );
+    return p;
+  }
+
+  function gradle(p: string, args: readonly string[], env: Record<string, string> = {}, onSpawn?: () => void) {
+    return run(
+      'gradle',
+      ['--no-daemon', '--console=plain', '-I', script, ...args],
+      p,
+      cleanEnv({ GRADLE_USER_HOME: join(dir, 'gradle-home'), BUILDSCOPE_AGENT_DIR: agentDir(), BUILDSCOPE_ACCESS_KEY: key, MY_SECRET: SECRET, ...env }),
+      onSpawn,
+    );
+  }
+
+  let offlineBuild = '';
+
+  it('a passing --offline --parallel build on CI is spooled when its server stops during the build', async () => {
+    const p = project('tiny');
+    writeFileSync(join(p, '.gitignore'), '.gradle/\nbuild/\n');
+    git(p, 'init');
+    git(p, 'add', '.');
+    git(p, 'commit', '-qm', 'first');
+    const other = await startTestServer(await newLocation('sqlite'));
+    const r = await gradle(
+      p,
+      ['--offline', '--parallel', '-Dbuildscope.tags=nightly', '-Dbuildscope.value.Team=tools', 'build', '-x', 'javadoc'],
+      { BUILDSCOPE_SERVER: other.url, GITHUB_ACTIONS: 'true', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/tiny', GITHUB_RUN_ID: '42' },
+      () => void other.close(),
+    );
+    expect(r.code, r.out).toBe(0);
+    offlineBuild = linkedBuild(r.out, other.url);
+    expect(r.out).toContain('could not be sent');
+    expect(readdirSync(spoolDir())).toEqual([`${offlineBuild}.ndjson`]);
+  }, 300_000);
+
+  it('a failing test is a verification failure; that build sends itself and the spooled one, once each', async () => {
+    const r = await gradle(project('failing', { failingTest: true }), ['build']);
+    expect(r.code).not.toBe(0);
+    const failing = linkedBuild(r.out, server.url);
+    expect(r.out).toContain('1 spooled build sent');
+    // Listed as soon as the tool has exited: the agent sends before Gradle ends.
+    expect(await search(server, auth, 'buildOutcome:failed hasVerificationFailure')).toEqual([failing]);
+    expect((await search(server, auth, 'buildTool:native native.requestedTasks:build')).sort()).toEqual([failing, offlineBuild].sort());
+    expect(await search(server, auth, 'tag:CI')).toEqual([offlineBuild]);
+    expect(await search(server, auth, 'tag:LOCAL')).toEqual([failing]);
+    expect(await search(server, auth, 'value:"Git branch=main"')).toEqual([offlineBuild]);
+    expect(await search(server, auth, 'value:"CI build=https://github.com/acme/tiny/actions/runs/42" tag:nightly value:"Team=tools"')).toEqual([offlineBuild]);
+    expect(await search(server, auth, 'native.buildOptions.offlineModeEnabled native.buildOptions.parallelProjectExecution')).toEqual([offlineBuild]);
+    expect(await search(server, auth, 'project:tiny buildOutcome:succeeded buildToolVersion:4.4.1')).toEqual([offlineBuild]);
+    expect(readdirSync(spoolDir())).toEqual([]);
+
+    const { events, raw } = await exportedEvents(server, auth, offlineBuild);
+    expectTasksInOrder(events);
+    expect(events[0]!.type.eventType).toBe('BuildStarted');
+    expect(events.at(-1)!.type.eventType).toBe('BuildFinished');
+    expect(finishedTasks(events).map((t) => `${t.path} ${t.outcome}`)).toEqual([
+      ':compileJava success',
+      ':processResources no-source',
+      ':classes success',
+      ':jar success',
+      ':assemble success',
+      ':compileTestJava success',
+      ':processTestResources no-source',
+      ':testClasses success',
+      ':test success',
+      ':check success',
+      ':build success',
+    ]);
+    for (const type of ['BuildAgent', 'ProjectStructure', 'BuildRequestedTasks', 'Environment', 'BuildOptions', 'BuildCache']) expect(ofType(events, type), type).toHaveLength(1);
+    expect(ofType(events, 'BuildRequestedTasks')[0]!.data).toEqual({ requested: ['build'], excluded: ['javadoc'] });
+    expect(ofType(events, 'BuildOptions')[0]!.data).toMatchObject({ offlineModeEnabled: true, parallelProjectExecution: true, buildCacheEnabled: false, continueOnFailureEnabled: false });
+    expect(ofType(events, 'Environment')[0]!.data).toMatchObject({ numberOfCpuCores: expect.any(Number), jvmMaxMemoryHeapSize: expect.any(Number), jvmCharset: expect.any(String) });
+    const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
+    expect(values).toMatchObject({ 'CI provider': 'GitHub Actions', 'Git branch': 'main', 'Git status': 'clean', Team: 'tools' });
+    expect(values['Git commit id']).toMatch(/^[0-9a-f]{40}$/);
+    // Nothing of the environment leaves the machine: not the access key, not other variables.
+    expect(raw).not.toContain(key);
+    expect(raw).not.toContain(SECRET);
+
+    const failed = await exportedEvents(server, auth, failing);
+    expect(finishedTasks(failed.events).find((t) => t.path === ':test')?.outcome).toBe('failed');
+    const finished = ofType(failed.events, 'BuildFinished')[0]!.data as { outcome: string; failures: { classification: string; message: string }[] };
+    expect(finished.outcome).toBe('failed');
+    expect(finished.failures).toEqual([{ classification: 'verification', message: expect.stringContaining('There were failing tests') }]);
+  }, 300_000);
+
+  it('a build script that fails is a non-verification failure, and the build is redacted on request', async () => {
+    const r = await gradle(project('broken', { script: "throw new GradleException('the script is broken')\n" }), ['-Dbuildscope.redact=username,hostname,ipAddresses', 'build']);
+    expect(r.code).not.toBe(0);
+    const id = linkedBuild(r.out, server.url);
+    expect(await search(server, auth, 'buildOutcome:failed hasNonVerificationFailure !hasVerificationFailure')).toEqual([id]);
+    const { events } = await exportedEvents(server, auth, id);
+    expect(finishedTasks(events)).toEqual([]);
+    expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({ outcome: 'failed', failures: [{ classification: 'non-verification', message: expect.stringContaining('the script is broken') }] });
+    expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({ username: 'redacted', publicHostname: 'redacted', localHostname: 'redacted', localIpAddresses: [] });
+  }, 300_000);
+
+  it('--build-cache against the cache node: the second build records from-cache outcomes', async () => {
+    const node = await startTestNode({
+      version: 4,
+      cache: { accessControl: { anonymousLevel: 'none', users: { ci: { level: 'readwrite', password: await fastHash('ci-secret') } } } },
+    });
+    try {
+      const p = project('cached', {
+        settings: `buildCache {\n  local { enabled = false }\n  remote(HttpBuildCache) {\n    url = '${node.node.url}/cache/'\n    push = true\n    credentials { username = 'ci'; password = 'ci-secret' }\n  }\n}\n`,
+      });
+      const first = await gradle(p, ['--build-cache', 'compileJava']);
+      expect(first.code, first.out).toBe(0);
+      rmSync(join(p, 'build'), { recursive: true, force: true });
+      const second = await gradle(p, ['--build-cache', 'compileJava']);
+      expect(second.code, second.out).toBe(0);
+      const [a, b] = [linkedBuild(first.out, server.url), linkedBuild(second.out, server.url)];
+      expect(finishedTasks((await exportedEvents(server, auth, a)).events)).toEqual([{ path: ':compileJava', outcome: 'success', cacheable: true }]);
+      const { events } = await exportedEvents(server, auth, b);
+      expect(finishedTasks(events)).toEqual([{ path: ':compileJava', outcome: 'from-cache', cacheable: true }]);
+      expect(ofType(events, 'BuildCache')[0]!.data).toEqual({ local: { enabled: false }, remote: { enabled: true, pushEnabled: true } });
+      expect((await search(server, auth, 'native.buildCache.remote.enabled native.buildOptions.buildCacheEnabled')).sort()).toEqual([a, b].sort());
+    } finally {
+      await node.close();
+    }
+  }, 300_000);
+});

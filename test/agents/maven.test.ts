@@ -1,0 +1,157 @@
+// The Maven agent end to end: the extension that `buildscope agent maven` compiles with this
+// machine's JDK against Debian's Maven (3.8.7) is loaded with -Dmaven.ext.class.path into real
+// offline builds of a small Java project, against a real server on loopback. Offline Maven
+// resolves its plugins and JUnit from Debian's own repository (/usr/share/maven-repo, used
+// read-only as the local repository; the packages are listed in .ci/run and
+// docs/send-your-builds.md). Skipped where any of that is missing.
+
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportPlugin } from '../../src/http/export-plugin.js';
+import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
+import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+
+const REPO = '/usr/share/maven-repo';
+const PLUGINS = { 'maven-resources-plugin': '3.3.0', 'maven-compiler-plugin': '3.10.1', 'maven-surefire-plugin': '2.22.3' };
+const runnable =
+  has('mvn', 'javac', 'jar', 'git') &&
+  Object.entries(PLUGINS).every(([a, v]) => existsSync(join(REPO, 'org/apache/maven/plugins', a, v))) &&
+  existsSync(join(REPO, 'junit/junit/4.x'));
+const SECRET = 's3cr3t-in-the-environment';
+
+describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
+  let server: TestServer;
+  let key: string;
+  let auth: string;
+  let dir: string;
+  let extension: string;
+  const agentDir = () => join(dir, 'agent');
+  const spoolDir = () => join(agentDir(), 'spool');
+  // Asynchronous: `agent flush` talks to the server that runs in this process.
+  const cli = (args: readonly string[], env: Record<string, string> = {}) =>
+    run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], process.cwd(), cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), ...env }), undefined, true);
+
+  beforeAll(async () => {
+    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
+    key = await server.user('ci', ['publishScan', 'accessBuildDataViaApi', 'exportData']);
+    auth = bearer(key);
+    dir = mkdtempSync(join(tmpdir(), 'agent-maven-'));
+    const built = await cli(['agent', 'maven']);
+    expect(built.code, built.err).toBe(0);
+    expect(built.out).toMatch(/^-Dmaven\.ext\.class\.path=\S+\.jar\n$/);
+    extension = built.out.trim();
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function project(name: string, failingTest = false): string {
+    const p = join(dir, name);
+    mkdirSync(join(p, 'src/main/java/demo'), { recursive: true });
+    mkdirSync(join(p, 'src/test/java/demo'), { recursive: true });
+    const plugins = Object.entries(PLUGINS)
+      .map(([a, v]) => `<plugin><artifactId>${a}</artifactId><version>${v}</version></plugin>`)
+      .join('');
+    writeFileSync(
+      join(p, 'pom.xml'),
+      `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>demo</groupId><artifactId>${name}</artifactId><version>1.0</version>
+<properties><maven.compiler.source>11</maven.compiler.source><maven.compiler.target>11</maven.compiler.target><project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
+<dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.x</version><scope>test</scope></dependency></dependencies>
+<build><plugins>${plugins}</plugins></build></project>
+`,
+    );
+    writeFileSync(join(p, '.gitignore'), 'target/\n');
+    writeFileSync(join(p, 'src/main/java/demo/Hello.java'), 'package demo;\npublic class Hello { public static int two() { return 2; } }\n');
+    writeFileSync(
+      join(p, 'src/test/java/demo/HelloTest.java'),
+      `package demo;\npublic class HelloTest { @org.junit.Test public void two() { org.junit.Assert.assertEquals(${failingTest ? 3 : 2}, Hello.two()); } }\n`,
+    );
+    return p;
+  }
+
+  function mvn(p: string, args: readonly string[], env: Record<string, string> = {}, onSpawn?: () => void) {
+    return run(
+      'mvn',
+      ['-B', '-o', `-Dmaven.repo.local=${REPO}`, extension, ...args],
+      p,
+      cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key, MY_SECRET: SECRET, ...env }),
+      onSpawn,
+    );
+  }
+
+  it('a passing -o -T 2 build on CI is spooled when its server stops during the build; agent flush delivers it once', async () => {
+    const p = project('tiny');
+    git(p, 'init');
+    git(p, 'add', '.');
+    git(p, 'commit', '-qm', 'first');
+    const other = await startTestServer(await newLocation('sqlite'));
+    const r = await mvn(p, ['-T', '2', '-Dbuildscope.tags=nightly', 'test'], { BUILDSCOPE_SERVER: other.url, JENKINS_URL: 'https://ci.example.com/', BUILD_URL: 'https://ci.example.com/job/tiny/7/' }, () => void other.close());
+    expect(r.code, r.out).toBe(0);
+    const id = linkedBuild(r.out, other.url);
+    expect(r.out).toContain('could not be sent');
+    expect(readdirSync(spoolDir())).toEqual([`${id}.ndjson`]);
+
+    const flushed = await cli(['agent', 'flush'], { BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key });
+    expect(flushed.code, flushed.err).toBe(0);
+    expect(flushed.out).toBe(`${server.url}/builds/${id}\n`);
+    expect(flushed.err).toContain('1 sent, 0 rejected, 0 still spooled');
+    const again = await cli(['agent', 'flush'], { BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key });
+    expect(again.code).toBe(0);
+    expect(again.err).toContain('No spooled builds');
+
+    expect(await search(server, auth, 'buildTool:jvmbuild jvmbuild.requestedGoals:test')).toEqual([id]);
+    expect(await search(server, auth, 'jvmbuild.buildOptions.offlineModeEnabled jvmbuild.buildOptions.maxNumberOfThreads:2 jvmbuild.buildOptions.batchModeEnabled')).toEqual([id]);
+    expect(await search(server, auth, 'tag:CI tag:nightly value:"CI provider=Jenkins" value:"CI build=https://ci.example.com/job/tiny/7/"')).toEqual([id]);
+    expect(await search(server, auth, 'value:"Git branch=main" value:"Git status=clean" project:tiny buildToolVersion:3.8.7')).toEqual([id]);
+
+    const { events, raw } = await exportedEvents(server, auth, id);
+    expectTasksInOrder(events);
+    expect(finishedTasks(events).map((t) => `${t.path} ${t.outcome}`)).toEqual([
+      'tiny:maven-resources-plugin:resources@default-resources success',
+      'tiny:maven-compiler-plugin:compile@default-compile success',
+      'tiny:maven-resources-plugin:testResources@default-testResources success',
+      'tiny:maven-compiler-plugin:testCompile@default-testCompile success',
+      'tiny:maven-surefire-plugin:test@default-test success',
+    ]);
+    for (const type of ['BuildStarted', 'BuildAgent', 'ProjectStructure', 'BuildRequestedTasks', 'Environment', 'BuildOptions', 'BuildFinished']) expect(ofType(events, type), type).toHaveLength(1);
+    expect(raw).not.toContain(key);
+    expect(raw).not.toContain(SECRET);
+  }, 300_000);
+
+  it('--install puts the extension into ${maven.home}/lib/ext, where a plain mvn loads it', async () => {
+    // A copy of the Maven installation (links resolved: Debian's are relative), so that the machine's own stays as it is.
+    const home = join(dir, 'maven-home');
+    cpSync('/usr/share/maven', home, { recursive: true, dereference: true });
+    const installed = await cli(['agent', 'maven', '--install', '--maven-home', home]);
+    expect(installed.code, installed.err).toBe(0);
+    expect(installed.err).toContain(`Installed ${join(home, 'lib', 'ext', 'buildscope-maven.jar')}`);
+    expect(existsSync(join(home, 'lib', 'ext', 'buildscope-maven.jar'))).toBe(true);
+    // A pom-packaged project's validate phase runs no plugin: the extension alone makes the build.
+    const p = join(dir, 'aggregator');
+    mkdirSync(p);
+    writeFileSync(join(p, 'pom.xml'), '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>demo</groupId><artifactId>aggregator</artifactId><version>1.0</version><packaging>pom</packaging></project>\n');
+    const r = await run(join(home, 'bin', 'mvn'), ['-B', '-o', '-q', 'validate'], p, cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key, MAVEN_HOME: home }));
+    expect(r.code, r.out).toBe(0);
+    const id = linkedBuild(r.out, server.url);
+    expect(await search(server, auth, 'project:aggregator jvmbuild.requestedGoals:validate jvmbuild.buildOptions.quietEnabled')).toEqual([id]);
+  }, 300_000);
+
+  it('a failing test is a verification failure, listed as soon as Maven exits', async () => {
+    const r = await mvn(project('failing', true), ['-Dbuildscope.redact=username,hostname,ipAddresses', 'test']);
+    expect(r.code).not.toBe(0);
+    const id = linkedBuild(r.out, server.url);
+    expect(await search(server, auth, 'buildOutcome:failed hasVerificationFailure !hasNonVerificationFailure')).toEqual([id]);
+    expect(await search(server, auth, 'tag:LOCAL project:failing')).toEqual([id]);
+    const { events } = await exportedEvents(server, auth, id);
+    expectTasksInOrder(events);
+    expect(finishedTasks(events).at(-1)).toEqual({ path: 'failing:maven-surefire-plugin:test@default-test', outcome: 'failed', cacheable: false });
+    const finished = ofType(events, 'BuildFinished')[0]!.data as { outcome: string; failures: { classification: string; message: string }[] };
+    expect(finished).toEqual({ outcome: 'failed', failures: [{ classification: 'verification', message: expect.stringContaining('There are test failures') }] });
+    expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({ username: 'redacted', publicHostname: 'redacted', localHostname: 'redacted', localIpAddresses: [] });
+  }, 300_000);
+});
