@@ -7,7 +7,7 @@ import type { ToolType } from '../query/catalog.js';
 import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
-import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
+import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation, type TaskTuple } from './prepare.js';
 import type { BuildEvent, IngestLineResult } from './types.js';
 
 /** What the database knows of a build before the batch. */
@@ -47,6 +47,8 @@ export interface BatchWrites {
   readonly customValues: (readonly [number, string, string])[];
   /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
   readonly attributes: (readonly [number, string])[];
+  /** Rows of build_tasks: [seq, path, outcome, start, duration, cacheable] (store migration 0004). */
+  readonly tasks: (readonly [number, ...TaskTuple])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
 }
@@ -83,7 +85,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], maxSeq: 0 };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], maxSeq: 0 };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -95,6 +97,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     for (const [field, value] of derived.values) writes.values.push([b.seq, field, value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson]);
+    for (const t of derived.tasks) writes.tasks.push([b.seq, ...t]);
   };
 
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {

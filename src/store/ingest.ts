@@ -178,6 +178,8 @@ function sqliteExecutor(ctx: IngestContext): Executor {
   const insertAttributes = db.prepare(
     'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
   );
+  const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
+  const deleteTasks = db.prepare('DELETE FROM build_tasks WHERE seq = ?');
   const selectBuild = db.prepare(
     'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
   );
@@ -216,6 +218,9 @@ function sqliteExecutor(ctx: IngestContext): Executor {
     insertValues(w.values);
     insertCustoms(w.customValues);
     for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
+    // As with build_attributes: rows left behind by a deleted build with the same seq go first.
+    for (const [seq] of w.attributes) deleteTasks.run(seq);
+    for (const t of w.tasks) insertTask.run(t);
   };
 
   const run = db.transaction((lines: readonly PreparedLine[]) => {
@@ -337,6 +342,10 @@ function postgresExecutor(ctx: IngestContext): Executor {
           SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
           ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
       }
+      if (writes.attributes.length > 0) {
+        await sql`DELETE FROM build_tasks WHERE seq = ANY(${writes.attributes.map((a) => a[0])}::bigint[])`.execute(trx);
+      }
+      await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };
@@ -372,6 +381,14 @@ const VALUE_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],
   ['field', 'text'],
   ['value', 'text'],
+];
+const TASK_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['path', 'text'],
+  ['outcome', 'text'],
+  ['start_ms', 'double precision'],
+  ['duration_ms', 'double precision'],
+  ['cacheable', 'integer'],
 ];
 const CUSTOM_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],

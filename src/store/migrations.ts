@@ -5,6 +5,8 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS, sqlType } from './columns.js';
 import { migrate, type DatabaseHandle } from './database.js';
+import { decodeEvents } from './event-codec.js';
+import { tasksOf } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -98,11 +100,52 @@ async function listingIndex(db: Db, dialect: DatabaseHandle['dialect']): Promise
     .execute();
 }
 
+/**
+ * 0004: one row per finished task of every available build (store/tasks.ts), written at ingest,
+ * so that trends count avoided tasks and rank slow and failing tasks in the database. Builds
+ * stored before 0004 get their rows from their events here.
+ */
+async function buildTasks(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema
+    .createTable('build_tasks')
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('path', 'text', (c) => c.notNull())
+    .addColumn('outcome', 'text', (c) => c.notNull())
+    .addColumn('start_ms', 'double precision', (c) => c.notNull())
+    .addColumn('duration_ms', 'double precision', (c) => c.notNull())
+    .addColumn('cacheable', 'integer')
+    .execute();
+  await db.schema.createIndex('build_tasks_seq').on('build_tasks').columns(['seq']).execute();
+  await backfillTasks(db, dialect);
+}
+
+async function backfillTasks(db: Db, _dialect: DatabaseHandle['dialect']): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const builds = (await db.selectFrom('builds').select(['id', 'seq']).where('seq', '>', after).orderBy('seq').limit(500).execute()) as { id: string; seq: number | string }[];
+    if (builds.length === 0) return;
+    for (const b of builds) {
+      const chunks = (await db.selectFrom('build_events').select('events').where('build_id', '=', b.id).orderBy('chunk').execute()) as { events: string }[];
+      const rows = tasksOf(chunks.flatMap((c) => decodeEvents(c.events))).map((t) => ({
+        seq: Number(b.seq),
+        path: t.path,
+        outcome: t.outcome,
+        start_ms: t.start,
+        duration_ms: t.duration,
+        cacheable: t.cacheable === null ? null : t.cacheable ? 1 : 0,
+      }));
+      for (let i = 0; i < rows.length; i += 500) await db.insertInto('build_tasks').values(rows.slice(i, i + 500)).execute();
+    }
+    after = Number(builds[builds.length - 1]!.seq);
+  }
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
     '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
+    '0004_build_tasks': { up: (db) => buildTasks(db, dialect) },
   };
 }
 
