@@ -16,6 +16,8 @@ import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
 import { playgroundPlugin } from './http/playground-plugin.js';
+import { sessionPlugin } from './http/session-plugin.js';
+import { webPlugin } from './http/web-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -154,7 +156,7 @@ export async function prepareServer(options: StartOptions): Promise<{ created: R
 
 /** The faces served next to the REST API, in the order they are registered. */
 export async function facePlugins(): Promise<FacePlugin[]> {
-  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin];
+  return [sessionPlugin, exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin, webPlugin];
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {

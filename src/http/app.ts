@@ -142,9 +142,12 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  // The root sends people to the playground when it is served, else names the API's entry points.
+  // The root sends people to the builds list (or the playground) when it is served, else names
+  // the API's entry points.
+  const web = app.hasRoute({ method: 'GET', url: '/builds' });
   const playground = app.hasRoute({ method: 'GET', url: '/playground' });
   app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    if (web) return reply.redirect('/builds', 302);
     if (playground) return reply.redirect('/playground/', 302);
     return { product: 'buildscope', builds: '/api/builds', token: '/api/auth/token', openapi: '/api/openapi.json' };
   });
