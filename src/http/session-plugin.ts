@@ -143,14 +143,20 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
     {
       schema: {
         summary: 'Who is signed in',
-        description: 'The user of the session cookie (or of the Authorization header), their permissions and projects; 401 when nobody is signed in.',
+        description:
+          'The user of the session cookie (or of the Authorization header), their permissions and projects; 204 when nobody is signed in (not 401: a page asks this on every load, and a signed-out visitor is not an error); 401 when the credentials sent are wrong or the session has ended.',
         tags: ['web'],
         operationId: 'getSession',
-        response: { 200: SESSION_SCHEMA, ...PROBLEM_RESPONSES([401]) },
+        response: { 200: SESSION_SCHEMA, 204: { type: 'null', description: 'Nobody is signed in' }, ...PROBLEM_RESPONSES([401]) },
       },
     },
     async (request, reply) => {
-      if (request.auth.kind !== 'authenticated') return sendProblem(reply, 401, 'Not signed in');
+      if (request.auth.kind === 'anonymous') return reply.code(204).send();
+      if (request.auth.kind === 'rejected') {
+        // An ended session: forget its cookies too.
+        if (request.headers.authorization === undefined) clearCookies(reply, overHttps(request));
+        return sendProblem(reply, 401, `Authentication failed: ${request.auth.reason}`);
+      }
       return sessionView(request.auth.principal, request.cookies[CSRF_COOKIE] ?? null);
     },
   );

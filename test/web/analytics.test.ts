@@ -62,7 +62,7 @@ interface RefBuild {
 
 function checked(text: string): CheckedExpr {
   const r = parseQuery(text, { now: NOW });
-  if (!r.ok) throw new Error(`invalid query ${text}`);
+  if (!r.ok || r.expr === undefined) throw new Error(`invalid query ${text}`);
   return r.expr;
 }
 
