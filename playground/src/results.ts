@@ -3,7 +3,7 @@
 
 import { buildPath, eventsPath, getBuild, getEvents, type BuildRow } from './api.js';
 import { renderChart } from './chart.js';
-import { countPerDay, outcomeOf } from './chart-data.js';
+import { outcomeOf, type DayCount } from './chart-data.js';
 import { byId, h } from './dom.js';
 import { formatDuration, formatTime, text } from './format.js';
 
@@ -32,19 +32,17 @@ export function renderResults(builds: readonly BuildRow[]): void {
         h('td', {}, h('span', { class: `outcome ${outcome}` }, outcome)),
         h('td', {}, formatTime(a['buildStartTime'])),
         h('td', { class: 'num' }, formatDuration(a['buildDuration'])),
-        h('td', {}, attrLink, ' · ', eventsLink),
+        h('td', {}, attrLink, ' · ', eventsLink, ' · ', h('a', { href: `/builds/${encodeURIComponent(b.id)}`, 'aria-label': `Page of build ${b.id}` }, 'page')),
       );
     }),
   );
   table.hidden = builds.length === 0;
 
+}
+
+/** The chart of every match per day (from the server's aggregate, not from the listed page). */
+export function renderDays(days: readonly DayCount[]): void {
   const chart = byId('chart');
-  const days = countPerDay(
-    builds.map((b) => {
-      const start = b.attributes?.['buildStartTime'];
-      return { time: typeof start === 'number' ? start : b.availableAt, outcome: outcomeOf(b.attributes?.['buildOutcome']) };
-    }),
-  );
   chart.hidden = days.length === 0;
   byId('chart-svg').replaceChildren(renderChart(days));
 }

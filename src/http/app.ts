@@ -18,6 +18,7 @@ import { authPlugin } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { apiRoutes } from './api/index.js';
 import { OPENAPI_INFO } from './openapi-info.js';
+import { FAVICON_SVG } from './favicon.js';
 
 export interface AppContext {
   readonly config: ServerConfig;
@@ -142,6 +143,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
+  );
   // The root sends people to the builds list (or the playground) when it is served, else names
   // the API's entry points.
   const web = app.hasRoute({ method: 'GET', url: '/builds' });

@@ -4,7 +4,7 @@
 
 import { h } from '../../playground/src/dom.js';
 import { api, ApiError, type BuildDetails, type RawEvent } from './api.js';
-import { buildsUrl, formatDuration, formatStart, plural, term } from './logic.js';
+import { buildsUrl, customValueTerm, formatDuration, formatStart, plural, term } from './logic.js';
 import type { PageContext } from './page.js';
 import { timeline } from './timeline.js';
 
@@ -55,7 +55,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
           ['Started', formatStart(b.start)],
           ['Duration', formatDuration(b.duration)],
         ] as [string, Node | string][]
-      ).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      ).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
     ),
   );
   const requested = section(
@@ -95,7 +95,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
     h('p', {}, ...b.tags.map((t) => h('a', { href: buildsUrl(term('tag', t)), class: 'tag' }, t)), b.tags.length === 0 ? h('span', { class: 'muted' }, 'No tags.') : ''),
     b.values.length === 0
       ? h('p', { class: 'muted' }, 'No custom values.')
-      : h('table', { class: 'kv' }, h('tbody', {}, ...b.values.map((v) => h('tr', {}, h('th', { scope: 'row' }, v.name), h('td', {}, h('a', { href: buildsUrl(term('value', `${v.name}=${v.value}`)), class: 'value-link' }, v.value)))))),
+      : h('table', { class: 'kv' }, h('tbody', {}, ...b.values.map((v) => h('tr', {}, h('th', { scope: 'row' }, v.name), h('td', {}, h('a', { href: buildsUrl(customValueTerm(v.name, v.value)), class: 'value-link' }, v.value)))))),
   );
   const settings = h(
     'div',

@@ -51,9 +51,22 @@ export function buildUrl(id: string): string {
   return `/builds/${encodeURIComponent(id)}`;
 }
 
-/** `field:value` with the value quoted when the language needs it. */
+/** A literal value as the language writes it: `\\` and `*` escaped, quoted when needed. */
+function literal(value: string): string {
+  const pattern = value.replace(/[\\*]/g, (c) => `\\${c}`);
+  // `null` alone means "unknown"; quoted, it is the word.
+  return /^null$/i.test(pattern) ? `"${pattern}"` : quoteValue(pattern);
+}
+
+/** `field:value` matching exactly this value (the language's wildcards and escapes neutralised). */
 export function term(field: string, value: string): string {
-  return `${field}:${quoteValue(value)}`;
+  return `${field}:${literal(value)}`;
+}
+
+/** `value:name=value` matching exactly this custom value. */
+export function customValueTerm(name: string, value: string): string {
+  const text = `${name.replace(/[\\*=]/g, (c) => `\\${c}`)}=${value.replace(/[\\*]/g, (c) => `\\${c}`)}`;
+  return `value:${quoteValue(text)}`;
 }
 
 /**

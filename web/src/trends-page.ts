@@ -181,7 +181,7 @@ function render(content: HTMLElement, t: Trends, query: string, ctx: PageContext
         { label: 'p95', data: ms((x) => x.duration?.p95), borderColor: '#b35c00', borderDash: [5, 3], pointRadius: 2 },
       ],
     },
-    options: { ...common, spanGaps: true, scales: { x: { grid }, y: { beginAtZero: true, grid, ticks: { callback: seconds } } }, plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatDuration(Number(c.parsed.y))}` } } } },
+    options: { ...common, spanGaps: true, scales: { x: { grid }, y: { beginAtZero: true, grid, ticks: { callback: seconds } } }, plugins: { legend: { labels: { filter: (item) => item.text !== 'p25' } }, tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatDuration(Number(c.parsed.y))}` } } } },
   });
   new Chart(failures.canvas, {
     type: 'line',

@@ -1,8 +1,10 @@
-// The REST API of the server: tokens, build listing and ingest, version.
+// The REST API of the server: tokens, build listing and ingest, version, and the searches behind
+// the web pages (count, facets, trends, build details).
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from '../app.js';
 import { buildRoutes } from './builds.js';
+import { searchRoutes } from './search.js';
 import { tokenRoutes } from './token.js';
 import { versionRoutes } from './version.js';
 
@@ -10,4 +12,5 @@ export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts
   await app.register(tokenRoutes, opts);
   await app.register(versionRoutes, opts);
   await app.register(buildRoutes, opts);
+  await app.register(searchRoutes, opts);
 };
