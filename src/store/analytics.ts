@@ -8,7 +8,7 @@ import { DateTime, IANAZone } from 'luxon';
 import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery } from '../sql/index.js';
 import type { DatabaseHandle } from './database.js';
-import { AVOIDED_OUTCOMES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
+import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
 
 /** Which builds an aggregate covers: those the query matches that the caller may see. */
@@ -180,6 +180,16 @@ export function trendPeriods(options: TrendOptions): { start: number; end: numbe
 }
 
 const int = (n: number): RawBuilder<number> => sql.raw(String(Math.trunc(n)));
+
+/**
+ * The index of the period holding `t` among periods [lo, hi) whose starts are `starts` (t is
+ * known to be in one of them): nested CASE expressions that halve the range each time.
+ */
+function periodCase(t: RawBuilder<unknown>, starts: readonly number[], lo: number, hi: number): RawBuilder<number> {
+  if (hi - lo === 1) return int(lo);
+  const mid = (lo + hi) >> 1;
+  return sql<number>`CASE WHEN ${t} < ${int(starts[mid]!)} THEN ${periodCase(t, starts, lo, mid)} ELSE ${periodCase(t, starts, mid, hi)} END`;
+}
 const PERCENTILES = [25, 50, 75, 95] as const;
 
 /**
@@ -197,42 +207,47 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
     'builds.buildoutcome as o',
     'builds.buildduration as d',
   ]);
-  // The periods as a table, joined by range: each period is one range scan of the start-time index.
-  const values = sql.join(periods.map((p, i) => sql`(${int(i)}, ${int(p.start)}, ${int(p.end)})`));
-  const withPeriods = sql`WITH p(i, lo, hi) AS (VALUES ${values}),
-    m AS (SELECT p.i AS i, x.seq AS seq, x.o AS o, x.d AS d FROM (${matched}) AS x JOIN p ON x.t >= p.lo AND x.t < p.hi)`;
-  const rank = (pct: number) => sql`(${int(pct)} * n + 99) / 100`;
+  // Each build's period by a balanced CASE over the period boundaries (about log2(periods)
+  // comparisons a row, no join): the planners then read builds by start time and tasks by build
+  // in one pass each.
+  const starts = periods.map((p) => p.start);
+  const withPeriods = sql`WITH m AS (SELECT ${periodCase(sql`x.t`, starts, 0, starts.length)} AS i, x.seq AS seq, x.o AS o, x.d AS d FROM (${matched}) AS x)`;
+  const rank = (pct: number) => sql`(${int(pct)} * c.known + 99) / 100`;
+  // One sort for the percentiles: the rank of each duration in its period, against the period's
+  // number of known durations from the grouped counts.
   const buildRows = await sql<Record<string, number | string | null>>`${withPeriods},
-    r AS (SELECT i, d, row_number() OVER (PARTITION BY i ORDER BY d) AS rn, count(*) OVER (PARTITION BY i) AS n FROM m WHERE d IS NOT NULL),
-    q AS (SELECT i, ${sql.join(PERCENTILES.map((pct) => sql`max(CASE WHEN rn = ${rank(pct)} THEN d END) AS ${sql.ref(`p${pct}`)}`))} FROM r GROUP BY i),
-    c AS (SELECT i, count(*) AS builds,
+    c AS (SELECT i, count(*) AS builds, count(d) AS known,
       sum(CASE WHEN o = 'succeeded' THEN 1 ELSE 0 END) AS succeeded,
-      sum(CASE WHEN o = 'failed' THEN 1 ELSE 0 END) AS failed FROM m GROUP BY i)
+      sum(CASE WHEN o = 'failed' THEN 1 ELSE 0 END) AS failed FROM m GROUP BY i),
+    r AS (SELECT i, d, row_number() OVER (PARTITION BY i ORDER BY d) AS rn FROM m WHERE d IS NOT NULL),
+    q AS (SELECT r.i AS i, ${sql.join(PERCENTILES.map((pct) => sql`max(CASE WHEN r.rn = ${rank(pct)} THEN r.d END) AS ${sql.ref(`p${pct}`)}`))}
+      FROM r JOIN c ON c.i = r.i GROUP BY r.i)
     SELECT c.i AS i, c.builds AS builds, c.succeeded AS succeeded, c.failed AS failed, q.p25 AS p25, q.p50 AS p50, q.p75 AS p75, q.p95 AS p95
     FROM c LEFT JOIN q ON q.i = c.i ORDER BY c.i`.execute(handle.db);
-  const taskRows = await sql<{ i: number | string; outcome: string; n: number | string }>`${withPeriods}
-    SELECT m.i AS i, t.outcome AS outcome, count(*) AS n FROM m JOIN build_tasks AS t ON t.seq = m.seq GROUP BY m.i, t.outcome`.execute(handle.db);
-  const taskStats = (order: RawBuilder<unknown>, having: RawBuilder<unknown>) =>
-    sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
-      SELECT t.path AS path,
-        sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) AS runs,
-        sum(CASE WHEN t.outcome = 'failed' THEN 1 ELSE 0 END) AS failures,
-        avg(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mean,
-        max(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mx
-      FROM m JOIN build_tasks AS t ON t.seq = m.seq
-      GROUP BY t.path HAVING ${having} ORDER BY ${order}, t.path LIMIT 10`.execute(handle.db);
-  const [slow, failing] = await Promise.all([
-    taskStats(sql`4 DESC`, sql`sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) > 0`),
-    taskStats(sql`3 DESC, 2 DESC`, sql`sum(CASE WHEN t.outcome = 'failed' THEN 1 ELSE 0 END) > 0`),
-  ]);
+  const taskRows = await sql<Record<string, number | string | null>>`${withPeriods}
+    SELECT m.i AS i, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql`sum(k.${sql.ref(c)}) AS ${sql.ref(c)}`))}
+    FROM m JOIN build_task_counts AS k ON k.seq = m.seq GROUP BY m.i`.execute(handle.db);
+  // Every task path's runs, failures, mean and longest duration in one pass over the tasks in
+  // path order (no sort), keeping those of the matched builds; the two top-ten lists are cut
+  // from it (a grouped result: as many rows as distinct task paths).
+  const pathRows = await sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
+    SELECT t.path AS path,
+      sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) AS runs,
+      sum(CASE WHEN t.outcome = 'failed' THEN 1 ELSE 0 END) AS failures,
+      avg(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mean,
+      max(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mx
+    FROM build_tasks AS t
+    WHERE t.seq IN (SELECT seq FROM m)
+    GROUP BY t.path`.execute(handle.db);
+  const paths = pathRows.rows.map((r) => ({ ...r, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean) }));
+  const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const slow = paths.filter((p) => p.runs > 0).sort((a, b) => b.mean! - a.mean! || byPath(a, b)).slice(0, 10);
+  const failing = paths.filter((p) => p.failures > 0).sort((a, b) => b.failures - a.failures || b.runs - a.runs || byPath(a, b)).slice(0, 10);
 
   const byPeriod = new Map(buildRows.rows.map((r) => [Number(r['i']), r]));
   const tasksByPeriod = new Map<number, Record<TaskOutcome, number>>();
   for (const r of taskRows.rows) {
-    const i = Number(r.i);
-    const counts = tasksByPeriod.get(i) ?? (Object.fromEntries(TASK_OUTCOMES.map((o) => [o, 0])) as Record<TaskOutcome, number>);
-    if ((TASK_OUTCOMES as readonly string[]).includes(r.outcome)) counts[r.outcome as TaskOutcome] += Number(r.n);
-    tasksByPeriod.set(i, counts);
+    tasksByPeriod.set(Number(r['i']), Object.fromEntries(TASK_OUTCOMES.map((o, k) => [o, Number(r[TASK_COUNT_COLUMNS[k]!] ?? 0)])) as Record<TaskOutcome, number>);
   }
   const buckets = periods.map((p, i): TrendBucket => {
     const r = byPeriod.get(i);
@@ -269,7 +284,7 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
     interval: options.interval,
     tz: options.tz,
     buckets,
-    slowestTasks: slow.rows.map(stat),
-    failingTasks: failing.rows.map(stat),
+    slowestTasks: slow.map(stat),
+    failingTasks: failing.map(stat),
   };
 }

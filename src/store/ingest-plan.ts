@@ -9,6 +9,7 @@ import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation, type TaskTuple } from './prepare.js';
 import type { BuildEvent, IngestLineResult } from './types.js';
+import { TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 
 /** What the database knows of a build before the batch. */
 export interface StoredBuild {
@@ -49,6 +50,8 @@ export interface BatchWrites {
   readonly attributes: (readonly [number, string])[];
   /** Rows of build_tasks: [seq, path, outcome, start, duration, cacheable] (store migration 0004). */
   readonly tasks: (readonly [number, ...TaskTuple])[];
+  /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
+  readonly taskCounts: (readonly number[])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
 }
@@ -85,7 +88,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], maxSeq: 0 };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], maxSeq: 0 };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -97,7 +100,12 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     for (const [field, value] of derived.values) writes.values.push([b.seq, field, value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson]);
-    for (const t of derived.tasks) writes.tasks.push([b.seq, ...t]);
+    const counts = TASK_OUTCOMES.map(() => 0);
+    for (const t of derived.tasks) {
+      writes.tasks.push([b.seq, ...t]);
+      counts[TASK_OUTCOMES.indexOf(t[1] as TaskOutcome)]! += 1;
+    }
+    writes.taskCounts.push([b.seq, ...counts]);
   };
 
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {

@@ -6,7 +6,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS, sqlType } from './columns.js';
 import { migrate, type DatabaseHandle } from './database.js';
 import { decodeEvents } from './event-codec.js';
-import { tasksOf } from './tasks.js';
+import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -140,12 +140,32 @@ async function backfillTasks(db: Db, _dialect: DatabaseHandle['dialect']): Promi
   }
 }
 
+/**
+ * 0005: what lets trends aggregate without sorting every task row: the builds' start time,
+ * outcome and duration by start time (a 30-day trend of every build is one range scan of this
+ * index); the tasks by path (slowest and failing tasks are read in path order, so grouping by
+ * path needs no sort); and one row per build with its tasks counted by outcome
+ * (build_task_counts, written at ingest with build_tasks), so the per-period task counts group
+ * builds, not tasks.
+ */
+async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema.createIndex('builds_trend').ifNotExists().on('builds').columns(['buildstarttime', 'buildoutcome', 'buildduration', 'seq']).execute();
+  await db.schema.createIndex('build_tasks_path').on('build_tasks').columns(['path', 'seq', 'outcome', 'duration_ms']).execute();
+  let counts = db.schema.createTable('build_task_counts').addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey());
+  for (const c of TASK_COUNT_COLUMNS) counts = counts.addColumn(c, 'integer', (col) => col.notNull());
+  await counts.execute();
+  const sums = TASK_OUTCOMES.map((o, i) => sql`sum(CASE WHEN outcome = ${o} THEN 1 ELSE 0 END) AS ${sql.ref(TASK_COUNT_COLUMNS[i]!)}`);
+  await sql`INSERT INTO build_task_counts (seq, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql.ref(c)))})
+    SELECT seq, ${sql.join(sums)} FROM build_tasks GROUP BY seq`.execute(db);
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
     '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
     '0004_build_tasks': { up: (db) => buildTasks(db, dialect) },
+    '0005_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
   };
 }
 

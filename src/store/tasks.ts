@@ -10,6 +10,9 @@ export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' |
 
 export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
 
+/** Columns of build_task_counts, one per outcome in TASK_OUTCOMES order. */
+export const TASK_COUNT_COLUMNS: readonly string[] = TASK_OUTCOMES.map((o) => o.replace(/-/g, '_'));
+
 /** Outcomes in which the task's work was avoided (not run, its outputs reused). */
 export const AVOIDED_OUTCOMES: readonly TaskOutcome[] = ['up-to-date', 'from-cache'];
 
