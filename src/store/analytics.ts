@@ -227,16 +227,21 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
   const taskRows = await sql<Record<string, number | string | null>>`${withPeriods}
     SELECT m.i AS i, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql`sum(k.${sql.ref(c)}) AS ${sql.ref(c)}`))}
     FROM m JOIN build_task_counts AS k ON k.seq = m.seq GROUP BY m.i`.execute(handle.db);
-  // Every task path's runs, failures, mean and longest duration in one pass over the tasks in
-  // path order (no sort), keeping those of the matched builds; the two top-ten lists are cut
-  // from it (a grouped result: as many rows as distinct task paths).
+  // Every task path's runs, failures, mean and longest duration; the two top-ten lists are cut
+  // from it (a grouped result: as many rows as distinct task paths). When the periods hold a
+  // good part of all builds, SQLite reads every task in path order (build_tasks_path: grouping
+  // needs no sort, measured 5.6 s -> 0.7 s for 880k task rows) and keeps those of matched
+  // builds; for fewer builds it looks their tasks up by build and sorts those few.
+  const matchedBuilds = buildRows.rows.reduce((n, r) => n + Number(r['builds']), 0);
+  const allBuilds = handle.dialect === 'sqlite' ? Number((await sql<{ n: number }>`SELECT coalesce(max(seq), 0) AS n FROM builds`.execute(handle.db)).rows[0]?.n ?? 0) : 0;
+  const pathOrder = handle.dialect === 'sqlite' && matchedBuilds * 8 > allBuilds ? sql`INDEXED BY build_tasks_path` : sql``;
   const pathRows = await sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
     SELECT t.path AS path,
       sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) AS runs,
       sum(CASE WHEN t.outcome = 'failed' THEN 1 ELSE 0 END) AS failures,
       avg(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mean,
       max(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mx
-    FROM build_tasks AS t
+    FROM build_tasks AS t ${pathOrder}
     WHERE t.seq IN (SELECT seq FROM m)
     GROUP BY t.path`.execute(handle.db);
   const paths = pathRows.rows.map((r) => ({ ...r, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean) }));
