@@ -108,7 +108,8 @@ export const printToStdout = (line: string): void => void process.stdout.write(l
 
 /** The lines that tell the operator where the server is and how to sign in. */
 export function startupLines(url: string, created: RunningServer['created'], playground: boolean): string[] {
-  const go = playground ? `${url}/playground/` : `${url}/`;
+  // The web pages and the playground are served together (facePlugins): the builds list first.
+  const go = playground ? `${url}/builds` : `${url}/`;
   if (created) {
     return [
       `Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`,
