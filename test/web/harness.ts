@@ -64,13 +64,27 @@ export function bigBuildLine(id: string, now: number, n = 10_000): string {
   return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', events });
 }
 
+/** A build that sent no task events, no environment and no options: its page must still work. */
+export const PLAIN_BUILD = 'plain00000001';
+
+function plainBuildLine(id: string, now: number): string {
+  const ev = (t: number, eventType: string, data: Record<string, unknown>) => ({ timestamp: now - 7_200_000 + t, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+  return JSON.stringify({
+    buildId: id,
+    toolType: 'pybuild',
+    toolVersion: '25.0',
+    agentVersion: '1.0.0',
+    events: [ev(0, 'BuildStarted', {}), ev(5, 'ProjectStructure', { rootProjectName: 'scripts' }), ev(9, 'UserTag', { tag: 'no tasks' }), ev(4000, 'BuildFinished', { outcome: 'succeeded', failures: [] })],
+  });
+}
+
 export async function startWebServer(options: { webRoot: string; playgroundRoot: string; builds?: number }): Promise<WebServer> {
   const dir = await mkdtemp(join(tmpdir(), 'buildscope-web-'));
   const now = Date.now();
   const database = await openDatabase({ data: dir });
   const store = await openBuildStore(database);
   const bigBuild = 'big0000000001';
-  const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now)].join('\n'));
+  const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now), plainBuildLine(PLAIN_BUILD, now)].join('\n'));
   const rejected = results.filter((r) => r.status === 'rejected');
   if (rejected.length > 0) throw new Error(`builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
   const config = defaultConfig({ data: dir });

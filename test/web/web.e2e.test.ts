@@ -14,7 +14,7 @@ import { parseQuery } from '../../src/query/index.js';
 import { countBuilds } from '../../src/store/analytics.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { launchBrowser } from '../playground/harness.js';
-import { bundle, startWebServer, type WebServer } from './harness.js';
+import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const IMAGES = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/images');
@@ -187,6 +187,19 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     expect(await page.textContent('#timeline-tip')).toMatch(/:module\d+:task\d+/);
     expect(await page.textContent('#failures')).toContain(':module');
     await page.screenshot({ path: join(IMAGES, 'web-build-10k-tasks.png') });
+  });
+
+  it('gives a build without task events a useful page', async () => {
+    await page.goto(`${server.base}/builds/${PLAIN_BUILD}`);
+    await ready();
+    expect(await page.textContent('#build-title')).toContain('scripts');
+    expect(await page.textContent('#tasks')).toContain('This build sent no task events.');
+    expect(await page.textContent('#failures')).toContain('No failures.');
+    await page.click('#tags a.tag');
+    await page.waitForURL(/\/builds\?query=tag/);
+    await ready();
+    expect(urlQuery()).toBe('tag:"no tasks"');
+    expect(await matchText()).toBe('1 build matches');
   });
 
   it('shows trends, and a click on a bar opens the builds of that day', async () => {
