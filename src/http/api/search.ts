@@ -237,7 +237,15 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         tags: ['web'],
         operationId: 'getBuildDetails',
         params: { type: 'object', properties: { id: { type: 'string', maxLength: 200 } }, required: ['id'] },
-        response: { ...PROBLEM_RESPONSES([401, 403, 404]) },
+        response: {
+          200: {
+            type: 'object',
+            additionalProperties: true,
+            description:
+              'The list row fields (id, outcome, tool, toolVersion, project, requested, user, host, start, duration, tags) and agentVersion, availableAt, excluded, failures [{classification, message}], tasks [{path, outcome, start, duration, cacheable}] (start in ms after the build started), environment, options, cache, serverSettings, configurationCache, values [{name, value}], eventTypes {type: count}, attributes',
+          },
+          ...PROBLEM_RESPONSES([401, 403, 404]),
+        },
       },
     },
     async (request, reply) => {
@@ -265,7 +273,18 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
         },
-        response: { ...PROBLEM_RESPONSES([400, 401, 403, 404]) },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              events: { type: 'array', items: { type: 'object', additionalProperties: true, description: 'A build event: timestamp, type {majorVersion, minorVersion, eventType}, data' } },
+              offset: { type: 'integer' },
+              total: { type: 'integer', description: 'Events of the requested types in the build' },
+            },
+            required: ['events', 'offset', 'total'],
+          },
+          ...PROBLEM_RESPONSES([400, 401, 403, 404]),
+        },
       },
     },
     async (request, reply) => {
