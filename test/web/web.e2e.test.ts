@@ -186,7 +186,15 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await expect.poll(() => page.isVisible('#timeline-tip')).toBe(true);
     expect(await page.textContent('#timeline-tip')).toMatch(/:module\d+:task\d+/);
     expect(await page.textContent('#failures')).toContain(':module');
+    // Zoomed in four times: a sixteenth of the build fills the width.
+    expect(await page.textContent('#timeline-window')).toMatch(/^showing the whole build/);
+    for (let i = 0; i < 4; i++) await page.click('#timeline-zoom-in');
+    expect(await page.textContent('#timeline-window')).toMatch(/^showing \+\d/);
+    await page.mouse.move(box.x + box.width / 2, box.y + 22 + 4);
+    await expect.poll(() => page.isVisible('#timeline-tip')).toBe(true);
     await page.screenshot({ path: join(IMAGES, 'web-build-10k-tasks.png') });
+    await page.click('#timeline-reset');
+    expect(await page.textContent('#timeline-window')).toMatch(/^showing the whole build/);
   });
 
   it('gives a build without task events a useful page', async () => {

@@ -1,6 +1,7 @@
 // The task timeline of a build: one bar per task on a time axis, coloured by outcome, drawn on a
 // canvas so that 10,000 tasks stay smooth. Tasks that ran one after another share a lane
-// (logic.ts packLanes); hovering a bar shows its path, outcome, start and duration.
+// (logic.ts packLanes); hovering a bar shows its path, outcome, start and duration; the buttons,
+// the mouse wheel and dragging zoom into and move along the time axis.
 
 import { h } from '../../playground/src/dom.js';
 import type { TaskRow } from './api.js';
@@ -46,8 +47,31 @@ export function timeline(tasks: readonly TaskRow[]): HTMLElement {
     }),
   );
 
+  // The visible window of the time axis (ms after the build's start): zoom with the buttons or
+  // the mouse wheel (around the pointer), pan by dragging.
+  let v0 = 0;
+  let v1 = end;
+  const windowText = h('span', { class: 'muted small', id: 'timeline-window', role: 'status' });
+  const zoom = (factor: number, at = (v0 + v1) / 2) => {
+    const span = Math.min(end, Math.max(10, (v1 - v0) * factor));
+    v0 = Math.max(0, Math.min(end - span, at - (at - v0) * (span / (v1 - v0))));
+    v1 = v0 + span;
+    draw();
+  };
+  const zoomIn = h('button', { type: 'button', id: 'timeline-zoom-in', title: 'Zoom in (or the mouse wheel)' }, 'Zoom in');
+  const zoomOut = h('button', { type: 'button', id: 'timeline-zoom-out' }, 'Zoom out');
+  const reset = h('button', { type: 'button', id: 'timeline-reset' }, 'Whole build');
+  zoomIn.addEventListener('click', () => zoom(0.5));
+  zoomOut.addEventListener('click', () => zoom(2));
+  reset.addEventListener('click', () => {
+    v0 = 0;
+    v1 = end;
+    draw();
+  });
+
   let width = 0;
   const draw = () => {
+    windowText.textContent = v0 === 0 && v1 === end ? `showing the whole build (${formatDuration(end)})` : `showing +${formatDuration(v0)} to +${formatDuration(v1)}`;
     width = wrap.clientWidth || 900;
     const ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * ratio);
@@ -61,17 +85,19 @@ export function timeline(tasks: readonly TaskRow[]): HTMLElement {
     // Axis: about eight ticks at round durations.
     g.fillStyle = getComputedStyle(wrap).color;
     g.font = '11px system-ui, sans-serif';
-    const step = niceStep(end / 8);
-    for (let t = 0; t <= end; t += step) {
-      const x = (t / end) * (width - 1);
+    const span = v1 - v0;
+    const step = niceStep(span / 8);
+    for (let t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+      const x = ((t - v0) / span) * (width - 1);
       g.fillRect(x, AXIS - 6, 1, 5);
       g.fillText(formatDuration(t), Math.min(x + 2, width - 40), 11);
     }
     const gap = laneHeight > 6 ? 2 : laneHeight > 3 ? 1 : 0;
     for (let i = 0; i < tasks.length; i++) {
       const t = tasks[i]!;
-      const x = (t.start / end) * width;
-      const w = Math.max(1, (t.duration / end) * width);
+      if (t.start > v1 || t.start + t.duration < v0) continue;
+      const x = ((t.start - v0) / span) * width;
+      const w = Math.max(1, (t.duration / span) * width);
       g.fillStyle = OUTCOME_COLOURS[t.outcome];
       g.fillRect(x, AXIS + lanes[i]! * laneHeight, w, laneHeight - gap);
     }
@@ -79,8 +105,8 @@ export function timeline(tasks: readonly TaskRow[]): HTMLElement {
   const hover = (ev: MouseEvent) => {
     const rect = canvas.getBoundingClientRect();
     const lane = Math.floor((ev.clientY - rect.top - AXIS) / laneHeight);
-    const at = ((ev.clientX - rect.left) / rect.width) * end;
-    const i = lane < 0 ? -1 : taskAt(byLane, tasks, lane, at, (2 / rect.width) * end);
+    const at = v0 + ((ev.clientX - rect.left) / rect.width) * (v1 - v0);
+    const i = lane < 0 ? -1 : taskAt(byLane, tasks, lane, at, (2 / rect.width) * (v1 - v0));
     if (i < 0) {
       tip.hidden = true;
       return;
@@ -93,11 +119,30 @@ export function timeline(tasks: readonly TaskRow[]): HTMLElement {
   };
   canvas.addEventListener('mousemove', hover);
   canvas.addEventListener('mouseleave', () => (tip.hidden = true));
+  canvas.addEventListener(
+    'wheel',
+    (ev) => {
+      ev.preventDefault();
+      const rect = canvas.getBoundingClientRect();
+      zoom(ev.deltaY < 0 ? 0.8 : 1.25, v0 + ((ev.clientX - rect.left) / rect.width) * (v1 - v0));
+    },
+    { passive: false },
+  );
+  let dragFrom: { x: number; v0: number } | undefined;
+  canvas.addEventListener('mousedown', (ev) => (dragFrom = { x: ev.clientX, v0 }));
+  window.addEventListener('mouseup', () => (dragFrom = undefined));
+  canvas.addEventListener('mousemove', (ev) => {
+    if (dragFrom === undefined || ev.buttons !== 1) return;
+    const span = v1 - v0;
+    v0 = Math.max(0, Math.min(end - span, dragFrom.v0 - ((ev.clientX - dragFrom.x) / canvas.getBoundingClientRect().width) * span));
+    v1 = v0 + span;
+    draw();
+  });
   new ResizeObserver(() => {
     if (wrap.clientWidth !== width) draw();
   }).observe(wrap);
   requestAnimationFrame(draw);
-  return h('div', { class: 'timeline' }, legend, wrap);
+  return h('div', { class: 'timeline' }, h('div', { class: 'timeline-bar' }, legend, h('span', { class: 'timeline-zoom' }, zoomIn, zoomOut, reset, windowText)), wrap);
 }
 
 function niceStep(raw: number): number {
