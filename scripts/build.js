@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds the library and CLI into dist/ (tsc) and the playground into dist/playground (esbuild).
+// Builds the library and CLI into dist/ (tsc), the playground into dist/playground and the web
+// app into dist/web (esbuild).
 // Runs on `npm install` (prepare) so that `npx buildscope` and `npm start` work from a fresh clone.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,4 +15,8 @@ if (r.status !== 0) process.exit(r.status ?? 1);
 if (existsSync('playground/build.js')) {
   const p = spawnSync(process.execPath, ['playground/build.js'], { stdio: 'inherit' });
   if (p.status !== 0) process.exit(p.status ?? 1);
+}
+if (existsSync('web/build.js')) {
+  const w = spawnSync(process.execPath, ['web/build.js'], { stdio: 'inherit' });
+  if (w.status !== 0) process.exit(w.status ?? 1);
 }

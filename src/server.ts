@@ -22,6 +22,8 @@ import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
 import { parsePlaygroundConfig, playgroundPlugin } from './http/playground-plugin.js';
 import type { BesServer } from './bes/server.js';
 import { besLinksPlugin } from './http/bes-links-plugin.js';
+import { sessionPlugin } from './http/session-plugin.js';
+import { webPlugin } from './http/web-plugin.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -136,7 +138,8 @@ export const printToStdout = (line: string): void => void process.stdout.write(l
 
 /** The lines that tell the operator where the server is and how to sign in. */
 export function startupLines(url: string, created: RunningServer['created'], playground: boolean): string[] {
-  const go = playground ? `${url}/playground/` : `${url}/`;
+  // The web pages and the playground are served together (facePlugins): the builds list first.
+  const go = playground ? `${url}/builds` : `${url}/`;
   if (created) {
     return [
       `Created user '${created.user}' with password ${created.password} and access key ${created.accessKey} (shown only this once).`,
@@ -210,7 +213,7 @@ export async function prepareServer(options: StartOptions): Promise<{ created: R
 
 /** The faces served next to the REST API, in the order they are registered. */
 export async function facePlugins(): Promise<FacePlugin[]> {
-  return [exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin, besLinksPlugin];
+  return [sessionPlugin, exportPlugin, provenancePlugin, cacheRegistryPlugin, playgroundPlugin, webPlugin, besLinksPlugin];
 }
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {

@@ -134,3 +134,15 @@ function parseFrame(frame: string): StreamedEvent | null {
   }
   return data.length > 0 ? { event, data: data.join('\n') } : null;
 }
+
+/** The exact number of builds the query matches, counted by the server. */
+export async function countMatches(query: string, signal?: AbortSignal): Promise<number> {
+  return (await getJson<{ count: number }>(`/api/search/count?${new URLSearchParams({ query })}`, signal)).count;
+}
+
+/** Matches per UTC day over the last `days` days, by outcome, aggregated by the server. */
+export async function matchesPerDay(query: string, days: number, signal?: AbortSignal): Promise<{ label: string; succeeded: number; failed: number; unknown: number }[]> {
+  const to = Date.now();
+  const params = new URLSearchParams({ query, from: String(to - (days - 1) * 86_400_000), to: String(to), interval: 'day', tz: 'UTC' });
+  return (await getJson<{ buckets: { label: string; succeeded: number; failed: number; unknown: number }[] }>(`/api/trends?${params}`, signal)).buckets;
+}

@@ -49,3 +49,24 @@ export function countPerDay(items: readonly ChartInput[], maxDays = 62): DayCoun
   }
   return [...counts].map(([d, c]) => ({ day: dayOf(d * DAY_MS), ...c }));
 }
+
+/** A period of `GET /api/trends` (the fields the chart reads). */
+export interface TrendDay {
+  readonly label: string;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly unknown: number;
+}
+
+/**
+ * The chart's days from the server's per-day counts of every match (not only the listed page):
+ * from the first to the last day with a match, empty days between them kept as gaps.
+ */
+export function daysFromTrends(periods: readonly TrendDay[]): DayCount[] {
+  const busy = (p: TrendDay) => p.succeeded + p.failed + p.unknown > 0;
+  const first = periods.findIndex(busy);
+  if (first < 0) return [];
+  let last = periods.length - 1;
+  while (!busy(periods[last]!)) last--;
+  return periods.slice(first, last + 1).map((p) => ({ day: p.label, succeeded: p.succeeded, failed: p.failed, unknown: p.unknown }));
+}

@@ -3,7 +3,7 @@
 import type { EditorView } from '@codemirror/view';
 import { formatQuery } from '../../src/query/index.js';
 import { analyze } from './analysis.js';
-import { ApiError, explain, getJson, searchBuilds } from './api.js';
+import { ApiError, countMatches, explain, getJson, matchesPerDay, searchBuilds } from './api.js';
 import { renderAst } from './ast-view.js';
 import { accessKey, forgetAccessKey, storeAccessKey } from './auth.js';
 import { byId, h } from './dom.js';
@@ -11,12 +11,15 @@ import { createEditor, insertTerm, setQuery } from './editor.js';
 import { dataValueCompletion, fetchFieldValues } from './value-completion.js';
 import { EXAMPLES } from './examples.js';
 import { setupReference } from './reference.js';
-import { clearResults, renderResults, setupBuildLinks } from './results.js';
+import { daysFromTrends } from './chart-data.js';
+import { clearResults, renderDays, renderResults, setupBuildLinks } from './results.js';
 import { hashForQuery, queryFromHash, shareUrl } from './share.js';
 import { setupSqlTabs, showSql } from './sql-view.js';
 
-/** How many builds the results ask for; the table and the chart show these. */
+/** How many builds the table lists (newest first); the count and the chart cover every match. */
 const MAX_BUILDS = 1000;
+/** Days the chart covers, ending today (UTC). */
+const CHART_DAYS = 62;
 const DEFAULT_QUERY = 'buildOutcome:failed buildStartTime>-7d';
 
 let view: EditorView;
@@ -83,15 +86,23 @@ async function runSearch(): Promise<void> {
     status.textContent = 'Fix the problems in the query to see matching builds.';
     return;
   }
+  if (accessKey() === null) {
+    // Nothing to ask the server without a key (a request would only be refused).
+    clearResults();
+    status.textContent = 'Sign in with an access key to see matching builds.';
+    return;
+  }
   const signal = freshSignal('search');
   status.textContent = 'Searching…';
   try {
-    const builds = await searchBuilds(text, MAX_BUILDS, signal);
+    // The table lists the newest builds; the count and the chart cover every match.
+    const [builds, count, days] = await Promise.all([searchBuilds(text, MAX_BUILDS, signal), countMatches(text, signal), matchesPerDay(text, CHART_DAYS, signal)]);
     renderResults(builds);
+    renderDays(daysFromTrends(days));
     status.textContent =
-      builds.length === 0
+      count === 0
         ? 'No builds match.'
-        : `${builds.length} build${builds.length === 1 ? '' : 's'} match${builds.length === 1 ? 'es' : ''}${builds.length >= MAX_BUILDS ? ` (the newest ${MAX_BUILDS} are shown)` : ''}.`;
+        : `${count.toLocaleString('en-US')} build${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''}${count > builds.length ? ` (the newest ${builds.length} are listed)` : ''}.`;
   } catch (err) {
     if (isAbort(err)) return;
     clearResults();
@@ -113,7 +124,13 @@ function onQueryChange(text: string): void {
     byId('share-box').hidden = true;
     debounce('explain', 200, () => void refreshSql(text));
     if (ok) debounce('search', 350, () => void runSearch());
-    else byId('results-status').textContent = 'Fix the problems in the query to see matching builds.';
+    else {
+      // Results of an earlier query must not pass for this one's.
+      clearTimeout(timers.get('search'));
+      inFlight.get('search')?.abort();
+      clearResults();
+      byId('results-status').textContent = 'Fix the problems in the query to see matching builds.';
+    }
   });
 }
 

@@ -3,7 +3,7 @@
 
 import { buildPath, eventsPath, getBuild, getEvents, type BuildRow } from './api.js';
 import { renderChart } from './chart.js';
-import { countPerDay, outcomeOf } from './chart-data.js';
+import { outcomeOf, type DayCount } from './chart-data.js';
 import { byId, h } from './dom.js';
 import { formatDuration, formatTime, text } from './format.js';
 import { NAMED_FIELDS } from '../../src/query/catalog.js';
@@ -33,19 +33,17 @@ export function renderResults(builds: readonly BuildRow[]): void {
         h('td', {}, h('span', { class: `outcome ${outcome}` }, outcome)),
         h('td', {}, formatTime(a[NAMED_FIELDS.buildStartTime.name])),
         h('td', { class: 'num' }, formatDuration(a[NAMED_FIELDS.buildDuration.name])),
-        h('td', {}, attrLink, ' · ', eventsLink),
+        h('td', {}, attrLink, ' · ', eventsLink, ' · ', h('a', { href: `/builds/${encodeURIComponent(b.id)}`, 'aria-label': `Page of build ${b.id}` }, 'page')),
       );
     }),
   );
   table.hidden = builds.length === 0;
 
+}
+
+/** The chart of every match per day (from the server's aggregate, not from the listed page). */
+export function renderDays(days: readonly DayCount[]): void {
   const chart = byId('chart');
-  const days = countPerDay(
-    builds.map((b) => {
-      const start = b.attributes?.[NAMED_FIELDS.buildStartTime.name];
-      return { time: typeof start === 'number' ? start : b.availableAt, outcome: outcomeOf(b.attributes?.[NAMED_FIELDS.buildOutcome.name]) };
-    }),
-  );
   chart.hidden = days.length === 0;
   byId('chart-svg').replaceChildren(renderChart(days));
 }

@@ -21,6 +21,7 @@ import { linkRoutes } from './links.js';
 import { answerClientError, drainBeforeAnswer } from './early-answers.js';
 import { OPENAPI_INFO } from './openapi-info.js';
 import { applyOverlay } from './openapi-overlay.js';
+import { FAVICON_SVG } from './favicon.js';
 
 export type { AppContext, FacePlugin, FacePluginOptions } from './context.js';
 
@@ -154,9 +155,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, publicUrl });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  // The root sends people to the playground when it is served, else names the API's entry points.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
+  );
+  // The root sends people to the builds list (or the playground) when it is served, else names
+  // the API's entry points.
+  const web = app.hasRoute({ method: 'GET', url: '/builds' });
   const playground = app.hasRoute({ method: 'GET', url: '/playground' });
   app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    if (web) return reply.redirect('/builds', 302);
     if (playground) return reply.redirect('/playground/', 302);
     return { product: 'buildscope', builds: '/api/builds', token: '/api/auth/token', openapi: '/api/openapi.json' };
   });

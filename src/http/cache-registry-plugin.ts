@@ -6,7 +6,7 @@
 // authenticator (whose Basic scheme means user name and password).
 
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from './app.js';
+import type { FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, parseCacheNodesSection, reportProblem } from '../cache-registry/registry.js';

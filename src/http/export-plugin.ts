@@ -8,7 +8,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { FacePlugin } from './app.js';
+import type { FacePlugin } from './context.js';
 import { sendProblem, type ProblemKind } from './problem.js';
 import { WWW_AUTHENTICATE } from './auth-plugin.js';
 import { PERMISSIONS, visibilityOf } from '../auth/types.js';

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { FacePlugin } from './app.js';
+import type { FacePlugin } from './context.js';
 // The provenance seed prescribes `type: about:blank` for its problem documents.
 import { sendBlankProblem as sendProblem } from './problem.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';

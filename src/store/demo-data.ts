@@ -155,11 +155,19 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
     // Tasks fill the build up to about 30 events.
     const names = profile.taskPrefix(project);
     const taskCount = Math.max(2, Math.floor((30 - events.length - 1) / 2));
+    // A failed build's last task fails (the one that ran the tests or the step that broke), so
+    // the build page and the trends have failing tasks to show. No extra random draws: the other
+    // fields of the demo builds stay what they were.
     for (let k = 0; k < taskCount; k++) {
       const path = names[k % names.length]! + (k >= names.length ? `#${k}` : '');
       push('TaskStarted', { id: k + 1, path }, int(5, 300));
-      const outcome = pick(['success', 'up-to-date', 'from-cache', 'success', 'skipped']);
-      push('TaskFinished', { id: k + 1, path, outcome, cacheable: outcome !== 'skipped' && chance(0.7) }, int(50, 40_000));
+      const drawn = pick(['success', 'up-to-date', 'from-cache', 'success', 'skipped']);
+      const outcome = failed && k === taskCount - 1 ? 'failed' : drawn;
+      // Avoided and skipped tasks take a few milliseconds, as they do in the tools (a hundredth
+      // of the drawn time: the same draws, so every other field stays what it was).
+      const cacheable = drawn !== 'skipped' && chance(0.7);
+      const took = int(50, 40_000);
+      push('TaskFinished', { id: k + 1, path, outcome, cacheable }, outcome === 'success' || outcome === 'failed' ? took : Math.max(1, Math.round(took / 100)));
     }
     if (options.unfinished !== undefined && chance(options.unfinished)) {
       yield JSON.stringify({ buildId, toolType, toolVersion: pick(profile.versions), agentVersion: pick(profile.agents), events });

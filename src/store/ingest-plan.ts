@@ -7,8 +7,9 @@ import type { ToolType } from '../query/catalog.js';
 import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
-import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
+import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation, type TaskTuple } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
+import { TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import { projectVisible, seesEverything } from './visibility.js';
 
 /** What the database knows of a build before the batch. */
@@ -48,6 +49,10 @@ export interface BatchWrites {
   readonly customValues: (readonly [number, string, string])[];
   /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
   readonly attributes: (readonly [number, string])[];
+  /** Rows of build_tasks: [seq, path, outcome, start, duration, cacheable] (store migration 0004). */
+  readonly tasks: (readonly [number, ...TaskTuple])[];
+  /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
+  readonly taskCounts: (readonly number[])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
 }
@@ -105,7 +110,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], maxSeq: 0 };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], maxSeq: 0 };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -117,6 +122,12 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     for (const [field, value] of derived.values) writes.values.push([b.seq, field, value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson]);
+    const counts = TASK_OUTCOMES.map(() => 0);
+    for (const t of derived.tasks) {
+      writes.tasks.push([b.seq, ...t]);
+      counts[TASK_OUTCOMES.indexOf(t[1] as TaskOutcome)]! += 1;
+    }
+    writes.taskCounts.push([b.seq, ...counts]);
   };
 
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {

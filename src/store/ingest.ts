@@ -20,6 +20,7 @@ import { batchSizeFor } from './batches.js';
 import { projectVisible } from './visibility.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
+import { TASK_COUNT_COLUMNS } from './tasks.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -184,6 +185,12 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
   const insertAttributes = db.prepare(
     'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
   );
+  const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
+  const deleteTasks = db.prepare('DELETE FROM build_tasks WHERE seq = ?');
+  const upsertTaskCounts = db.prepare(
+    `INSERT INTO build_task_counts (seq, ${TASK_COUNT_COLUMNS.join(', ')}) VALUES (?${', ?'.repeat(TASK_COUNT_COLUMNS.length)})
+     ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+  );
   const selectBuild = db.prepare(
     'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
   );
@@ -225,6 +232,10 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     insertValues(w.values);
     insertCustoms(w.customValues);
     for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
+    // As with build_attributes: rows left behind by a deleted build with the same seq go first.
+    for (const [seq] of w.attributes) deleteTasks.run(seq);
+    for (const t of w.tasks) insertTask.run(t);
+    for (const c of w.taskCounts) upsertTaskCounts.run(c);
   };
 
   const run = db.transaction((lines: readonly PreparedLine[]) => {
@@ -348,6 +359,14 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
           SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
           ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
       }
+      if (writes.attributes.length > 0) {
+        await sql`DELETE FROM build_tasks WHERE seq = ANY(${writes.attributes.map((a) => a[0])}::bigint[])`.execute(trx);
+      }
+      await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
+      if (writes.taskCounts.length > 0) {
+        await sql`DELETE FROM build_task_counts WHERE seq = ANY(${writes.taskCounts.map((c) => c[0])}::bigint[])`.execute(trx);
+        await unnestInsert(trx, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
+      }
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };
@@ -384,6 +403,15 @@ const VALUE_COLUMN_TYPES: ColumnTypes = [
   ['field', 'text'],
   ['value', 'text'],
 ];
+const TASK_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['path', 'text'],
+  ['outcome', 'text'],
+  ['start_ms', 'double precision'],
+  ['duration_ms', 'double precision'],
+  ['cacheable', 'integer'],
+];
+const TASK_COUNT_COLUMN_TYPES: ColumnTypes = [['seq', 'bigint'], ...TASK_COUNT_COLUMNS.map((c) => [c, 'integer'] as const)];
 const CUSTOM_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],
   ['name', 'text'],

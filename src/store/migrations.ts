@@ -8,6 +8,8 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
+import { decodeEvents } from './event-codec.js';
+import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -114,12 +116,73 @@ async function storeFields(db: Db): Promise<void> {
   await db.insertInto(STORE_FIELDS).values(FIELDS_0001.map((name) => ({ name }))).execute();
 }
 
+/**
+ * 0005: one row per finished task of every available build (store/tasks.ts), written at ingest,
+ * so that trends count avoided tasks and rank slow and failing tasks in the database. Builds
+ * stored before 0005 get their rows from their events here.
+ */
+async function buildTasks(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema
+    .createTable('build_tasks')
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('path', 'text', (c) => c.notNull())
+    .addColumn('outcome', 'text', (c) => c.notNull())
+    .addColumn('start_ms', 'double precision', (c) => c.notNull())
+    .addColumn('duration_ms', 'double precision', (c) => c.notNull())
+    .addColumn('cacheable', 'integer')
+    .execute();
+  await db.schema.createIndex('build_tasks_seq').on('build_tasks').columns(['seq']).execute();
+  await backfillTasks(db, dialect);
+}
+
+async function backfillTasks(db: Db, _dialect: DatabaseHandle['dialect']): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const builds = (await db.selectFrom('builds').select(['id', 'seq']).where('seq', '>', after).orderBy('seq').limit(500).execute()) as { id: string; seq: number | string }[];
+    if (builds.length === 0) return;
+    for (const b of builds) {
+      const chunks = (await db.selectFrom('build_events').select('events').where('build_id', '=', b.id).orderBy('chunk').execute()) as { events: string }[];
+      const rows = tasksOf(chunks.flatMap((c) => decodeEvents(c.events))).map((t) => ({
+        seq: Number(b.seq),
+        path: t.path,
+        outcome: t.outcome,
+        start_ms: t.start,
+        duration_ms: t.duration,
+        cacheable: t.cacheable === null ? null : t.cacheable ? 1 : 0,
+      }));
+      for (let i = 0; i < rows.length; i += 500) await db.insertInto('build_tasks').values(rows.slice(i, i + 500)).execute();
+    }
+    after = Number(builds[builds.length - 1]!.seq);
+  }
+}
+
+/**
+ * 0006: what lets trends aggregate without sorting every task row: the builds' start time,
+ * outcome and duration by start time (a 30-day trend of every build is one range scan of this
+ * index); the tasks by path (slowest and failing tasks are read in path order, so grouping by
+ * path needs no sort); and one row per build with its tasks counted by outcome
+ * (build_task_counts, written at ingest with build_tasks), so the per-period task counts group
+ * builds, not tasks.
+ */
+async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema.createIndex('builds_trend').ifNotExists().on('builds').columns(['buildstarttime', 'buildoutcome', 'buildduration', 'seq']).execute();
+  await db.schema.createIndex('build_tasks_path').on('build_tasks').columns(['path', 'seq', 'outcome', 'duration_ms']).execute();
+  let counts = db.schema.createTable('build_task_counts').addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey());
+  for (const c of TASK_COUNT_COLUMNS) counts = counts.addColumn(c, 'integer', (col) => col.notNull());
+  await counts.execute();
+  const sums = TASK_OUTCOMES.map((o, i) => sql`sum(CASE WHEN outcome = ${o} THEN 1 ELSE 0 END) AS ${sql.ref(TASK_COUNT_COLUMNS[i]!)}`);
+  await sql`INSERT INTO build_task_counts (seq, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql.ref(c)))})
+    SELECT seq, ${sql.join(sums)} FROM build_tasks GROUP BY seq`.execute(db);
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
     '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
     '0004_store_fields': { up: storeFields },
+    '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
+    '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
   };
 }
 

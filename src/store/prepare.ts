@@ -11,6 +11,7 @@ import { encodeEvents } from './event-codec.js';
 import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from './types.js';
 import { parseLine } from './validate.js';
+import { tasksOf } from './tasks.js';
 
 /** A build's derived attributes as the store writes them (the attributes as JSON text). */
 export interface StoredDerivation {
@@ -19,7 +20,11 @@ export interface StoredDerivation {
   readonly customValues: DerivedBuild['customValues'];
   readonly project: string | null;
   readonly attributesJson: string;
+  /** Rows of build_tasks without the seq: [path, outcome, start offset ms, duration ms, cacheable 0/1/null]. */
+  readonly tasks: readonly TaskTuple[];
 }
+
+export type TaskTuple = readonly [path: string, outcome: string, start: number, duration: number, cacheable: number | null];
 
 export interface PreparedRecord {
   readonly ok: true;
@@ -55,7 +60,8 @@ export interface PreparedLine {
 
 export function storedDerivation(header: { readonly toolType: ToolType; readonly toolVersion: string; readonly agentVersion: string }, events: readonly BuildEvent[]): StoredDerivation {
   const d = deriveAttributes(header, events);
-  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson: JSON.stringify(d.attributes) };
+  const tasks = tasksOf(events).map((t): TaskTuple => [t.path, t.outcome, t.start, t.duration, t.cacheable === null ? null : t.cacheable ? 1 : 0]);
+  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson: JSON.stringify(d.attributes), tasks };
 }
 
 /** The last ProjectStructure event's rootProjectName: the rule of the `project` field. */

@@ -43,7 +43,7 @@ export async function openTestStore(dialect: DialectName, options: Omit<BuildSto
     now,
     location,
     async reset() {
-      for (const t of ['build_values', 'build_custom_values', 'build_events', 'build_attributes', 'builds']) {
+      for (const t of ['build_values', 'build_custom_values', 'build_events', 'build_attributes', 'build_tasks', 'build_task_counts', 'builds']) {
         await sql`DELETE FROM ${sql.table(t)}`.execute(handle.db);
       }
     },

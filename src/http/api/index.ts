@@ -1,8 +1,10 @@
-// The REST API of the server: tokens, build listing and ingest, values for completion, version.
+// The REST API of the server: tokens, build listing and ingest, values for completion, version,
+// and the searches behind the web pages (count, facets, trends, build details).
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from '../context.js';
 import { buildRoutes } from './builds.js';
+import { searchRoutes } from './search.js';
 import { tokenRoutes } from './token.js';
 import { valueRoutes } from './values.js';
 import { versionRoutes } from './version.js';
@@ -12,4 +14,5 @@ export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts
   await app.register(versionRoutes, opts);
   await app.register(buildRoutes, opts);
   await app.register(valueRoutes, opts);
+  await app.register(searchRoutes, opts);
 };

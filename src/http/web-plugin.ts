@@ -1,0 +1,76 @@
+// The web app's face: the pages (/builds, /builds/:id, /trends, built by web/build.js into
+// dist/web); the short build links /s/:id (links.ts) lead to them. The calls behind the pages are part of
+// the REST API (src/http/api/search.ts), so the playground and other clients use them too.
+//
+//   const app = await buildApp(ctx, { plugins: [sessionPlugin, webPlugin] });
+
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FacePluginOptions } from './context.js';
+import { sendProblem } from './problem.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** src/http/ and dist/http/ both sit two levels below the package root. */
+export const DEFAULT_WEB_ROOT = resolve(here, '../../dist/web');
+
+export interface WebConfig {
+  /** Directory of the built pages (default dist/web of this installation). */
+  readonly root: string;
+}
+
+export function createWebPlugin(overrides: Partial<WebConfig> = {}): FastifyPluginAsync<FacePluginOptions> {
+  return async (app, opts) => {
+    const config: WebConfig = { root: DEFAULT_WEB_ROOT, ...overrides };
+
+    // Short links (`<server>/s/<id>`) are answered by links.ts, which redirects them here.
+
+    if (!existsSync(resolve(config.root, 'index.html'))) {
+      opts.ctx.logger.warn({ root: config.root }, 'the web pages are not built; run `npm run build`');
+      const notBuilt = async (_request: unknown, reply: FastifyReply) =>
+        sendProblem(reply, 503, `The web pages are not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      for (const url of PAGES) app.get(url, { schema: { hide: true } }, notBuilt);
+      return;
+    }
+
+    // Pages load only from this server. CodeMirror injects style elements; Chart.js sets inline
+    // styles on its canvas: 'unsafe-inline' for styles only.
+    const csp =
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+    const securityHeaders = (res: { setHeader(name: string, value: string): unknown }) => {
+      res.setHeader('content-security-policy', csp);
+      res.setHeader('x-content-type-options', 'nosniff');
+      res.setHeader('referrer-policy', 'no-referrer');
+    };
+    await app.register(fastifyStatic, {
+      root: config.root,
+      prefix: '/web/',
+      index: false,
+      redirect: false,
+      cacheControl: true,
+      maxAge: 0,
+      setHeaders: securityHeaders,
+      decorateReply: false,
+    });
+    // Every page is the same document; the script reads the address and draws the page. The
+    // pages need no credentials to load: the script asks /api/session and shows the sign-in form.
+    const page = async (_request: FastifyRequest, reply: FastifyReply) => {
+      securityHeaders(reply.raw);
+      return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(await indexHtml(config.root));
+    };
+    for (const url of PAGES) app.get(url, { schema: { hide: true } }, page);
+  };
+}
+
+const PAGES = ['/builds', '/builds/:id', '/trends', '/signin'] as const;
+
+async function indexHtml(root: string): Promise<string> {
+  // Read per request (it is small): a rebuilt bundle is served without a restart.
+  return readFile(resolve(root, 'index.html'), 'utf8');
+}
+
+/** The web pages with the default configuration. */
+export const webPlugin: FastifyPluginAsync<FacePluginOptions> = createWebPlugin();

@@ -1,0 +1,155 @@
+// What the web pages show, as library functions over the store: a page of the builds list, the
+// description of one build (read from its events), a page of its raw events. The HTTP routes of
+// src/http/web-plugin.ts are thin wrappers; counts, facets and trends are src/store/analytics.ts.
+
+import type { CheckedExpr } from '../query/checked.js';
+import { tasksOf, type TaskRow } from '../store/tasks.js';
+import type { AttributeValue, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
+
+/** A row of the builds list. */
+export interface ListRow {
+  readonly id: string;
+  readonly outcome: string | null;
+  readonly tool: string;
+  readonly toolVersion: string;
+  readonly project: string | null;
+  readonly requested: readonly string[];
+  readonly user: string | null;
+  readonly host: string | null;
+  /** Epoch ms, or null when unknown. */
+  readonly start: number | null;
+  /** Milliseconds, or null when unknown. */
+  readonly duration: number | null;
+  readonly tags: readonly string[];
+}
+
+export interface ListPage {
+  readonly builds: readonly ListRow[];
+  /** The ID to pass as `after` for the next (older) page, or null on the last page. */
+  readonly next: string | null;
+}
+
+export const MAX_PAGE_SIZE = 200;
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+export function listRow(b: BuildWithAttributes): ListRow {
+  const a = b.attributes;
+  return {
+    id: b.id,
+    outcome: str(a['buildOutcome']),
+    tool: b.toolType,
+    toolVersion: b.toolVersion,
+    project: b.project,
+    requested: strs(a['requested']),
+    user: str(a['user']),
+    host: str(a['hostname']),
+    start: num(a['buildStartTime']),
+    duration: num(a['buildDuration']),
+    tags: strs(a['tag']),
+  };
+}
+
+/**
+ * A page of the builds the query matches, newest first. Keyset pagination: `after` is the last
+ * build of the previous page, so a page is an index range whatever its depth, and builds arriving
+ * meanwhile do not shift the pages.
+ */
+export async function listPage(store: BuildStore, options: { query: CheckedExpr; visibility: Visibility; after?: string; limit: number }): Promise<ListPage> {
+  const limit = Math.max(1, Math.min(MAX_PAGE_SIZE, Math.floor(options.limit)));
+  const rows = (await store.listBuilds({
+    query: options.query,
+    visibility: options.visibility,
+    reverse: true,
+    withAttributes: true,
+    maxBuilds: limit + 1,
+    ...(options.after !== undefined ? { fromBuild: options.after } : {}),
+  })) as BuildWithAttributes[];
+  const page = rows.slice(0, limit);
+  return { builds: page.map(listRow), next: rows.length > limit ? page[page.length - 1]!.id : null };
+}
+
+export interface Failure {
+  readonly classification: string;
+  readonly message: string;
+}
+
+/** Everything the build page shows, from the build's attributes and events. */
+export interface BuildDetails extends ListRow {
+  readonly agentVersion: string;
+  readonly availableAt: number;
+  readonly excluded: readonly string[];
+  readonly failures: readonly Failure[];
+  /** Every finished task, in the order they finished (start offsets from the build's start). */
+  readonly tasks: readonly TaskRow[];
+  readonly environment: Readonly<Record<string, unknown>>;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly cache: Readonly<Record<string, unknown>> | null;
+  readonly serverSettings: Readonly<Record<string, unknown>>;
+  readonly configurationCache: string | null;
+  readonly values: readonly { readonly name: string; readonly value: string }[];
+  /** How many events of each type the build has. */
+  readonly eventTypes: Readonly<Record<string, number>>;
+  readonly attributes: Readonly<Record<string, AttributeValue | readonly unknown[] | undefined>>;
+}
+
+function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
+  for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type.eventType === type) return events[i]!.data;
+  return undefined;
+}
+
+/** The build page's content, or undefined when the build is not available to the caller. */
+export async function buildDetails(store: BuildStore, id: string, visibility: Visibility): Promise<BuildDetails | undefined> {
+  const build = await store.getBuild(id, visibility);
+  if (build === undefined) return undefined;
+  const events: BuildEvent[] = [];
+  for await (const e of store.streamEvents(id)) events.push(e);
+  const eventTypes: Record<string, number> = {};
+  for (const e of events) eventTypes[e.type.eventType] = (eventTypes[e.type.eventType] ?? 0) + 1;
+  const finished = lastData(events, 'BuildFinished');
+  const failures = Array.isArray(finished?.['failures'])
+    ? (finished['failures'] as unknown[]).flatMap((f) => {
+        if (typeof f !== 'object' || f === null) return [];
+        const r = f as Record<string, unknown>;
+        return [{ classification: str(r['classification']) ?? 'unknown', message: str(r['message']) ?? '' }];
+      })
+    : [];
+  const values = Array.isArray(build.attributes['value']) ? (build.attributes['value'] as { name: string; value: string }[]) : [];
+  return {
+    ...listRow(build),
+    agentVersion: build.agentVersion,
+    availableAt: build.availableAt,
+    excluded: strs(lastData(events, 'BuildRequestedTasks')?.['excluded']),
+    failures,
+    tasks: tasksOf(events),
+    environment: lastData(events, 'Environment') ?? {},
+    options: lastData(events, 'BuildOptions') ?? {},
+    cache: lastData(events, 'BuildCache') ?? null,
+    serverSettings: lastData(events, 'ServerSettings') ?? {},
+    configurationCache: str(lastData(events, 'ConfigurationCache')?.['outcome']),
+    values,
+    eventTypes,
+    attributes: build.attributes,
+  };
+}
+
+export interface EventsPage {
+  readonly events: readonly BuildEvent[];
+  readonly offset: number;
+  /** How many events (of the requested types) the build has. */
+  readonly total: number;
+}
+
+/** Events `offset` .. `offset + limit` of a build, optionally only those of the given types. */
+export async function eventsPage(store: BuildStore, id: string, options: { types?: readonly string[]; offset: number; limit: number }): Promise<EventsPage> {
+  const events: BuildEvent[] = [];
+  let total = 0;
+  const types = options.types !== undefined && options.types.length > 0 ? options.types : undefined;
+  for await (const e of store.streamEvents(id, types ? { eventTypes: types } : {})) {
+    if (total >= options.offset && events.length < options.limit) events.push(e);
+    total++;
+  }
+  return { events, offset: options.offset, total };
+}

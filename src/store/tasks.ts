@@ -1,0 +1,89 @@
+// The tasks of a build, read from its TaskStarted/TaskFinished events: one row per finished task
+// (path, outcome, start offset and duration). The ingest writes them to build_tasks so that
+// trends (task avoidance, slowest and failing tasks) are computed in the database; the build page
+// reads the same rows from the events themselves.
+
+import type { BuildEvent } from './types.js';
+
+/** What became of a task, in the words the pages use. */
+export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'failed';
+
+export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
+
+/** Columns of build_task_counts, one per outcome in TASK_OUTCOMES order. */
+export const TASK_COUNT_COLUMNS: readonly string[] = TASK_OUTCOMES.map((o) => o.replace(/-/g, '_'));
+
+/** Outcomes in which the task's work was avoided (not run, its outputs reused). */
+export const AVOIDED_OUTCOMES: readonly TaskOutcome[] = ['up-to-date', 'from-cache'];
+
+/**
+ * The tools say the same things in other words (Gradle `SUCCESS`, `NO-SOURCE`; Maven's mojo
+ * `Succeeded`); anything unknown counts as executed, because the task ran as far as we can tell.
+ */
+export function taskOutcome(raw: unknown): TaskOutcome {
+  const s = typeof raw === 'string' ? raw.trim().toLowerCase().replace(/[_\s]+/g, '-') : '';
+  switch (s) {
+    case 'up-to-date':
+    case 'uptodate':
+      return 'up-to-date';
+    case 'from-cache':
+    case 'fromcache':
+    case 'cached':
+      return 'from-cache';
+    case 'skipped':
+    case 'no-source':
+      return 'skipped';
+    case 'failed':
+    case 'failure':
+      return 'failed';
+    default:
+      return 'executed';
+  }
+}
+
+export interface TaskRow {
+  readonly path: string;
+  readonly outcome: TaskOutcome;
+  /** Milliseconds after the build's first event (its start). */
+  readonly start: number;
+  readonly duration: number;
+  /** null when the event does not say. */
+  readonly cacheable: boolean | null;
+}
+
+/**
+ * Pairs TaskStarted and TaskFinished by `id` (by `path` when an event has no id). A finished task
+ * without a start event starts when it finishes; a started task that never finishes is left out.
+ */
+export function tasksOf(events: readonly BuildEvent[]): TaskRow[] {
+  const origin = events.length > 0 ? events[0]!.timestamp : 0;
+  const started = new Map<string, number>();
+  const out: TaskRow[] = [];
+  const keyOf = (d: Readonly<Record<string, unknown>>): string | undefined => {
+    const id = d['id'];
+    if (typeof id === 'string' || typeof id === 'number') return `#${id}`;
+    return typeof d['path'] === 'string' ? `p${d['path']}` : undefined;
+  };
+  for (const e of events) {
+    const t = e.type.eventType;
+    if (t !== 'TaskStarted' && t !== 'TaskFinished') continue;
+    const key = keyOf(e.data);
+    if (key === undefined) continue;
+    if (t === 'TaskStarted') {
+      started.set(key, e.timestamp);
+      continue;
+    }
+    const path = typeof e.data['path'] === 'string' ? e.data['path'] : key.slice(1);
+    const begin = started.get(key) ?? e.timestamp;
+    started.delete(key);
+    const cacheable = e.data['cacheable'];
+    out.push({
+      path,
+      outcome: taskOutcome(e.data['outcome']),
+      start: begin - origin,
+      duration: Math.max(0, e.timestamp - begin),
+      cacheable: typeof cacheable === 'boolean' ? cacheable : null,
+    });
+  }
+  return out;
+}

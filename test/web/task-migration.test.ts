@@ -1,0 +1,39 @@
+// Store migrations 0004 and 0005 on a database that already holds builds: the task rows and the
+// per-build task counts are filled from the stored events, equal to what the ingest writes.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, expect, it } from 'vitest';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openDatabase } from '../../src/db/database.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'buildscope-task-migration-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('fills build_tasks and build_task_counts for builds stored before them', async () => {
+  const rows = async (h: Awaited<ReturnType<typeof openDatabase>>) => ({
+    tasks: (await sql`SELECT seq, path, outcome, start_ms, duration_ms, cacheable FROM build_tasks ORDER BY seq, path, start_ms`.execute(h.db)).rows,
+    counts: (await sql`SELECT * FROM build_task_counts ORDER BY seq`.execute(h.db)).rows,
+  });
+  let handle = await openDatabase({ data: dir });
+  let store = await openBuildStore(handle, { ingestWorker: false });
+  await store.ingestNdjson([...demoBuilds({ builds: 60, seed: 3, now: Date.UTC(2026, 0, 1) })].join('\n'));
+  const written = await rows(handle);
+  expect(written.tasks.length).toBeGreaterThan(60 * 5);
+  expect(written.counts.length).toBe(60);
+  // Back to the state before 0004: no task tables, the migrations not run.
+  await sql`DROP TABLE build_tasks`.execute(handle.db);
+  await sql`DROP TABLE build_task_counts`.execute(handle.db);
+  await sql`DELETE FROM store_migration WHERE name IN ('0004_build_tasks', '0005_trend_aggregates')`.execute(handle.db);
+  await store.close();
+  await handle.close();
+
+  handle = await openDatabase({ data: dir });
+  store = await openBuildStore(handle, { ingestWorker: false });
+  expect(await rows(handle)).toEqual(written);
+  await store.close();
+  await handle.close();
+});

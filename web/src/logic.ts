@@ -1,0 +1,154 @@
+// The web pages' pure logic (no DOM, tested in Node): the address as the page's state, query
+// terms added by clicks, the timeline's lanes, display formats.
+
+import { parseQuery, quoteValue } from '../../src/query/index.js';
+
+/** Which page an address shows. */
+export type Route =
+  | { readonly page: 'builds'; readonly query: string; readonly after: string | null }
+  | { readonly page: 'build'; readonly id: string }
+  | { readonly page: 'trends'; readonly query: string; readonly interval: 'day' | 'week'; readonly days: number }
+  | { readonly page: 'signin'; readonly next: string }
+  | { readonly page: 'unknown' };
+
+export function routeOf(pathname: string, search: string): Route {
+  const params = new URLSearchParams(search);
+  const path = pathname.replace(/\/+$/, '') || '/';
+  if (path === '/builds' || path === '/') return { page: 'builds', query: params.get('query') ?? '', after: params.get('after') };
+  const m = /^\/builds\/([^/]+)$/.exec(path);
+  if (m) return { page: 'build', id: decodeURIComponent(m[1]!) };
+  if (path === '/trends') {
+    const days = Number(params.get('days') ?? '30');
+    return { page: 'trends', query: params.get('query') ?? '', interval: params.get('interval') === 'week' ? 'week' : 'day', days: Number.isInteger(days) && days > 0 && days <= 730 ? days : 30 };
+  }
+  if (path === '/signin') return { page: 'signin', next: safeNext(params.get('next')) };
+  return { page: 'unknown' };
+}
+
+/** Only addresses of this server (a path), so a link cannot send people elsewhere after sign-in. */
+export function safeNext(next: string | null): string {
+  return next !== null && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/builds';
+}
+
+export function buildsUrl(query: string, after: string | null = null): string {
+  const p = new URLSearchParams();
+  if (query !== '') p.set('query', query);
+  if (after !== null) p.set('after', after);
+  const s = p.toString();
+  return s ? `/builds?${s}` : '/builds';
+}
+
+export function trendsUrl(query: string, interval: 'day' | 'week' = 'day', days = 30): string {
+  const p = new URLSearchParams();
+  if (query !== '') p.set('query', query);
+  if (interval !== 'day') p.set('interval', interval);
+  if (days !== 30) p.set('days', String(days));
+  const s = p.toString();
+  return s ? `/trends?${s}` : '/trends';
+}
+
+export function buildUrl(id: string): string {
+  return `/builds/${encodeURIComponent(id)}`;
+}
+
+/** A literal value as the language writes it: `\\` and `*` escaped, quoted when needed. */
+function literal(value: string): string {
+  const pattern = value.replace(/[\\*]/g, (c) => `\\${c}`);
+  // `null` alone means "unknown"; quoted, it is the word.
+  return /^null$/i.test(pattern) ? `"${pattern}"` : quoteValue(pattern);
+}
+
+/** `field:value` matching exactly this value (the language's wildcards and escapes neutralised). */
+export function term(field: string, value: string): string {
+  return `${field}:${literal(value)}`;
+}
+
+/** `value:name=value` matching exactly this custom value. */
+export function customValueTerm(name: string, value: string): string {
+  const text = `${name.replace(/[\\*=]/g, (c) => `\\${c}`)}=${value.replace(/[\\*]/g, (c) => `\\${c}`)}`;
+  return `value:${quoteValue(text)}`;
+}
+
+/**
+ * The query with `extra` added as a conjunct: appended when the query is a plain conjunction,
+ * else the query is bracketed first, so `a or b` + `c` is `(a or b) c`, never `a or b c`.
+ */
+export function addTerm(query: string, extra: string): string {
+  const q = query.trim();
+  if (q === '') return extra;
+  if (q.split(/\s+/).includes(extra)) return q;
+  const parsed = parseQuery(q, { now: 0 });
+  const needsBrackets = parsed.ok && parsed.expr?.kind === 'or';
+  return needsBrackets ? `(${q}) ${extra}` : `${q} ${extra}`;
+}
+
+/** The query narrowed to builds that started in [start, end). */
+export function periodQuery(query: string, start: number, end: number): string {
+  const iso = (t: number) => new Date(t).toISOString();
+  return addTerm(addTerm(query, `buildStartTime>=${iso(start)}`), `buildStartTime<${iso(end)}`);
+}
+
+export interface Span {
+  readonly start: number;
+  readonly duration: number;
+}
+
+/**
+ * Puts each task on a lane so that no two tasks of a lane overlap (the first lane that is free
+ * when the task starts): tasks that ran one after another share a lane, parallel ones do not.
+ * Returns the lane of each task and the number of lanes. O(n log n + n * lanes).
+ */
+export function packLanes(tasks: readonly Span[]): { lanes: number[]; count: number } {
+  const order = tasks.map((_, i) => i).sort((a, b) => tasks[a]!.start - tasks[b]!.start || a - b);
+  const ends: number[] = [];
+  const lanes = new Array<number>(tasks.length);
+  for (const i of order) {
+    const t = tasks[i]!;
+    let lane = ends.findIndex((end) => end <= t.start);
+    if (lane < 0) {
+      lane = ends.length;
+      ends.push(0);
+    }
+    ends[lane] = t.start + t.duration;
+    lanes[i] = lane;
+  }
+  return { lanes, count: ends.length };
+}
+
+/** The index of the task under point (x ms, lane), or -1; `byLane` holds each lane's tasks sorted by start. */
+export function taskAt(byLane: readonly (readonly number[])[], tasks: readonly Span[], lane: number, at: number, slack = 0): number {
+  const list = byLane[lane];
+  if (list === undefined) return -1;
+  let lo = 0;
+  let hi = list.length - 1;
+  let found = -1;
+  // The last task that starts at or before `at + slack`.
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (tasks[list[mid]!]!.start <= at + slack) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found < 0) return -1;
+  const t = tasks[list[found]!]!;
+  return at <= t.start + t.duration + slack ? list[found]! : -1;
+}
+
+/** `2024-03-01 08:15` in the viewer's time zone, or '' for unknown. */
+export function formatStart(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '';
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export { formatDuration } from '../../playground/src/format.js';
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
+
+export function percent(x: number | null): string {
+  return x === null ? '–' : `${(x * 100).toFixed(1)}%`;
+}
