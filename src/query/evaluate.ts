@@ -3,6 +3,7 @@
 // must return exactly the builds for which this returns true), so it favours obviousness over speed.
 
 import { NAMED_FIELDS, type FieldDef } from './catalog.js';
+import { ordinal } from './check.js';
 import type { CheckedExpr, CompareOp, Pattern, Predicate, TypedValue } from './checked.js';
 import type { AttributeValue, BuildAttributes } from './attributes.js';
 
@@ -113,7 +114,7 @@ function matchTerm(field: FieldDef, predicate: Predicate, build: EvaluatedBuild)
  * `<=` compare with its instant; other ordered values are exact numbers.
  */
 function compares(n: number, op: CompareOp, v: TypedValue): boolean {
-  const at = stored(v);
+  const at = ordinal(v);
   switch (op) {
     case 'eq':
       return v.type === 'timestamp' ? at <= n && n < at + v.spanMs : n === at;
@@ -130,22 +131,8 @@ function compares(n: number, op: CompareOp, v: TypedValue): boolean {
 
 /** `[a to b]`: from a inclusive to b inclusive; a timestamp b to the end of its span. */
 function inRange(n: number, from: TypedValue, to: TypedValue): boolean {
-  if (n < stored(from)) return false;
-  return to.type === 'timestamp' ? n < to.instant + to.spanMs : n <= stored(to);
-}
-
-/** The number the store keeps for a value: ms for durations and timestamps, bytes for sizes. */
-function stored(v: TypedValue): number {
-  switch (v.type) {
-    case 'duration':
-      return v.ms;
-    case 'number':
-      return v.value;
-    case 'storageSize':
-      return v.bytes;
-    case 'timestamp':
-      return v.instant;
-  }
+  if (n < ordinal(from)) return false;
+  return to.type === 'timestamp' ? n < to.instant + to.spanMs : n <= ordinal(to);
 }
 
 function isScalar(v: unknown): v is AttributeValue {

@@ -3,21 +3,8 @@
 // itself otherwise. The reference evaluator (src/query/evaluate.ts) states the same edges in its
 // own words, so that a mistake here shows up in the differential tests instead of on both sides.
 
-import type { Bounds, Predicate, TypedValue } from '../query/checked.js';
-
-/** The number a typed value stands for, in the unit the store keeps. */
-export function numericValue(value: TypedValue): number {
-  switch (value.type) {
-    case 'duration':
-      return value.ms;
-    case 'number':
-      return value.value;
-    case 'storageSize':
-      return value.bytes;
-    case 'timestamp':
-      return value.instant;
-  }
-}
+import { ordinal } from '../query/check.js';
+import type { Bounds, Predicate } from '../query/checked.js';
 
 /**
  * Bounds of a compare or range predicate.
@@ -27,12 +14,12 @@ export function numericValue(value: TypedValue): number {
  */
 export function boundsOf(predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): Bounds {
   if (predicate.kind === 'range') {
-    const min = numericValue(predicate.from);
+    const min = ordinal(predicate.from);
     const to = predicate.to;
     if (to.type === 'timestamp') return { min, minInclusive: true, max: to.instant + to.spanMs, maxInclusive: false };
-    return { min, minInclusive: true, max: numericValue(to), maxInclusive: true };
+    return { min, minInclusive: true, max: ordinal(to), maxInclusive: true };
   }
-  const v = numericValue(predicate.value);
+  const v = ordinal(predicate.value);
   switch (predicate.op) {
     case 'eq':
       if (predicate.value.type === 'timestamp') {
