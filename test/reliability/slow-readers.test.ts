@@ -10,7 +10,7 @@ import { charged, MiB, slowReader, startServerProcess, type ServerProcess } from
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
-const EVENTS = 100_005;
+const EVENTS = Number(process.env.SLOW_READER_EVENTS ?? 100_005);
 const READERS = Number(process.env.SLOW_READERS ?? 12);
 /**
  * The bound per reader: the stored text a reader holds (at most about 1 M characters, up to 2 MB
