@@ -37,6 +37,15 @@ const INLINE_CHUNK_CHARS = 64 * 1024;
 const CHUNK_BATCH = 16;
 const SLICE_CHARS = 1024 * 1024;
 
+/**
+ * Whether a build with this ID can exist. PostgreSQL's text cannot hold NUL (a parameter with one
+ * is a database error, which was a 500 for `GET /api/builds/a%00b`), and ingest stores no such ID
+ * on either database: a lookup of one finds nothing, without asking the database.
+ */
+function mayBeStored(id: string): boolean {
+  return !id.includes('\0');
+}
+
 export interface BuildStoreOptions {
   /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
   readonly clock?: () => number;
@@ -160,6 +169,7 @@ class KyselyBuildStore implements BuildStore {
     const reverse = options.reverse === true;
     let fromSeq: number | undefined;
     if (options.fromBuild !== undefined) {
+      if (!mayBeStored(options.fromBuild)) throw new UnknownBuildError(options.fromBuild);
       const from = await applyVisibility(this.select(false), options.visibility)
         .where('builds.id', '=', options.fromBuild)
         .executeTakeFirst();
@@ -250,6 +260,7 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async getBuild(id: string, visibility: Visibility, options: { withAttributes?: boolean } = {}): Promise<BuildWithAttributes | undefined> {
+    if (!mayBeStored(id)) return undefined;
     const row = (await applyVisibility(this.select(true), visibility).where('builds.id', '=', id).executeTakeFirst()) as Row | undefined;
     if (row === undefined) return undefined;
     const b = toSummary(row, true) as BuildWithAttributes;
@@ -257,6 +268,7 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async buildState(id: string, visibility: Visibility): Promise<BuildState> {
+    if (!mayBeStored(id)) return 'missing';
     const q = this.handle.db.selectFrom('builds').select(['builds.seq']).where('builds.id', '=', id) as Query;
     const row = (await applyVisibility(q, visibility).executeTakeFirst()) as { seq: number | null } | undefined;
     if (row === undefined) return 'missing';
@@ -269,6 +281,7 @@ class KyselyBuildStore implements BuildStore {
    * the build, so that a client that stops reading costs a bounded buffer (docs/export.md).
    */
   async *streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
+    if (!mayBeStored(id)) return;
     const types = options.eventTypes === undefined ? undefined : new Set(options.eventTypes);
     let after = -1;
     for (;;) {
