@@ -76,7 +76,7 @@ export function headerSafe(text: string): string {
   return text.replace(/[\r\n\0]/g, ' ').replace(/[^\x20-\xff]/g, '?');
 }
 
-export type Body = { readonly type: string | undefined; readonly body: string | Uint8Array; readonly oversized?: boolean };
+export type Body = { readonly type: string | undefined; readonly body: string; readonly oversized?: boolean };
 
 const BODY_TYPES = ['application/json', 'application/x-ndjson', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -166,7 +166,7 @@ export type Verdict = { readonly ok: true } | { readonly ok: false; readonly why
  * problem document (type, title, status, detail), every 2xx with a JSON type valid JSON. An event
  * stream is checked by its headers and then dropped.
  */
-export async function probe(url: string, init: { method: string; headers: Record<string, string>; body?: string | Uint8Array }, tally: Tally, operation: string, timeoutMs: number): Promise<Verdict> {
+export async function probe(url: string, init: { method: string; headers: Record<string, string>; body?: string }, tally: Tally, operation: string, timeoutMs: number): Promise<Verdict> {
   const counts = (tally.byOperation[operation] ??= { requests: 0, serverErrors: 0, hangs: 0, resets: 0 });
   tally.requests++;
   counts.requests++;

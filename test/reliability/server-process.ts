@@ -45,6 +45,8 @@ async function main(): Promise<void> {
   const location = url !== undefined ? { dialect: 'postgres' as const, url, cleanup: async () => undefined } : { dialect: 'sqlite' as const, data: data!, cleanup: async () => undefined };
   const s = await startTestServer(location, { plugins: [exportPlugin], raw: { export: { heartbeatMs: 1000, retryAfterSeconds: 1 } } });
   const key = await s.user('reader', ['exportData', 'accessBuildDataViaApi'], { password: 'reader-pw' });
+  // Users that have not logged in yet (BS_LOGINS of them: login-1, login-2, ... with password login-pw).
+  for (let i = 1; i <= Number(process.env.BS_LOGINS ?? 0); i++) await s.auth.users.addUser({ name: `login-${i}`, password: 'login-pw', permissions: ['accessBuildDataViaApi'], projects: null });
   const id = buildId(1);
   const count = Number(process.env.BS_EVENTS ?? 100_005);
   const stored = await s.store.ingestNdjson(bigBuildLine(id, count));
