@@ -15,11 +15,11 @@ export interface ServerProcess extends ReadyMessage {
 }
 
 /** Starts server-process.ts over SQLite (a temp dir) or the PostgreSQL database `url`. */
-export async function startServerProcess(options: { url?: string; events?: number; logins?: number }): Promise<ServerProcess> {
+export async function startServerProcess(options: { url?: string; events?: number; logins?: number; builds?: number }): Promise<ServerProcess> {
   const dir = options.url === undefined ? mkdtempSync(join(tmpdir(), 'bs-reliability-')) : undefined;
   const child: ChildProcess = fork(new URL('./server-process.ts', import.meta.url).pathname, [], {
     execArgv: ['--expose-gc', '--import', 'tsx'],
-    env: { ...process.env, ...(dir ? { BS_DATA: dir } : { BS_URL: options.url! }), BS_EVENTS: String(options.events ?? 100_005), BS_LOGINS: String(options.logins ?? 0) },
+    env: { ...process.env, ...(dir ? { BS_DATA: dir } : { BS_URL: options.url! }), BS_EVENTS: String(options.events ?? 100_005), BS_LOGINS: String(options.logins ?? 0), BS_BUILDS: String(options.builds ?? 0) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<ReadyMessage>((resolve, reject) => {

@@ -1,12 +1,13 @@
 // A server in a process of its own, so that a test can measure the memory it alone uses: the
 // REST API and the export API over the database named by BS_DATA (SQLite directory) or BS_URL
-// (PostgreSQL), with a user `reader` and one build of BS_EVENTS events stored in one chunk.
+// (PostgreSQL), with a user `reader`, one build of BS_EVENTS events stored in one chunk and
+// BS_BUILDS small builds.
 // Run with `node --expose-gc --import tsx` and an IPC channel; it sends
 // `{ url, key, buildId, password }` when ready, answers `'memory'` with the memory after a full
 // garbage collection, and closes on `'close'`.
 
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { buildId, startTestServer } from '../server/support.js';
+import { buildId, buildLine, startTestServer } from '../server/support.js';
 
 export interface ReadyMessage {
   readonly url: string;
@@ -51,6 +52,12 @@ async function main(): Promise<void> {
   const count = Number(process.env.BS_EVENTS ?? 100_005);
   const stored = await s.store.ingestNdjson(bigBuildLine(id, count));
   if (stored[0]?.status !== 'stored') throw new Error(`the big build was not stored: ${JSON.stringify(stored)}`);
+  // BS_BUILDS small builds after it, so that a listing stream has more to send than a socket holds.
+  const more = Number(process.env.BS_BUILDS ?? 0);
+  for (let from = 0; from < more; from += 500) {
+    const lines = Array.from({ length: Math.min(500, more - from) }, (_, i) => buildLine({ id: buildId(from + i + 2), project: 'app', tags: ['ci', 'x'.repeat(200)] }));
+    await s.store.ingestNdjson(lines.join('\n'));
+  }
   process.on('message', (m) => {
     if (m === 'memory') {
       gc();

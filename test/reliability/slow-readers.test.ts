@@ -6,11 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Socket } from 'node:net';
 import { pgAvailable, createTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { buildId } from '../server/support.js';
 import { charged, MiB, slowReader, startServerProcess, type ServerProcess } from './harness.js';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 const EVENTS = Number(process.env.SLOW_READER_EVENTS ?? 100_005);
+/** Small builds after the big one: the listings send about 1 KB each, more than the sockets hold. */
+const BUILDS = Number(process.env.SLOW_READER_BUILDS ?? 3000);
 const READERS = Number(process.env.SLOW_READERS ?? 12);
 /**
  * The bound per reader: the stored text a reader holds (at most about 1 M characters, up to 2 MB
@@ -78,7 +81,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     let pg: TestDatabase | undefined;
     beforeAll(async () => {
       pg = dialect === 'postgres' ? await createTestDatabase() : undefined;
-      server = await startServerProcess({ ...(pg ? { url: pg.url } : {}), events: EVENTS });
+      server = await startServerProcess({ ...(pg ? { url: pg.url } : {}), events: EVENTS, builds: BUILDS });
     });
     afterAll(async () => {
       await server?.close();
@@ -91,14 +94,15 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(m.perReader).toBeLessThan(BOUND_PER_READER);
     });
 
-    it('of the build listings (export streams and the REST long-poll) cost a bounded buffer each', async () => {
+    it(`of the build listings of ${BUILDS + 1} builds (export streams and the REST long-poll) cost a bounded buffer each`, async () => {
       const m = await hang(
         server,
         [
           '/build-export/v2/builds/since/0?stream',
           '/build-export/v1/builds/since/0?stream',
           `/build-export/v2/builds/sinceBuild/${server.buildId}?stream`,
-          `/api/builds?fromBuild=${server.buildId}&maxWaitSecs=20`,
+          '/build-export/v2/builds/since/0',
+          `/api/builds?fromBuild=${buildId(BUILDS + 1)}&maxWaitSecs=20`,
         ],
         READERS,
       );
