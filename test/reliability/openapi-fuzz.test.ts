@@ -6,12 +6,20 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { pgAvailable } from '../support/postgres.js';
-import { bodiesFor, encodeValue, formatTally, headerSafe, hostileValue, loadOperations, newTally, probe, type Operation, type WireValue } from './openapi-fuzz.js';
+import { bodiesFor, encodeValue, HOSTILE, formatTally, headerSafe, hostileValue, loadOperations, newTally, probe, type Operation, type WireValue } from './openapi-fuzz.js';
 import { BODY_LIMIT, startFuzzServer, type FuzzServer } from './fuzz-server.js';
 
 vi.setConfig({ testTimeout: 900_000, hookTimeout: 120_000 });
 
 const OPERATIONS = loadOperations();
+
+/**
+ * 5xx the sweep below finds that are open in the reliability issue (item 6: `since` and
+ * `fromInstant` of Infinity, 1e400 or more than 2^53 pass the route's schema and the store refuses
+ * them with an error). Reported by every run, not failed; delete an entry once its fix is in, and
+ * the sweep holds it fixed.
+ */
+const OPEN_ELSEWHERE: readonly RegExp[] = [/^GET \/api\/builds\?(since|fromInstant)=(-?1e400|-?Infinity|9{400})&/];
 const TIMEOUT_MS = Number(process.env.FUZZ_TIMEOUT_MS ?? 20_000);
 
 function valueFor(f: FuzzServer, name: string): fc.Arbitrary<WireValue> {
@@ -81,6 +89,39 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         );
       });
     }
+
+    it('every hostile value in every parameter of every operation, the others plausible', async () => {
+      // Deterministic, next to the random runs: each listed value once in each parameter.
+      const failures: string[] = [];
+      const known: string[] = [];
+      for (const op of OPERATIONS) {
+        for (const target of op.parameters) {
+          for (const value of HOSTILE) {
+            let path = op.path;
+            const query: string[] = [];
+            const headers: Record<string, string> = { authorization: f.credentials[0]! };
+            for (const p of op.parameters) {
+              const text = p === target ? value : f.plausible[p.name]?.[0];
+              if (text === undefined) continue;
+              if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(text));
+              else if (p.in === 'query') query.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(text)}`);
+              else headers[p.name] = headerSafe(text);
+            }
+            if (path.includes('{')) continue;
+            const url = `${f.server.url}${path}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+            const verdict = await probe(url, { method: op.method, headers }, tally, `${op.method} ${op.path}`, TIMEOUT_MS);
+            if (verdict.ok) continue;
+            const line = `${op.method} ${url.slice(f.server.url.length)}`;
+            if (verdict.why.startsWith('500') && OPEN_ELSEWHERE.some((r) => r.test(line))) {
+              known.push(line.slice(0, 120));
+              tally.serverErrors--;
+            } else failures.push(`${line.slice(0, 300)}: ${verdict.why.slice(0, 200)}`);
+          }
+        }
+      }
+      if (known.length > 0) console.log(`${known.length} 5xx open in the reliability issue (OPEN_ELSEWHERE), not counted:\n  ${known.join('\n  ')}`);
+      expect(failures).toEqual([]);
+    });
 
     it('still serves afterwards, and found no 5xx and no hang', async () => {
       expect((await fetch(`${f.server.url}/api/version`)).status).toBe(200);

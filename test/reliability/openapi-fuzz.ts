@@ -49,7 +49,7 @@ export interface WireValue {
   readonly raw?: boolean;
 }
 
-const HOSTILE: readonly string[] = [
+export const HOSTILE: readonly string[] = [
   '', ' ', '0', '-1', '-0', '1.5', '1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '9'.repeat(400), '0x10', '1_000',
   String(Number.MAX_SAFE_INTEGER + 2), String(2 ** 64), '\u0000', 'a\u0000b', 'é', '😀', '\u202e', '\ufeff', '\uffff',
   'true', 'false', 'null', '[]', '{}', '[1,2]', '{"a":1}', '../../etc/passwd', '%', '%00', '%ZZ', "'; drop table builds; --", '\\', '"', '<script>',
