@@ -115,6 +115,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
             if (verdict.why.startsWith('500') && OPEN_ELSEWHERE.some((r) => r.test(line))) {
               known.push(line.slice(0, 120));
               tally.serverErrors--;
+              tally.knownOpen++;
+              tally.byOperation[`${op.method} ${op.path}`]!.serverErrors--;
             } else failures.push(`${line.slice(0, 300)}: ${verdict.why.slice(0, 200)}`);
           }
         }
