@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
-import { decodeEvents } from './event-codec.js';
+import { decodeEvent } from './event-codec.js';
+import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStore } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
 import { compileQuery } from '../sql/index.js';
@@ -33,6 +34,26 @@ import type {
   ListBuildsOptions,
   Visibility,
 } from './types.js';
+
+/**
+ * Reading a build's events: chunks up to INLINE_CHUNK_CHARS characters are listed CHUNK_BATCH at a
+ * time with their text, larger ones are read SLICE_CHARS at a time. A reader so holds at most about
+ * 1 M characters of stored text. Each slice query reads the whole value in the database (SQLite
+ * and TOAST have no partial text reads), so a slice is large enough that a 15 MB chunk costs 15
+ * queries, not hundreds.
+ */
+const INLINE_CHUNK_CHARS = 64 * 1024;
+const CHUNK_BATCH = 16;
+const SLICE_CHARS = 1024 * 1024;
+
+/**
+ * Whether a build with this ID can exist. PostgreSQL's text cannot hold NUL (a parameter with one
+ * is a database error, which was a 500 for `GET /api/builds/a%00b`), and ingest stores no such ID
+ * on either database: a lookup of one finds nothing, without asking the database.
+ */
+function mayBeStored(id: string): boolean {
+  return !id.includes('\0');
+}
 
 export interface BuildStoreOptions {
   /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
@@ -240,6 +261,7 @@ class KyselyBuildStore implements BuildStore {
     const reverse = options.reverse === true;
     let fromSeq: number | undefined;
     if (options.fromBuild !== undefined) {
+      if (!mayBeStored(options.fromBuild)) throw new UnknownBuildError(options.fromBuild);
       const from = await applyVisibility(this.select(false), options.visibility)
         .where('builds.id', '=', options.fromBuild)
         .executeTakeFirst();
@@ -332,6 +354,7 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async getBuild(id: string, visibility: Visibility, options: { withAttributes?: boolean } = {}): Promise<BuildWithAttributes | undefined> {
+    if (!mayBeStored(id)) return undefined;
     const row = (await applyVisibility(this.select(true), visibility).where('builds.id', '=', id).executeTakeFirst()) as Row | undefined;
     if (row === undefined) return undefined;
     const b = toSummary(row, true) as BuildWithAttributes;
@@ -339,31 +362,65 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async buildState(id: string, visibility: Visibility): Promise<BuildState> {
+    if (!mayBeStored(id)) return 'missing';
     const q = this.handle.db.selectFrom('builds').select(['builds.seq']).where('builds.id', '=', id) as Query;
     const row = (await applyVisibility(q, visibility).executeTakeFirst()) as { seq: number | null } | undefined;
     if (row === undefined) return 'missing';
     return row.seq === null ? 'incomplete' : 'available';
   }
 
+  /**
+   * The events of a build in order, decoded one at a time: a reader holds at most one batch of
+   * small chunks or one slice of a large chunk (`substr`, both dialects), whatever the size of
+   * the build, so that a client that stops reading costs a bounded buffer (docs/export.md).
+   */
   async *streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
+    if (!mayBeStored(id)) return;
     const types = options.eventTypes === undefined ? undefined : new Set(options.eventTypes);
-    let chunk = -1;
+    let after = -1;
     for (;;) {
-      const rows = await this.handle.db
+      const rows = (await this.handle.db
         .selectFrom('build_events')
-        .select(['chunk', 'events'])
+        .select([
+          'chunk',
+          sql<number>`length(events)`.as('length'),
+          // Small chunks come with the listing; larger ones are read in slices below.
+          sql<string | null>`case when length(events) <= ${sql.lit(INLINE_CHUNK_CHARS)} then events else null end`.as('events'),
+        ])
         .where('build_id', '=', id)
-        .where('chunk', '>', chunk)
+        .where('chunk', '>', after)
         .orderBy('chunk')
-        .limit(50)
-        .execute();
+        .limit(CHUNK_BATCH)
+        .execute()) as { chunk: number | string; length: number | string; events: string | null }[];
       for (const r of rows) {
-        for (const e of decodeEvents(r.events as string)) {
-          if (types === undefined || types.has(e.type.eventType)) yield e;
+        const chunk = Number(r.chunk);
+        const splitter = new ArrayElementSplitter();
+        const slices = r.events !== null ? [r.events] : this.#slices(id, chunk, Number(r.length));
+        r.events = null;
+        for await (const slice of slices) {
+          for (const tuple of splitter.push(slice)) {
+            const e = decodeEvent(tuple);
+            if (types === undefined || types.has(e.type.eventType)) yield e;
+          }
         }
-        chunk = Number(r.chunk);
+        splitter.end();
+        after = chunk;
       }
-      if (rows.length < 50) return;
+      if (rows.length < CHUNK_BATCH) return;
+    }
+  }
+
+  /** The text of one stored chunk in slices of SLICE_CHARS characters. */
+  async *#slices(id: string, chunk: number, length: number): AsyncIterable<string> {
+    for (let from = 1; from <= length; from += SLICE_CHARS) {
+      const row = await this.handle.db
+        .selectFrom('build_events')
+        .select(sql<string>`substr(events, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('text'))
+        .where('build_id', '=', id)
+        .where('chunk', '=', chunk)
+        .executeTakeFirst();
+      if (row === undefined) throw new Error(`Chunk ${chunk} of build ${id} vanished while it was read`);
+      yield row.text;
     }
   }
 

@@ -17,14 +17,21 @@ export function encodeEvents(events: readonly BuildEvent[]): string {
   return JSON.stringify(tuples);
 }
 
+function fromTuple(tuple: Tuple): BuildEvent {
+  const [timestamp, eventType, majorVersion, minorVersion, data] = tuple;
+  return { timestamp, type: { majorVersion, minorVersion, eventType }, data };
+}
+
 export function decodeEvents(json: string): BuildEvent[] {
   const tuples = JSON.parse(json) as Tuple[];
   const out = new Array<BuildEvent>(tuples.length);
-  for (let i = 0; i < tuples.length; i++) {
-    const [timestamp, eventType, majorVersion, minorVersion, data] = tuples[i]!;
-    out[i] = { timestamp, type: { majorVersion, minorVersion, eventType }, data };
-  }
+  for (let i = 0; i < tuples.length; i++) out[i] = fromTuple(tuples[i]!);
   return out;
+}
+
+/** One element of a stored chunk (see event-splitter.ts, which finds them). */
+export function decodeEvent(tupleJson: string): BuildEvent {
+  return fromTuple(JSON.parse(tupleJson) as Tuple);
 }
 
 /** The encoded events with every object's keys sorted: equal iff the events mean the same. */
