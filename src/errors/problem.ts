@@ -14,3 +14,6 @@ export interface ProblemDocument {
 export function problem(status: number, detail: string, extensions: Record<string, unknown> = {}): ProblemDocument {
   return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, ...extensions };
 }
+
+/** Problem type of a build that existed and was deleted by retention or prune (404). */
+export const BUILD_DELETED = { type: 'urn:buildscope:problem:build-deleted', title: 'Build deleted' } as const;

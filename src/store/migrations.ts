@@ -114,12 +114,34 @@ async function storeFields(db: Db): Promise<void> {
   await db.insertInto(STORE_FIELDS).values(FIELDS_0001.map((name) => ({ name }))).execute();
 }
 
+/** Table of deleted builds (retention, prune): see deleted_builds in docs/store.md. */
+export const DELETED_BUILDS = 'deleted_builds';
+
+/**
+ * 0005: `deleted_builds` remembers the builds that retention or `buildscope prune` deleted: their
+ * ID (so that `GET /api/builds/{id}` says "build deleted" instead of "unknown"), their project
+ * (the answer is given only to callers who could have seen the build) and their seq (an export
+ * stream resuming at a deleted build continues after it, and seqs are never handed out again:
+ * the ingest numbers new builds after the highest seq ever used, deleted or not).
+ */
+async function deletedBuilds(db: Db): Promise<void> {
+  await db.schema
+    .createTable(DELETED_BUILDS)
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('seq', 'bigint')
+    .addColumn('project_name', 'text')
+    .addColumn('deleted_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('deleted_builds_seq').on(DELETED_BUILDS).column('seq').execute();
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
     '0002_build_attributes': { up: (db) => attributesTable(db, dialect) },
     '0003_listing_index': { up: (db) => listingIndex(db, dialect) },
     '0004_store_fields': { up: storeFields },
+    '0005_deleted_builds': { up: deletedBuilds },
   };
 }
 

@@ -10,6 +10,7 @@ import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../..
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
+import { BUILD_DELETED } from '../../errors/problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 import { countingLines, IngestTooLargeError } from './ingest-body.js';
 
@@ -193,7 +194,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
     {
       schema: {
         summary: 'One build',
-        description: 'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller.',
+        description: 'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller; a build deleted by retention answers 404 with the problem type urn:buildscope:problem:build-deleted.',
         tags: ['builds'],
         params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['id'] },
         querystring: { type: 'object', properties: { models: MODELS_PARAM } },
@@ -205,7 +206,13 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       const models = parseModels(request.query.models);
       if ('error' in models) return sendProblem(reply, 400, models.error);
       const build = await store.getBuild(request.params.id, visibilityOf(principalOf(request)), { withAttributes: models.withAttributes });
-      if (build === undefined) return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+      if (build === undefined) {
+        const deleted = await store.deletedBuild(request.params.id, visibilityOf(principalOf(request)));
+        if (deleted !== undefined) {
+          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, { ...BUILD_DELETED });
+        }
+        return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+      }
       return toSummary(build, models.withAttributes);
     },
   );
@@ -221,7 +228,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           summary: 'Publish builds',
           description:
             'Ingests builds as NDJSON (application/x-ndjson), one build per line; a line for a build that is not finished yet may be followed by later lines that append to it. ' +
-            `Answers one result per non-blank line. Requires the permission publishScan. Bodies larger than ${limits.ingestBodyBytes} bytes are refused (413) after the lines before the limit.`,
+            `Answers one result per non-blank line. Requires the permission publishScan. Bodies larger than ${limits.ingestBodyBytes} bytes are refused (413) after the lines before the limit. While free disk space is under retention.rejectBelowFreeDiskPercent, every request is refused with 507.`,
           tags: ['builds'],
           consumes: ['application/x-ndjson'],
           response: {
@@ -249,7 +256,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
               },
               required: ['stored', 'unchanged', 'rejected', 'results'],
             },
-            ...PROBLEM_RESPONSES([400, 401, 403, 413, 415]),
+            ...PROBLEM_RESPONSES([400, 401, 403, 413, 415, 507]),
           },
         },
         preHandler: requirePermission('publishScan'),
@@ -262,6 +269,10 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         },
       },
       async (request, reply) => {
+        // Free disk space under retention.rejectBelowFreeDiskPercent: refused before reading the
+        // body, so that agents keep the builds and send them again later.
+        const full = ctx.refuseIngest?.();
+        if (full !== undefined) return sendProblem(reply, 507, full);
         const body = request.body as NodeJS.ReadableStream | undefined;
         if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
         try {
