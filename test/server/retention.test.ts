@@ -6,13 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../../src/store/types.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { pgAvailable } from '../support/postgres.js';
+import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { buildId, buildLine, newLocation, startTestServer } from './support.js';
 import { parseRetentionConfig } from '../../src/retention/config.js';
 
@@ -71,13 +72,17 @@ describe.each(dialects)('deleted builds over HTTP on $name', ({ name, skip }) =>
 
 const logger = createLogger('test', 'silent');
 
-async function started(retention: Record<string, unknown>, demo: number): Promise<RunningServer> {
+/** Log lines of the servers started by `started` (pino JSON), to check what the job reports. */
+const logged: { msg: string; deleted?: number }[] = [];
+const capture = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as { msg: string }) });
+
+async function started(retention: Record<string, unknown>, demo: number, url?: string): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-retention-'));
   dirs.push(dir);
   return startServer({
-    config: parseConfig({ server: { port: 0 }, database: { data: join(dir, 'data') }, retention }),
+    config: parseConfig({ server: { port: 0 }, database: url !== undefined ? { url } : { data: join(dir, 'data') }, retention }),
     demo,
-    logger,
+    logger: capture,
     print: () => undefined,
     retentionIntervalMs: 50,
   });
@@ -92,8 +97,10 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 }
 
 describe('the retention job of serve', () => {
-  it('deletes the builds that started more than maxAgeDays ago, and only those', async () => {
-    const s = await started({ maxAgeDays: 10 }, 60);
+  it.each(dialects)('deletes the builds that started more than maxAgeDays ago, and only those ($name)', async ({ name, skip }) => {
+    if (skip) return;
+    const pg = name === 'postgres' ? await createTestDatabase() : undefined;
+    const s = await started({ maxAgeDays: 10 }, 60, pg?.url);
     try {
       const now = Date.now();
       const all = async () => (await s.store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];
@@ -103,8 +110,15 @@ describe('the retention job of serve', () => {
       expect(left.length).toBeGreaterThan(5);
       expect(left.length).toBeLessThan(40);
       expect(left.every((b) => Number(b.attributes['buildStartTime']) >= Date.now() - 10 * DAY - 120_000)).toBe(true);
+      // The job said what it did, with the number deleted (logged once its pass ends).
+      const done = (l: { msg: string }) => /^retention: deleted \d+ builds that started before/.test(l.msg);
+      await until(async () => logged.some(done), 'the log line of the pass');
+      const total = logged.filter((l) => /^retention: deleted \d+ builds that started before/.test(l.msg)).reduce((a, l) => a + (l.deleted ?? 0), 0);
+      expect(total).toBe(60 - left.length);
+      logged.length = 0;
     } finally {
       await s.close();
+      await pg?.drop();
     }
   });
 
@@ -122,6 +136,9 @@ describe('the retention job of serve', () => {
       expect(r.headers.get('content-type')).toContain('application/problem+json');
       expect(await r.json()).toMatchObject({ status: 507, title: 'Insufficient Storage', detail: expect.stringContaining('rejectBelowFreeDiskPercent') });
       expect(await s.store.buildState(buildId(7), SEE_EVERYTHING)).toBe('missing');
+      expect(logged.some((l) => l.msg.startsWith('retention: refusing ingest (507)'))).toBe(true);
+      await until(async () => logged.some((l) => /^retention: free disk space is still .* with no build left to delete/.test(l.msg)), 'the warning');
+      logged.length = 0;
     } finally {
       await s.close();
     }
