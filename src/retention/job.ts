@@ -28,7 +28,7 @@ export interface RetentionJobOptions {
   readonly clock?: () => number;
   /** Between two runs; default 60 s. */
   readonly intervalMs?: number;
-  /** Builds per deletion transaction; default 200. */
+  /** Builds per deletion transaction; default 100 (DEFAULT_PRUNE_BATCH). */
   readonly batch?: number;
   /** Pause between two batches, leaving the writer to others; default 20 ms. */
   readonly pauseMs?: number;

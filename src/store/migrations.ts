@@ -122,7 +122,8 @@ export const DELETED_BUILDS = 'deleted_builds';
  * ID (so that `GET /api/builds/{id}` says "build deleted" instead of "unknown"), their project
  * (the answer is given only to callers who could have seen the build) and their seq (an export
  * stream resuming at a deleted build continues after it, and seqs are never handed out again:
- * the ingest numbers new builds after the highest seq ever used, deleted or not).
+ * the ingest numbers new builds after the highest seq ever used, deleted or not). Also indexes
+ * the child-row tables by seq, which a deletion looks them up by.
  */
 async function deletedBuilds(db: Db): Promise<void> {
   await db.schema
@@ -133,6 +134,11 @@ async function deletedBuilds(db: Db): Promise<void> {
     .addColumn('deleted_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('deleted_builds_seq').on(DELETED_BUILDS).column('seq').execute();
+  // Deleting a build's child rows by seq: without these a batch scanned every row of both tables
+  // (their search indexes lead with the field or value). New rows have the highest seqs, so ingest
+  // appends to these indexes at their end.
+  await db.schema.createIndex('build_values_seq').on('build_values').column('seq').execute();
+  await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
 }
 
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {

@@ -30,7 +30,7 @@ export function register(program: Command): void {
     .option('--dry-run', 'change nothing: print the IDs of the builds that would be deleted, and how many')
     .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
-    .option('--batch-size <n>', 'builds per transaction (default 200)')
+    .option('--batch-size <n>', 'builds per transaction (default 100)')
     .action(async (opts: Options) => {
       const age = parseAge(opts.olderThan ?? '');
       if (age === undefined) fail('prune', `--older-than needs an age such as 90d, 12h or 2w, got '${opts.olderThan}'`);
@@ -55,7 +55,7 @@ export function register(program: Command): void {
           const { countPruneCandidates, pruneCandidates } = await import('../../store/prune.js');
           let after: string | undefined;
           for (;;) {
-            const page = await pruneCandidates(handle.db, selection, 1000, after);
+            const page = await pruneCandidates(handle.db, selection, 1000, after, true);
             if (page.length === 0) break;
             process.stdout.write(page.map((c) => c.id).join('\n') + '\n');
             after = page.at(-1)!.id;
