@@ -2,7 +2,7 @@
 // query -> sql -> store -> services -> faces, with db/ (handles, migrations, frozen schema) under
 // sql and store. A rule names what a layer must not import.
 
-const SERVICES = 'src/(auth|export|provenance|cache-node|cache-registry|mirror|metrics|bes|agents|services)/';
+const SERVICES = 'src/(auth|export|provenance|cache-node|cache-registry|mirror|metrics|bes|agents|services|retention)/';
 const FACES = 'src/(http|cli)/|src/server\\.ts$|src/workers\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -91,6 +91,8 @@ export interface ServerConfig {
   readonly provenance: unknown;
   readonly cacheNodes: unknown;
   readonly playground: unknown;
+  /** Retention (deleting old builds, watching free disk space), parsed by src/retention/config.ts. */
+  readonly retention: unknown;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -161,7 +163,7 @@ export function loadConfig(file?: string, overrides: ConfigOverrides = {}): Serv
 /** Checks a configuration object (as read from YAML) and fills in the defaults. */
 export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where = 'configuration'): ServerConfig {
   const top = asObject(raw, where);
-  const known = ['server', 'bes', 'database', 'auth', 'limits', 'export', 'provenance', 'cacheNodes', 'playground'];
+  const known = ['server', 'bes', 'database', 'auth', 'limits', 'export', 'provenance', 'cacheNodes', 'playground', 'retention'];
   for (const k of Object.keys(top)) {
     if (!known.includes(k)) throw new ConfigError(`${where}: unknown section '${k}' (known: ${known.join(', ')})`);
   }
@@ -225,6 +227,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
     provenance: top['provenance'],
     cacheNodes: top['cacheNodes'],
     playground: top['playground'],
+    retention: top['retention'],
   };
 }
 

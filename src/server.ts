@@ -24,6 +24,8 @@ import type { BesServer } from './bes/server.js';
 import { besLinksPlugin } from './http/bes-links-plugin.js';
 import { sessionPlugin } from './http/session-plugin.js';
 import { webPlugin } from './http/web-plugin.js';
+import { parseRetentionConfig, retentionEnabled } from './retention/config.js';
+import { RetentionJob } from './retention/job.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -33,6 +35,8 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Where the start-up lines for the operator go (stdout by default). */
   readonly print?: (line: string) => void;
+  /** Between two runs of the retention job (default 60 s; tests run it more often). */
+  readonly retentionIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -55,6 +59,8 @@ interface OpenedServer {
   readonly store: BuildStore;
   readonly database: DatabaseHandle;
   readonly created: RunningServer['created'];
+  /** Started by startServer only (not by the primary's prepareServer). */
+  readonly retention: RetentionJob | undefined;
   close(): Promise<void>;
 }
 
@@ -68,6 +74,7 @@ export function checkFaceSections(config: ServerConfig): void {
   parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
   parseCacheNodesSection(config.cacheNodes);
   parsePlaygroundConfig(config.playground);
+  parseRetentionConfig(config.retention, config.database);
 }
 
 /**
@@ -81,13 +88,25 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   const database = await openDatabase(config.database);
   let store: BuildStore | undefined;
   let app: FastifyInstance | undefined;
+  let retention: RetentionJob | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     const metrics = createServerMetrics(database);
     store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
-    app = await buildApp({ config, database, store, logger }, { plugins, auth, metrics });
+    const retentionConfig = parseRetentionConfig(config.retention, config.database);
+    retention = retentionEnabled(retentionConfig)
+      ? new RetentionJob({
+          store,
+          database,
+          config: retentionConfig,
+          logger,
+          ...(config.database.data !== undefined ? { dataDir: config.database.data } : {}),
+          ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
+        })
+      : undefined;
+    app = await buildApp({ config, database, store, logger, ...(retention ? { refuseIngest: retention.refuseIngest } : {}) }, { plugins, auth, metrics });
     await app.ready();
 
     // First start: an administrator with every permission, a generated password and an access key.
@@ -110,14 +129,17 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
 
     const openStore = store;
     const openApp = app;
+    const openRetention = retention;
     let closing: Promise<void> | undefined;
     return {
       app: openApp,
       store: openStore,
       database,
       created,
+      retention: openRetention,
       close() {
         closing ??= (async () => {
+          await openRetention?.stop();
           await openApp.close();
           await openStore.close();
           await database.close();
@@ -161,6 +183,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await opened.close().catch(() => undefined);
     throw e;
   }
+  // After listening: a first pass over a large backlog runs in the background (each batch is short,
+  // requests are served meanwhile); only the first disk measurement is awaited.
+  await opened.retention?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.server.port;
   const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;

@@ -36,6 +36,7 @@ export const PROBLEM_KINDS = [
   'too-many-requests',
   'unexpected-error',
   'build-not-ready',
+  'build-deleted',
   'unavailable',
   'insufficient-storage',
 ] as const;
@@ -78,3 +79,5 @@ export function problemType(kind: ProblemKind): string {
 export function problem(status: number, detail: string, extensions: Record<string, unknown> = {}, kind: ProblemKind = kindOfStatus(status)): ProblemDocument {
   return { type: problemType(kind), title: STATUS_CODES[status] ?? 'Error', status, detail, ...extensions };
 }
+
+/** Problem type of a build that existed and was deleted by retention or prune (404). */

@@ -71,8 +71,12 @@ function unavailable(buildId: string, retryAfterSeconds: number): Refusal {
 async function seqOf(store: BuildStore, buildId: string, visibility: Visibility, retryAfterSeconds: number, what: string): Promise<number | Refusal> {
   const state = await store.buildState(buildId, visibility);
   switch (state) {
-    case 'missing':
+    case 'missing': {
+      // A build deleted by retention still marks its place: the stream goes on with the next one.
+      const deleted = await store.deletedBuild(buildId, visibility);
+      if (deleted?.seq !== undefined && deleted.seq !== null) return deleted.seq;
       return refuse(404, `${what} ${buildId} does not exist or is not visible to you`);
+    }
     case 'incomplete':
       return unavailable(buildId, retryAfterSeconds);
     case 'available': {

@@ -14,6 +14,11 @@ export interface AppContext {
   readonly database: DatabaseHandle;
   readonly store: BuildStore;
   readonly logger: Logger;
+  /**
+   * Why ingest is refused right now (free disk space under retention.rejectBelowFreeDiskPercent),
+   * or undefined; absent when retention does not watch the disk.
+   */
+  readonly refuseIngest?: () => string | undefined;
   /** Epoch-ms clock (tests move time); Date.now by default. */
   readonly clock?: () => number;
 }

@@ -19,6 +19,8 @@ import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
 import { SearchSlots } from './search-slots.js';
+import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
+import { projectVisible } from './visibility.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   BuildAttributes,
@@ -31,7 +33,10 @@ import type {
   IngestOptions,
   FieldValueCount,
   FieldValuesOptions,
+  DeletedBuild,
   ListBuildsOptions,
+  PruneCandidate,
+  PruneSelection,
   Visibility,
 } from './types.js';
 
@@ -265,8 +270,13 @@ class KyselyBuildStore implements BuildStore {
       const from = await applyVisibility(this.select(false), options.visibility)
         .where('builds.id', '=', options.fromBuild)
         .executeTakeFirst();
-      if (from === undefined) throw new UnknownBuildError(options.fromBuild);
-      fromSeq = Number((from as Row).seq);
+      if (from !== undefined) fromSeq = Number((from as Row).seq);
+      else {
+        // A deleted build still marks its place: the listing goes on with the next available one.
+        const deleted = await this.deletedBuild(options.fromBuild, options.visibility);
+        if (deleted === undefined || deleted.seq === null) throw new UnknownBuildError(options.fromBuild);
+        fromSeq = deleted.seq;
+      }
       q = q.where('builds.seq', reverse ? '<' : '>', fromSeq);
     } else if (options.fromInstant !== undefined) {
       // Both databases keep instants as 64-bit integers; a larger number would be a database error.
@@ -438,6 +448,19 @@ class KyselyBuildStore implements BuildStore {
     // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ value: string; count: number | string }>(q, true);
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }));
+  }
+
+  async deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]> {
+    const candidates = await pruneCandidates(this.handle.db, selection, limit);
+    const gone = await deleteBuilds(this.handle, candidates, this.clock());
+    this.postings?.forget(gone.flatMap((g) => (g.seq === null ? [] : [g.seq])));
+    return gone;
+  }
+
+  async deletedBuild(id: string, visibility: Visibility): Promise<DeletedBuild | undefined> {
+    const d = await deletedBuild(this.handle.db, id);
+    // Only to callers who could have seen the build: to others it never existed.
+    return d !== undefined && projectVisible(visibility, d.project) ? d : undefined;
   }
 
   async latestSeq(): Promise<number> {

@@ -29,6 +29,10 @@ export const NOTIFY_CHANNEL = 'buildscope_builds';
 // Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
 const LOCK_KEY = 4_711_000_001;
 
+/** The highest seq ever used, by a stored or a deleted build (deleted_builds, store migration 0005). */
+const maxSeqSql = (larger: 'max' | 'greatest'): string =>
+  `SELECT ${larger}(coalesce((SELECT max(seq) FROM builds), 0), coalesce((SELECT max(seq) FROM deleted_builds), 0))`;
+
 export interface IngestContext {
   readonly handle: DatabaseHandle;
   readonly clock: () => number;
@@ -195,7 +199,8 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
   );
   const selectChunks = db.prepare('SELECT hash, events FROM build_events WHERE build_id = ? ORDER BY chunk');
-  const selectMaxSeq = db.prepare('SELECT coalesce(max(seq), 0) FROM builds').pluck();
+  // The highest seq ever used: a deleted build's seq is never handed out again (deleted_builds).
+  const selectMaxSeq = db.prepare(maxSeqSql('max')).pluck();
   const search = ctx.trigram?.(db);
 
   const load = (id: string): StoredBuild | undefined => {
@@ -335,7 +340,7 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
           }
         }
       }
-      const max = await trx.selectFrom('builds').select(sql<number>`coalesce(max(seq), 0)`.as('m')).executeTakeFirstOrThrow();
+      const max = (await sql<{ m: number | string }>`${sql.raw(maxSeqSql('greatest'))} AS m`.execute(trx)).rows[0]!;
       const { results, writes } = planBatch(lines, {
         load: (id) => stored.get(id),
         now: ctx.clock,

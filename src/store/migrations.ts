@@ -175,6 +175,33 @@ async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise
     SELECT seq, ${sql.join(sums)} FROM build_tasks GROUP BY seq`.execute(db);
 }
 
+/** Table of deleted builds (retention, prune): see deleted_builds in docs/store.md. */
+export const DELETED_BUILDS = 'deleted_builds';
+
+/**
+ * 0007: `deleted_builds` remembers the builds that retention or `buildscope prune` deleted: their
+ * ID (so that `GET /api/builds/{id}` says "build deleted" instead of "unknown"), their project
+ * (the answer is given only to callers who could have seen the build) and their seq (an export
+ * stream resuming at a deleted build continues after it, and seqs are never handed out again:
+ * the ingest numbers new builds after the highest seq ever used, deleted or not). Also indexes
+ * the child-row tables by seq, which a deletion looks them up by.
+ */
+async function deletedBuilds(db: Db): Promise<void> {
+  await db.schema
+    .createTable(DELETED_BUILDS)
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('seq', 'bigint')
+    .addColumn('project_name', 'text')
+    .addColumn('deleted_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('deleted_builds_seq').on(DELETED_BUILDS).column('seq').execute();
+  // Deleting a build's child rows by seq: without these a batch scanned every row of both tables
+  // (their search indexes lead with the field or value). New rows have the highest seqs, so ingest
+  // appends to these indexes at their end.
+  await db.schema.createIndex('build_values_seq').on('build_values').column('seq').execute();
+  await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
@@ -183,6 +210,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0004_store_fields': { up: storeFields },
     '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
+    '0007_deleted_builds': { up: deletedBuilds },
   };
 }
 

@@ -7,8 +7,10 @@
 // `project:billing user:farah tag:release`. ANDing bitmaps 32 builds at a time finds the first
 // hundred matches in tens of microseconds, and SQL then reads only those rows. A bitmap costs one
 // bit per build (125 KB per term at 1M builds) whatever the term's frequency. Builds never change
-// once available and seqs only grow, so a bitmap stays valid and is extended with the builds that
-// became available since it was read.
+// once available and seqs only grow (never reused, even after a deletion), so a bitmap stays valid
+// and is extended with the builds that became available since it was read. A deleted build (prune.ts)
+// may still have its bit set, in a process that did not delete it: a bit only makes a build a
+// candidate, and the page's SQL, which reads candidates by seq, finds no row for it.
 //
 // SQLite only: its writers commit in seq order, so "seq > the last one read" never misses a build.
 // (On PostgreSQL concurrent transactions can commit seqs out of order.)
@@ -110,6 +112,20 @@ export class PostingCache {
     // One bitmap is latest / 8 bytes: past the budget the lists would evict each other.
     if (latest / 8 > this.maxBytes / terms.length) return undefined;
     return terms.map((t) => this.list(t, latest));
+  }
+
+  /**
+   * Clears deleted builds from every bitmap. Not needed for correct answers (a page's SQL reads
+   * its candidates by seq, and a deleted seq reads nothing; seqs are never reused), but it keeps a
+   * page from reading ahead over builds that are gone.
+   */
+  forget(seqs: readonly number[]): void {
+    for (const list of this.lists.values()) {
+      for (const s of seqs) {
+        const w = s >>> 5;
+        if (w < list.words.length) list.words[w] = list.words[w]! & ~(1 << (s & 31));
+      }
+    }
   }
 
   private readonly statements = new Map<string, BetterSqlite3.Statement>();

@@ -23,6 +23,8 @@ export interface Visibility {
 export const SEE_EVERYTHING: Visibility = { projects: 'all', withoutProject: true };
 
 export type { AttributeValue, BuildAttributes } from '../query/attributes.js';
+import type { DeletedBuild, PruneCandidate, PruneSelection } from './prune.js';
+export type { DeletedBuild, PruneCandidate, PruneSelection } from './prune.js';
 
 export interface BuildSummary {
   readonly id: string;
@@ -125,6 +127,13 @@ export interface BuildStore {
    * Throws a RangeError for another field.
    */
   fieldValues(field: string, options: FieldValuesOptions): Promise<FieldValueCount[]>;
+  /**
+   * Deletes up to `limit` builds of `selection` in one short transaction (retention, prune; see
+   * prune.ts); returns the builds deleted (none: nothing left to delete).
+   */
+  deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]>;
+  /** A build deleted by retention or prune, when the caller could have seen it; else undefined. */
+  deletedBuild(id: string, visibility: Visibility): Promise<DeletedBuild | undefined>;
   /** The `seq` of the newest available build (0 when there is none). */
   latestSeq(): Promise<number>;
   /**

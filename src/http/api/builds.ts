@@ -242,7 +242,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         summary: 'One build',
         description:
           'The summary of one available build (with models=attributes, its attributes). 404 when it does not exist or is not visible to the caller; ' +
-          '503 with Retry-After while the build is still being stored.',
+          '503 with Retry-After while the build is still being stored; a build deleted by retention answers 404 with the problem type urn:buildscope:problem:build-deleted.',
         tags: ['builds'],
         params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['id'] },
         querystring: { type: 'object', properties: { models: MODELS_PARAM } },
@@ -263,6 +263,10 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           reply.header('retry-after', String(retryAfterSeconds));
           return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`, {}, 'build-not-ready');
         }
+        const deleted = await store.deletedBuild(request.params.id, visibility);
+        if (deleted !== undefined) {
+          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, {}, 'build-deleted');
+        }
         return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
       }
       return toSummary(build, models.withAttributes);
@@ -280,7 +284,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           summary: 'Publish builds',
           description:
             'Ingests builds as NDJSON (application/x-ndjson), one build per line; a line for a build that is not finished yet may be followed by later lines that append to it. ' +
-            `Answers one result per non-blank line. Requires the permission publishScan. Bodies larger than ${limits.ingestBodyBytes} bytes are refused (413) after the lines before the limit.`,
+            `Answers one result per non-blank line. Requires the permission publishScan. Bodies larger than ${limits.ingestBodyBytes} bytes are refused (413) after the lines before the limit. While free disk space is under retention.rejectBelowFreeDiskPercent, every request is refused with 507.`,
           tags: ['builds'],
           consumes: ['application/x-ndjson'],
           response: {
@@ -308,7 +312,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
               },
               required: ['stored', 'unchanged', 'rejected', 'results'],
             },
-            ...PROBLEM_RESPONSES([400, 401, 403, 413, 415]),
+            ...PROBLEM_RESPONSES([400, 401, 403, 413, 415, 507]),
           },
         },
         preHandler: requirePermission('publishScan'),
@@ -321,6 +325,10 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         },
       },
       async (request, reply) => {
+        // Free disk space under retention.rejectBelowFreeDiskPercent: refused before reading the
+        // body, so that agents keep the builds and send them again later.
+        const full = ctx.refuseIngest?.();
+        if (full !== undefined) return sendProblem(reply, 507, full);
         const body = request.body as NodeJS.ReadableStream | undefined;
         if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
         try {
