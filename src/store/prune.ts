@@ -10,21 +10,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import { DELETED_BUILDS } from './migrations.js';
-
-/** Which builds a prune deletes. */
-export type PruneSelection =
-  /** Builds that started before `instant` (epoch ms); incomplete ones by when they were received. */
-  | { readonly kind: 'startedBefore'; readonly instant: number }
-  /** The oldest available builds, in availability order (to free disk space). */
-  | { readonly kind: 'oldest' };
-
-/** A build chosen for deletion. */
-export interface PruneCandidate {
-  readonly id: string;
-  /** Null for an incomplete build. */
-  readonly seq: number | null;
-  readonly project: string | null;
-}
+import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
 /** Tables with one or more rows per available build, keyed by its seq. */
 const BY_SEQ = ['build_values', 'build_custom_values', 'build_attributes', 'build_tasks', 'build_task_counts'] as const;
@@ -126,12 +112,6 @@ export async function deleteBuilds(handle: DatabaseHandle, candidates: readonly 
   });
 }
 
-/** A deleted build as `deleted_builds` remembers it. */
-export interface DeletedBuild {
-  readonly seq: number | null;
-  readonly project: string | null;
-  readonly deletedAt: number;
-}
 
 export async function deletedBuild(db: Db, id: string): Promise<DeletedBuild | undefined> {
   const row = (await db.selectFrom(DELETED_BUILDS).select(['seq', 'project_name', 'deleted_at']).where('id', '=', id).executeTakeFirst()) as

@@ -23,8 +23,6 @@ export interface Visibility {
 export const SEE_EVERYTHING: Visibility = { projects: 'all', withoutProject: true };
 
 export type { AttributeValue, BuildAttributes } from '../query/attributes.js';
-import type { DeletedBuild, PruneCandidate, PruneSelection } from './prune.js';
-export type { DeletedBuild, PruneCandidate, PruneSelection } from './prune.js';
 
 export interface BuildSummary {
   readonly id: string;
@@ -142,4 +140,26 @@ export interface BuildStore {
    */
   waitForNewBuilds(afterSeq: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** Which builds a prune deletes. */
+export type PruneSelection =
+  /** Builds that started before `instant` (epoch ms); incomplete ones by when they were received. */
+  | { readonly kind: 'startedBefore'; readonly instant: number }
+  /** The oldest available builds, in availability order (to free disk space). */
+  | { readonly kind: 'oldest' };
+
+/** A build chosen for deletion. */
+export interface PruneCandidate {
+  readonly id: string;
+  /** Null for an incomplete build. */
+  readonly seq: number | null;
+  readonly project: string | null;
+}
+
+/** A deleted build as `deleted_builds` remembers it. */
+export interface DeletedBuild {
+  readonly seq: number | null;
+  readonly project: string | null;
+  readonly deletedAt: number;
 }
