@@ -51,9 +51,9 @@ describe.each(dialects)('deleted builds over HTTP on $name', ({ name, skip }) =>
       // A caller who could not have seen the build learns nothing about it.
       const alphaOnly = await s.user('alice', ['accessBuildDataViaApi'], { projects: ['alpha'] });
       const hidden = (await (await s.get(`/api/builds/${ids[1]}`, `Bearer ${alphaOnly}`)).json()) as Record<string, unknown>;
-      expect(hidden).toMatchObject({ type: 'about:blank', status: 404 });
+      expect(hidden).toMatchObject({ type: 'urn:buildscope:problem:not-found', status: 404 });
       const never = (await (await s.get(`/api/builds/${buildId(99)}`, `Bearer ${admin}`)).json()) as Record<string, unknown>;
-      expect(never['type']).toBe('about:blank');
+      expect(never['type']).toBe('urn:buildscope:problem:not-found');
       // The listing from a deleted build continues with the next available one.
       const page = (await (await s.get(`/api/builds?fromBuild=${ids[0]}`, `Bearer ${admin}`)).json()) as { id: string }[];
       expect(page.map((b) => b.id)).toEqual(ids.slice(2));

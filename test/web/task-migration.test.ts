@@ -1,4 +1,4 @@
-// Store migrations 0004 and 0005 on a database that already holds builds: the task rows and the
+// Store migrations 0005 and 0006 on a database that already holds builds: the task rows and the
 // per-build task counts are filled from the stored events, equal to what the ingest writes.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,10 +24,15 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   const written = await rows(handle);
   expect(written.tasks.length).toBeGreaterThan(60 * 5);
   expect(written.counts.length).toBe(60);
-  // Back to the state before 0004: no task tables, the migrations not run.
+  // Back to the state before 0005: no task tables, those migrations and the later ones not run
+  // (kysely runs migrations in order only).
   await sql`DROP TABLE build_tasks`.execute(handle.db);
   await sql`DROP TABLE build_task_counts`.execute(handle.db);
-  await sql`DELETE FROM store_migration WHERE name IN ('0004_build_tasks', '0005_trend_aggregates')`.execute(handle.db);
+  await sql`DROP INDEX builds_trend`.execute(handle.db);
+  await sql`DROP TABLE deleted_builds`.execute(handle.db);
+  await sql`DROP INDEX build_values_seq`.execute(handle.db);
+  await sql`DROP INDEX build_custom_values_seq`.execute(handle.db);
+  await sql`DELETE FROM store_migration WHERE name IN ('0005_build_tasks', '0006_trend_aggregates', '0007_deleted_builds')`.execute(handle.db);
   await store.close();
   await handle.close();
 

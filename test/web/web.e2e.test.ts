@@ -4,7 +4,8 @@
 // its failures and timeline, follow a tag link, open trends and click a bar through to the
 // list, sign out. No console errors, nothing from other origins. Screenshots go to docs/images/.
 
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,10 @@ import { launchBrowser } from '../playground/harness.js';
 import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const IMAGES = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/images');
+// The screenshots are taken on every run (they render every page); they replace the committed
+// ones in docs/images/ only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
+const IMAGES =
+  process.env['UPDATE_SCREENSHOTS'] === '1' ? resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/images') : mkdtempSync(join(tmpdir(), 'bs-web-shots-'));
 
 describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000 }, () => {
   let server: WebServer;

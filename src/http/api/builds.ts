@@ -265,7 +265,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         }
         const deleted = await store.deletedBuild(request.params.id, visibility);
         if (deleted !== undefined) {
-          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, {}, 'build-deleted');
+          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, { title: 'Build deleted' }, 'build-deleted');
         }
         return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
       }

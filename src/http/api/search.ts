@@ -269,7 +269,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
           type: 'object',
           properties: {
             type: { type: 'array', items: { type: 'string', maxLength: 200 }, maxItems: 50 },
-            offset: { type: 'integer', minimum: 0, default: 0 },
+            offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
         },
