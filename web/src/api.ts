@@ -9,79 +9,15 @@ export interface Session {
   readonly csrfToken?: string;
 }
 
-export interface ListRow {
-  readonly id: string;
-  readonly outcome: string | null;
-  readonly tool: string;
-  readonly toolVersion: string;
-  readonly project: string | null;
-  readonly requested: readonly string[];
-  readonly user: string | null;
-  readonly host: string | null;
-  readonly start: number | null;
-  readonly duration: number | null;
-  readonly tags: readonly string[];
-}
-
-export interface FacetValue {
-  readonly value: string;
-  readonly count: number;
-}
-
-export type Facets = Readonly<Record<'buildOutcome' | 'buildTool' | 'project' | 'user' | 'tag', readonly FacetValue[]>>;
-
-export interface TaskRow {
-  readonly path: string;
-  readonly outcome: 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'failed';
-  readonly start: number;
-  readonly duration: number;
-  readonly cacheable: boolean | null;
-}
-
-export interface BuildDetails extends ListRow {
-  readonly agentVersion: string;
-  readonly availableAt: number;
-  readonly excluded: readonly string[];
-  readonly failures: readonly { classification: string; message: string }[];
-  readonly tasks: readonly TaskRow[];
-  readonly environment: Readonly<Record<string, unknown>>;
-  readonly options: Readonly<Record<string, unknown>>;
-  readonly cache: Readonly<Record<string, unknown>> | null;
-  readonly serverSettings: Readonly<Record<string, unknown>>;
-  readonly configurationCache: string | null;
-  readonly values: readonly { name: string; value: string }[];
-  readonly eventTypes: Readonly<Record<string, number>>;
-}
-
-export interface TaskStat {
-  readonly path: string;
-  readonly runs: number;
-  readonly failures: number;
-  readonly meanDuration: number;
-  readonly maxDuration: number;
-}
-
-export interface TrendBucket {
-  readonly start: number;
-  readonly end: number;
-  readonly label: string;
-  readonly builds: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly unknown: number;
-  readonly failureRate: number | null;
-  readonly duration: { p25: number; p50: number; p75: number; p95: number } | null;
-  readonly tasks: Readonly<Record<string, number>>;
-  readonly avoidedShare: number | null;
-}
-
-export interface Trends {
-  readonly from: number;
-  readonly to: number;
-  readonly buckets: readonly TrendBucket[];
-  readonly slowestTasks: readonly TaskStat[];
-  readonly failingTasks: readonly TaskStat[];
-}
+// The shapes of the server's answers, from the modules that make them (types only: nothing of the
+// server is bundled).
+import type { BuildDetails, ListRow } from '../../src/services/web.js';
+import type { Facets, Trends } from '../../src/store/analytics.js';
+import { ApiError } from '../../playground/src/api.js';
+export type { BuildDetails, ListRow };
+export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics.js';
+export type { TaskRow } from '../../src/store/tasks.js';
+export { ApiError };
 
 export interface RawEvent {
   readonly timestamp: number;
@@ -89,15 +25,6 @@ export interface RawEvent {
   readonly data: unknown;
 }
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
 
 let csrf: string | null = null;
 
