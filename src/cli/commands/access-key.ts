@@ -2,19 +2,7 @@
 // a hash); list shows each key's first characters, which revoke accepts as well as the whole key.
 
 import type { Command } from 'commander';
-
-interface DatabaseOpts {
-  data?: string;
-  db?: string;
-  config?: string;
-}
-
-function databaseOptions(c: Command): Command {
-  return c
-    .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
-    .option('--db <url>', 'postgres:// URL of a PostgreSQL database')
-    .option('--config <file>', 'YAML configuration file');
-}
+import { databaseOptions, type DatabaseOpts } from './_options.js';
 
 export function register(program: Command): void {
   const key = program.command('access-key').description('Manage access keys');

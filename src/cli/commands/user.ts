@@ -3,19 +3,7 @@
 // --password on the command line still works but shows in the shell history and process list.
 
 import type { Command } from 'commander';
-
-interface DatabaseOpts {
-  data?: string;
-  db?: string;
-  config?: string;
-}
-
-function databaseOptions(c: Command): Command {
-  return c
-    .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
-    .option('--db <url>', 'postgres:// URL of a PostgreSQL database')
-    .option('--config <file>', 'YAML configuration file');
-}
+import { databaseOptions, type DatabaseOpts } from './_options.js';
 
 function passwordOptions(c: Command): Command {
   return c
