@@ -1,57 +1,19 @@
 #!/usr/bin/env node
-// Bundles the query playground into static files the server serves at /playground:
-// app.js (the page's code, including the project's own query parser and completion, bundled from
-// src/query so the browser and the server share one grammar), app.css and index.html.
+// Bundles the query playground into dist/playground, which the server serves at /playground
+// (scripts/bundle-page.js does the work).
 //
 // Usage: node playground/build.js [--outdir DIR] [--no-minify]
 // scripts/build.js runs it after tsc, so `npm install`, `npm start` and `npm test` build it.
-import { build } from 'esbuild';
-import { copyFile, mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..');
+import { bundlePage, runIfMain } from '../scripts/bundle-page.js';
 
 /**
  * Builds the playground into `outdir` (default dist/playground).
  * @param {{ outdir?: string, minify?: boolean }} [options]
  */
-export async function buildPlayground(options = {}) {
-  const outdir = resolve(root, options.outdir ?? 'dist/playground');
-  await mkdir(outdir, { recursive: true });
-  await build({
-    entryPoints: [
-      { in: join(here, 'src/main.ts'), out: 'app' },
-      { in: join(here, 'styles.css'), out: 'app' },
-    ],
-    outdir,
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: ['es2022'],
-    minify: options.minify ?? true,
-    sourcemap: true,
-    legalComments: 'linked',
-    logLevel: 'warning',
-    // The page must work without any network beyond the server: everything is bundled, nothing
-    // is loaded from elsewhere at run time.
-    external: [],
-  });
-  await copyFile(join(here, 'index.html'), join(outdir, 'index.html'));
-  return outdir;
+export function buildPlayground(options = {}) {
+  return bundlePage(dirname(fileURLToPath(import.meta.url)), { ...options, outdir: options.outdir ?? 'dist/playground' });
 }
 
-const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isMain) {
-  const args = process.argv.slice(2);
-  const at = args.indexOf('--outdir');
-  const outdir = at >= 0 ? args[at + 1] : undefined;
-  buildPlayground({ outdir, minify: !args.includes('--no-minify') }).then(
-    (dir) => console.log(`playground built into ${dir}`),
-    (err) => {
-      console.error(err instanceof Error ? err.message : err);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, 'playground', buildPlayground);
