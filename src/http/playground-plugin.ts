@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './context.js';
 import { sendProblem } from './problem.js';
@@ -126,26 +127,7 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
       return;
     }
 
-    // The page may load only from this server: no scripts, styles or fonts from elsewhere.
-    // (CodeMirror injects its own style elements, hence 'unsafe-inline' for styles only.)
-    const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-    const securityHeaders = (res: { setHeader(name: string, value: string): unknown }) => {
-      res.setHeader('content-security-policy', csp);
-      res.setHeader('x-content-type-options', 'nosniff');
-      res.setHeader('referrer-policy', 'no-referrer');
-    };
-    await app.register(fastifyStatic, {
-      root: config.root,
-      prefix: '/playground/',
-      // The page itself is served by the route below: the router ignores trailing slashes, and
-      // the page's relative asset addresses need the address to end in one.
-      index: false,
-      redirect: false,
-      // The bundle's names are not content-hashed: revalidate on every load.
-      cacheControl: true,
-      maxAge: 0,
-      setHeaders: securityHeaders,
-    });
+    await app.register(fastifyStatic, staticPageOptions(config.root, '/playground/'));
     // `buildscope serve` (and `npm start`) tell the person where to find the page.
     app.addHook('onListen', async () => {
       const url = playgroundUrl(app.addresses().filter((a): a is AddressInfo => typeof a !== 'string'));
@@ -154,7 +136,7 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
     app.get('/playground', { schema: { hide: true } }, async (request, reply) => {
       const [path, search] = splitUrl(request.url);
       if (!path.endsWith('/')) return reply.redirect(`${path}/${search}`, 301);
-      securityHeaders(reply.raw);
+      pageSecurityHeaders(reply.raw);
       return reply.header('cache-control', 'no-cache').sendFile('index.html');
     });
   };

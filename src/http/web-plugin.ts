@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FacePluginOptions } from './context.js';
 import { sendProblem } from './problem.js';
@@ -36,29 +37,11 @@ export function createWebPlugin(overrides: Partial<WebConfig> = {}): FastifyPlug
       return;
     }
 
-    // Pages load only from this server. CodeMirror injects style elements; Chart.js sets inline
-    // styles on its canvas: 'unsafe-inline' for styles only.
-    const csp =
-      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-    const securityHeaders = (res: { setHeader(name: string, value: string): unknown }) => {
-      res.setHeader('content-security-policy', csp);
-      res.setHeader('x-content-type-options', 'nosniff');
-      res.setHeader('referrer-policy', 'no-referrer');
-    };
-    await app.register(fastifyStatic, {
-      root: config.root,
-      prefix: '/web/',
-      index: false,
-      redirect: false,
-      cacheControl: true,
-      maxAge: 0,
-      setHeaders: securityHeaders,
-      decorateReply: false,
-    });
+    await app.register(fastifyStatic, { ...staticPageOptions(config.root, '/web/'), decorateReply: false });
     // Every page is the same document; the script reads the address and draws the page. The
     // pages need no credentials to load: the script asks /api/session and shows the sign-in form.
     const page = async (_request: FastifyRequest, reply: FastifyReply) => {
-      securityHeaders(reply.raw);
+      pageSecurityHeaders(reply.raw);
       return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(await indexHtml(config.root));
     };
     for (const url of PAGES) app.get(url, { schema: { hide: true } }, page);
