@@ -11,6 +11,7 @@ import fp from 'fastify-plugin';
 import type { Authenticator } from '../auth/authenticator.js';
 import { PERMISSIONS, type AuthResult, type Permission, type Principal } from '../auth/types.js';
 import { sendProblem } from './problem.js';
+import { assertNever } from '../query/assert.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,25 +36,54 @@ export function authPlugin(authenticator: Authenticator): FastifyPluginAsync {
   );
 }
 
+/**
+ * The one access rule of every face: whether the request's credentials hold `permission` (null:
+ * any valid credentials). The faces differ only in how a refusal is written (sendRefusal here;
+ * the export API adds its CORS headers, the provenance service answers 401 as its seed says).
+ */
+export type AccessDecision =
+  | { readonly kind: 'allowed'; readonly principal: Principal }
+  | { readonly kind: 'unauthenticated'; readonly detail: string; readonly challenge: string }
+  | { readonly kind: 'forbidden'; readonly permission: Permission; readonly detail: string };
+
+export type Refusal = Exclude<AccessDecision, { kind: 'allowed' }>;
+
+export function decideAccess(auth: AuthResult, permission: Permission | null): AccessDecision {
+  switch (auth.kind) {
+    case 'anonymous':
+      return { kind: 'unauthenticated', detail: 'Authentication required: send Authorization: Bearer <access key or access token> (or Basic user:password)', challenge: WWW_AUTHENTICATE };
+    case 'rejected':
+      return { kind: 'unauthenticated', detail: `Authentication failed: ${auth.reason}`, challenge: `${WWW_AUTHENTICATE}, error="invalid_token"` };
+    case 'authenticated':
+      if (permission !== null && !auth.principal.permissions.has(permission)) {
+        return { kind: 'forbidden', permission, detail: `This operation needs the permission '${permission}' (${PERMISSIONS[permission]})` };
+      }
+      return { kind: 'allowed', principal: auth.principal };
+    default:
+      return assertNever(auth, 'auth result');
+  }
+}
+
+/** Answers a refusal: 401 with its challenge, or 403 naming the permission; `headers` go on both. */
+export function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<string, string> = {}): FastifyReply {
+  reply.headers(headers);
+  switch (refusal.kind) {
+    case 'unauthenticated':
+      reply.header('www-authenticate', refusal.challenge);
+      return sendProblem(reply, 401, refusal.detail);
+    case 'forbidden':
+      return sendProblem(reply, 403, refusal.detail, { permission: refusal.permission });
+    default:
+      return assertNever(refusal, 'refusal');
+  }
+}
+
 /** Answers 401 and returns false unless the request carries valid credentials. */
 export function ensureAuthenticated(request: FastifyRequest, reply: FastifyReply): request is FastifyRequest & { auth: { kind: 'authenticated'; principal: Principal } } {
-  const auth = request.auth;
-  switch (auth.kind) {
-    case 'authenticated':
-      return true;
-    case 'anonymous':
-      reply.header('www-authenticate', WWW_AUTHENTICATE);
-      sendProblem(reply, 401, 'Authentication required: send Authorization: Bearer <access key or access token> (or Basic user:password)');
-      return false;
-    case 'rejected':
-      reply.header('www-authenticate', `${WWW_AUTHENTICATE}, error="invalid_token"`);
-      sendProblem(reply, 401, `Authentication failed: ${auth.reason}`);
-      return false;
-    default: {
-      const never: never = auth;
-      throw new Error(`Unknown auth result ${JSON.stringify(never)}`);
-    }
-  }
+  const decision = decideAccess(request.auth, null);
+  if (decision.kind === 'allowed') return true;
+  sendRefusal(reply, decision);
+  return false;
 }
 
 /**
@@ -62,11 +92,8 @@ export function ensureAuthenticated(request: FastifyRequest, reply: FastifyReply
  */
 export function requirePermission(permission: Permission | null): preHandlerAsyncHookHandler {
   return async function (request, reply) {
-    if (!ensureAuthenticated(request, reply)) return reply;
-    const principal = request.auth.principal;
-    if (permission !== null && !principal.permissions.has(permission)) {
-      return sendProblem(reply, 403, `This operation needs the permission '${permission}' (${PERMISSIONS[permission]})`, { permission });
-    }
+    const decision = decideAccess(request.auth, permission);
+    if (decision.kind !== 'allowed') return sendRefusal(reply, decision);
     return undefined;
   };
 }

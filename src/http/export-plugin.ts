@@ -10,8 +10,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './context.js';
 import { sendProblem, type ProblemKind } from './problem.js';
-import { WWW_AUTHENTICATE } from './auth-plugin.js';
-import { PERMISSIONS, visibilityOf } from '../auth/types.js';
+import { decideAccess, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
+import { visibilityOf } from '../auth/types.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
@@ -94,31 +94,13 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
     for (const sink of active) sink.destroy();
   });
 
-  /** Who may export: the visibility to apply, or the reply already sent (401/403). */
+  /** Who may export: the visibility to apply, or the reply already sent (401/403, with CORS headers). */
   function authorize(request: FastifyRequest, reply: FastifyReply, cors: Record<string, string>): Visibility | undefined {
-    const auth = request.auth;
-    switch (auth.kind) {
-      case 'anonymous':
-        if (options.anonymousAccess) return SEE_EVERYTHING;
-        reply.headers(cors).header('www-authenticate', WWW_AUTHENTICATE);
-        sendProblem(reply, 401, 'Authentication required: send Authorization: Bearer <access key> (or Basic user:password)');
-        return undefined;
-      case 'rejected':
-        reply.headers(cors).header('www-authenticate', `${WWW_AUTHENTICATE}, error="invalid_token"`);
-        sendProblem(reply, 401, `Authentication failed: ${auth.reason}`);
-        return undefined;
-      case 'authenticated':
-        if (!auth.principal.permissions.has('exportData')) {
-          reply.headers(cors);
-          sendProblem(reply, 403, `The export API needs the permission 'exportData' (${PERMISSIONS.exportData})`, { permission: 'exportData' });
-          return undefined;
-        }
-        return visibilityOf(auth.principal);
-      default: {
-        const never: never = auth;
-        throw new Error(`Unknown auth result ${JSON.stringify(never)}`);
-      }
-    }
+    if (request.auth.kind === 'anonymous' && options.anonymousAccess) return SEE_EVERYTHING;
+    const decision = decideAccess(request.auth, 'exportData');
+    if (decision.kind === 'allowed') return visibilityOf(decision.principal);
+    sendAccessRefusal(reply, decision, cors);
+    return undefined;
   }
 
   /** Answers a plan: a problem, a 204, or the stream itself on the hijacked raw response. */

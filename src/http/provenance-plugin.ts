@@ -12,6 +12,7 @@ import multipart from '@fastify/multipart';
 import type { FacePlugin } from './context.js';
 // The provenance seed prescribes `type: about:blank` for its problem documents.
 import { sendBlankProblem as sendProblem } from './problem.js';
+import { decideAccess } from './auth-plugin.js';
 import type { AuthResult, Permission, Principal } from '../auth/types.js';
 import { visibilityOf } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../db/database.js';
@@ -148,14 +149,17 @@ function unauthorized(reply: FastifyReply): FastifyReply {
   return sendProblem(reply, 401, DETAILS.unauthorized);
 }
 
-/** The principal when it may use the endpoint; otherwise answers 401 and returns undefined. */
+/**
+ * The principal when it may use the endpoint (the access rule every face shares, decideAccess);
+ * otherwise answers 401, also for a missing permission, as the provenance seed prescribes.
+ */
 function permitted(request: FastifyRequest, reply: FastifyReply, permission: Permission): Principal | undefined {
-  const auth = (request as FastifyRequest & { auth?: AuthResult }).auth;
-  if (!auth || auth.kind !== 'authenticated' || !auth.principal.permissions.has(permission)) {
-    unauthorized(reply);
-    return undefined;
-  }
-  return auth.principal;
+  // A standalone provenance service may run without the app's auth plugin: no result is anonymous.
+  const auth = (request as FastifyRequest & { auth?: AuthResult }).auth ?? { kind: 'anonymous' };
+  const decision = decideAccess(auth, permission);
+  if (decision.kind === 'allowed') return decision.principal;
+  unauthorized(reply);
+  return undefined;
 }
 
 function mayReadRepository(principal: Principal, repository: string | undefined, access: ProvenanceRoutesOptions['repositoryAccess']): boolean {
