@@ -11,6 +11,7 @@ import type { AuthResult, Principal } from './types.js';
 import { isPermission } from './types.js';
 import { AuthCache, type AuthCacheOptions } from './cache.js';
 import { dummyHash, verifyPassword } from './password.js';
+import { HashGate } from './hash-gate.js';
 import type { TokenService } from './tokens.js';
 import { hashAccessKey, isAccessKeyShape, type UserStore } from './users.js';
 
@@ -31,11 +32,19 @@ function authenticated(principal: Principal): AuthResult {
   return { kind: 'authenticated', principal };
 }
 
+/**
+ * Password checks waiting for a key derivation; beyond this a Basic request is refused at once.
+ * Generous: the bound that matters is the derivations running at once (half the thread pool), so
+ * that file reads and gzip keep threads whatever the number of clients sending passwords.
+ */
+const MAX_QUEUED_PASSWORD_CHECKS = 1024;
+
 export function createAuthenticator(
   users: UserStore,
   tokens: TokenService,
   clock: () => number = Date.now,
   cacheOptions: AuthCacheOptions = {},
+  gate: HashGate = new HashGate({ maxQueued: MAX_QUEUED_PASSWORD_CHECKS }),
 ): Authenticator {
   const cache = new AuthCache(cacheOptions, clock);
   // Passwords are low-entropy: their cache key is keyed with a secret of this process, so a
@@ -53,8 +62,10 @@ export function createAuthenticator(
     const name = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
-    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
-    if (!user || !user.passwordHash || !ok) return rejected('wrong user name or password');
+    const hash = user?.passwordHash ?? (await dummyHash());
+    const checked = await gate.run(() => verifyPassword(password, hash));
+    if (checked.kind !== 'ran') return rejected('too many password checks under way; retry shortly');
+    if (!user || !user.passwordHash || !checked.value) return rejected('wrong user name or password');
     const principal: Principal = {
       user: user.name,
       credential: 'password',

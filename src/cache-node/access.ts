@@ -5,13 +5,13 @@
 //     until the configuration changes, and so is a failed one for a while (a client repeating a
 //     wrong header costs nothing);
 //   - concurrent checks of one header share one derivation;
-//   - derivations are bounded and failures limited per client (hash-gate.ts);
+//   - derivations are bounded and failures limited per client (src/auth/hash-gate.ts);
 //   - an unknown user name costs the same derivation as a known one (against a decoy hash with
 //     the parameters of the configured users), so answers do not tell which names exist.
 
 import { createHash, randomBytes } from 'node:crypto';
 import type { AccessLevel, NodeConfig } from './config.js';
-import type { FailureLimiter, HashGate } from './hash-gate.js';
+import type { FailureLimiter, HashGate } from '../auth/hash-gate.js';
 import { DEFAULT_PARAMETERS, hashCost, verifySecret, type ParsedHashedSecret, type ScryptParameters } from './secret.js';
 
 export const REALM = 'buildscope-cache-node';

@@ -17,7 +17,7 @@ import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { problem } from '../errors/problem.js';
 import { createLogger, type Logger } from '../log.js';
 import { allowedAtOnce, costliest, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
-import { FailureLimiter, HashGate, type FailureLimiterOptions, type HashGateOptions } from './hash-gate.js';
+import { FailureLimiter, HashGate, type FailureLimiterOptions, type HashGateOptions } from '../auth/hash-gate.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
@@ -40,7 +40,7 @@ export interface CacheNodeOptions {
   readonly logger?: Logger;
   /** How often a registered node reports to the server (default 60 s). */
   readonly reportIntervalMs?: number;
-  /** Bounds of password checks (defaults in hash-gate.ts and docs/cache-node.md). */
+  /** Bounds of password checks (defaults in src/auth/hash-gate.ts and docs/cache-node.md). */
   readonly passwordChecks?: HashGateOptions & Omit<FailureLimiterOptions, 'clock'>;
 }
 

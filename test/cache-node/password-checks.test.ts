@@ -7,7 +7,7 @@ import { request, Agent } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FailureLimiter, HashGate } from '../../src/cache-node/hash-gate.js';
+import { FailureLimiter, HashGate } from '../../src/auth/hash-gate.js';
 import { costliest, PasswordChecker } from '../../src/cache-node/access.js';
 import { hashSecret, parseHashedSecret } from '../../src/cache-node/secret.js';
 import { basic, fastHash, startTestNode, waitFor, type TestNode } from './helpers.js';

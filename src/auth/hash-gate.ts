@@ -1,7 +1,8 @@
-// What keeps password checks from starving the node. A scrypt derivation runs on Node's thread
-// pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which is also where every file read
-// runs: 64 concurrent wrong passwords once held all four threads for seconds, and anonymous reads
-// of an entry queued behind them. So:
+// What keeps password checks from starving a process (the server and the cache node). A scrypt
+// derivation runs on Node's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise),
+// which is also where every file read, gzip of an export stream and DNS lookup runs: 64 concurrent
+// wrong passwords once held all four threads of the cache node for seconds, and anonymous reads of
+// an entry queued behind them. So:
 //   HashGate       at most half the pool derives keys at once; a bounded queue waits; beyond it, 429.
 //   FailureLimiter per client address, failed checks (and checks still running) within a window;
 //                  at the limit, 429 with Retry-After and no hash at all.

@@ -1,0 +1,56 @@
+// The server's password checks share the thread pool with file reads and gzip: at most the
+// HashGate's concurrency derive keys at once, every check still gets its answer, and a full queue
+// refuses (401) without deriving.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthenticator } from '../../src/auth/authenticator.js';
+import { HashGate } from '../../src/auth/hash-gate.js';
+import { openAuth, type Auth } from '../../src/auth/index.js';
+import { parseConfig } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('password checks of the server', () => {
+  let dir: string;
+  let database: DatabaseHandle;
+  let auth: Auth;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bs-password-gate-'));
+    const config = parseConfig({ database: { data: dir } });
+    database = await openDatabase(config.database);
+    auth = await openAuth(database, config);
+    await auth.users.addUser({ name: 'carol', password: 'carol-secret', permissions: ['accessBuildDataViaApi'] });
+  });
+  afterAll(async () => {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('derive at most the gate allows at once; right and wrong passwords, known and unknown users, all answered', async () => {
+    const gate = new HashGate({ concurrency: 2, maxQueued: 100 });
+    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate);
+    const headers = [
+      ...Array.from({ length: 12 }, (_, i) => basic('carol', `wrong-${i}`)),
+      ...Array.from({ length: 6 }, (_, i) => basic(`nobody-${i}`, 'x')),
+      basic('carol', 'carol-secret'),
+    ];
+    const results = await Promise.all(headers.map((h) => authenticator.authenticate(h)));
+    expect(results.slice(0, 18).every((r) => r.kind === 'rejected')).toBe(true);
+    expect(results[18]).toMatchObject({ kind: 'authenticated', principal: { user: 'carol' } });
+    expect(gate.peakActive).toBe(2);
+    expect(gate.hashes).toBe(headers.length);
+  });
+
+  it('refuses without deriving once the queue is full', async () => {
+    const gate = new HashGate({ concurrency: 1, maxQueued: 2 });
+    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => authenticator.authenticate(basic('carol', `wrong-${i}`))));
+    expect(gate.hashes).toBe(3);
+    expect(gate.refusedBusy).toBe(5);
+    expect(results.filter((r) => r.kind === 'rejected' && /too many password checks/.test(r.reason))).toHaveLength(5);
+  });
+});
