@@ -1,9 +1,10 @@
-// Project isolation through every path that exists: a user restricted to project `billing`, with
-// every permission, against the builds of project `payments` (and one without a project), on
-// SQLite and PostgreSQL. For each path: nothing of an invisible build is read (no ID she did not
-// send, no header, value, tag or host of it), nothing is changed (the store and the owner's policy
-// results are the same before and after), and nothing is revealed (the answer for an invisible
-// build is the answer for an ID that does not exist).
+// Project isolation through every path that exists, the web app's searches included: a user
+// restricted to project `billing`, with every permission, against the builds of project
+// `payments` (and one without a project), on SQLite and PostgreSQL. For each path: nothing of an
+// invisible build is read (no ID she did not send, no header, value, tag or host of it), nothing
+// is changed (the store and the owner's policy results are the same before and after), and
+// nothing is revealed (the answer for an invisible build is the answer for an ID that does not
+// exist).
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -187,6 +188,37 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         const r = await get(`/api/builds/${id}?models=attributes`, mallory);
         expect({ status: r.status, text: swap(r.text, id) }).toEqual({ status: 404, text: swap(unknown.text, UNKNOWN) });
         expectNothingOf(r.text, [id]);
+      }
+    });
+
+    it("web app searches: count, facets, trends, list pages and values know only her builds; an invisible build's details and events read as unknown", async () => {
+      const count = await get('/api/search/count', mallory);
+      expect(count.status).toBe(200);
+      expect(JSON.parse(count.text)).toEqual({ count: 1 });
+      for (const q of ['tag:secret-tag', 'hostname:payments-ci.internal', 'value:token=*', 'buildToolVersion:6.6.6-p']) {
+        const c = await get(`/api/search/count?query=${encodeURIComponent(q)}`, mallory);
+        expect(JSON.parse(c.text), q).toEqual({ count: 0 });
+      }
+      for (const path of [
+        '/api/search/builds?limit=100',
+        '/api/search/facets',
+        '/api/trends?from=1748000000000&to=1750000000000',
+        '/api/search/values?field=tag',
+        '/api/search/values?field=hostname',
+        '/api/search/values?field=buildToolVersion',
+      ]) {
+        const r = await get(path, mallory);
+        expect(r.status, path).toBe(200);
+        expectNothingOf(r.text);
+      }
+      for (const suffix of ['details', 'events']) {
+        const unknown = await get(`/api/builds/${UNKNOWN}/${suffix}`, mallory);
+        expect(unknown.status).toBe(404);
+        for (const id of SECRET_IDS) {
+          const r = await get(`/api/builds/${id}/${suffix}`, mallory);
+          expect({ status: r.status, text: swap(r.text, id) }).toEqual({ status: 404, text: swap(unknown.text, UNKNOWN) });
+          expectNothingOf(r.text, [id]);
+        }
       }
     });
 
