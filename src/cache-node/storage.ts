@@ -11,8 +11,7 @@
 //   call at all.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { constants } from 'node:fs';
-import { access, mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
@@ -324,10 +323,16 @@ export class DiskStore {
       .map(([key, info]) => ({ key, info }));
   }
 
-  /** Undefined when new entries can be written (the temporary directory takes writes), else why not. */
+  /**
+   * Undefined when new entries can be written, else why not: a probe file is written to and
+   * removed from the temporary directory, as a PUT would (a permission check alone says yes to
+   * root whatever the directory has become).
+   */
   async checkWritable(): Promise<string | undefined> {
+    const probe = join(this.tmpDir, `.ready-${randomBytes(6).toString('hex')}`);
     try {
-      await access(this.tmpDir, constants.W_OK);
+      await writeFile(probe, '');
+      await unlink(probe);
       return undefined;
     } catch (e) {
       return (e as Error).message;
