@@ -190,7 +190,6 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
   );
   const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
-  const deleteTasks = db.prepare('DELETE FROM build_tasks WHERE seq = ?');
   const upsertTaskCounts = db.prepare(
     `INSERT INTO build_task_counts (seq, ${TASK_COUNT_COLUMNS.join(', ')}) VALUES (?${', ?'.repeat(TASK_COUNT_COLUMNS.length)})
      ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
@@ -237,8 +236,8 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     insertValues(w.values);
     insertCustoms(w.customValues);
     for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
-    // As with build_attributes: rows left behind by a deleted build with the same seq go first.
-    for (const [seq] of w.attributes) deleteTasks.run(seq);
+    // A new seq every time (a deleted build's seq is never reused, and prune deletes its task
+    // rows), so task rows are only ever inserted.
     for (const t of w.tasks) insertTask.run(t);
     for (const c of w.taskCounts) upsertTaskCounts.run(c);
   };
@@ -364,14 +363,9 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
           SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
           ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
       }
-      if (writes.attributes.length > 0) {
-        await sql`DELETE FROM build_tasks WHERE seq = ANY(${writes.attributes.map((a) => a[0])}::bigint[])`.execute(trx);
-      }
+      // Task rows of a new seq: only inserted, as on SQLite.
       await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
-      if (writes.taskCounts.length > 0) {
-        await sql`DELETE FROM build_task_counts WHERE seq = ANY(${writes.taskCounts.map((c) => c[0])}::bigint[])`.execute(trx);
-        await unnestInsert(trx, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
-      }
+      await unnestInsert(trx, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };
