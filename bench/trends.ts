@@ -18,7 +18,7 @@ import { sql } from 'kysely';
 import { evaluate } from '../src/query/evaluate.js';
 import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
-import { buildFacets, buildTrends, countBuilds, type Scope, type TrendOptions } from '../src/store/analytics.js';
+import { buildFacets, buildTrends, type Scope, type TrendOptions } from '../src/store/analytics.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
@@ -91,8 +91,8 @@ async function measure(name: string, fn: () => Promise<unknown>, iterations = IT
 
 const scope = (q: string): Scope => ({ query: checked(q), visibility: SEE_EVERYTHING });
 const runs: Run[] = [];
-runs.push(await measure('count, whole data set', () => countBuilds(handle, scope(WHOLE))));
-runs.push(await measure(`count, ${SELECTIVE}`, () => countBuilds(handle, scope(SELECTIVE))));
+runs.push(await measure('count, whole data set', () => store.countBuilds(scope(WHOLE))));
+runs.push(await measure(`count, ${SELECTIVE}`, () => store.countBuilds(scope(SELECTIVE))));
 runs.push(await measure('trend 30 days, whole data set', () => buildTrends(handle, scope(WHOLE), range)));
 runs.push(await measure(`trend 30 days, ${SELECTIVE}`, () => buildTrends(handle, scope(SELECTIVE), range)));
 runs.push(await measure('facets, whole data set', () => buildFacets(handle, scope(WHOLE))));

@@ -120,12 +120,6 @@ function scoped(handle: DatabaseHandle, scope: Scope): Query {
   return q;
 }
 
-/** The exact number of builds in the scope. */
-export async function countBuilds(handle: DatabaseHandle, scope: Scope): Promise<number> {
-  const row = await scoped(handle, scope).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-  return Number((row as { n: number | string }).n);
-}
-
 /** The `limit` most frequent values of each facet field among the scope's builds, most frequent first. */
 export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 8): Promise<Facets> {
   const column = (c: string) =>

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
-import { buildFacets, buildTrends, countBuilds, trendPeriods, TrendRangeError, type Facets, type TrendOptions, type Trends } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions, type Trends } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
@@ -189,7 +189,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
         const expr = checked(q);
         for (const visibility of VISIBILITIES) {
           const expected = all.filter((r) => visible(r.build, visibility) && evaluate(expr, r.build)).length;
-          expect(await countBuilds(handle, { query: expr, visibility })).toBe(expected);
+          expect(await store.countBuilds({ query: expr, visibility })).toBe(expected);
           expect(await buildFacets(handle, { query: expr, visibility })).toEqual(referenceFacets(all, expr, visibility));
         }
       });
@@ -217,7 +217,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
 
     it('counts the build without a start time but leaves it out of every period', async () => {
       const expr = checked('project:billing');
-      const n = await countBuilds(handle, { query: expr, visibility: SEE_EVERYTHING });
+      const n = await store.countBuilds({ query: expr, visibility: SEE_EVERYTHING });
       const t = await buildTrends(handle, { query: expr, visibility: SEE_EVERYTHING }, OPTIONS[0]!);
       expect(t.buckets.reduce((s, b) => s + b.builds, 0)).toBe(n - 1);
     });

@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { countBuilds } from '../../src/store/analytics.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { launchBrowser } from '../playground/harness.js';
 import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.js';
@@ -54,7 +53,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
   const count = (query: string) => {
     const p = parseQuery(query, { now: Date.now() });
     if (!p.ok || !p.expr) throw new Error(query);
-    return countBuilds(server.database, { query: p.expr, visibility: SEE_EVERYTHING });
+    return server.store.countBuilds({ query: p.expr, visibility: SEE_EVERYTHING });
   };
   const ready = () => page.waitForSelector('body[data-ready="true"]');
   const matchText = async () => (await page.textContent('#match-count')) ?? '';
@@ -255,7 +254,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await page.waitForURL(/\/trends/);
     await page.goto(`${server.base}/builds`);
     await ready();
-    const inventory = await countBuilds(server.database, { visibility: { projects: ['inventory'], withoutProject: false } });
+    const inventory = await server.store.countBuilds({ visibility: { projects: ['inventory'], withoutProject: false } });
     expect(await matchText()).toBe(`${inventory} builds match`);
     expect(await page.locator('[data-facet="project"] a.facet-link').allTextContents()).toEqual([expect.stringMatching(/^inventory\d+$/)]);
     await page.click('#sign-out');

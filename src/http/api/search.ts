@@ -9,7 +9,7 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../services/web.js';
-import { buildFacets, buildTrends, countBuilds, FACET_FIELDS, MAX_BUCKETS, TrendRangeError } from '../../store/analytics.js';
+import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS, TrendRangeError } from '../../store/analytics.js';
 import { TASK_OUTCOMES } from '../../store/tasks.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
@@ -160,7 +160,8 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
     async (request, reply) => {
       const query = checkedQuery(request, reply, clock());
       if (query === undefined) return reply;
-      return { count: await countBuilds(database, { query, visibility: visibilityOf(principalOf(request)) }) };
+      // The store's count: a search like any other (off the server's thread on SQLite, time-limited).
+      return { count: await store.countBuilds({ query, visibility: visibilityOf(principalOf(request)) }) };
     },
   );
 
