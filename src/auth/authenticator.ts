@@ -11,7 +11,7 @@ import type { AuthResult, Principal } from './types.js';
 import { isPermission } from './types.js';
 import { AuthCache, type AuthCacheOptions } from './cache.js';
 import { dummyHash, verifyPassword } from './password.js';
-import { HashGate } from './hash-gate.js';
+import { HashGate, Suspects } from './hash-gate.js';
 import type { TokenService } from './tokens.js';
 import { hashAccessKey, isAccessKeyShape, type UserStore } from './users.js';
 
@@ -19,7 +19,8 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BASE64_SHAPE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 export interface Authenticator {
-  authenticate(header: string | undefined): Promise<AuthResult>;
+  /** `client`: the caller's address, so that password checks of clients that fail wait behind the others. */
+  authenticate(header: string | undefined, client?: string): Promise<AuthResult>;
 }
 
 const ANONYMOUS: AuthResult = { kind: 'anonymous' };
@@ -50,8 +51,9 @@ export function createAuthenticator(
   // Passwords are low-entropy: their cache key is keyed with a secret of this process, so a
   // memory dump of the cache does not allow a fast offline guess of the passwords behind it.
   const passwordKey = randomBytes(32);
+  const suspects = new Suspects();
 
-  async function basic(credentials: string): Promise<AuthResult> {
+  async function basic(credentials: string, client: string | undefined): Promise<AuthResult> {
     const decoded = Buffer.from(credentials, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (!BASE64_SHAPE.test(credentials) || colon < 0) return rejected('malformed Basic credentials');
@@ -63,9 +65,13 @@ export function createAuthenticator(
     const password = decoded.slice(colon + 1);
     const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
     const hash = user?.passwordHash ?? (await dummyHash());
-    const checked = await gate.run(() => verifyPassword(password, hash));
+    const who = client === undefined ? [`user:${name}`] : [`user:${name}`, `client:${client}`];
+    const checked = await gate.run(() => verifyPassword(password, hash), undefined, suspects.priority(who));
     if (checked.kind !== 'ran') return rejected('too many password checks under way; retry shortly');
-    if (!user || !user.passwordHash || !checked.value) return rejected('wrong user name or password');
+    if (!user || !user.passwordHash || !checked.value) {
+      suspects.failedNow(who);
+      return rejected('wrong user name or password');
+    }
     const principal: Principal = {
       user: user.name,
       credential: 'password',
@@ -117,12 +123,12 @@ export function createAuthenticator(
   }
 
   return {
-    async authenticate(header) {
+    async authenticate(header, client) {
       if (header === undefined || header.trim() === '') return ANONYMOUS;
       const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(header);
       if (!m) return rejected('malformed Authorization header');
       const scheme = m[1]!.toLowerCase();
-      if (scheme === 'basic') return basic(m[2]!);
+      if (scheme === 'basic') return basic(m[2]!, client);
       if (scheme === 'bearer') return bearer(m[2]!);
       return rejected(`unsupported authorization scheme '${m[1]}' (use Basic or Bearer)`);
     },

@@ -7,6 +7,7 @@
 // working for up to that long in one process) and is never served at or past its credential's
 // own `expiresAt`. Least recently used entries are dropped beyond `maxEntries`.
 
+import { LRUCache } from 'lru-cache';
 import type { Principal } from './types.js';
 
 export interface AuthCacheOptions {
@@ -26,7 +27,10 @@ interface Entry {
 }
 
 export class AuthCache {
-  private readonly entries = new Map<string, Entry>();
+  // lru-cache keeps the recency order and the bound; the lifetime is checked here against our own
+  // clock, because lru-cache's TTL serves an entry at the instant it ends (and reads a start time
+  // of 0 as "no TTL"), and a credential must not be served at or past its `until`.
+  private readonly entries: LRUCache<string, Entry> | undefined;
   readonly ttlMs: number;
   readonly maxEntries: number;
 
@@ -39,40 +43,33 @@ export class AuthCache {
     if (!(this.ttlMs >= 0) || !Number.isInteger(this.maxEntries) || this.maxEntries < 0) {
       throw new Error(`Invalid auth cache options: ttlMs ${this.ttlMs}, maxEntries ${this.maxEntries}`);
     }
+    if (this.ttlMs > 0 && this.maxEntries > 0) this.entries = new LRUCache<string, Entry>({ max: this.maxEntries });
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries?.size ?? 0;
   }
 
   get(key: string): Principal | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.entries?.get(key);
     if (entry === undefined) return undefined;
     if (this.clock() >= entry.until) {
-      this.entries.delete(key);
+      this.entries!.delete(key);
       return undefined;
     }
-    // Map order is insertion order: re-inserting marks the entry most recently used.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
     return entry.principal;
   }
 
   set(key: string, principal: Principal): void {
-    if (this.ttlMs === 0 || this.maxEntries === 0) return;
+    if (this.entries === undefined) return;
     const now = this.clock();
     const until = Math.min(now + this.ttlMs, principal.expiresAt ?? Infinity);
     // Whatever was remembered for this key is superseded, even when the new principal is not kept.
     this.entries.delete(key);
-    if (until <= now) return;
-    this.entries.set(key, { principal, until });
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
+    if (until > now) this.entries.set(key, { principal, until });
   }
 
   clear(): void {
-    this.entries.clear();
+    this.entries?.clear();
   }
 }

@@ -6,6 +6,12 @@
 //   HashGate       at most half the pool derives keys at once; a bounded queue waits; beyond it, 429.
 //   FailureLimiter per client address, failed checks (and checks still running) within a window;
 //                  at the limit, 429 with Retry-After and no hash at all.
+//   Suspects       client addresses and user names with a failed check in the last minute; their
+//                  checks queue behind everyone else's ('later'), so a first login with the right
+//                  password does not wait behind a flood of wrong ones (measured in
+//                  test/reliability/wrong-passwords.test.ts).
+
+import { LRUCache } from 'lru-cache';
 
 /** The size of libuv's thread pool, as Node reads it at start. */
 export function threadPoolSize(): number {
@@ -20,13 +26,16 @@ export interface HashGateOptions {
   readonly maxQueued?: number;
 }
 
+/** Which queue a check waits in: 'later' ones run only when no 'first' one waits. */
+export type Priority = 'first' | 'later';
+
 export type GateResult<T> = { readonly kind: 'ran'; readonly value: T } | { readonly kind: 'busy' } | { readonly kind: 'abandoned' };
 
 export class HashGate {
   readonly concurrency: number;
   readonly maxQueued: number;
   private active = 0;
-  private readonly queue: (() => void)[] = [];
+  private readonly queues: Record<Priority, (() => void)[]> = { first: [], later: [] };
   /** Key derivations done (every check that reached scrypt, unknown users included). */
   hashes = 0;
   /** Checks refused because the queue was full. */
@@ -41,22 +50,23 @@ export class HashGate {
 
   /** Checks waiting for a slot now. */
   get waiting(): number {
-    return this.queue.length;
+    return this.queues.first.length + this.queues.later.length;
   }
 
   /**
    * Runs `derive` when a slot is free: 'busy' (without running it) when the queue is full,
    * 'abandoned' when `wanted` says, once the slot is free, that nobody waits for the answer any
-   * more (the client went away while queued: its derivation is skipped).
+   * more (the client went away while queued: its derivation is skipped). A 'later' check waits
+   * until no 'first' one does.
    */
-  async run<T>(derive: () => Promise<T>, wanted: () => boolean = () => true): Promise<GateResult<T>> {
+  async run<T>(derive: () => Promise<T>, wanted: () => boolean = () => true, priority: Priority = 'first'): Promise<GateResult<T>> {
     if (this.active >= this.concurrency) {
-      if (this.queue.length >= this.maxQueued) {
+      if (this.waiting >= this.maxQueued) {
         this.refusedBusy++;
         return { kind: 'busy' };
       }
       // The slot is handed over by release(): active stays counted across the hand-over.
-      await new Promise<void>((resolve) => this.queue.push(resolve));
+      await new Promise<void>((resolve) => this.queues[priority].push(resolve));
     } else {
       this.active++;
     }
@@ -71,7 +81,7 @@ export class HashGate {
   }
 
   private release(): void {
-    const next = this.queue.shift();
+    const next = this.queues.first.shift() ?? this.queues.later.shift();
     if (next) next();
     else this.active--;
   }
@@ -149,5 +159,28 @@ export class FailureLimiter {
       if (this.clients.size <= MAX_CLIENTS) return;
       if (rec.running === 0) this.clients.delete(client);
     }
+  }
+}
+
+/**
+ * Who failed a password check lately: client addresses and user names, each remembered for
+ * `windowMs` after its last failure (at most `maxEntries`, least recently failed forgotten first).
+ * Unknown user names are remembered like known ones, so the order of service tells nothing of
+ * which names exist.
+ */
+export class Suspects {
+  private readonly failed: LRUCache<string, true>;
+
+  constructor(options: { readonly windowMs?: number; readonly maxEntries?: number } = {}) {
+    this.failed = new LRUCache<string, true>({ max: options.maxEntries ?? 10_000, ttl: options.windowMs ?? 60_000 });
+  }
+
+  /** 'later' when any of `keys` failed within the window. */
+  priority(keys: readonly string[]): Priority {
+    return keys.some((k) => this.failed.has(k)) ? 'later' : 'first';
+  }
+
+  failedNow(keys: readonly string[]): void {
+    for (const k of keys) this.failed.set(k, true);
   }
 }

@@ -29,7 +29,7 @@ export function authPlugin(authenticator: Authenticator): FastifyPluginAsync {
     async (app) => {
       app.decorateRequest('auth', null as never);
       app.addHook('onRequest', async (request) => {
-        request.auth = await authenticator.authenticate(request.headers.authorization);
+        request.auth = await authenticator.authenticate(request.headers.authorization, request.ip);
       });
     },
     { name: 'buildscope-auth' },

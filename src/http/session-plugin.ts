@@ -121,7 +121,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       if (accessKey !== undefined && user === undefined && password === undefined) header = `Bearer ${accessKey}`;
       else if (user !== undefined && password !== undefined && accessKey === undefined) header = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
       else return sendProblem(reply, 400, 'Send either user and password, or accessKey');
-      const result = await auth.authenticator.authenticate(header);
+      const result = await auth.authenticator.authenticate(header, request.ip);
       if (result.kind !== 'authenticated') {
         return sendProblem(reply, 401, accessKey !== undefined ? 'The access key is unknown or has expired' : 'Wrong user name or password');
       }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.js';
-import { HashGate } from '../../src/auth/hash-gate.js';
+import { HashGate, Suspects } from '../../src/auth/hash-gate.js';
 import { openAuth, type Auth } from '../../src/auth/index.js';
 import { parseConfig } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
@@ -52,5 +52,47 @@ describe('password checks of the server', () => {
     expect(gate.hashes).toBe(3);
     expect(gate.refusedBusy).toBe(5);
     expect(results.filter((r) => r.kind === 'rejected' && /too many password checks/.test(r.reason))).toHaveLength(5);
+  });
+
+  it("runs every waiting 'first' check before any waiting 'later' one, each queue in arrival order", async () => {
+    const gate = new HashGate({ concurrency: 1, maxQueued: 100 });
+    const order: string[] = [];
+    let open!: () => void;
+    const held = gate.run(() => new Promise<void>((r) => (open = r)));
+    const runs = ['later-1', 'first-1', 'later-2', 'first-2'].map((name) =>
+      gate.run(async () => void order.push(name), undefined, name.startsWith('first') ? 'first' : 'later'),
+    );
+    expect(gate.waiting).toBe(4);
+    open();
+    await Promise.all([held, ...runs]);
+    expect(order).toEqual(['first-1', 'first-2', 'later-1', 'later-2']);
+  });
+
+  it('remembers the user names and client addresses that failed, unknown names as well as known ones', () => {
+    const suspects = new Suspects({ windowMs: 60_000 });
+    expect(suspects.priority(['user:carol', 'client:10.0.0.1'])).toBe('first');
+    suspects.failedNow(['user:nobody', 'client:10.0.0.1']);
+    expect(suspects.priority(['user:carol', 'client:10.0.0.1'])).toBe('later');
+    expect(suspects.priority(['user:nobody', 'client:10.0.0.2'])).toBe('later');
+    expect(suspects.priority(['user:carol', 'client:10.0.0.2'])).toBe('first');
+  });
+
+  it('a first login from a client without failures is checked before the queued wrong passwords of another client', async () => {
+    const gate = new HashGate({ concurrency: 1, maxQueued: 100 });
+    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate);
+    // One failure makes the attacker's address a suspect; then a flood from it queues up.
+    expect(await authenticator.authenticate(basic('nobody-x', 'x'), '10.0.0.66')).toMatchObject({ kind: 'rejected' });
+    const finished: string[] = [];
+    const flood = Array.from({ length: 12 }, (_, i) =>
+      authenticator.authenticate(basic(`nobody-${i}`, 'x'), '10.0.0.66').then(() => void finished.push(`wrong-${i}`)),
+    );
+    const login = authenticator.authenticate(basic('carol', 'carol-secret'), '10.0.0.7').then((r) => {
+      finished.push('login');
+      return r;
+    });
+    expect(await login).toMatchObject({ kind: 'authenticated', principal: { user: 'carol' } });
+    await Promise.all(flood);
+    // The first wrong password already holds the only slot; the login comes right after it.
+    expect(finished.indexOf('login')).toBeLessThanOrEqual(1);
   });
 });
