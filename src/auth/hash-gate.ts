@@ -12,6 +12,7 @@
 //                  test/reliability/wrong-passwords.test.ts).
 
 import { LRUCache } from 'lru-cache';
+import PQueue from 'p-queue';
 
 /** The size of libuv's thread pool, as Node reads it at start. */
 export function threadPoolSize(): number {
@@ -34,8 +35,8 @@ export type GateResult<T> = { readonly kind: 'ran'; readonly value: T } | { read
 export class HashGate {
   readonly concurrency: number;
   readonly maxQueued: number;
-  private active = 0;
-  private readonly queues: Record<Priority, (() => void)[]> = { first: [], later: [] };
+  // p-queue runs the checks in priority order, first come first served within a priority.
+  private readonly queue: PQueue;
   /** Key derivations done (every check that reached scrypt, unknown users included). */
   hashes = 0;
   /** Checks refused because the queue was full. */
@@ -46,11 +47,12 @@ export class HashGate {
   constructor(options: HashGateOptions = {}) {
     this.concurrency = options.concurrency ?? Math.max(1, Math.floor(threadPoolSize() / 2));
     this.maxQueued = options.maxQueued ?? 64;
+    this.queue = new PQueue({ concurrency: this.concurrency });
   }
 
   /** Checks waiting for a slot now. */
   get waiting(): number {
-    return this.queues.first.length + this.queues.later.length;
+    return this.queue.size;
   }
 
   /**
@@ -60,30 +62,17 @@ export class HashGate {
    * until no 'first' one does.
    */
   async run<T>(derive: () => Promise<T>, wanted: () => boolean = () => true, priority: Priority = 'first'): Promise<GateResult<T>> {
-    if (this.active >= this.concurrency) {
-      if (this.waiting >= this.maxQueued) {
-        this.refusedBusy++;
-        return { kind: 'busy' };
-      }
-      // The slot is handed over by release(): active stays counted across the hand-over.
-      await new Promise<void>((resolve) => this.queues[priority].push(resolve));
-    } else {
-      this.active++;
+    if (this.queue.pending >= this.concurrency && this.queue.size >= this.maxQueued) {
+      this.refusedBusy++;
+      return { kind: 'busy' };
     }
-    try {
+    const task = async (): Promise<GateResult<T>> => {
       if (!wanted()) return { kind: 'abandoned' };
-      this.peakActive = Math.max(this.peakActive, this.active);
+      this.peakActive = Math.max(this.peakActive, this.queue.pending);
       this.hashes++;
       return { kind: 'ran', value: await derive() };
-    } finally {
-      this.release();
-    }
-  }
-
-  private release(): void {
-    const next = this.queues.first.shift() ?? this.queues.later.shift();
-    if (next) next();
-    else this.active--;
+    };
+    return this.queue.add(task, { priority: priority === 'first' ? 1 : 0 });
   }
 }
 
