@@ -27,11 +27,13 @@ export class AgentSettingsError extends Error {}
 
 const nonEmpty = (...values: (string | undefined)[]): string | undefined => values.map((v) => v?.trim()).find((v) => v !== undefined && v !== '');
 
-export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
-  return nonEmpty(env['BUILDSCOPE_AGENT_DIR']) ?? join(homedir(), '.buildscope');
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function agentDir(env: Env = process.env): string {
+  return nonEmpty(env['BUILDSCOPE_AGENT_DIR']) ?? join(nonEmpty(env['HOME']) ?? homedir(), '.buildscope');
 }
 
-export function readAgentSettings(env: NodeJS.ProcessEnv = process.env): AgentSettings {
+export function readAgentSettings(env: Env = process.env): AgentSettings {
   const dir = agentDir(env);
   const configFile = join(dir, 'agent.properties');
   let config: Record<string, string> = {};

@@ -1,5 +1,6 @@
 // The spool: builds an agent could not deliver, one file per build, named <buildId>.ndjson and
-// holding its one NDJSON ingest line. Every agent writes it the same way (a temporary file renamed
+// holding its one NDJSON ingest line. Every agent (Gradle, Maven, Bazel files, npm, pytest) writes
+// it the same way (a temporary file renamed
 // into place, so a reader never sees half a build) and sends it the same way: a file is claimed
 // by renaming it to <name>.sending.<claimant> before it is posted, so two senders (two builds
 // ending at once, or a build and `buildscope agent flush`) never post it twice; it is deleted once
@@ -11,6 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import { join } from 'node:path';
 
 export const SPOOL_FILE = /^[0-9a-z]{13}\.ndjson$/;
+const LEGACY_SPOOL_FILE = /^[0-9a-z]{13}\.json$/;
 /** A claim older than this (by ctime, which the claiming rename sets) was left by a sender that died; it is taken back. */
 const STALE_CLAIM_MS = 10 * 60_000;
 
@@ -35,6 +37,7 @@ export async function deliver(target: Target, line: string, timeoutMs = 15_000):
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
+    if ((e as Error).name === 'TimeoutError') return { kind: 'failed', reason: `the server did not answer within ${timeoutMs} ms` };
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     return { kind: 'failed', reason: cause?.code ?? cause?.message ?? (e as Error).message };
   }
@@ -86,16 +89,28 @@ export function spooled(spoolDir: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => SPOOL_FILE.test(n) || /^[0-9a-z]{13}\.ndjson\.sending\./.test(n)).map((n) => n.slice(0, 13)).sort();
+  return names.filter((n) => SPOOL_FILE.test(n) || LEGACY_SPOOL_FILE.test(n) || /^[0-9a-z]{13}\.ndjson\.sending\./.test(n)).map((n) => n.slice(0, 13)).sort();
 }
 
-/** Sends every spooled build; stops at the first failure to reach the server (the rest stay). */
-export async function flushSpool(spoolDir: string, target: Target, claimant = `flush-${process.pid}`): Promise<FlushResult> {
+export interface FlushOptions {
+  /** Who claims the files (part of the claim's name). */
+  readonly claimant?: string;
+  /** At most this many builds (oldest name first); all by default. */
+  readonly limit?: number;
+  /** Per request. */
+  readonly timeoutMs?: number;
+}
+
+/** Sends the spooled builds; stops at the first failure to reach the server (the rest stay). */
+export async function flushSpool(spoolDir: string, target: Target, options: FlushOptions = {}): Promise<FlushResult> {
+  const claimant = options.claimant ?? `flush-${process.pid}`;
   const sent: string[] = [];
   const rejected: { buildId: string; reason: string }[] = [];
   let failure: string | undefined;
   reclaimStale(spoolDir);
-  const files = spooled(spoolDir).map((id) => `${id}.ndjson`);
+  const files = spooled(spoolDir)
+    .slice(0, options.limit)
+    .map((id) => `${id}.ndjson`);
   for (const name of files) {
     const file = join(spoolDir, name);
     const claimed = `${file}.sending.${claimant}`;
@@ -104,7 +119,7 @@ export async function flushSpool(spoolDir: string, target: Target, claimant = `f
     } catch {
       continue; // another sender has it, or it is gone
     }
-    const outcome = await deliver(target, readFileSync(claimed, 'utf8'));
+    const outcome = await deliver(target, readFileSync(claimed, 'utf8'), options.timeoutMs);
     switch (outcome.kind) {
       case 'sent':
         rmSync(claimed, { force: true });
@@ -125,6 +140,10 @@ export async function flushSpool(spoolDir: string, target: Target, claimant = `f
   return { sent, rejected, kept: spooled(spoolDir).length, failure };
 }
 
+/**
+ * Takes back claims left by senders that died, and renames `<id>.json`, the spool files of agents
+ * before all of them shared this spool, to `<id>.ndjson` (the same one ingest line).
+ */
 function reclaimStale(spoolDir: string): void {
   let names: string[];
   try {
@@ -133,6 +152,14 @@ function reclaimStale(spoolDir: string): void {
     return;
   }
   for (const n of names) {
+    if (LEGACY_SPOOL_FILE.test(n)) {
+      try {
+        renameSync(join(spoolDir, n), join(spoolDir, `${n.slice(0, 13)}.ndjson`));
+      } catch {
+        // taken by someone else meanwhile
+      }
+      continue;
+    }
     const m = /^([0-9a-z]{13}\.ndjson)\.sending\./.exec(n);
     if (m === null) continue;
     try {

@@ -104,7 +104,8 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     const down = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SERVER: `http://127.0.0.1:${port}`, BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
     expect(down.status).toBe(0);
     expect(down.stderr).toMatch(/build not sent .*kept in/);
-    expect(readdirSync(spool)).toHaveLength(1);
+    // The spool format every agent shares (src/agents/spool.ts): <id>.ndjson.
+    expect(readdirSync(spool)).toEqual([expect.stringMatching(/^[0-9a-z]{13}\.ndjson$/)]);
     const up = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
     expect(up.status).toBe(0);
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);

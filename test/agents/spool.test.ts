@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAgentSettings, AgentSettingsError } from '../../src/agents/settings.js';
 import { flushSpool, spoolBuild, spooled } from '../../src/agents/spool.js';
 import { gradleInitScript } from '../../src/agents/gradle.js';
+import { agentSettings, sendBuild } from '../../src/agents/common-send.js';
+import type { AgentBuild } from '../../src/agents/common-build.js';
 import { bearer, buildId, buildLine, newLocation, startTestServer, type TestServer } from '../server/support.js';
 
 let server: TestServer;
@@ -119,7 +121,7 @@ describe('the spool', () => {
         const ids = Array.from({ length: count }, () => buildId(base++));
         for (const id of ids) spoolBuild(spool, id, buildLine({ id }));
         const target = { server: server.url, accessKey: key };
-        const [a, b] = await Promise.all([flushSpool(spool, target, 'a'), flushSpool(spool, target, 'b')]);
+        const [a, b] = await Promise.all([flushSpool(spool, target, { claimant: 'a' }), flushSpool(spool, target, { claimant: 'b' })]);
         expect([...a.sent, ...b.sent].sort()).toEqual([...ids].sort());
         expect(a.sent.filter((id) => b.sent.includes(id))).toEqual([]);
         expect(spooled(spool)).toEqual([]);
@@ -127,6 +129,39 @@ describe('the spool', () => {
       { numRuns: 6 },
     );
   });
+
+  it('is one spool for every agent: a build the npm or Bazel side could not send is sent by agent flush, and the next send sends what the JVM agents left', async () => {
+    const d = fresh('shared');
+    mkdirSync(d);
+    const closed = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const port = (s.address() as AddressInfo).port;
+        s.close(() => resolve(port));
+      });
+    });
+    const asBuild = (id: string): AgentBuild => ({ ...(JSON.parse(buildLine({ id, project: 'shared' })) as AgentBuild) });
+    // The settings file every agent reads: agent.properties in the agent directory.
+    writeFileSync(join(d, 'agent.properties'), `server=http://127.0.0.1:${closed}\naccessKey=${key}\n`);
+    const away = agentSettings({ HOME: d, BUILDSCOPE_AGENT_DIR: d });
+    expect(away).toMatchObject({ server: `http://127.0.0.1:${closed}`, spoolDir: join(d, 'spool') });
+    const npmBuild = buildId(9050);
+    expect(await sendBuild(away, asBuild(npmBuild))).toMatchObject({ kind: 'spooled' });
+    expect(readdirSync(join(d, 'spool'))).toEqual([`${npmBuild}.ndjson`]);
+    // What `buildscope agent flush` does, with the same settings reader.
+    const flushed = await cli(['agent', 'flush'], { BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key });
+    expect(flushed.stderr).toContain('1 sent, 0 rejected, 0 still spooled');
+    expect(await listed([npmBuild])).toEqual([npmBuild]);
+    // A JVM agent's spooled build and an earlier version's <id>.json go with the next build that arrives.
+    const jvmBuild = buildId(9051);
+    const legacy = buildId(9052);
+    spoolBuild(join(d, 'spool'), jvmBuild, buildLine({ id: jvmBuild }));
+    writeFileSync(join(d, 'spool', `${legacy}.json`), buildLine({ id: legacy }));
+    const next = buildId(9053);
+    const up = agentSettings({ HOME: d, BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: server.url });
+    expect(await sendBuild(up, asBuild(next))).toEqual({ kind: 'sent', link: `${server.url}/builds/${next}`, flushed: 2 });
+    expect(await listed([jvmBuild, legacy, next])).toEqual(expect.arrayContaining([jvmBuild, legacy, next]));
+    expect(readdirSync(join(d, 'spool'))).toEqual([]);
+  }, 120_000);
 
   it('writes a build whole or not at all, under its own name', () => {
     const spool = fresh('spool');

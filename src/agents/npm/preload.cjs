@@ -70,8 +70,10 @@ try {
           let server = process.env.BUILDSCOPE_SERVER || '';
           if (!server) {
             try {
-              const config = process.env.BUILDSCOPE_AGENT_CONFIG || path.join(process.env.HOME || os.homedir(), '.buildscope', 'agent.json');
-              server = JSON.parse(fs.readFileSync(config, 'utf8')).server || '';
+              // Only for the link printed now; the sender reads the settings in full (settings.ts).
+              const dir = (process.env.BUILDSCOPE_AGENT_DIR || '').trim() || path.join(process.env.HOME || os.homedir(), '.buildscope');
+              const m = /^[ \t]*server[ \t]*[=: \t][ \t]*(\S+)[ \t]*$/m.exec(fs.readFileSync(path.join(dir, 'agent.properties'), 'utf8'));
+              server = m ? m[1].replace(/^[=:]/, '') : '';
             } catch {
               // No agent configuration: the build is spooled by the sender.
             }

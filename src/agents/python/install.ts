@@ -23,7 +23,7 @@ export function pythonInstructions(server: string | undefined): string {
     `PYTHONPATH=${dir}\${PYTHONPATH:+:$PYTHONPATH} pytest -p ${PYTHON_MODULE}`,
     '# or once per virtual environment (pytest then loads the plugin by itself):',
     'npx buildscope agent python --install [--venv DIR]   # DIR defaults to $VIRTUAL_ENV',
-    '# Where builds go (or put {"server", "accessKey"} in ~/.buildscope/agent.json):',
+    '# Where builds go (or server=... and accessKey=... in ~/.buildscope/agent.properties):',
     `export BUILDSCOPE_SERVER=${server ?? 'http://localhost:5080'}`,
     'export BUILDSCOPE_ACCESS_KEY=<access key with the publishScan permission>',
     '# Optional: BUILDSCOPE_REDACT=user,hostname,ip  BUILDSCOPE_TAGS=a,b  BUILDSCOPE_VALUES="k=v;k2=v2"  BUILDSCOPE_DISABLE=1',

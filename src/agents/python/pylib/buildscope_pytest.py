@@ -4,7 +4,8 @@ Enable it with ``pytest -p buildscope_pytest`` (this directory on PYTHONPATH), o
 virtual environment with ``npx buildscope agent python --install`` (then pytest loads it by
 itself). Settings come from the environment (BUILDSCOPE_SERVER, BUILDSCOPE_ACCESS_KEY,
 BUILDSCOPE_SPOOL_DIR, BUILDSCOPE_TIMEOUT_MS, BUILDSCOPE_REDACT, BUILDSCOPE_TAGS,
-BUILDSCOPE_VALUES) or the agent's file (~/.buildscope/agent.json), as for every Buildscope agent.
+BUILDSCOPE_VALUES) or the agent's file (agent.properties in BUILDSCOPE_AGENT_DIR or ~/.buildscope),
+and builds that cannot be sent go to the spool every Buildscope agent shares, as for every agent.
 
 The plugin never fails or slows a test run: every error is swallowed, the build is sent once at
 the end with a short timeout, and when the server cannot be reached it is spooled and sent with
@@ -13,6 +14,7 @@ the next build. Environment variables are read to recognise a CI, never sent. St
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -54,24 +56,40 @@ def _agent_version():
     return os.environ.get("BUILDSCOPE_AGENT_VERSION", "unknown")
 
 
-def _settings(env):
-    home = env.get("HOME") or os.path.expanduser("~")
-    config_file = env.get("BUILDSCOPE_AGENT_CONFIG") or os.path.join(home, ".buildscope", "agent.json")
-    from_file = {}
+def _properties(path):
+    """The keys of a Java properties file, as the JVM agents read it (the subset of the format that
+    settings use: one `key=value`, `key: value` or `key value` per line, `#` and `!` comments)."""
+    out = {}
     try:
-        with open(config_file, encoding="utf-8") as f:
-            from_file = json.load(f) or {}
-    except (OSError, ValueError):
+        with open(path, encoding="utf-8") as f:
+            for raw in f:
+                line = raw.strip()
+                if not line or line[0] in "#!":
+                    continue
+                cut = min((i for i in (line.find("="), line.find(":"), line.find(" ")) if i >= 0), default=len(line))
+                key, value = line[:cut].strip(), line[cut + 1 :].strip()
+                if value[:1] in ("=", ":"):
+                    value = value[1:].strip()
+                out[key] = value
+    except OSError:
         pass
-    server = env.get("BUILDSCOPE_SERVER") or from_file.get("server")
+    return out
+
+
+def _settings(env):
+    """The settings every Buildscope agent reads, in the same order (src/agents/settings.ts)."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    agent_dir = (env.get("BUILDSCOPE_AGENT_DIR") or "").strip() or os.path.join(home, ".buildscope")
+    from_file = _properties(os.path.join(agent_dir, "agent.properties"))
+    server = (env.get("BUILDSCOPE_SERVER") or "").strip() or from_file.get("server")
     try:
         timeout = float(env.get("BUILDSCOPE_TIMEOUT_MS", "5000")) / 1000.0
     except ValueError:
         timeout = 5.0
     return {
-        "server": server.rstrip("/") if isinstance(server, str) and server else None,
-        "access_key": env.get("BUILDSCOPE_ACCESS_KEY") or from_file.get("accessKey"),
-        "spool_dir": env.get("BUILDSCOPE_SPOOL_DIR") or os.path.join(home, ".buildscope", "spool"),
+        "server": server.rstrip("/") if server else None,
+        "access_key": (env.get("BUILDSCOPE_ACCESS_KEY") or "").strip() or from_file.get("accessKey") or None,
+        "spool_dir": (env.get("BUILDSCOPE_SPOOL_DIR") or "").strip() or from_file.get("spoolDir") or os.path.join(agent_dir, "spool"),
         "timeout": timeout if timeout > 0 else 5.0,
     }
 
@@ -282,32 +300,66 @@ def _post(settings, lines):
 
 
 def _spool(settings, build):
+    """Writes the build into the shared spool as <id>.ndjson, one ingest line (src/agents/spool.ts)."""
     os.makedirs(settings["spool_dir"], exist_ok=True)
-    path = os.path.join(settings["spool_dir"], build["buildId"] + ".json")
+    path = os.path.join(settings["spool_dir"], build["buildId"] + ".ndjson")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(json.dumps(build, separators=(",", ":")))
+        f.write(json.dumps(build, separators=(",", ":")) + "\n")
     os.replace(path + ".tmp", path)
 
 
+_SPOOLED = re.compile(r"^[0-9a-z]{13}\.ndjson$")
+_CLAIMED = re.compile(r"^([0-9a-z]{13}\.(?:nd)?json)\.sending\.")
+_STALE_CLAIM_S = 600
+_FLUSH_AT_ONCE = 50
+
+
 def _flush(settings):
+    """Sends up to 50 spooled builds in one request. Each file is claimed first by renaming it to
+    <name>.sending.<claimant>, so two senders never post it twice; claims left by a sender that
+    died (older than 10 minutes) are taken back, and <id>.json files of older agents are taken in."""
+    spool = settings["spool_dir"]
     try:
-        names = sorted(n for n in os.listdir(settings["spool_dir"]) if n.endswith(".json") and len(n) == 18)
+        names = os.listdir(spool)
     except OSError:
         return
-    if not names:
-        return
-    lines = []
     for n in names:
-        with open(os.path.join(settings["spool_dir"], n), encoding="utf-8") as f:
-            lines.append(f.read().strip())
-    results = _post(settings, lines)
-    for name, result in zip(names, results):
-        path = os.path.join(settings["spool_dir"], name)
+        claim = _CLAIMED.match(n)
+        try:
+            if claim and time.time() - os.stat(os.path.join(spool, n)).st_ctime > _STALE_CLAIM_S:
+                os.replace(os.path.join(spool, n), os.path.join(spool, claim.group(1)[:13] + ".ndjson"))
+            elif re.match(r"^[0-9a-z]{13}\.json$", n):
+                os.replace(os.path.join(spool, n), os.path.join(spool, n[:13] + ".ndjson"))
+        except OSError:
+            pass
+    claimed = []
+    for n in sorted(n for n in os.listdir(spool) if _SPOOLED.match(n)):
+        if len(claimed) == _FLUSH_AT_ONCE:
+            break
+        mine = os.path.join(spool, "%s.sending.py-%d" % (n, os.getpid()))
+        try:
+            os.replace(os.path.join(spool, n), mine)
+        except OSError:
+            continue
+        claimed.append((n, mine))
+    if not claimed:
+        return
+    try:
+        lines = []
+        for _, mine in claimed:
+            with open(mine, encoding="utf-8") as f:
+                lines.append(f.read().strip())
+        results = _post(settings, lines)
+    except Exception:
+        for n, mine in claimed:
+            os.replace(mine, os.path.join(spool, n))
+        raise
+    for (n, mine), result in zip(claimed, results):
         if result.get("status") == "rejected":
-            os.makedirs(os.path.join(settings["spool_dir"], "rejected"), exist_ok=True)
-            os.replace(path, os.path.join(settings["spool_dir"], "rejected", name))
+            os.makedirs(os.path.join(spool, "rejected"), exist_ok=True)
+            os.replace(mine, os.path.join(spool, "rejected", n))
         else:
-            os.remove(path)
+            os.remove(mine)
 
 
 def flush_spool_main():
