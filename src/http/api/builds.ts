@@ -11,7 +11,10 @@ import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
-import { countingLines, IngestTooLargeError } from './ingest-body.js';
+import { countingLines } from './ingest-body.js';
+import { InsufficientStorageError, InvalidParameterError } from '../../errors/domain.js';
+import { BuildDeletedError, BuildNotReadyError } from '../../errors/build.js';
+import { UnknownBuildError } from '../../store/build-store.js';
 import { parseExportOptions } from '../../export/options.js';
 
 const MODELS = ['attributes'] as const;
@@ -84,9 +87,8 @@ export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string 
   return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${message}${suggestion}${more}`;
 }
 
-function storeError(reply: FastifyReply, e: unknown): FastifyReply {
-  const name = (e as Error | undefined)?.name;
-  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`, {}, 'invalid-parameter');
+function storeError(e: unknown): never {
+  if (e instanceof UnknownBuildError) throw new InvalidParameterError(`fromBuild: ${e.message}`);
   throw e;
 }
 
@@ -230,7 +232,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         }
         return builds.map((b) => toSummary(b, models.withAttributes));
       } catch (e) {
-        return storeError(reply, e);
+        return storeError(e);
       }
     },
   );
@@ -259,14 +261,9 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       if (build === undefined) {
         // A build whose events are still arriving exists but is not available yet: like the
         // export API, say so with 503 and when to look again, rather than a 404 a client would trust.
-        if ((await store.buildState(request.params.id, visibility)) === 'incomplete') {
-          reply.header('retry-after', String(retryAfterSeconds));
-          return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`, {}, 'build-not-ready');
-        }
+        if ((await store.buildState(request.params.id, visibility)) === 'incomplete') throw new BuildNotReadyError(request.params.id, retryAfterSeconds);
         const deleted = await store.deletedBuild(request.params.id, visibility);
-        if (deleted !== undefined) {
-          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, { title: 'Build deleted' }, 'build-deleted');
-        }
+        if (deleted !== undefined) throw new BuildDeletedError(request.params.id, deleted.deletedAt);
         return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
       }
       return toSummary(build, models.withAttributes);
@@ -328,19 +325,15 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         // Free disk space under retention.rejectBelowFreeDiskPercent: refused before reading the
         // body, so that agents keep the builds and send them again later.
         const full = ctx.refuseIngest?.();
-        if (full !== undefined) return sendProblem(reply, 507, full);
+        if (full !== undefined) throw new InsufficientStorageError(full);
         const body = request.body as NodeJS.ReadableStream | undefined;
         if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
-        try {
-          // The publisher's visibility: restricted publishers append only to builds they may see.
-          const visibility = visibilityOf(principalOf(request));
-          const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes), { visibility });
-          const count = (s: string) => results.filter((r) => r.status === s).length;
-          return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
-        } catch (e) {
-          if (e instanceof IngestTooLargeError) return sendProblem(reply, 413, e.message);
-          throw e;
-        }
+        // The publisher's visibility: restricted publishers append only to builds they may see.
+        // A body over the limit throws IngestTooLargeError (413) after the lines before it are stored.
+        const visibility = visibilityOf(principalOf(request));
+        const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes), { visibility });
+        const count = (s: string) => results.filter((r) => r.status === s).length;
+        return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
       },
     );
   });

@@ -9,7 +9,9 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../services/web.js';
-import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS, TrendRangeError } from '../../store/analytics.js';
+import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics.js';
+import { UnknownBuildError } from '../../store/build-store.js';
+import { BadRequestError } from '../../errors/domain.js';
 import { TASK_OUTCOMES } from '../../store/tasks.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
@@ -138,7 +140,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
       try {
         return await listPage(store, { query, visibility: visibilityOf(principalOf(request)), limit: request.query.limit ?? 50, ...(request.query.after ? { after: request.query.after } : {}) });
       } catch (e) {
-        if ((e as Error).name === 'UnknownBuildError') return sendProblem(reply, 400, `after: ${(e as Error).message}`);
+        if (e instanceof UnknownBuildError) throw new BadRequestError(`after: ${e.message}`);
         throw e;
       }
     },
@@ -219,12 +221,8 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
       if (to === undefined) return sendProblem(reply, 400, `to: '${q.to}' is neither epoch milliseconds nor an ISO 8601 instant`);
       const from = q.from === undefined ? to - 30 * DAY : parseInstant(q.from, tz);
       if (from === undefined) return sendProblem(reply, 400, `from: '${q.from}' is neither epoch milliseconds nor an ISO 8601 instant`);
-      try {
-        return await buildTrends(database, { query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
-      } catch (e) {
-        if (e instanceof TrendRangeError) return sendProblem(reply, 400, e.message);
-        throw e;
-      }
+      // A range or time zone it cannot use: TrendRangeError, answered 400 by the error handler.
+      return buildTrends(database, { query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
     },
   );
 
