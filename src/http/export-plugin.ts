@@ -6,6 +6,7 @@
 // document / 204, or hijack the reply and let the plan write the stream to the raw response
 // (fastify must not answer a second time). Options come from the config section `export`.
 
+import { invalidQueryDetail, invalidQueryExtensions } from '../errors/query.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './context.js';
@@ -161,12 +162,11 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
       if (typeof text !== 'string') return { kind: 'refusal', status: 400, detail: 'Give the query parameter once', extensions: { parameter: 'query' } };
       const parsed = parseQuery(text, { now: clock() });
       if (!parsed.ok || parsed.expr === undefined) {
-        const first = parsed.diagnostics[0];
         return {
           kind: 'refusal',
           status: 400,
-          detail: `Invalid query${first ? `: ${first.message}` : ''}`,
-          extensions: { parameter: 'query', diagnostics: parsed.diagnostics },
+          detail: invalidQueryDetail(parsed.diagnostics),
+          extensions: { parameter: 'query', ...invalidQueryExtensions(text, parsed.diagnostics) },
         };
       }
       return parsed.expr;

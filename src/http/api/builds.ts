@@ -5,7 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
-import type { Diagnostic } from '../../query/diagnostic.js';
+import { InvalidQueryError } from '../../errors/query.js';
 import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../../store/types.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
@@ -73,18 +73,6 @@ function parseModels(models: readonly string[] | undefined): { withAttributes: b
   const unknown = values.filter((m) => !(MODELS as readonly string[]).includes(m));
   if (unknown.length > 0) return { error: `Unknown model ${unknown.map((m) => `'${m}'`).join(', ')}; known models: ${MODELS.join(', ')}` };
   return { withAttributes: values.includes('attributes') };
-}
-
-/** One line saying what is wrong and where, for the problem `detail`. */
-export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string {
-  const first = diagnostics[0];
-  if (!first) return 'Invalid query';
-  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more problem${diagnostics.length > 2 ? 's' : ''})` : '';
-  // Messages of unknown fields already carry their "did you mean"; say it once.
-  const suggestion =
-    first.suggestion !== undefined && !first.message.includes(`'${first.suggestion}'`) ? ` Did you mean '${first.suggestion}'?` : '';
-  const message = /[.?!]$/.test(first.message) ? first.message : `${first.message}.`;
-  return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${message}${suggestion}${more}`;
 }
 
 function storeError(e: unknown): never {
@@ -188,7 +176,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       if (q.query !== undefined && q.query.trim() !== '') {
         const parsed = parseQuery(q.query, { now: clock() });
         if (!parsed.ok || parsed.expr === undefined) {
-          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics }, 'invalid-query');
+          throw new InvalidQueryError(q.query, parsed.diagnostics);
         }
         expr = parsed.expr;
       }

@@ -16,7 +16,7 @@ import { TASK_OUTCOMES } from '../../store/tasks.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
-import { describeDiagnostics } from './builds.js';
+import { InvalidQueryError } from '../../errors/query.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 
 export const MAX_QUERY_LENGTH = 10_000;
@@ -25,7 +25,7 @@ const DAY = 86_400_000;
 const QUERY_PARAM = { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' } as const;
 const ERRORS = PROBLEM_RESPONSES([400, 401, 403]);
 
-/** The checked query of a request, or a 400 problem already sent. */
+/** The checked query of a request, or a 400 problem already sent (InvalidQueryError when it has diagnostics). */
 function checkedQuery(request: FastifyRequest, reply: FastifyReply, now: number): CheckedExpr | undefined {
   const raw = (request.query as { query?: unknown }).query;
   if (Array.isArray(raw)) {
@@ -35,8 +35,7 @@ function checkedQuery(request: FastifyRequest, reply: FastifyReply, now: number)
   const text = typeof raw === 'string' ? raw : '';
   const parsed = parseQuery(text, { now });
   if (!parsed.ok) {
-    sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { diagnostics: parsed.diagnostics });
-    return undefined;
+    throw new InvalidQueryError(text, parsed.diagnostics);
   }
   return parsed.expr;
 }
