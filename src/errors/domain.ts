@@ -17,6 +17,8 @@ export type DomainErrorKind =
   | 'invalid-parameter'
   /** A search query has diagnostics (400). */
   | 'invalid-query'
+  /** The caller is known but may not do this with what she names (403). */
+  | 'forbidden'
   /** What the caller names does not exist or is not visible to her (404). */
   | 'not-found'
   /** A build that existed was deleted by retention or prune (404). */
@@ -45,6 +47,8 @@ export function answerOf(kind: DomainErrorKind): { readonly status: number; read
       return { status: 400, problem: 'invalid-parameter' };
     case 'invalid-query':
       return { status: 400, problem: 'invalid-query' };
+    case 'forbidden':
+      return { status: 403, problem: 'forbidden' };
     case 'not-found':
       return { status: 404, problem: 'not-found' };
     case 'build-deleted':
@@ -68,20 +72,23 @@ export function answerOf(kind: DomainErrorKind): { readonly status: number; read
   }
 }
 
-export const DOMAIN_ERROR_KINDS: readonly DomainErrorKind[] = [
-  'bad-request',
-  'invalid-parameter',
-  'invalid-query',
-  'not-found',
-  'build-deleted',
-  'too-large',
-  'unsupported-media-type',
-  'too-many',
-  'not-ready',
-  'unavailable',
-  'insufficient-storage',
-  'external',
-];
+// Every kind once: a kind added to the union and not here is a compile error.
+const KINDS: Record<DomainErrorKind, true> = {
+  'bad-request': true,
+  'invalid-parameter': true,
+  'invalid-query': true,
+  forbidden: true,
+  'not-found': true,
+  'build-deleted': true,
+  'too-large': true,
+  'unsupported-media-type': true,
+  'too-many': true,
+  'not-ready': true,
+  unavailable: true,
+  'insufficient-storage': true,
+  external: true,
+};
+export const DOMAIN_ERROR_KINDS = Object.keys(KINDS) as readonly DomainErrorKind[];
 
 export interface DomainErrorOptions extends ErrorOptions {
   /** Members added to the problem document (RFC 7807 extensions), e.g. `diagnostics`. */
@@ -117,6 +124,11 @@ export class BadRequestError extends DomainError {
 /** A parameter's value is not allowed (400). */
 export class InvalidParameterError extends DomainError {
   readonly kind = 'invalid-parameter';
+}
+
+/** The caller may not do this with what she names (403). */
+export class ForbiddenError extends DomainError {
+  readonly kind = 'forbidden';
 }
 
 /** The thing asked for does not exist or is not visible (404). */

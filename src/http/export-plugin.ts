@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './context.js';
 import { sendProblem, type ProblemKind } from './problem.js';
-import { decideAccess, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
+import { authorize as accessOf, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
 import { visibilityOf } from '../auth/types.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
 import { parseQuery } from '../query/index.js';
@@ -98,9 +98,9 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
   /** Who may export: the visibility to apply, or the reply already sent (401/403, with CORS headers). */
   function authorize(request: FastifyRequest, reply: FastifyReply, cors: Record<string, string>): Visibility | undefined {
     if (request.auth.kind === 'anonymous' && options.anonymousAccess) return SEE_EVERYTHING;
-    const decision = decideAccess(request.auth, 'exportData');
-    if (decision.kind === 'allowed') return visibilityOf(decision.principal);
-    sendAccessRefusal(reply, decision, cors);
+    const decision = accessOf(request, 'exportData');
+    if (decision.kind === 'allowed') return decision.visibility;
+    sendAccessRefusal(reply, decision, { headers: cors });
     return undefined;
   }
 

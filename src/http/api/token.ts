@@ -3,7 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { decideToken, splitList } from '../../auth/token-request.js';
 import type { FacePluginOptions } from '../context.js';
-import { principalOf, requirePermission } from '../auth-plugin.js';
+import { principalOf, requirePermission, sendUnauthorized } from '../auth-plugin.js';
 import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 
@@ -60,6 +60,7 @@ export const tokenRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         ctx.config.limits,
         clock(),
       );
+      if (!decision.ok && decision.status === 401) return sendUnauthorized(reply, decision.detail);
       if (!decision.ok) return sendProblem(reply, decision.status, decision.detail, {}, decision.status === 400 ? 'invalid-parameter' : undefined);
       const token = await auth.tokens.issue(decision.claims);
       return reply.type('text/plain; charset=utf-8').send(token);
