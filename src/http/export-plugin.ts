@@ -12,7 +12,6 @@ import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './context.js';
 import { sendProblem, type ProblemKind } from './problem.js';
 import { authorize as accessOf, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
-import { visibilityOf } from '../auth/types.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
