@@ -9,10 +9,9 @@ import { InvalidQueryError } from '../../errors/query.js';
 import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../../store/types.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
-import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 import { countingLines } from './ingest-body.js';
-import { InsufficientStorageError, InvalidParameterError } from '../../errors/domain.js';
+import { BadRequestError, InsufficientStorageError, InvalidParameterError, NotFoundError } from '../../errors/domain.js';
 import { BuildDeletedError, BuildNotReadyError } from '../../errors/build.js';
 import { UnknownBuildError } from '../../store/build-store.js';
 import { parseExportOptions } from '../../export/options.js';
@@ -167,11 +166,11 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       const q = request.query;
       const principal = principalOf(request);
       const models = parseModels(q.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
+      if ('error' in models) throw new InvalidParameterError(models.error);
       const maxBuilds = q.maxBuilds ?? limits.maxBuildsDefault;
-      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`, {}, 'invalid-parameter');
+      if (maxBuilds > limits.maxBuildsMax) throw new InvalidParameterError(`maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`);
       const maxWaitSecs = q.maxWaitSecs ?? limits.maxWaitSecsDefault;
-      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`, {}, 'invalid-parameter');
+      if (maxWaitSecs > limits.maxWaitSecsMax) throw new InvalidParameterError(`maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`);
       let expr: CheckedExpr | undefined;
       if (q.query !== undefined && q.query.trim() !== '') {
         const parsed = parseQuery(q.query, { now: clock() });
@@ -181,7 +180,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         expr = parsed.expr;
       }
       const fromBuild = q.fromBuild ?? q.sinceBuild;
-      if (fromBuild !== undefined && fromBuild.includes('\0')) return sendProblem(reply, 400, `${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`, {}, 'invalid-parameter');
+      if (fromBuild !== undefined && fromBuild.includes('\0')) throw new InvalidParameterError(`${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`);
       const start = listingStart(q, fromBuild);
       if (start.kind === 'empty') return [];
       const reverse = start.kind !== 'now' ? start.reverse : q.reverse === true;
@@ -240,10 +239,10 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       },
       preHandler: requirePermission('accessBuildDataViaApi'),
     },
-    async (request, reply) => {
+    async (request) => {
       const models = parseModels(request.query.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
-      if (request.params.id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character', {}, 'invalid-parameter');
+      if ('error' in models) throw new InvalidParameterError(models.error);
+      if (request.params.id.includes('\0')) throw new InvalidParameterError('A build ID has no NUL character');
       const visibility = visibilityOf(principalOf(request));
       const build = await store.getBuild(request.params.id, visibility, { withAttributes: models.withAttributes });
       if (build === undefined) {
@@ -252,7 +251,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         if ((await store.buildState(request.params.id, visibility)) === 'incomplete') throw new BuildNotReadyError(request.params.id, retryAfterSeconds);
         const deleted = await store.deletedBuild(request.params.id, visibility);
         if (deleted !== undefined) throw new BuildDeletedError(request.params.id, deleted.deletedAt);
-        return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+        throw new NotFoundError(`No available build with ID ${JSON.stringify(request.params.id)}`);
       }
       return toSummary(build, models.withAttributes);
     },
@@ -309,13 +308,13 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           },
         },
       },
-      async (request, reply) => {
+      async (request) => {
         // Free disk space under retention.rejectBelowFreeDiskPercent: refused before reading the
         // body, so that agents keep the builds and send them again later.
         const full = ctx.refuseIngest?.();
         if (full !== undefined) throw new InsufficientStorageError(full);
         const body = request.body as NodeJS.ReadableStream | undefined;
-        if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
+        if (body === undefined || body === null) throw new BadRequestError('The request needs an NDJSON body (Content-Type: application/x-ndjson)');
         // The publisher's visibility: restricted publishers append only to builds they may see.
         // A body over the limit throws IngestTooLargeError (413) after the lines before it are stored.
         const visibility = visibilityOf(principalOf(request));
