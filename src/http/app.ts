@@ -64,9 +64,11 @@ export function answerError(error: FastifyError | Error, request: FastifyRequest
   if (error instanceof DomainError) {
     const { status, problem } = answerOf(error.kind);
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-    // A 5xx meant for the client (a search stopped at its time limit, a store that is down) is
-    // worth a warning: the operator may have to act.
-    if (status >= 500) request.log.warn({ err: error, url: request.url, method: request.method }, error.message);
+    // Worth a warning, as the operator may have to act: a system the server depends on failed (with
+    // its cause), or a search was stopped at its time limit. A build still being stored is routine;
+    // a full disk is logged once by the retention job, not per refused request.
+    if (error.kind === 'external') request.log.warn({ err: error, url: request.url, method: request.method }, error.message);
+    else if (error.kind === 'unavailable') request.log.warn({ url: request.url, method: request.method }, error.message);
     return send(status, error.detail, { ...error.extensions }, problem);
   }
   const fastifyError = error as FastifyError;

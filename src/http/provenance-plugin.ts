@@ -1,7 +1,9 @@
 // The provenance service over HTTP (seed 000): publish, evaluate, fetch, both path forms (with and
 // without {namespace}), bodies as JSON, x-www-form-urlencoded or multipart, answers as a buffered
 // JSON array or NDJSON lines (`Accept: application/x-ndjson`), errors as RFC 7807 documents with
-// the seed's texts. Options come from the config section `provenance`.
+// the seed's texts. Options come from the config section `provenance`. Each route authenticates
+// (the server's one access rule, worded as the seed says) and calls one function of
+// src/provenance/operations.ts; what it throws is answered by the server's one error handler.
 //
 //   const app = await buildApp(ctx, { plugins: [provenancePlugin] });          // inside serve
 //   await app.register(provenanceRoutes, { service, repositoryAccess });         // standalone
