@@ -24,6 +24,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/db/' },
     },
     {
+      name: 'errors-below-store',
+      severity: 'error',
+      comment: 'Domain errors and problem documents are thrown by the store and services and answered by the faces; they know only the query package (diagnostics).',
+      from: { path: '^src/errors/' },
+      to: { path: '^src/', pathNot: '^src/(errors|query)/' },
+    },
+    {
       name: 'sql-below-store',
       severity: 'error',
       comment: 'The compiler and the search indexes use the query package and db/ only.',

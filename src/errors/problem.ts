@@ -80,4 +80,3 @@ export function problem(status: number, detail: string, extensions: Record<strin
   return { type: problemType(kind), title: STATUS_CODES[status] ?? 'Error', status, detail, ...extensions };
 }
 
-/** Problem type of a build that existed and was deleted by retention or prune (404). */

@@ -1,16 +1,26 @@
 // Parsing of the export API's path parameters, query parameters and Last-Event-ID header.
-// Every parser returns a value or a Refusal (a problem document to answer), never throws.
+// Every parser returns a value or a Refusal (a problem document to answer), never throws: a plan is
+// made before the answer starts, and a refusal is one of its outcomes. A refusal carries the kind of
+// domain error it is (src/errors/domain.ts), which gives its status and problem type.
+
+import { answerOf, type DomainErrorKind } from '../errors/domain.js';
+
+/** The kinds of refusal of the export API. */
+export type RefusalKind = Extract<DomainErrorKind, 'invalid-parameter' | 'invalid-query' | 'not-found' | 'not-ready'>;
 
 export interface Refusal {
   readonly kind: 'refusal';
-  readonly status: 400 | 404 | 503;
+  readonly error: RefusalKind;
+  /** The HTTP status of `error` (answerOf). */
+  readonly status: number;
   readonly detail: string;
   readonly retryAfterSeconds?: number;
   readonly extensions?: Record<string, unknown>;
 }
 
-export function refuse(status: Refusal['status'], detail: string, extensions?: Record<string, unknown>): Refusal {
-  return extensions === undefined ? { kind: 'refusal', status, detail } : { kind: 'refusal', status, detail, extensions };
+export function refuse(error: RefusalKind, detail: string, extensions?: Record<string, unknown>): Refusal {
+  const status = answerOf(error).status;
+  return extensions === undefined ? { kind: 'refusal', error, status, detail } : { kind: 'refusal', error, status, detail, extensions };
 }
 
 export function isRefusal(x: unknown): x is Refusal {
@@ -26,12 +36,12 @@ const MAX_EPOCH_DIGITS = 16; // beyond Number.MAX_SAFE_INTEGER's 16 digits nothi
 export function parseSinceDate(text: string, now: number): SinceDate | Refusal {
   if (text === 'now') return { kind: 'now' };
   if (!/^[0-9]+$/.test(text) || text.length > MAX_EPOCH_DIGITS) {
-    return refuse(400, `Invalid date ${JSON.stringify(text)}: expected 0, a Unix epoch time in milliseconds, or now`, { parameter: 'date' });
+    return refuse('invalid-parameter', `Invalid date ${JSON.stringify(text)}: expected 0, a Unix epoch time in milliseconds, or now`, { parameter: 'date' });
   }
   const at = Number(text);
-  if (!Number.isSafeInteger(at)) return refuse(400, `Invalid date ${JSON.stringify(text)}: out of range`, { parameter: 'date' });
+  if (!Number.isSafeInteger(at)) return refuse('invalid-parameter', `Invalid date ${JSON.stringify(text)}: out of range`, { parameter: 'date' });
   if (at > now) {
-    return refuse(400, `Invalid date ${text}: it is in the future (server time is ${now}); use now with stream to wait for new builds`, {
+    return refuse('invalid-parameter', `Invalid date ${text}: it is in the future (server time is ${now}); use now with stream to wait for new builds`, {
       parameter: 'date',
       serverTime: now,
     });
@@ -43,7 +53,7 @@ export const BUILD_ID_PATTERN = /^[0-9a-z]{13}$/;
 
 export function parseBuildId(text: string, parameter = 'buildId'): string | Refusal {
   if (!BUILD_ID_PATTERN.test(text)) {
-    return refuse(400, `Invalid build ID ${JSON.stringify(text)}: expected 13 characters of 0-9 and a-z`, { parameter });
+    return refuse('invalid-parameter', `Invalid build ID ${JSON.stringify(text)}: expected 13 characters of 0-9 and a-z`, { parameter });
   }
   return text;
 }
@@ -54,12 +64,12 @@ export function parseEventTypes(value: unknown): readonly string[] | undefined |
   const values = Array.isArray(value) ? value : [value];
   const names: string[] = [];
   for (const v of values) {
-    if (typeof v !== 'string') return refuse(400, 'Invalid eventTypes: expected a comma-separated list of event types', { parameter: 'eventTypes' });
+    if (typeof v !== 'string') return refuse('invalid-parameter', 'Invalid eventTypes: expected a comma-separated list of event types', { parameter: 'eventTypes' });
     for (const part of v.split(',')) {
       const name = part.trim();
       if (name === '') continue;
       if (!/^[A-Za-z0-9_.$-]+$/.test(name)) {
-        return refuse(400, `Invalid event type ${JSON.stringify(name)} in eventTypes`, { parameter: 'eventTypes' });
+        return refuse('invalid-parameter', `Invalid event type ${JSON.stringify(name)} in eventTypes`, { parameter: 'eventTypes' });
       }
       names.push(name);
     }
@@ -78,7 +88,7 @@ export function parseEventsResume(header: string | undefined, buildId: string): 
     const sequence = Number(id);
     return sequence === 0 ? { kind: 'afterBuild' } : { kind: 'afterEvent', sequence };
   }
-  return refuse(400, `Invalid Last-Event-ID ${JSON.stringify(id)}: expected this build's ID or an event sequence number`, { header: 'Last-Event-ID' });
+  return refuse('invalid-parameter', `Invalid Last-Event-ID ${JSON.stringify(id)}: expected this build's ID or an event sequence number`, { header: 'Last-Event-ID' });
 }
 
 /** `stream`: present with any value (even empty) means stream. */

@@ -64,7 +64,7 @@ function listingQuery(version: ApiVersion, query: CheckedExpr | undefined): Chec
 }
 
 function unavailable(buildId: string, retryAfterSeconds: number): Refusal {
-  return { ...refuse(503, `Build ${buildId} is still being stored; retry later`), retryAfterSeconds };
+  return { ...refuse('not-ready', `Build ${buildId} is still being stored; retry later`), retryAfterSeconds };
 }
 
 /** The seq of an available, visible build, or the refusal that explains why there is none. */
@@ -75,14 +75,14 @@ async function seqOf(store: BuildStore, buildId: string, visibility: Visibility,
       // A build deleted by retention still marks its place: the stream goes on with the next one.
       const deleted = await store.deletedBuild(buildId, visibility);
       if (deleted?.seq !== undefined && deleted.seq !== null) return deleted.seq;
-      return refuse(404, `${what} ${buildId} does not exist or is not visible to you`);
+      return refuse('not-found', `${what} ${buildId} does not exist or is not visible to you`);
     }
     case 'incomplete':
       return unavailable(buildId, retryAfterSeconds);
     case 'available': {
       const build = await store.getBuild(buildId, visibility);
       // Completed between the two calls in another process: the build is there now; or it vanished.
-      if (build === undefined) return refuse(404, `${what} ${buildId} does not exist or is not visible to you`);
+      if (build === undefined) return refuse('not-found', `${what} ${buildId} does not exist or is not visible to you`);
       return build.seq;
     }
   }
@@ -109,7 +109,8 @@ export async function planListing(store: BuildStore, request: ListingRequest): P
     const id = parseBuildId(lastEventId, 'Last-Event-ID');
     if (typeof id !== 'string') return { ...id, detail: `Invalid Last-Event-ID ${JSON.stringify(lastEventId)}: expected the ID of the last Build received` };
     const seq = await seqOf(store, id, request.visibility, request.retryAfterSeconds, 'Last-Event-ID names build');
-    if (typeof seq !== 'number') return seq.status === 404 ? { ...seq, status: 400 } : seq;
+    // An unknown build named by the client's own header is a bad header, not a missing resource.
+    if (typeof seq !== 'number') return seq.error === 'not-found' ? refuse('invalid-parameter', seq.detail, seq.extensions) : seq;
     // A resume continues right after the named build, whatever the original start was: `now`
     // must not be evaluated again (builds stored while the client was away would be skipped),
     // and an instant or a start build is already behind the named build.
@@ -206,16 +207,16 @@ export async function planEvents(store: BuildStore, request: EventsRequest): Pro
   const state = await store.buildState(buildId, visibility);
   switch (state) {
     case 'missing':
-      return refuse(404, `Build ${buildId} does not exist or is not visible to you`);
+      return refuse('not-found', `Build ${buildId} does not exist or is not visible to you`);
     case 'incomplete':
       return unavailable(buildId, request.retryAfterSeconds);
     case 'available':
       break;
   }
   const build = await store.getBuild(buildId, visibility);
-  if (build === undefined) return refuse(404, `Build ${buildId} does not exist or is not visible to you`);
+  if (build === undefined) return refuse('not-found', `Build ${buildId} does not exist or is not visible to you`);
   if (request.version === 1 && build.toolType !== V1_TOOL_TYPE) {
-    return refuse(400, `Build ${buildId} is a ${build.toolType} build; version 1 of the export API serves ${V1_TOOL_TYPE} builds only, use /build-export/v2`, {
+    return refuse('invalid-parameter', `Build ${buildId} is a ${build.toolType} build; version 1 of the export API serves ${V1_TOOL_TYPE} builds only, use /build-export/v2`, {
       toolType: build.toolType,
     });
   }

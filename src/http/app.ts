@@ -7,7 +7,7 @@
 // A face plugin is `FastifyPluginAsync<FacePluginOptions>`; it is registered with `{ ctx, auth }`
 // and reads `request.auth` (see auth-plugin.ts) on its routes.
 
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { publicUrlOf } from '../config.js';
 import { openAuth, type Auth } from '../auth/index.js';
@@ -15,7 +15,8 @@ import type { AppContext, FacePlugin } from './context.js';
 import { authPlugin } from './auth-plugin.js';
 import { operationsPlugin } from './operations-plugin.js';
 import { createServerMetrics, type ServerMetrics } from '../metrics/server-metrics.js';
-import { sendProblem } from './problem.js';
+import { sendBlankProblem, sendProblem, type ProblemKind } from './problem.js';
+import { answerOf, DomainError } from '../errors/domain.js';
 import { apiRoutes } from './api/index.js';
 import { linkRoutes } from './links.js';
 import { answerClientError, drainBeforeAnswer } from './early-answers.js';
@@ -39,12 +40,48 @@ declare module 'fastify' {
     sunset?: string;
     /** When the operation was deprecated (ISO 8601), sent as the `Deprecated` header. */
     deprecatedAt?: string;
+    /** `about:blank`: the route's problem documents have that type (the provenance seed's rule). */
+    problemType?: 'about:blank';
     /**
      * OpenAPI `requestBody` of an operation whose body is not validated by a schema (streamed
      * bodies such as NDJSON); documentation only.
      */
     openapiRequestBody?: Record<string, unknown>;
   }
+}
+
+/**
+ * The one error handler of every fastify face: a DomainError is answered by its kind (answerOf:
+ * status and problem type, its detail, extensions and Retry-After); fastify's own errors (schema
+ * validation, a body over the limit, a body that does not parse) by their status; anything else
+ * is logged and answered 500 without its message. A route whose config says
+ * `problemType: 'about:blank'` (the provenance service, as its seed prescribes) gets that type.
+ */
+export function answerError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const blank = (request.routeOptions.config as { problemType?: string } | undefined)?.problemType === 'about:blank';
+  const send = (status: number, detail: string, extensions: Record<string, unknown> = {}, kind?: ProblemKind) =>
+    blank ? sendBlankProblem(reply, status, detail, extensions) : sendProblem(reply, status, detail, extensions, kind);
+  if (error instanceof DomainError) {
+    const { status, problem } = answerOf(error.kind);
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    // Worth a warning, as the operator may have to act: a system the server depends on failed (with
+    // its cause), or a search was stopped at its time limit. A build still being stored is routine;
+    // a full disk is logged once by the retention job, not per refused request.
+    if (error.kind === 'external') request.log.warn({ err: error, url: request.url, method: request.method }, error.message);
+    else if (error.kind === 'unavailable') request.log.warn({ url: request.url, method: request.method }, error.message);
+    return send(status, error.detail, { ...error.extensions }, problem);
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const where = fastifyError.validationContext ?? 'request';
+    return send(400, `Invalid ${where}: ${error.message}`, {
+      errors: fastifyError.validation.map((v) => ({ path: `${where}${v.instancePath}`, message: v.message ?? '', params: v.params })),
+    }, 'invalid-parameter');
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return send(status, error.message || 'Bad request');
+  request.log.error({ err: error, url: request.url, method: request.method }, 'request failed');
+  return send(status !== undefined && status >= 500 && status < 600 ? status : 500, 'The server could not complete the request; the error is logged');
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -127,25 +164,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     sendProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`);
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.validation) {
-      const where = error.validationContext ?? 'request';
-      return sendProblem(reply, 400, `Invalid ${where}: ${error.message}`, {
-        errors: error.validation.map((v) => ({ path: `${where}${v.instancePath}`, message: v.message ?? '', params: v.params })),
-      }, 'invalid-parameter');
-    }
-    const status = error.statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      return sendProblem(reply, status, error.message || 'Bad request');
-    }
-    // A 5xx meant for the client (a search stopped at its time limit) says what happened.
-    if (status !== undefined && status >= 500 && (error as { expose?: unknown }).expose === true) {
-      request.log.warn({ url: request.url, method: request.method }, error.message);
-      return sendProblem(reply, status, error.message);
-    }
-    request.log.error({ err: error, url: request.url, method: request.method }, 'request failed');
-    return sendProblem(reply, status !== undefined && status >= 500 && status < 600 ? status : 500, 'The server could not complete the request; the error is logged');
-  });
+  app.setErrorHandler(answerError);
 
   const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
   await app.register(authPlugin(auth.authenticator));

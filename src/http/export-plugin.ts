@@ -9,14 +9,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { FacePlugin } from './context.js';
-import { sendProblem, type ProblemKind } from './problem.js';
-import { decideAccess, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
-import { visibilityOf } from '../auth/types.js';
+import { sendProblem } from './problem.js';
+import { answerOf } from '../errors/domain.js';
+import { invalidQueryDetail, invalidQueryExtensions } from '../errors/query.js';
+import { authorize as accessOf, sendRefusal as sendAccessRefusal } from './auth-plugin.js';
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { parseExportOptions, type ExportOptions } from '../export/options.js';
-import { isStreaming, parseBuildId, parseEventTypes, parseSinceDate, type Refusal } from '../export/params.js';
+import { isStreaming, parseBuildId, parseEventTypes, parseSinceDate, refuse, type Refusal } from '../export/params.js';
 import { planEvents, planListing, type Plan } from '../export/streams.js';
 import { acceptsGzip, SseSink } from '../export/sink.js';
 import type { ApiVersion } from '../export/messages.js';
@@ -70,18 +71,12 @@ function isBearer(request: FastifyRequest): boolean {
   return /^\s*bearer\s/i.test(request.headers.authorization ?? '');
 }
 
+/** Answers a refusal by its kind (status and problem type as for a thrown domain error), with the CORS headers. */
 function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<string, string>): FastifyReply {
   reply.headers(headers);
   if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
-  return sendProblem(reply, refusal.status, refusal.detail, refusal.extensions ?? {}, refusalKind(refusal));
-}
-
-/** The problem kind of a refusal: a query that does not parse and a build still being stored have their own. */
-function refusalKind(refusal: Refusal): ProblemKind | undefined {
-  if (refusal.status === 503) return 'build-not-ready';
-  if (refusal.extensions?.['parameter'] === 'query' && refusal.extensions['diagnostics'] !== undefined) return 'invalid-query';
-  if (refusal.status === 400) return 'invalid-parameter';
-  return undefined;
+  const { status, problem } = answerOf(refusal.error);
+  return sendProblem(reply, status, refusal.detail, refusal.extensions ?? {}, problem);
 }
 
 export const exportPlugin: FacePlugin = async (app, { ctx }) => {
@@ -97,9 +92,9 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
   /** Who may export: the visibility to apply, or the reply already sent (401/403, with CORS headers). */
   function authorize(request: FastifyRequest, reply: FastifyReply, cors: Record<string, string>): Visibility | undefined {
     if (request.auth.kind === 'anonymous' && options.anonymousAccess) return SEE_EVERYTHING;
-    const decision = decideAccess(request.auth, 'exportData');
-    if (decision.kind === 'allowed') return visibilityOf(decision.principal);
-    sendAccessRefusal(reply, decision, cors);
+    const decision = accessOf(request, 'exportData');
+    if (decision.kind === 'allowed') return decision.visibility;
+    sendAccessRefusal(reply, decision, { headers: cors });
     return undefined;
   }
 
@@ -158,16 +153,10 @@ export const exportPlugin: FacePlugin = async (app, { ctx }) => {
     const checkQuery = (query: Query): CheckedExpr | undefined | Refusal => {
       const text = query['query'];
       if (text === undefined) return undefined;
-      if (typeof text !== 'string') return { kind: 'refusal', status: 400, detail: 'Give the query parameter once', extensions: { parameter: 'query' } };
+      if (typeof text !== 'string') return refuse('invalid-parameter', 'Give the query parameter once', { parameter: 'query' });
       const parsed = parseQuery(text, { now: clock() });
       if (!parsed.ok || parsed.expr === undefined) {
-        const first = parsed.diagnostics[0];
-        return {
-          kind: 'refusal',
-          status: 400,
-          detail: `Invalid query${first ? `: ${first.message}` : ''}`,
-          extensions: { parameter: 'query', diagnostics: parsed.diagnostics },
-        };
+        return refuse('invalid-query', invalidQueryDetail(parsed.diagnostics), { parameter: 'query', ...invalidQueryExtensions(text, parsed.diagnostics) });
       }
       return parsed.expr;
     };

@@ -17,6 +17,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { PERMISSION_NAMES, type Principal } from '../auth/types.js';
 import type { FacePluginOptions } from './context.js';
 import { sendProblem } from './problem.js';
+import { sendUnauthorized } from './auth-plugin.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 
 export const SESSION_COOKIE = 'bs_session';
@@ -123,7 +124,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       else return sendProblem(reply, 400, 'Send either user and password, or accessKey');
       const result = await auth.authenticator.authenticate(header, request.ip);
       if (result.kind !== 'authenticated') {
-        return sendProblem(reply, 401, accessKey !== undefined ? 'The access key is unknown or has expired' : 'Wrong user name or password');
+        return sendUnauthorized(reply, accessKey !== undefined ? 'The access key is unknown or has expired' : 'Wrong user name or password');
       }
       const p = result.principal;
       const expiresAt = Math.min(clock() + SESSION_TTL_MS, p.expiresAt ?? Infinity);
@@ -155,7 +156,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       if (request.auth.kind === 'rejected') {
         // An ended session: forget its cookies too.
         if (request.headers.authorization === undefined) clearCookies(reply, overHttps(request));
-        return sendProblem(reply, 401, `Authentication failed: ${request.auth.reason}`);
+        return sendUnauthorized(reply, `Authentication failed: ${request.auth.reason}`);
       }
       return sessionView(request.auth.principal, request.cookies[CSRF_COOKIE] ?? null);
     },
@@ -175,7 +176,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
     async (request, reply) => {
       // A forged sign-out (no CSRF header) is refused like any other change.
       if (request.auth.kind === 'rejected' && request.cookies[SESSION_COOKIE] !== undefined && request.headers.authorization === undefined) {
-        if (request.auth.reason.includes(CSRF_HEADER)) return sendProblem(reply, 401, `Authentication failed: ${request.auth.reason}`);
+        if (request.auth.reason.includes(CSRF_HEADER)) return sendUnauthorized(reply, `Authentication failed: ${request.auth.reason}`);
       }
       clearCookies(reply, overHttps(request));
       return reply.code(204).send();

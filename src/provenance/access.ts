@@ -3,10 +3,12 @@
 // `repository_url` of its subject's package URL; one without that belongs to no repository.
 // Evaluation counts only the attestations of the requested repository; a caller restricted to
 // projects, in addition, reads none that belong to no repository and none made from a build she
-// may not see.
+// may not see. A caller restricted to projects publishes, evaluates and fetches only for the
+// repositories her projects' `repositoryAccess` prefixes cover (mayReadRepository).
 
+import { visibilityOf, type Principal } from '../auth/types.js';
 import type { Visibility } from '../store/types.js';
-import { normaliseRepository, repositoryOfPackageUrl } from './package.js';
+import { normaliseRepository, repositoryOfPackageUrl, repositoryUnder } from './package.js';
 import { BUILD_TOOL_PREDICATE, SLSA_PROVENANCE_V1 } from './predicates.js';
 import type { Statement } from './statement.js';
 
@@ -68,4 +70,19 @@ export function buildOrigin(statement: Statement): BuildOrigin {
   } catch {
     return { kind: 'unknown' };
   }
+}
+
+/** Repository prefixes readable per project, for principals restricted to projects (config `repositoryAccess`). */
+export type RepositoryAccess = Readonly<Record<string, readonly string[]>>;
+
+/** Whether a principal may publish for, evaluate or read attestations of `repository`. */
+export function mayReadRepository(principal: Principal, repository: string | undefined, access: RepositoryAccess): boolean {
+  if (principal.projects === null) return true;
+  if (repository === undefined) return false;
+  return principal.projects.some((project) => (access[project] ?? []).some((prefix) => repositoryUnder(repository, prefix)));
+}
+
+/** The reader of an evaluation or fetch: restricted principals read through their visibility. */
+export function readerOf(principal: Principal): Reader {
+  return principal.projects === null ? UNRESTRICTED : { kind: 'restricted', visibility: visibilityOf(principal) };
 }

@@ -3,7 +3,8 @@
 
 import { NAMED_FIELDS, type ToolType } from '../query/catalog.js';
 import type { BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
-import { BadRequestError, ExternalServiceError } from './errors.js';
+import type { Diagnostic } from '../query/diagnostic.js';
+import { BadRequestError, badBuildScanQuery, ExternalServiceError } from './errors.js';
 import { projectVisible } from '../store/visibility.js';
 
 export interface BuildSource {
@@ -17,7 +18,7 @@ export interface BuildSource {
 export type QueryParser = (text: string) => {
   readonly ok: boolean;
   readonly expr?: import('../query/checked.js').CheckedExpr;
-  readonly diagnostics: readonly { readonly message: string; readonly column?: number }[];
+  readonly diagnostics: readonly Diagnostic[];
 };
 
 export class LocalBuildSource implements BuildSource {
@@ -32,10 +33,7 @@ export class LocalBuildSource implements BuildSource {
 
   async findBuilds(query: string, visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]> {
     const parsed = this.parse(query);
-    if (!parsed.ok || !parsed.expr) {
-      const d = parsed.diagnostics[0];
-      throw new BadRequestError(`Invalid request content. Bad build scan query ${JSON.stringify(query)}: ${d?.message ?? 'not a valid query'}`);
-    }
+    if (!parsed.ok || !parsed.expr) throw badBuildScanQuery(query, parsed.diagnostics);
     return (await this.store.listBuilds({ query: parsed.expr, visibility, withAttributes: true, maxBuilds, reverse: true })) as BuildWithAttributes[];
   }
 }
@@ -94,7 +92,9 @@ export class RemoteBuildSource implements BuildSource {
   async findBuilds(query: string, visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]> {
     const res = await this.get(`/api/builds?query=${encodeURIComponent(query)}&models=attributes&maxBuilds=${maxBuilds}&reverse=true`);
     if (res.status === 400) {
-      const body = (await res.json().catch(() => ({}))) as { detail?: string };
+      const body = (await res.json().catch(() => ({}))) as { detail?: string; diagnostics?: unknown };
+      // The server's diagnostics, worded here as every face words them.
+      if (Array.isArray(body.diagnostics) && body.diagnostics.length > 0) throw badBuildScanQuery(query, body.diagnostics as Diagnostic[]);
       throw new BadRequestError(`Invalid request content. Bad build scan query ${JSON.stringify(query)}: ${body.detail ?? 'rejected by the server'}`);
     }
     if (!res.ok) throw new ExternalServiceError(`build analytics server ${this.base}: GET /api/builds answered HTTP ${res.status}`);

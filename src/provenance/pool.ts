@@ -2,9 +2,15 @@
 // that a request is refused at once (429) instead of piling up latency for everyone.
 
 import PQueue from 'p-queue';
+import { DomainError } from '../errors/domain.js';
+import { DETAILS } from './errors.js';
 
-export class PoolExhaustedError extends Error {
-  override readonly name = 'PoolExhaustedError';
+/** Answered 429 with the seed's detail and Retry-After: 1. */
+export class PoolExhaustedError extends DomainError {
+  readonly kind = 'too-many';
+  constructor() {
+    super(DETAILS.tooMany, { retryAfterSeconds: 1 });
+  }
 }
 
 export class EvaluationPool {
@@ -27,7 +33,7 @@ export class EvaluationPool {
 
   /** Runs `task` in the pool; throws PoolExhaustedError when both the pool and its queue are full. */
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.tasks.pending >= this.size && this.tasks.size >= this.queue) throw new PoolExhaustedError('evaluation pool exhausted');
+    if (this.tasks.pending >= this.size && this.tasks.size >= this.queue) throw new PoolExhaustedError();
     return this.tasks.add(task);
   }
 }

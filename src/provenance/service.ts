@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { BuildWithAttributes, Visibility } from '../store/types.js';
 import type { BuildSource } from './build-source.js';
 import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from './dsse.js';
+import { DomainError } from '../errors/domain.js';
 import { BadRequestError, ExternalServiceError } from './errors.js';
 import { evaluatePolicy, type CountedAttestation, type PackageFacts, type PolicyResult } from './evaluate.js';
 import type { KeyRing } from './keys.js';
@@ -40,8 +41,8 @@ export interface PublishRecord {
   };
 }
 
-export class UnknownPolicyScanError extends Error {
-  override readonly name = 'UnknownPolicyScanError';
+export class UnknownPolicyScanError extends DomainError {
+  readonly kind = 'not-found';
 }
 
 export interface ProvenanceServiceOptions {

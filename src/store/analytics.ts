@@ -3,6 +3,7 @@
 // few fields) and trends per day or week. Nothing here reads builds into memory: every answer
 // is a handful of grouped rows. See docs/web.md for the definitions.
 
+import { DomainError } from '../errors/domain.js';
 import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import type { CheckedExpr } from '../query/checked.js';
@@ -96,8 +97,9 @@ export interface Trends {
 /** Periods a trend may have: two years of days, or ten years of weeks. */
 export const MAX_BUCKETS = 750;
 
-export class TrendRangeError extends Error {
-  override readonly name = 'TrendRangeError';
+/** A trend range or time zone that cannot be used (400). */
+export class TrendRangeError extends DomainError {
+  readonly kind = 'bad-request';
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

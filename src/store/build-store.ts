@@ -1,6 +1,7 @@
 // The build store over kysely, for SQLite and PostgreSQL (see docs/store.md). Visibility is
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
+import { DomainError } from '../errors/domain.js';
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
@@ -98,10 +99,10 @@ export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
 const searches = (query: CheckedExpr | undefined): boolean => query !== undefined && query.kind !== 'all';
 
 /** `fromBuild` names a build that is not available or not visible to the caller. */
-export class UnknownBuildError extends Error {
+export class UnknownBuildError extends DomainError {
+  readonly kind = 'invalid-parameter';
   constructor(readonly buildId: string) {
     super(`Unknown build ${JSON.stringify(buildId)}: no available build with this ID is visible`);
-    this.name = 'UnknownBuildError';
   }
 }
 

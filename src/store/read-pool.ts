@@ -7,6 +7,7 @@
 // counts too. Should a worker not answer shortly after a deadline (a statement stuck between two
 // rows), it is terminated and replaced and the caller gets the timeout all the same.
 
+import { DomainError } from '../errors/domain.js';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -16,13 +17,10 @@ import type { Logger } from 'pino';
 export const DEADLINE_FUNCTION = 'buildscope_deadline';
 
 /** A search ran past its time limit and was stopped. HTTP answers it with a 503 problem document. */
-export class SearchTimeoutError extends Error {
-  readonly statusCode = 503;
-  /** The message is for the client (the HTTP error handler shows it). */
-  readonly expose = true;
+export class SearchTimeoutError extends DomainError {
+  readonly kind = 'unavailable';
   constructor(readonly timeoutMs: number) {
     super(`The search ran longer than the server's limit of ${timeoutMs} ms and was stopped; narrow the query (fewer terms, values with a literal prefix, a shorter time range)`);
-    this.name = 'SearchTimeoutError';
   }
 }
 

@@ -85,4 +85,15 @@ describe('provenance input errors', () => {
       expect((await raw(path, `multipart/form-data; boundary=${B}`, whole)).status).toBe(200);
     });
   }
+
+  it('another content type answers 415 naming the accepted ones; a JSON body that does not parse is the seed\'s 400 with a reason', async () => {
+    const r = await raw('/packages/oci/app/1.0/attestations', 'text/plain', `sha256=${SHA}`);
+    expect(r.status).toBe(415);
+    expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const body = (await r.json()) as { type: string; detail: string };
+    expect(body.type).toBe('about:blank');
+    expect(body.detail).toContain('application/json, application/x-www-form-urlencoded or multipart/form-data');
+    const notJson = await raw('/packages/oci/app/1.0/policy-scans/release', 'application/json', '{"sha256":');
+    expectBadRequest({ status: notJson.status, type: notJson.headers.get('content-type') ?? '', body: await notJson.json() }, /^the body is not JSON/);
+  });
 });

@@ -5,13 +5,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
-import type { Diagnostic } from '../../query/diagnostic.js';
+import { InvalidQueryError } from '../../errors/query.js';
 import type { BuildSummary, BuildWithAttributes, ListBuildsOptions } from '../../store/types.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
-import { sendProblem } from '../problem.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
-import { countingLines, IngestTooLargeError } from './ingest-body.js';
+import { countingLines } from './ingest-body.js';
+import { BadRequestError, InsufficientStorageError, InvalidParameterError, NotFoundError } from '../../errors/domain.js';
+import { BuildDeletedError, BuildNotReadyError } from '../../errors/build.js';
+import { UnknownBuildError } from '../../store/build-store.js';
 import { parseExportOptions } from '../../export/options.js';
 
 const MODELS = ['attributes'] as const;
@@ -72,21 +74,8 @@ function parseModels(models: readonly string[] | undefined): { withAttributes: b
   return { withAttributes: values.includes('attributes') };
 }
 
-/** One line saying what is wrong and where, for the problem `detail`. */
-export function describeDiagnostics(diagnostics: readonly Diagnostic[]): string {
-  const first = diagnostics[0];
-  if (!first) return 'Invalid query';
-  const more = diagnostics.length > 1 ? ` (and ${diagnostics.length - 1} more problem${diagnostics.length > 2 ? 's' : ''})` : '';
-  // Messages of unknown fields already carry their "did you mean"; say it once.
-  const suggestion =
-    first.suggestion !== undefined && !first.message.includes(`'${first.suggestion}'`) ? ` Did you mean '${first.suggestion}'?` : '';
-  const message = /[.?!]$/.test(first.message) ? first.message : `${first.message}.`;
-  return `Invalid query at line ${first.line}, column ${first.column} (offset ${first.start}): ${message}${suggestion}${more}`;
-}
-
-function storeError(reply: FastifyReply, e: unknown): FastifyReply {
-  const name = (e as Error | undefined)?.name;
-  if (name === 'UnknownBuildError') return sendProblem(reply, 400, `fromBuild: ${(e as Error).message}`, {}, 'invalid-parameter');
+function storeError(e: unknown): never {
+  if (e instanceof UnknownBuildError) throw new InvalidParameterError(`fromBuild: ${e.message}`);
   throw e;
 }
 
@@ -177,21 +166,21 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       const q = request.query;
       const principal = principalOf(request);
       const models = parseModels(q.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
+      if ('error' in models) throw new InvalidParameterError(models.error);
       const maxBuilds = q.maxBuilds ?? limits.maxBuildsDefault;
-      if (maxBuilds > limits.maxBuildsMax) return sendProblem(reply, 400, `maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`, {}, 'invalid-parameter');
+      if (maxBuilds > limits.maxBuildsMax) throw new InvalidParameterError(`maxBuilds must be at most ${limits.maxBuildsMax}, got ${maxBuilds}`);
       const maxWaitSecs = q.maxWaitSecs ?? limits.maxWaitSecsDefault;
-      if (maxWaitSecs > limits.maxWaitSecsMax) return sendProblem(reply, 400, `maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`, {}, 'invalid-parameter');
+      if (maxWaitSecs > limits.maxWaitSecsMax) throw new InvalidParameterError(`maxWaitSecs must be at most ${limits.maxWaitSecsMax}, got ${maxWaitSecs}`);
       let expr: CheckedExpr | undefined;
       if (q.query !== undefined && q.query.trim() !== '') {
         const parsed = parseQuery(q.query, { now: clock() });
         if (!parsed.ok || parsed.expr === undefined) {
-          return sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { query: q.query, diagnostics: parsed.diagnostics }, 'invalid-query');
+          throw new InvalidQueryError(q.query, parsed.diagnostics);
         }
         expr = parsed.expr;
       }
       const fromBuild = q.fromBuild ?? q.sinceBuild;
-      if (fromBuild !== undefined && fromBuild.includes('\0')) return sendProblem(reply, 400, `${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`, {}, 'invalid-parameter');
+      if (fromBuild !== undefined && fromBuild.includes('\0')) throw new InvalidParameterError(`${q.fromBuild !== undefined ? 'fromBuild' : 'sinceBuild'}: a build ID has no NUL character`);
       const start = listingStart(q, fromBuild);
       if (start.kind === 'empty') return [];
       const reverse = start.kind !== 'now' ? start.reverse : q.reverse === true;
@@ -230,7 +219,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         }
         return builds.map((b) => toSummary(b, models.withAttributes));
       } catch (e) {
-        return storeError(reply, e);
+        return storeError(e);
       }
     },
   );
@@ -250,24 +239,19 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       },
       preHandler: requirePermission('accessBuildDataViaApi'),
     },
-    async (request, reply) => {
+    async (request) => {
       const models = parseModels(request.query.models);
-      if ('error' in models) return sendProblem(reply, 400, models.error, {}, 'invalid-parameter');
-      if (request.params.id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character', {}, 'invalid-parameter');
+      if ('error' in models) throw new InvalidParameterError(models.error);
+      if (request.params.id.includes('\0')) throw new InvalidParameterError('A build ID has no NUL character');
       const visibility = visibilityOf(principalOf(request));
       const build = await store.getBuild(request.params.id, visibility, { withAttributes: models.withAttributes });
       if (build === undefined) {
         // A build whose events are still arriving exists but is not available yet: like the
         // export API, say so with 503 and when to look again, rather than a 404 a client would trust.
-        if ((await store.buildState(request.params.id, visibility)) === 'incomplete') {
-          reply.header('retry-after', String(retryAfterSeconds));
-          return sendProblem(reply, 503, `Build ${request.params.id} is still being stored; retry later`, {}, 'build-not-ready');
-        }
+        if ((await store.buildState(request.params.id, visibility)) === 'incomplete') throw new BuildNotReadyError(request.params.id, retryAfterSeconds);
         const deleted = await store.deletedBuild(request.params.id, visibility);
-        if (deleted !== undefined) {
-          return sendProblem(reply, 404, `Build ${JSON.stringify(request.params.id)} was deleted at ${new Date(deleted.deletedAt).toISOString()} (retention)`, { title: 'Build deleted' }, 'build-deleted');
-        }
-        return sendProblem(reply, 404, `No available build with ID ${JSON.stringify(request.params.id)}`);
+        if (deleted !== undefined) throw new BuildDeletedError(request.params.id, deleted.deletedAt);
+        throw new NotFoundError(`No available build with ID ${JSON.stringify(request.params.id)}`);
       }
       return toSummary(build, models.withAttributes);
     },
@@ -324,23 +308,19 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
           },
         },
       },
-      async (request, reply) => {
+      async (request) => {
         // Free disk space under retention.rejectBelowFreeDiskPercent: refused before reading the
         // body, so that agents keep the builds and send them again later.
         const full = ctx.refuseIngest?.();
-        if (full !== undefined) return sendProblem(reply, 507, full);
+        if (full !== undefined) throw new InsufficientStorageError(full);
         const body = request.body as NodeJS.ReadableStream | undefined;
-        if (body === undefined || body === null) return sendProblem(reply, 400, 'The request needs an NDJSON body (Content-Type: application/x-ndjson)');
-        try {
-          // The publisher's visibility: restricted publishers append only to builds they may see.
-          const visibility = visibilityOf(principalOf(request));
-          const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes), { visibility });
-          const count = (s: string) => results.filter((r) => r.status === s).length;
-          return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
-        } catch (e) {
-          if (e instanceof IngestTooLargeError) return sendProblem(reply, 413, e.message);
-          throw e;
-        }
+        if (body === undefined || body === null) throw new BadRequestError('The request needs an NDJSON body (Content-Type: application/x-ndjson)');
+        // The publisher's visibility: restricted publishers append only to builds they may see.
+        // A body over the limit throws IngestTooLargeError (413) after the lines before it are stored.
+        const visibility = visibilityOf(principalOf(request));
+        const results = await store.ingestNdjson(countingLines(body, limits.ingestBodyBytes), { visibility });
+        const count = (s: string) => results.filter((r) => r.status === s).length;
+        return { stored: count('stored'), unchanged: count('unchanged'), rejected: count('rejected'), results };
       },
     );
   });

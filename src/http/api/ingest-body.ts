@@ -1,7 +1,9 @@
 // The NDJSON body of POST /api/builds as an async iterable of chunks, refusing more than a limit.
 
-export class IngestTooLargeError extends Error {
-  override readonly name = 'IngestTooLargeError';
+import { TooLargeError } from '../../errors/domain.js';
+
+/** Answered 413 by the error handler; the lines before the limit are stored. */
+export class IngestTooLargeError extends TooLargeError {
   constructor(limit: number) {
     super(`The request body exceeds ${limit} bytes; send the builds in several requests`);
   }

@@ -3,18 +3,19 @@
 // checks its input and calls one library function (src/services/web.ts, src/store/analytics.ts);
 // the caller's projects apply in SQL.
 
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
 import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../services/web.js';
-import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS, TrendRangeError } from '../../store/analytics.js';
+import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics.js';
+import { UnknownBuildError } from '../../store/build-store.js';
+import { BadRequestError, NotFoundError } from '../../errors/domain.js';
 import { TASK_OUTCOMES } from '../../store/tasks.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
-import { sendProblem } from '../problem.js';
-import { describeDiagnostics } from './builds.js';
+import { InvalidQueryError } from '../../errors/query.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 
 export const MAX_QUERY_LENGTH = 10_000;
@@ -23,19 +24,13 @@ const DAY = 86_400_000;
 const QUERY_PARAM = { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' } as const;
 const ERRORS = PROBLEM_RESPONSES([400, 401, 403]);
 
-/** The checked query of a request, or a 400 problem already sent. */
-function checkedQuery(request: FastifyRequest, reply: FastifyReply, now: number): CheckedExpr | undefined {
+/** The checked query of a request (empty or absent: every build); InvalidQueryError when it has diagnostics. */
+function checkedQuery(request: FastifyRequest, now: number): CheckedExpr {
   const raw = (request.query as { query?: unknown }).query;
-  if (Array.isArray(raw)) {
-    sendProblem(reply, 400, 'Give the query parameter once');
-    return undefined;
-  }
+  if (Array.isArray(raw)) throw new BadRequestError('Give the query parameter once');
   const text = typeof raw === 'string' ? raw : '';
   const parsed = parseQuery(text, { now });
-  if (!parsed.ok) {
-    sendProblem(reply, 400, describeDiagnostics(parsed.diagnostics), { diagnostics: parsed.diagnostics });
-    return undefined;
-  }
+  if (!parsed.ok || parsed.expr === undefined) throw new InvalidQueryError(text, parsed.diagnostics);
   return parsed.expr;
 }
 
@@ -132,13 +127,12 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         response: { 200: { type: 'object', properties: { builds: { type: 'array', items: LIST_ROW_SCHEMA }, next: { type: ['string', 'null'] } }, required: ['builds', 'next'] }, ...ERRORS },
       },
     },
-    async (request, reply) => {
-      const query = checkedQuery(request, reply, clock());
-      if (query === undefined) return reply;
+    async (request) => {
+      const query = checkedQuery(request, clock());
       try {
         return await listPage(store, { query, visibility: visibilityOf(principalOf(request)), limit: request.query.limit ?? 50, ...(request.query.after ? { after: request.query.after } : {}) });
       } catch (e) {
-        if ((e as Error).name === 'UnknownBuildError') return sendProblem(reply, 400, `after: ${(e as Error).message}`);
+        if (e instanceof UnknownBuildError) throw new BadRequestError(`after: ${e.message}`);
         throw e;
       }
     },
@@ -157,9 +151,8 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         response: { 200: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] }, ...ERRORS },
       },
     },
-    async (request, reply) => {
-      const query = checkedQuery(request, reply, clock());
-      if (query === undefined) return reply;
+    async (request) => {
+      const query = checkedQuery(request, clock());
       // The store's count: a search like any other (off the server's thread on SQLite, time-limited).
       return { count: await store.countBuilds({ query, visibility: visibilityOf(principalOf(request)) }) };
     },
@@ -178,9 +171,8 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         response: { 200: { type: 'object', properties: Object.fromEntries(FACET_FIELDS.map((f) => [f, FACET_SCHEMA])), required: [...FACET_FIELDS] }, ...ERRORS },
       },
     },
-    async (request, reply) => {
-      const query = checkedQuery(request, reply, clock());
-      if (query === undefined) return reply;
+    async (request) => {
+      const query = checkedQuery(request, clock());
       return buildFacets(database, { query, visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 8);
     },
   );
@@ -209,22 +201,17 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         response: { 200: TRENDS_SCHEMA, ...ERRORS },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const now = clock();
-      const query = checkedQuery(request, reply, now);
-      if (query === undefined) return reply;
+      const query = checkedQuery(request, now);
       const q = request.query;
       const tz = q.tz ?? 'UTC';
       const to = q.to === undefined ? now : parseInstant(q.to, tz);
-      if (to === undefined) return sendProblem(reply, 400, `to: '${q.to}' is neither epoch milliseconds nor an ISO 8601 instant`);
+      if (to === undefined) throw new BadRequestError(`to: '${q.to}' is neither epoch milliseconds nor an ISO 8601 instant`);
       const from = q.from === undefined ? to - 30 * DAY : parseInstant(q.from, tz);
-      if (from === undefined) return sendProblem(reply, 400, `from: '${q.from}' is neither epoch milliseconds nor an ISO 8601 instant`);
-      try {
-        return await buildTrends(database, { query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
-      } catch (e) {
-        if (e instanceof TrendRangeError) return sendProblem(reply, 400, e.message);
-        throw e;
-      }
+      if (from === undefined) throw new BadRequestError(`from: '${q.from}' is neither epoch milliseconds nor an ISO 8601 instant`);
+      // A range or time zone it cannot use: TrendRangeError, answered 400 by the error handler.
+      return buildTrends(database, { query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
     },
   );
 
@@ -249,9 +236,9 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const details = await buildDetails(store, request.params.id, visibilityOf(principalOf(request)));
-      if (details === undefined) return sendProblem(reply, 404, `No available build ${JSON.stringify(request.params.id)} is visible to you`);
+      if (details === undefined) throw new NotFoundError(`No available build ${JSON.stringify(request.params.id)} is visible to you`);
       return details;
     },
   );
@@ -288,10 +275,10 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
         },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const visibility = visibilityOf(principalOf(request));
       if ((await store.buildState(request.params.id, visibility)) !== 'available') {
-        return sendProblem(reply, 404, `No available build ${JSON.stringify(request.params.id)} is visible to you`);
+        throw new NotFoundError(`No available build ${JSON.stringify(request.params.id)} is visible to you`);
       }
       const types = (request.query.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '');
       return eventsPage(store, request.params.id, { types, offset: request.query.offset ?? 0, limit: request.query.limit ?? 100 });

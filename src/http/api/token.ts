@@ -3,8 +3,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { decideToken, splitList } from '../../auth/token-request.js';
 import type { FacePluginOptions } from '../context.js';
-import { principalOf, requirePermission } from '../auth-plugin.js';
-import { sendProblem } from '../problem.js';
+import { principalOf, requirePermission, sendUnauthorized } from '../auth-plugin.js';
+import { ForbiddenError, InvalidParameterError } from '../../errors/domain.js';
+import { assertNever } from '../../query/assert.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 
 const listParam = (description: string) => ({
@@ -60,7 +61,18 @@ export const tokenRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         ctx.config.limits,
         clock(),
       );
-      if (!decision.ok) return sendProblem(reply, decision.status, decision.detail, {}, decision.status === 400 ? 'invalid-parameter' : undefined);
+      if (!decision.ok) {
+        switch (decision.status) {
+          case 401:
+            return sendUnauthorized(reply, decision.detail);
+          case 403:
+            throw new ForbiddenError(decision.detail);
+          case 400:
+            throw new InvalidParameterError(decision.detail);
+          default:
+            return assertNever(decision.status, 'token refusal');
+        }
+      }
       const token = await auth.tokens.issue(decision.claims);
       return reply.type('text/plain; charset=utf-8').send(token);
     },

@@ -8,7 +8,7 @@ import { closest } from '../../query/suggest.js';
 import { MAX_VALUES, offersDataValues } from '../../store/field-values.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
-import { sendProblem } from '../problem.js';
+import { BadRequestError } from '../../errors/domain.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
 
 const OFFERED = FIELDS.filter(offersDataValues).map((f) => f.name);
@@ -50,17 +50,17 @@ export const valueRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
       },
       preHandler: requirePermission('accessBuildDataViaApi'),
     },
-    async (request, reply) => {
+    async (request) => {
       const { field: name, prefix = '', limit = 20 } = request.query;
       const field = findField(name);
       if (field === undefined) {
         const hint = closest(name, FIELDS.map((f) => f.name));
-        return sendProblem(reply, 400, `Unknown field ${JSON.stringify(name)}${hint !== undefined ? `; did you mean '${hint}'?` : ''}`);
+        throw new BadRequestError(`Unknown field ${JSON.stringify(name)}${hint !== undefined ? `; did you mean '${hint}'?` : ''}`);
       }
       if (!offersDataValues(field)) {
-        return sendProblem(reply, 400, `Values from the data are offered for String fields without a fixed set of values (${OFFERED.join(', ')}), not for '${field.name}'`);
+        throw new BadRequestError(`Values from the data are offered for String fields without a fixed set of values (${OFFERED.join(', ')}), not for '${field.name}'`);
       }
-      if (prefix.includes('\0')) return sendProblem(reply, 400, 'NUL characters (U+0000) are not allowed in prefix');
+      if (prefix.includes('\0')) throw new BadRequestError('NUL characters (U+0000) are not allowed in prefix');
       const values = await ctx.store.fieldValues(field.name, { prefix, limit, visibility: visibilityOf(principalOf(request)) });
       return { field: field.name, values };
     },
