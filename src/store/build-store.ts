@@ -10,7 +10,7 @@ import { decodeEvent } from './event-codec.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStore } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
-import { compileQuery } from '../sql/index.js';
+import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
@@ -110,7 +110,7 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
   await migrateSearchIndexes(handle);
   await reconcileCatalog(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);
-  if (handle.dialect === 'postgres' && handle.pool !== undefined) {
+  if (store.dialect.notifiesNewBuilds && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
   }
   return store;
@@ -159,6 +159,8 @@ function applyVisibility(q: Query, v: Visibility): Query {
 
 class KyselyBuildStore implements BuildStore {
   readonly signal: NewBuildSignal;
+  /** The database's dialect hooks, picked once. */
+  readonly dialect: Dialect;
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
@@ -173,18 +175,21 @@ class KyselyBuildStore implements BuildStore {
     private readonly options: BuildStoreOptions,
   ) {
     this.clock = options.clock ?? Date.now;
-    this.postings = handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, options.postings) : undefined;
+    this.dialect = dialectOf(handle.dialect);
+    const d = this.dialect;
+    // Posting bitmaps stay complete only where builds become available in seq order.
+    this.postings = d.commitsInSeqOrder && handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, d, options.postings) : undefined;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
     const w = options.ingestWorker;
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
     this.searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
     const threads = options.searchThreads ?? 2;
-    this.reads = handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
+    this.reads = d.searchExecution === 'threads' && handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
     // Should a search thread fail, the search runs here instead, statement as it is: the deadline
     // check then always passes.
     if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
     // Two connections of the pool (10 by default) are never taken by searches.
-    this.searchSlots = handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+    this.searchSlots = d.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
   }
 
   /**
@@ -206,7 +211,7 @@ class KyselyBuildStore implements BuildStore {
         return (await q.execute()) as R[];
       }
     }
-    if (this.handle.dialect !== 'postgres' || this.searchSlots === undefined) return (await q.execute()) as R[];
+    if (this.searchSlots === undefined) return (await q.execute()) as R[];
     try {
       // The time waiting for a slot counts against the limit.
       return await this.searchSlots.run(this.searchTimeoutMs, (leftMs) =>
@@ -288,14 +293,15 @@ class KyselyBuildStore implements BuildStore {
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
       if (inThread && this.reads !== undefined) q = q.where(sql<SqlBool>`${sql.raw(DEADLINE_FUNCTION)}() = 1`);
-      q = q.where(compileQuery(options.query, this.handle.dialect));
+      q = q.where(compileQuery(options.query, this.dialect));
     }
     return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
   }
 
   async listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]> {
     const max = options.maxBuilds === undefined ? undefined : Math.max(0, Math.floor(options.maxBuilds));
-    const split = max === undefined || max === 0 || this.postings === undefined ? undefined : exactTerms(options.query);
+    // The posting planner follows the compiler's access plan (sql/access.ts).
+    const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
     const lists = split === undefined ? undefined : this.postings!.postings(split.exact);
     let rows: Row[];
     if (lists === undefined) {
@@ -444,7 +450,7 @@ class KyselyBuildStore implements BuildStore {
   async fieldValues(name: string, options: FieldValuesOptions): Promise<FieldValueCount[]> {
     const field = findField(name);
     if (field === undefined || !offersDataValues(field)) throw new RangeError(`Values from the data are offered for String fields without a fixed set of values, not for ${JSON.stringify(name)}`);
-    const q = fieldValuesQuery(this.handle.db, this.handle.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
+    const q = fieldValuesQuery(this.handle.db, this.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
     // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ value: string; count: number | string }>(q, true);
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }));

@@ -11,7 +11,7 @@
 
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
-import { wildcardCondition, type SqlDialect, type StringTarget } from '../sql/dialect.js';
+import { dialectOf, type Dialect, type SqlDialect, type StringTarget } from '../sql/dialect.js';
 
 /** Index entries read at most per call. */
 export const SCAN_ROWS = 20_000;
@@ -30,7 +30,7 @@ export { offersDataValues } from '../query/catalog.js';
 export function fieldValuesQuery(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   db: Kysely<any>,
-  dialect: SqlDialect,
+  dialect: SqlDialect | Dialect,
   field: FieldDef,
   prefix: string,
   limit: number,
@@ -40,7 +40,7 @@ export function fieldValuesQuery(
   const target: StringTarget = field.multi ? { kind: 'values', alias: 'v', field: field.column } : { kind: 'builds', column: field.column };
   const column = field.multi ? sql.ref('v.value') : sql.ref(`builds.${field.column}`);
   // A prefix is a range on the index (SQLite) or a LIKE that PostgreSQL turns into one.
-  const starts: ReturnType<typeof sql<SqlBool>> = p === '' ? sql<SqlBool>`${column} IS NOT NULL` : wildcardCondition(dialect, target, [p, '']);
+  const starts: ReturnType<typeof sql<SqlBool>> = p === '' ? sql<SqlBool>`${column} IS NOT NULL` : dialectOf(dialect).wildcardMatch(target, [p, ''], false);
   let inner: AnyQuery = field.multi
     ? db.selectFrom('build_values as v').innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', field.column)
     : db.selectFrom('builds').where('builds.seq', 'is not', null);

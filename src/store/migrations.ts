@@ -202,6 +202,11 @@ async function deletedBuilds(db: Db): Promise<void> {
   await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
 }
 
+/**
+ * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
+ * the dialect's name themselves: a migration must not depend on today's typed tables or today's
+ * dialect hooks (kysely's advice), it does what it did when it was released.
+ */
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
