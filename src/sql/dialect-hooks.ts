@@ -5,6 +5,7 @@
 
 import { sql, type DatabaseIntrospector, type DialectAdapter, type Kysely, type QueryCompiler, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import type { DatabaseHandle, DialectName } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { likePattern } from './pattern.js';
 
 /** Where a searched string lives: a `builds` column or a column of a child row. */
@@ -44,10 +45,8 @@ export type InfixStrategy = 'candidates' | 'planner';
  */
 export type SearchExecution = 'threads' | 'slots';
 
-/** A kysely handle or an open transaction: where reconciliation DDL runs. */
-// The builds table grows columns at run time; DDL and catalog reads are not typed by the schema.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyDb = Kysely<any> | Transaction<any>;
+/** A kysely handle or an open transaction on it. */
+export type DbOrTransaction = Kysely<Database> | Transaction<Database>;
 
 export interface Dialect {
   readonly name: DialectName;
@@ -84,6 +83,7 @@ export interface Dialect {
   kyselyParts(): {
     adapter(): DialectAdapter;
     queryCompiler(): QueryCompiler;
+    // kysely's own Dialect.createIntrospector takes Kysely<any>.
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     introspector(db: Kysely<any>): DatabaseIntrospector;
   };
@@ -104,16 +104,16 @@ export interface Dialect {
    * A hint for the task-path aggregate of trends when `matched` of `all` builds are in the
    * periods: a table hint, or empty. `all` is read only when the dialect needs it.
    */
-  taskPathOrder(db: AnyDb, matched: number): Promise<RawBuilder<unknown>>;
+  taskPathOrder(db: DbOrTransaction, matched: number): Promise<RawBuilder<unknown>>;
 
   // ---- the schema reconciliation ----
 
   /** Runs `fn` holding the schema lock, in one transaction, so that concurrent openers reconcile once. */
-  withSchemaLock<T>(db: Kysely<unknown>, fn: (db: AnyDb) => Promise<T>): Promise<T>;
+  withSchemaLock<T>(db: Kysely<Database>, fn: (db: DbOrTransaction) => Promise<T>): Promise<T>;
   /** The column names of a table, in order. */
-  columnsOf(db: AnyDb, table: string): Promise<string[]>;
+  columnsOf(db: DbOrTransaction, table: string): Promise<string[]>;
   /** DDL of the btree index of a `builds` column. */
   columnIndex(column: string, isString: boolean): string;
   /** Brings the trigram index of `builds` to `columns`; whether a table was rebuilt for it. */
-  reconcileTrigram(db: AnyDb, columns: readonly string[]): Promise<boolean>;
+  reconcileTrigram(db: DbOrTransaction, columns: readonly string[]): Promise<boolean>;
 }

@@ -2,7 +2,7 @@
 // ranges, worker threads for searches, and a process-wide writer that commits in seq order.
 
 import { sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type RawBuilder, type SqlBool } from 'kysely';
-import { likeCondition, targetRef, type AnyDb, type Dialect, type StringTarget } from './dialect-hooks.js';
+import { likeCondition, targetRef, type DbOrTransaction, type Dialect, type StringTarget } from './dialect-hooks.js';
 import { sqliteBuildsTrigramStatements, sqliteColumnIndex } from './indexes.js';
 import { BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUE_TERMS, VALUE_TERMS_TRIGRAM } from './layout.js';
 import { charCount, ftsPhrase, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
@@ -85,7 +85,7 @@ export const SQLITE: Dialect = {
   searchExecution: 'threads',
   notifiesNewBuilds: false,
 
-  async taskPathOrder(db: AnyDb, matched: number) {
+  async taskPathOrder(db: DbOrTransaction, matched: number) {
     // When the periods hold a good part of all builds, read every task in path order
     // (build_tasks_path: grouping needs no sort, measured 5.6 s -> 0.7 s for 880k task rows) and
     // keep those of matched builds; for fewer builds look their tasks up by build and sort those.

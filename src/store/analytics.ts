@@ -3,11 +3,12 @@
 // few fields) and trends per day or week. Nothing here reads builds into memory: every answer
 // is a handful of grouped rows. See docs/web.md for the definitions.
 
-import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
 
@@ -100,8 +101,8 @@ export class TrendRangeError extends Error {
   override readonly name = 'TrendRangeError';
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Query = SelectQueryBuilder<any, 'builds', any>;
+/** The available builds of a scope: a query over `builds` without a select list yet. */
+type Query = SelectQueryBuilder<Database, 'builds', object>;
 
 /** The visibility rule of the listing (build-store.ts), as one condition on `builds`. */
 export function visibilityCondition(v: Visibility): RawBuilder<SqlBool> {
@@ -113,8 +114,8 @@ export function visibilityCondition(v: Visibility): RawBuilder<SqlBool> {
 
 /** The available builds of the scope, as a query over `builds` without a select list. */
 function scoped(handle: DatabaseHandle, scope: Scope): Query {
-  let q = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility)) as Query;
-  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)) as Expression<SqlBool>);
+  let q: Query = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility));
+  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)));
   if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
   if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
   return q;

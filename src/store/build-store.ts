@@ -1,10 +1,11 @@
 // The build store over kysely, for SQLite and PostgreSQL (see docs/store.md). Visibility is
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
-import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvent } from './event-codec.js';
 import { ArrayElementSplitter } from './event-splitter.js';
@@ -18,6 +19,7 @@ import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } fr
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
+import { visibilityCondition } from './analytics.js';
 import { SearchSlots } from './search-slots.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { projectVisible } from './visibility.js';
@@ -118,13 +120,20 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
 
 const PAGE = 1000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Query = SelectQueryBuilder<any, 'builds', any>;
+/** A listing's query over `builds`, selecting a Row. */
+type Query = SelectQueryBuilder<Database, 'builds', Row>;
 
+/** What `run` needs of a select statement. */
+interface Runnable<R> {
+  execute(): Promise<R[]>;
+  compile(): CompiledQuery<R>;
+}
+
+/** A listed build (available: seq and available_at are set). */
 interface Row {
   id: string;
-  seq: number | string;
-  available_at: number | string;
+  seq: number;
+  available_at: number;
   tool_type: string;
   tool_version: string;
   agent_version: string;
@@ -198,8 +207,7 @@ class KyselyBuildStore implements BuildStore {
    * transaction with `SET LOCAL statement_timeout`, so a slow search neither holds the server's
    * thread nor keeps a pooled connection for longer than the limit.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async run<R = Row>(q: SelectQueryBuilder<any, any, any>, timed: boolean): Promise<R[]> {
+  private async run<R = Row>(q: Runnable<R>, timed: boolean): Promise<R[]> {
     if (!timed) return (await q.execute()) as R[];
     if (this.reads !== undefined) {
       const c = q.compile();
@@ -247,8 +255,11 @@ class KyselyBuildStore implements BuildStore {
   };
 
   private select(withAttributes: boolean): Query {
-    const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
-    const q = this.handle.db.selectFrom('builds').select(cols as never).where('builds.seq', 'is not', null);
+    const q: Query = this.handle.db
+      .selectFrom('builds')
+      .select(['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'])
+      .where('builds.seq', 'is not', null)
+      .$narrowType<{ seq: number; available_at: number }>();
     if (!withAttributes) return q;
     // Attributes live in build_attributes (store migration 0002); a correlated lookup by seq per
     // returned row, so it never changes how the search itself is planned. Rows written before
@@ -450,7 +461,7 @@ class KyselyBuildStore implements BuildStore {
   async fieldValues(name: string, options: FieldValuesOptions): Promise<FieldValueCount[]> {
     const field = findField(name);
     if (field === undefined || !offersDataValues(field)) throw new RangeError(`Values from the data are offered for String fields without a fixed set of values, not for ${JSON.stringify(name)}`);
-    const q = fieldValuesQuery(this.handle.db, this.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
+    const q = fieldValuesQuery(this.handle.db, this.dialect, field, options.prefix ?? '', options.limit ?? 20, visibilityCondition(options.visibility));
     // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ value: string; count: number | string }>(q, true);
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }));

@@ -11,6 +11,8 @@ import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
 
+// Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
+// what it did when it was released, whatever the tables' types say today (kysely's own advice).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
 

@@ -14,10 +14,10 @@
 // advisory lock), so several processes opening one database reconcile it once. A field removed from the catalog
 // keeps its column and values; nothing reads them.
 
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
-import { dialectOf, type Dialect } from '../sql/index.js';
+import { dialectOf, type Dialect, type DbOrTransaction } from '../sql/index.js';
 import { BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
@@ -26,8 +26,7 @@ import { decodeEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Db = Kysely<any> | Transaction<any>;
+type Db = DbOrTransaction;
 
 export interface ReconcileReport {
   /** Columns added to `builds`. */
