@@ -79,7 +79,7 @@ function perRow(e: CheckedExpr, plan: AccessPlan): boolean {
 }
 
 /** Whether an access path is answered per build visited (a row test or an index probe), not by a list. */
-export function visitsPerRow(access: TermAccess): boolean {
+function visitsPerRow(access: TermAccess): boolean {
   switch (access.kind) {
     case 'rowEquals':
     case 'row':
