@@ -72,8 +72,10 @@ export interface Dialect {
    */
   wildcardMatch(target: StringTarget, segments: readonly string[], trigram: boolean): RawBuilder<SqlBool>;
   /**
-   * The case-insensitive whole-value match of a multi-valued field's terms table `t` against the
-   * pattern, narrowed by the trigram table where the dialect has to say so itself.
+   * The values of a multi-valued field's distinct terms (layout.ts VALUE_TERMS) that match the
+   * pattern as a whole. Case-insensitive because values are stored lower-cased and patterns are
+   * lower-cased too, so a plain LIKE does; narrowed by the terms' trigram index where the dialect
+   * has to ask for it itself.
    */
   matchingTerms(field: string, segments: readonly string[]): RawBuilder<unknown>;
 
@@ -98,11 +100,11 @@ export interface Dialect {
    */
   readonly commitsInSeqOrder: boolean;
   readonly searchExecution: SearchExecution;
-  /** Whether other processes announce new builds by LISTEN/NOTIFY (otherwise: polled in-process). */
+  /** Whether new builds are announced between processes by LISTEN/NOTIFY (store/notify.ts). */
   readonly notifiesNewBuilds: boolean;
   /**
-   * A hint for the task-path aggregate of trends when `matched` of `all` builds are in the
-   * periods: a table hint, or empty. `all` is read only when the dialect needs it.
+   * A hint for the task-path aggregate of trends when `matched` builds are in the periods: a table
+   * hint, or empty (a dialect that compares with the number of all builds reads it itself).
    */
   taskPathOrder(db: DbOrTransaction, matched: number): Promise<RawBuilder<unknown>>;
 
