@@ -7,6 +7,8 @@ export const CACHE_NODES_COMPONENT = 'cache_nodes';
 
 export const cacheNodeMigrations: Record<string, Migration> = {
   '001_cache_node': {
+    // Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing what it did
+    // when it was released, whatever the tables' types say today (kysely's own advice).
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async up(db: Kysely<any>) {
       await db.schema

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -33,9 +34,8 @@ export class DatabaseLocationError extends Error {
 }
 
 export interface DatabaseHandle {
-  // The schema is owned by each component's migrations; queries type their own rows.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly db: Kysely<any>;
+  /** Typed by the tables every component's migrations create (schema.ts). */
+  readonly db: Kysely<Database>;
   readonly dialect: DialectName;
   /** The raw SQLite connection (SQLite only): for pragmas, FTS5 and synchronous transactions. */
   readonly sqlite?: BetterSqlite3.Database;
@@ -121,7 +121,7 @@ function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return {
     db,
     dialect: 'sqlite',
@@ -137,7 +137,7 @@ function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',

@@ -270,7 +270,11 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   };
 }
 
-/** The migrations of component `search` for one dialect. */
+/**
+ * The migrations of component `search` for one dialect. They choose their statements by the
+ * dialect's name, not through the dialect hooks (sqlite.ts, postgres.ts): a released migration
+ * must do what it did when it was written, whatever today's hooks do.
+ */
 export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_search_indexes': {

@@ -4,11 +4,12 @@
 // is a handful of grouped rows. See docs/web.md for the definitions.
 
 import { DomainError } from '../errors/domain.js';
-import { sql, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import type { CheckedExpr } from '../query/checked.js';
-import { compileQuery } from '../sql/index.js';
+import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
 
@@ -102,8 +103,8 @@ export class TrendRangeError extends DomainError {
   readonly kind = 'bad-request';
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Query = SelectQueryBuilder<any, 'builds', any>;
+/** The available builds of a scope: a query over `builds` without a select list yet. */
+type Query = SelectQueryBuilder<Database, 'builds', object>;
 
 /** The visibility rule of the listing (build-store.ts), as one condition on `builds`. */
 export function visibilityCondition(v: Visibility): RawBuilder<SqlBool> {
@@ -115,8 +116,8 @@ export function visibilityCondition(v: Visibility): RawBuilder<SqlBool> {
 
 /** The available builds of the scope, as a query over `builds` without a select list. */
 function scoped(handle: DatabaseHandle, scope: Scope): Query {
-  let q = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility)) as Query;
-  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, handle.dialect) as Expression<SqlBool>);
+  let q: Query = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility));
+  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)));
   if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
   if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
   return q;
@@ -224,13 +225,10 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
     SELECT m.i AS i, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql`sum(k.${sql.ref(c)}) AS ${sql.ref(c)}`))}
     FROM m JOIN build_task_counts AS k ON k.seq = m.seq GROUP BY m.i`.execute(handle.db);
   // Every task path's runs, failures, mean and longest duration; the two top-ten lists are cut
-  // from it (a grouped result: as many rows as distinct task paths). When the periods hold a
-  // good part of all builds, SQLite reads every task in path order (build_tasks_path: grouping
-  // needs no sort, measured 5.6 s -> 0.7 s for 880k task rows) and keeps those of matched
-  // builds; for fewer builds it looks their tasks up by build and sorts those few.
+  // from it (a grouped result: as many rows as distinct task paths). Whether the tasks are read
+  // in path order or looked up by build is the dialect's hint (taskPathOrder).
   const matchedBuilds = buildRows.rows.reduce((n, r) => n + Number(r['builds']), 0);
-  const allBuilds = handle.dialect === 'sqlite' ? Number((await sql<{ n: number }>`SELECT coalesce(max(seq), 0) AS n FROM builds`.execute(handle.db)).rows[0]?.n ?? 0) : 0;
-  const pathOrder = handle.dialect === 'sqlite' && matchedBuilds * 8 > allBuilds ? sql`INDEXED BY build_tasks_path` : sql``;
+  const pathOrder = await dialectOf(handle.dialect).taskPathOrder(handle.db, matchedBuilds);
   const pathRows = await sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
     SELECT t.path AS path,
       sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) AS runs,

@@ -2,16 +2,17 @@
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
 import { DomainError } from '../errors/domain.js';
-import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvent } from './event-codec.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStore } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
-import { compileQuery } from '../sql/index.js';
+import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.js';
 import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
@@ -19,6 +20,7 @@ import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } fr
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
+import { visibilityCondition } from './analytics.js';
 import { SearchSlots } from './search-slots.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { projectVisible } from './visibility.js';
@@ -111,7 +113,7 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
   await migrateSearchIndexes(handle);
   await reconcileCatalog(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);
-  if (handle.dialect === 'postgres' && handle.pool !== undefined) {
+  if (store.dialect.notifiesNewBuilds && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
   }
   return store;
@@ -119,13 +121,20 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
 
 const PAGE = 1000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Query = SelectQueryBuilder<any, 'builds', any>;
+/** A listing's query over `builds`, selecting a Row. */
+type Query = SelectQueryBuilder<Database, 'builds', Row>;
 
+/** What `run` needs of a select statement. */
+interface Runnable<R> {
+  execute(): Promise<R[]>;
+  compile(): CompiledQuery<R>;
+}
+
+/** A listed build (available: seq and available_at are set). */
 interface Row {
   id: string;
-  seq: number | string;
-  available_at: number | string;
+  seq: number;
+  available_at: number;
   tool_type: string;
   tool_version: string;
   agent_version: string;
@@ -160,6 +169,8 @@ function applyVisibility(q: Query, v: Visibility): Query {
 
 class KyselyBuildStore implements BuildStore {
   readonly signal: NewBuildSignal;
+  /** The database's dialect hooks, picked once. */
+  readonly dialect: Dialect;
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
@@ -174,18 +185,21 @@ class KyselyBuildStore implements BuildStore {
     private readonly options: BuildStoreOptions,
   ) {
     this.clock = options.clock ?? Date.now;
-    this.postings = handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, options.postings) : undefined;
+    this.dialect = dialectOf(handle.dialect);
+    const d = this.dialect;
+    // Posting bitmaps stay complete only where builds become available in seq order.
+    this.postings = d.commitsInSeqOrder && handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, d, options.postings) : undefined;
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
     const w = options.ingestWorker;
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
     this.searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
     const threads = options.searchThreads ?? 2;
-    this.reads = handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
+    this.reads = d.searchExecution === 'threads' && handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
     // Should a search thread fail, the search runs here instead, statement as it is: the deadline
     // check then always passes.
     if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
     // Two connections of the pool (10 by default) are never taken by searches.
-    this.searchSlots = handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+    this.searchSlots = d.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
   }
 
   /**
@@ -194,8 +208,7 @@ class KyselyBuildStore implements BuildStore {
    * transaction with `SET LOCAL statement_timeout`, so a slow search neither holds the server's
    * thread nor keeps a pooled connection for longer than the limit.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async run<R = Row>(q: SelectQueryBuilder<any, any, any>, timed: boolean): Promise<R[]> {
+  private async run<R = Row>(q: Runnable<R>, timed: boolean): Promise<R[]> {
     if (!timed) return (await q.execute()) as R[];
     if (this.reads !== undefined) {
       const c = q.compile();
@@ -207,7 +220,7 @@ class KyselyBuildStore implements BuildStore {
         return (await q.execute()) as R[];
       }
     }
-    if (this.handle.dialect !== 'postgres' || this.searchSlots === undefined) return (await q.execute()) as R[];
+    if (this.searchSlots === undefined) return (await q.execute()) as R[];
     try {
       // The time waiting for a slot counts against the limit.
       return await this.searchSlots.run(this.searchTimeoutMs, (leftMs) =>
@@ -243,8 +256,11 @@ class KyselyBuildStore implements BuildStore {
   };
 
   private select(withAttributes: boolean): Query {
-    const cols = ['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'];
-    const q = this.handle.db.selectFrom('builds').select(cols as never).where('builds.seq', 'is not', null);
+    const q: Query = this.handle.db
+      .selectFrom('builds')
+      .select(['builds.id', 'builds.seq', 'builds.available_at', 'builds.tool_type', 'builds.tool_version', 'builds.agent_version', 'builds.project_name'])
+      .where('builds.seq', 'is not', null)
+      .$narrowType<{ seq: number; available_at: number }>();
     if (!withAttributes) return q;
     // Attributes live in build_attributes (store migration 0002); a correlated lookup by seq per
     // returned row, so it never changes how the search itself is planned. Rows written before
@@ -289,14 +305,15 @@ class KyselyBuildStore implements BuildStore {
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
       if (inThread && this.reads !== undefined) q = q.where(sql<SqlBool>`${sql.raw(DEADLINE_FUNCTION)}() = 1`);
-      q = q.where(compileQuery(options.query, this.handle.dialect));
+      q = q.where(compileQuery(options.query, this.dialect));
     }
     return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
   }
 
   async listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]> {
     const max = options.maxBuilds === undefined ? undefined : Math.max(0, Math.floor(options.maxBuilds));
-    const split = max === undefined || max === 0 || this.postings === undefined ? undefined : exactTerms(options.query);
+    // The posting planner follows the compiler's access plan (sql/access.ts).
+    const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
     const lists = split === undefined ? undefined : this.postings!.postings(split.exact);
     let rows: Row[];
     if (lists === undefined) {
@@ -445,7 +462,7 @@ class KyselyBuildStore implements BuildStore {
   async fieldValues(name: string, options: FieldValuesOptions): Promise<FieldValueCount[]> {
     const field = findField(name);
     if (field === undefined || !offersDataValues(field)) throw new RangeError(`Values from the data are offered for String fields without a fixed set of values, not for ${JSON.stringify(name)}`);
-    const q = fieldValuesQuery(this.handle.db, this.handle.dialect, field, options.prefix ?? '', options.limit ?? 20, (b) => applyVisibility(b as Query, options.visibility));
+    const q = fieldValuesQuery(this.handle.db, this.dialect, field, options.prefix ?? '', options.limit ?? 20, visibilityCondition(options.visibility));
     // Bounded, but a read all the same: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ value: string; count: number | string }>(q, true);
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }));

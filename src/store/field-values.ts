@@ -9,49 +9,55 @@
 // the first entries the index scan meets. Visibility is applied to the entries read, so a caller never sees a value only builds
 // of other projects have.
 
-import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
-import { wildcardCondition, type SqlDialect, type StringTarget } from '../sql/dialect.js';
+import type { Database } from '../db/schema.js';
+import { dialectOf, type Dialect, type SqlDialect, type StringTarget } from '../sql/dialect.js';
 
 /** Index entries read at most per call. */
 export const SCAN_ROWS = 20_000;
 /** Values returned at most per call. */
 export const MAX_VALUES = 100;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyQuery = SelectQueryBuilder<any, any, any>;
-
 export { offersDataValues } from '../query/catalog.js';
 
 /**
  * The query for the most frequent values of `field` starting with `prefix` (lower-cased, as the
- * store keeps them). `visible` restricts a query over `builds` to the caller's builds.
+ * store keeps them), among the caller's builds (`visible`).
  */
 export function fieldValuesQuery(
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db: Kysely<any>,
-  dialect: SqlDialect,
+  db: Kysely<Database>,
+  dialect: SqlDialect | Dialect,
   field: FieldDef,
   prefix: string,
   limit: number,
-  visible: (q: AnyQuery) => AnyQuery,
-): AnyQuery {
+  /** The caller's builds, as a condition on `builds`. */
+  visible: Expression<SqlBool>,
+) {
   const p = prefix.toLowerCase();
   const target: StringTarget = field.multi ? { kind: 'values', alias: 'v', field: field.column } : { kind: 'builds', column: field.column };
-  const column = field.multi ? sql.ref('v.value') : sql.ref(`builds.${field.column}`);
+  const column = field.multi ? sql.ref<string>('v.value') : sql.ref<string>(`builds.${field.column}`);
   // A prefix is a range on the index (SQLite) or a LIKE that PostgreSQL turns into one.
-  const starts: ReturnType<typeof sql<SqlBool>> = p === '' ? sql<SqlBool>`${column} IS NOT NULL` : wildcardCondition(dialect, target, [p, '']);
-  let inner: AnyQuery = field.multi
-    ? db.selectFrom('build_values as v').innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', field.column)
-    : db.selectFrom('builds').where('builds.seq', 'is not', null);
-  if (field.tool !== null) inner = inner.where('builds.buildtool', '=', field.tool);
+  const starts = p === '' ? sql<SqlBool>`${column} IS NOT NULL` : dialectOf(dialect).wildcardMatch(target, [p, ''], false);
+  // The field's tool, the prefix and the caller's visibility, as one condition on both shapes.
+  const conditions = [...(field.tool === null ? [] : [sql<SqlBool>`builds.buildtool = ${field.tool}`]), starts, visible];
+  const where = sql<SqlBool>`(${sql.join(conditions, sql` AND `)})`;
   // No ORDER BY: it would make the database sort every match first (PostgreSQL's btree is in
   // text_pattern_ops order, and a caller restricted to some projects is read through the project
   // index). Without one, the LIMIT bounds the rows read whatever plan is chosen; the entries
   // counted are the first the index scan meets (for an unrestricted caller on SQLite: value order).
-  inner = visible(inner.where(starts)).select(column.as('value')).limit(SCAN_ROWS);
+  const seen = field.multi
+    ? db
+        .selectFrom('build_values as v')
+        .innerJoin('builds', 'builds.seq', 'v.seq')
+        .where('v.field', '=', field.column)
+        .where(where)
+        .select(column.as('value'))
+        .limit(SCAN_ROWS)
+        .as('seen')
+    : db.selectFrom('builds').where('builds.seq', 'is not', null).where(where).select(column.as('value')).limit(SCAN_ROWS).as('seen');
   return db
-    .selectFrom(inner.as('seen'))
+    .selectFrom(seen)
     .select(['seen.value', sql<number>`count(*)`.as('count')])
     .groupBy('seen.value')
     .orderBy('count', 'desc')

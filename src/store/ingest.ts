@@ -11,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type StoredBuild } from './ingest-plan.js';
 import { numberedLines, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
@@ -352,7 +353,7 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
       await unnestInsert(trx, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds);
       for (const row of writes.updateBuilds) {
         const set = Object.fromEntries(BUILD_ROW_COLUMNS.slice(1).map((c, i) => [c, row[i + 1]]));
-        await trx.updateTable('builds').set(set).where('id', '=', row[0]).execute();
+        await trx.updateTable('builds').set(set).where('id', '=', row[0] as string).execute();
       }
       await unnestInsert(trx, 'build_events', CHUNK_COLUMN_TYPES, writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, c.events]));
       await unnestInsert(trx, 'build_values', VALUE_COLUMN_TYPES, writes.values);
@@ -417,8 +418,7 @@ const CUSTOM_COLUMN_TYPES: ColumnTypes = [
   ['value', 'text'],
 ];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function unnestInsert(trx: Transaction<any>, table: string, columns: ColumnTypes, rows: readonly (readonly unknown[])[]): Promise<void> {
+async function unnestInsert(trx: Transaction<Database>, table: keyof Database, columns: ColumnTypes, rows: readonly (readonly unknown[])[]): Promise<void> {
   if (rows.length === 0) return;
   const arrays = columns.map((_, i) => rows.map((r) => r[i] ?? null));
   const names = sql.join(columns.map(([n]) => sql.ref(n)));

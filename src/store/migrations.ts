@@ -11,6 +11,8 @@ import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
 
+// Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
+// what it did when it was released, whatever the tables' types say today (kysely's own advice).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
 
@@ -202,6 +204,11 @@ async function deletedBuilds(db: Db): Promise<void> {
   await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
 }
 
+/**
+ * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
+ * the dialect's name themselves: a migration must not depend on today's typed tables or today's
+ * dialect hooks (kysely's advice), it does what it did when it was released.
+ */
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },

@@ -12,62 +12,105 @@
 // may still have its bit set, in a process that did not delete it: a bit only makes a build a
 // candidate, and the page's SQL, which reads candidates by seq, finds no row for it.
 //
-// SQLite only: its writers commit in seq order, so "seq > the last one read" never misses a build.
-// (On PostgreSQL concurrent transactions can commit seqs out of order.)
+// Only for a dialect whose writers commit in seq order (`commitsInSeqOrder`: SQLite), so that
+// "seq > the last one read" never misses a build. (On PostgreSQL concurrent transactions can
+// commit seqs out of order.)
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
-import { compileQuery, isExactChildTerm } from '../sql/index.js';
-import { wildcardWithoutPrefix } from '../sql/pattern.js';
+import type { Database } from '../db/schema.js';
+import { compileQuery, type AccessPlan, type Dialect, type TermAccess } from '../sql/index.js';
+import { assertNever } from '../query/assert.js';
 import { LISTING_INDEX } from './migrations.js';
+
+/** A term with a posting bitmap, and the identity its bitmap is kept under. */
+export interface ExactTerm {
+  readonly term: CheckedExpr;
+  readonly key: string;
+}
 
 /**
  * A query split for posting bitmaps: its exact terms, and the rest of the conjunction (what SQL still
- * checks on the candidates); undefined when bitmaps would not help.
+ * checks on the candidates); undefined when bitmaps would not help. Which term is an exact equality
+ * and which part collects a list of builds is read from the compiler's access plan of the query
+ * (sql/access.ts), not decided here again.
  */
-export function exactTerms(query: CheckedExpr | undefined): { exact: CheckedExpr[]; rest: CheckedExpr | undefined } | undefined {
-  if (query === undefined) return undefined;
-  const exact: CheckedExpr[] = [];
+export function exactTerms(query: CheckedExpr, plan: AccessPlan): { exact: ExactTerm[]; rest: CheckedExpr | undefined } | undefined {
+  const exact: ExactTerm[] = [];
   const others: CheckedExpr[] = [];
-  for (const e of query.kind === 'and' ? query.operands : [query]) (termKey(e) === undefined ? others : exact).push(e);
+  let childTerms = 0;
+  for (const e of query.kind === 'and' ? query.operands : [query]) {
+    const access = e.kind === 'term' ? plan.accessOf(e) : undefined;
+    const key = access === undefined ? undefined : termKey(e, access);
+    if (access !== undefined && key !== undefined) {
+      exact.push({ term: e, key });
+      if (access.kind === 'childList') childTerms++;
+    } else others.push(e);
+  }
   // One column term is already one index range in SQL; bitmaps pay off for two terms or more, or a
-  // multi-valued one (SQL collects all of its builds before the first row of a page).
-  if (!(exact.length >= 2 || (exact.length === 1 && exact[0]!.kind === 'term' && exact[0]!.field.multi))) return undefined;
+  // child-row one (SQL collects all of its builds before the first row of a page).
+  if (!(exact.length >= 2 || (exact.length === 1 && childTerms === 1))) return undefined;
   // SQL reads the candidates chunk by chunk; a part that first collects every build it names (a
   // trigram or child-row list) would do that again for every chunk.
-  if (!others.every(perRow)) return undefined;
+  if (!others.every((e) => perRow(e, plan))) return undefined;
   const rest: CheckedExpr | undefined = others.length === 0 ? undefined : others.length === 1 ? others[0]! : { kind: 'and', operands: others, span: query.span };
   return { exact, rest };
 }
 
-/** Whether SQL checks `e` on a build from that build's row alone, or one index seek (no list). */
-function perRow(e: CheckedExpr): boolean {
+/** Whether SQL checks `e` on a build from that build's row alone, or one index seek per build (no list). */
+function perRow(e: CheckedExpr, plan: AccessPlan): boolean {
   switch (e.kind) {
     case 'all':
       return true;
     case 'and':
     case 'or':
-      return e.operands.every(perRow);
+      return e.operands.every((o) => perRow(o, plan));
     case 'not':
-      // A negated exact child-row term is a probe (sql/compile.ts).
-      return (e.operand.kind === 'term' && isExactChildTerm(e.operand.field, e.operand.predicate)) || perRow(e.operand);
+      return perRow(e.operand, plan);
     case 'term': {
-      if (e.field.multi) return false;
-      const p = e.predicate;
-      // An infix or suffix pattern is answered from the trigram table.
-      return !(p.kind === 'pattern' && wildcardWithoutPrefix(p.pattern.segments));
+      const access = plan.accessOf(e);
+      if (access === undefined) throw new Error(`the access plan has no entry for a term on ${e.field.name}`);
+      return visitsPerRow(access);
     }
+    default:
+      return assertNever(e, 'expression');
   }
 }
 
-/** Identity of an exact term: field and value (values are lower-cased by the checker). */
-function termKey(e: CheckedExpr): string | undefined {
+/** Whether an access path is answered per build visited (a row test or an index probe), not by a list. */
+function visitsPerRow(access: TermAccess): boolean {
+  switch (access.kind) {
+    case 'rowEquals':
+    case 'row':
+    case 'childProbe':
+      return true;
+    case 'trigram':
+    case 'childList':
+      return false;
+    default:
+      return assertNever(access, 'access path');
+  }
+}
+
+/**
+ * Identity of an exact term, from its access path: an equality on the row, or a child-row list of
+ * one exact value (values are lower-cased by the checker); undefined for any other term.
+ */
+function termKey(e: CheckedExpr, access: TermAccess): string | undefined {
   if (e.kind !== 'term') return undefined;
-  const p = e.predicate;
-  if (p.kind === 'pattern' && e.field.type === 'string' && p.pattern.segments.length === 1) return `${e.field.name}\u0000=${p.pattern.segments[0]}`;
-  if (p.kind === 'boolean') return `${e.field.name}\u0000${p.value}`;
-  return undefined;
+  switch (access.kind) {
+    case 'rowEquals':
+      return typeof access.value === 'boolean' ? `${e.field.name}\u0000${access.value}` : `${e.field.name}\u0000=${access.value}`;
+    case 'childList':
+      return access.value === undefined ? undefined : `${e.field.name}\u0000=${access.value}`;
+    case 'row':
+    case 'trigram':
+    case 'childProbe':
+      return undefined;
+    default:
+      return assertNever(access, 'access path');
+  }
 }
 
 /** The builds a term matches, as a bitmap: bit `seq` is set when the build with that seq matches. */
@@ -99,7 +142,8 @@ export class PostingCache {
 
   constructor(
     private readonly sqlite: BetterSqlite3.Database,
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     options: PostingCacheOptions = {},
   ) {
     this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
@@ -107,7 +151,7 @@ export class PostingCache {
   }
 
   /** The current posting bitmaps of `terms` (exact terms, see exactTerms). */
-  postings(terms: readonly CheckedExpr[]): Postings[] | undefined {
+  postings(terms: readonly ExactTerm[]): Postings[] | undefined {
     const latest = Number(this.latest.get());
     // One bitmap is latest / 8 bytes: past the budget the lists would evict each other.
     if (latest / 8 > this.maxBytes / terms.length) return undefined;
@@ -149,8 +193,7 @@ export class PostingCache {
     return statement.all(...(query.parameters as unknown[])) as R[];
   }
 
-  private list(term: CheckedExpr, latest: number): List {
-    const key = termKey(term)!;
+  private list({ term, key }: ExactTerm, latest: number): List {
     let list = this.lists.get(key);
     if (list !== undefined) {
       // Most recently used last: eviction takes the first.
@@ -171,7 +214,7 @@ export class PostingCache {
       .select('builds.seq')
       .where('builds.seq', '>', list.upTo)
       .where('builds.seq', '<=', latest)
-      .where(compileQuery(term, 'sqlite'))
+      .where(compileQuery(term, this.dialect))
       .compile();
     const seqs = this.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
     const need = (latest >>> 5) + 1;

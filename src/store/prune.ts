@@ -9,6 +9,7 @@
 
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { DELETED_BUILDS } from './migrations.js';
 import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
@@ -18,8 +19,7 @@ const BY_SEQ = ['build_values', 'build_custom_values', 'build_attributes', 'buil
 /** Builds per transaction: a batch holds the writer ~30 ms (median, bench/prune.ts at 20k builds on this shared machine). */
 export const DEFAULT_PRUNE_BATCH = 100;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Db = Kysely<any>;
+type Db = Kysely<Database>;
 
 interface CandidateRow {
   id: string;

@@ -10,15 +10,15 @@
 //   available build (events are the source of truth), recorded in `store_fields` so that this
 //   happens once per field.
 //
-// It runs under a lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-scoped advisory lock),
-// so several processes opening one database reconcile it once. A field removed from the catalog
+// It runs under the dialect's schema lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-scoped
+// advisory lock), so several processes opening one database reconcile it once. A field removed from the catalog
 // keeps its column and values; nothing reads them.
 
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
-import { postgresColumnIndex, postgresTrigramIndex, sqliteBuildsTrigramStatements, sqliteColumnIndex } from '../sql/indexes.js';
-import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
+import { dialectOf, type Dialect, type DbOrTransaction } from '../sql/index.js';
+import { BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
@@ -26,8 +26,7 @@ import { decodeEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Db = Kysely<any> | Transaction<any>;
+type Db = DbOrTransaction;
 
 export interface ReconcileReport {
   /** Columns added to `builds`. */
@@ -42,30 +41,14 @@ export interface ReconcileReport {
 
 /** Builds derived per round trip while backfilling new fields. */
 const PAGE = 500;
-/** An advisory lock key of PostgreSQL for the reconciliation (any constant of our own). */
-const LOCK_KEY = 0x6273_7263; // "bsrc"
 
 export async function reconcileCatalog(handle: DatabaseHandle, logger?: Logger): Promise<ReconcileReport> {
-  if (handle.dialect === 'sqlite') {
-    await sql`BEGIN IMMEDIATE`.execute(handle.db);
-    try {
-      const report = await reconcile(handle, handle.db, logger);
-      await sql`COMMIT`.execute(handle.db);
-      return report;
-    } catch (e) {
-      await sql`ROLLBACK`.execute(handle.db);
-      throw e;
-    }
-  }
-  return handle.db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
-    return reconcile(handle, trx, logger);
-  });
+  const dialect = dialectOf(handle.dialect);
+  return dialect.withSchemaLock(handle.db, (db) => reconcile(dialect, db, logger));
 }
 
-async function reconcile(handle: DatabaseHandle, db: Db, logger: Logger | undefined): Promise<ReconcileReport> {
-  const sqlite = handle.dialect === 'sqlite';
-  const existing = new Set(await columnsOf(handle, db, 'builds'));
+async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): Promise<ReconcileReport> {
+  const existing = new Set(await dialect.columnsOf(db, 'builds'));
   const addedColumns: string[] = [];
   for (const c of ATTRIBUTE_COLUMNS) {
     if (existing.has(c.column)) continue;
@@ -73,19 +56,8 @@ async function reconcile(handle: DatabaseHandle, db: Db, logger: Logger | undefi
     addedColumns.push(c.column);
   }
 
-  for (const f of INDEXED_FIELDS) {
-    await sql.raw(sqlite ? sqliteColumnIndex(f.column) : postgresColumnIndex(f.column, f.type === 'string')).execute(db);
-  }
-  let rebuiltTrigram = false;
-  if (sqlite) {
-    const indexed = await columnsOf(handle, db, BUILDS_TRIGRAM);
-    if (indexed.join(',') !== BUILDS_TRIGRAM_COLUMNS.join(',')) {
-      for (const s of sqliteBuildsTrigramStatements(BUILDS_TRIGRAM_COLUMNS)) await sql.raw(s).execute(db);
-      rebuiltTrigram = true;
-    }
-  } else {
-    for (const c of BUILDS_TRIGRAM_COLUMNS) await sql.raw(postgresTrigramIndex(c)).execute(db);
-  }
+  for (const f of INDEXED_FIELDS) await sql.raw(dialect.columnIndex(f.column, f.type === 'string')).execute(db);
+  const rebuiltTrigram = await dialect.reconcileTrigram(db, BUILDS_TRIGRAM_COLUMNS);
 
   const recorded = new Set((await db.selectFrom(STORE_FIELDS).select('name').execute()).map((r) => r.name as string));
   const fresh = FIELDS.filter((f) => !recorded.has(f.name));
@@ -97,17 +69,6 @@ async function reconcile(handle: DatabaseHandle, db: Db, logger: Logger | undefi
   const report = { addedColumns, rebuiltTrigram, newFields: fresh.map((f) => f.name), backfilled };
   if (addedColumns.length > 0 || rebuiltTrigram || fresh.length > 0) logger?.info(report, 'search fields reconciled with the field catalog');
   return report;
-}
-
-async function columnsOf(handle: DatabaseHandle, db: Db, table: string): Promise<string[]> {
-  if (handle.dialect === 'sqlite') {
-    // table_info lists an FTS5 table's columns too; only the name is read.
-    const rows = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(db);
-    return rows.rows.map((r) => r.name);
-  }
-  const rows = await sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`.execute(db);
-  return rows.rows.map((r) => r.name);
 }
 
 /**

@@ -59,7 +59,7 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
 
   async function rowsOf(seqs: readonly number[], ids: readonly string[]): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    for (const table of ['build_values', 'build_custom_values', 'build_attributes']) {
+    for (const table of ['build_values', 'build_custom_values', 'build_attributes'] as const) {
       const r = await t.handle.db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('seq', 'in', seqs).executeTakeFirstOrThrow();
       out[table] = Number(r.n);
     }

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
 import type { CheckedExpr } from '../../../src/query/checked.js';
+import type { Insertable } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
+import type { BuildsTable, CatalogColumns } from '../../../src/db/schema.js';
 import { migrateStore } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
@@ -72,15 +74,16 @@ function columnValue(f: FieldDef, v: unknown): string | number | null {
 let nextSeq = 1;
 
 interface Rows {
-  readonly header: Record<string, unknown>;
-  readonly attributes: Record<string, unknown>;
+  readonly header: Insertable<BuildsTable>;
+  /** The catalog columns of `builds` (and seq, available_at, attributes). */
+  readonly attributes: CatalogColumns;
   readonly values: { seq: number; field: string; value: string }[];
   readonly custom: { seq: number; name: string; value: string }[];
 }
 
 function rowsOf(b: TestBuild, seq: number): Rows {
   const tool = b.toolType.toLowerCase();
-  const attributes: Record<string, unknown> = { seq, available_at: seq, attributes: JSON.stringify(b.attributes) };
+  const attributes: Record<string, string | number | null> = { seq, available_at: seq, attributes: JSON.stringify(b.attributes) };
   for (const f of SINGLE) {
     if (f.tool !== null && f.tool !== tool) continue;
     attributes[f.column] = f.name === 'buildTool' ? tool : columnValue(f, b.attributes[f.name]);
@@ -127,7 +130,7 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
     }
     for (const r of all) {
       await trx.insertInto('builds').values(r.header).execute();
-      await trx.updateTable('builds').set(r.attributes).where('id', '=', r.header['id'] as string).execute();
+      await trx.updateTable('builds').set(r.attributes).where('id', '=', r.header.id).execute();
       if (r.values.length) await trx.insertInto('build_values').values(r.values).execute();
       if (r.custom.length) await trx.insertInto('build_custom_values').values(r.custom).execute();
     }

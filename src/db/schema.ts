@@ -1,0 +1,150 @@
+// The tables of the one database, as kysely's typed database interface. Every component's fixed
+// tables are typed in full; the attribute columns of `builds` are not: the schema reconciliation
+// adds one per single-valued field of the field catalog when the store opens (store/reconcile.ts,
+// store/columns.ts), so their names are only known at run time (and db/ sits below the catalog).
+// Those columns, and only those, are an index signature (CatalogColumns).
+//
+// Migrations do not use these types: a migration must keep doing what it did when it was written,
+// whatever the tables look like today (kysely's own advice), so they take Kysely<any>.
+//
+// Numbers: PostgreSQL's int8/numeric are read as numbers (database.ts sets the type parsers).
+
+/**
+ * The attribute columns of `builds`, one per single-valued catalog field, named by the field's
+ * `column`: text, a number, or 0/1 for booleans; NULL when the build has no value.
+ */
+export interface CatalogColumns {
+  readonly [column: string]: string | number | null;
+}
+
+/** The bookkeeping columns of `builds` (store/columns.ts BOOKKEEPING_COLUMNS). */
+export interface BuildsTable {
+  id: string;
+  /** Availability order; NULL while the build is incomplete. */
+  seq: number | null;
+  available_at: number | null;
+  tool_type: string;
+  tool_version: string;
+  agent_version: string;
+  project_name: string | null;
+  content_hash: string;
+  /** Always '{}' since store migration 0002 (the attributes live in build_attributes). */
+  attributes: string;
+  received_at: number;
+}
+
+export interface BuildEventsTable {
+  build_id: string;
+  chunk: number;
+  hash: string;
+  event_count: number;
+  events: string;
+}
+
+export interface BuildValuesTable {
+  seq: number;
+  field: string;
+  value: string;
+}
+
+export interface BuildCustomValuesTable {
+  seq: number;
+  name: string;
+  value: string;
+}
+
+export interface BuildAttributesTable {
+  seq: number;
+  attributes: string;
+}
+
+export interface StoreFieldsTable {
+  name: string;
+}
+
+export interface BuildTasksTable {
+  seq: number;
+  path: string;
+  outcome: string;
+  start_ms: number;
+  duration_ms: number;
+  cacheable: number | null;
+}
+
+/** One count per task outcome (store/tasks.ts TASK_COUNT_COLUMNS). */
+export interface BuildTaskCountsTable {
+  seq: number;
+  executed: number;
+  up_to_date: number;
+  from_cache: number;
+  skipped: number;
+  failed: number;
+}
+
+export interface DeletedBuildsTable {
+  id: string;
+  seq: number | null;
+  project_name: string | null;
+  deleted_at: number;
+}
+
+/** The distinct (field, value) pairs of build_values (search migration 0003); `id` on SQLite only. */
+export interface BuildValueTermsTable {
+  id?: number;
+  field: string;
+  value: string;
+}
+
+export interface AuthUserTable {
+  name: string;
+  password_hash: string | null;
+  permissions: string;
+  projects: string | null;
+  created_at: number;
+}
+
+export interface AuthAccessKeyTable {
+  key_hash: string;
+  user_name: string;
+  prefix: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuthSigningKeyTable {
+  id: string;
+  secret: string;
+  created_at: number;
+}
+
+export interface CacheNodeTable {
+  name: string;
+  node_key: string;
+  secret_hash: string;
+  created_at: number;
+  address: string | null;
+  registered_at: number | null;
+  last_seen_at: number | null;
+  status: string | null;
+}
+
+/** The tables the search compiler reaches (`builds` with its catalog columns, and its child rows). */
+export interface SearchDatabase {
+  builds: BuildsTable & CatalogColumns;
+  build_values: BuildValuesTable;
+  build_custom_values: BuildCustomValuesTable;
+  build_value_terms: BuildValueTermsTable;
+}
+
+export interface Database extends SearchDatabase {
+  build_events: BuildEventsTable;
+  build_attributes: BuildAttributesTable;
+  store_fields: StoreFieldsTable;
+  build_tasks: BuildTasksTable;
+  build_task_counts: BuildTaskCountsTable;
+  deleted_builds: DeletedBuildsTable;
+  auth_user: AuthUserTable;
+  auth_access_key: AuthAccessKeyTable;
+  auth_signing_key: AuthSigningKeyTable;
+  cache_node: CacheNodeTable;
+}

@@ -1,0 +1,121 @@
+// What a database dialect supplies to the compiler and the store: small hooks, one object per
+// dialect (sqlite.ts, postgres.ts), picked once by `dialectOf` (dialect.ts). The compiler and the
+// store call these hooks and never ask which database they talk to, the way kysely splits a
+// Dialect into an adapter, a driver and a query compiler. Everything not listed here is shared.
+
+import { sql, type DatabaseIntrospector, type DialectAdapter, type Kysely, type QueryCompiler, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
+import type { DatabaseHandle, DialectName } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { likePattern } from './pattern.js';
+
+/** Where a searched string lives: a `builds` column or a column of a child row. */
+export type StringTarget =
+  | { readonly kind: 'builds'; readonly column: string }
+  | { readonly kind: 'values'; readonly alias: string; readonly field: string }
+  | { readonly kind: 'customValues'; readonly alias: string; readonly column: 'name' | 'value' };
+
+export function targetRef(t: StringTarget): RawBuilder<unknown> {
+  switch (t.kind) {
+    case 'builds':
+      return sql.ref(`builds.${t.column}`);
+    case 'values':
+      return sql.ref(`${t.alias}.value`);
+    case 'customValues':
+      return sql.ref(`${t.alias}.${t.column}`);
+  }
+}
+
+/** `ref LIKE pattern ESCAPE '\'`: the exact wildcard match both dialects share. */
+export const likeCondition = (ref: RawBuilder<unknown>, segments: readonly string[]): RawBuilder<SqlBool> =>
+  sql<SqlBool>`${ref} LIKE ${likePattern(segments)} ESCAPE '\\'`;
+
+/**
+ * How a wildcard pattern without a literal prefix finds its candidates (the infix search strategy).
+ * `candidates`: the compiler adds an explicit subquery over a trigram table in front of the LIKE
+ * (SQLite FTS5: its planner cannot use a trigram index for a LIKE). `planner`: the LIKE alone,
+ * which the database's planner serves from a trigram index by itself (PostgreSQL pg_trgm GIN).
+ */
+export type InfixStrategy = 'candidates' | 'planner';
+
+/**
+ * How a search statement is kept within its time limit and off the server's thread (the
+ * pool/worker strategy). `threads`: read-only connections in worker threads (read-pool.ts), the
+ * deadline checked per row. `slots`: a bounded number of pooled connections, each search in a
+ * transaction with `SET LOCAL statement_timeout`.
+ */
+export type SearchExecution = 'threads' | 'slots';
+
+/** A kysely handle or an open transaction on it. */
+export type DbOrTransaction = Kysely<Database> | Transaction<Database>;
+
+export interface Dialect {
+  readonly name: DialectName;
+
+  // ---- compiled search SQL ----
+
+  /**
+   * Appended to a correlated EXISTS probe so that the database runs it as written, one index seek
+   * per build visited (an optimisation fence); empty where the planner does that by itself.
+   */
+  readonly probeFence: RawBuilder<unknown>;
+  /**
+   * A list-form semi-join (`builds.seq IN (SELECT …)`) whose candidates come from the value terms
+   * (a wildcard without prefix on a multi-valued field), as handed to the planner.
+   */
+  termListCondition(condition: RawBuilder<SqlBool>): RawBuilder<SqlBool>;
+  readonly infix: InfixStrategy;
+  /**
+   * A wildcard match of `segments` (lower-cased, at least two, not all empty) on `target`: exact.
+   * The dialect adds its index-friendly parts in front of the LIKE: a prefix range, and the
+   * candidates from the trigram table of the longest literal when the compiler chose them
+   * (`trigram`, see access.ts; only with infix `candidates`).
+   */
+  wildcardMatch(target: StringTarget, segments: readonly string[], trigram: boolean): RawBuilder<SqlBool>;
+  /**
+   * The values of a multi-valued field's distinct terms (layout.ts VALUE_TERMS) that match the
+   * pattern as a whole. Case-insensitive because values are stored lower-cased and patterns are
+   * lower-cased too, so a plain LIKE does; narrowed by the terms' trigram index where the dialect
+   * has to ask for it itself.
+   */
+  matchingTerms(field: string, segments: readonly string[]): RawBuilder<unknown>;
+
+  // ---- kysely ----
+
+  /** kysely's adapter, introspector and query compiler for this dialect (explainSql needs no connection). */
+  kyselyParts(): {
+    adapter(): DialectAdapter;
+    queryCompiler(): QueryCompiler;
+    // kysely's own Dialect.createIntrospector takes Kysely<any>.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    introspector(db: Kysely<any>): DatabaseIntrospector;
+  };
+  /** The database's own plan of a compiled statement, as text. */
+  explain(handle: DatabaseHandle, text: string, parameters: readonly unknown[]): Promise<string>;
+
+  // ---- the store ----
+
+  /**
+   * Whether writers commit in seq order, so that "every build with seq > n" read once stays
+   * complete: what the in-memory posting bitmaps (store/postings.ts) rely on.
+   */
+  readonly commitsInSeqOrder: boolean;
+  readonly searchExecution: SearchExecution;
+  /** Whether new builds are announced between processes by LISTEN/NOTIFY (store/notify.ts). */
+  readonly notifiesNewBuilds: boolean;
+  /**
+   * A hint for the task-path aggregate of trends when `matched` builds are in the periods: a table
+   * hint, or empty (a dialect that compares with the number of all builds reads it itself).
+   */
+  taskPathOrder(db: DbOrTransaction, matched: number): Promise<RawBuilder<unknown>>;
+
+  // ---- the schema reconciliation ----
+
+  /** Runs `fn` holding the schema lock, in one transaction, so that concurrent openers reconcile once. */
+  withSchemaLock<T>(db: Kysely<Database>, fn: (db: DbOrTransaction) => Promise<T>): Promise<T>;
+  /** The column names of a table, in order. */
+  columnsOf(db: DbOrTransaction, table: string): Promise<string[]>;
+  /** DDL of the btree index of a `builds` column. */
+  columnIndex(column: string, isString: boolean): string;
+  /** Brings the trigram index of `builds` to `columns`; whether a table was rebuilt for it. */
+  reconcileTrigram(db: DbOrTransaction, columns: readonly string[]): Promise<boolean>;
+}
