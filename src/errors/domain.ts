@@ -151,6 +151,11 @@ export class TooManyRequestsError extends DomainError {
   readonly kind = 'too-many';
 }
 
+/** The server cannot answer now: a part it needs is missing or not answering (503). */
+export class UnavailableError extends DomainError {
+  readonly kind = 'unavailable';
+}
+
 /** The disk is full (507). */
 export class InsufficientStorageError extends DomainError {
   readonly kind = 'insufficient-storage';

@@ -4,9 +4,9 @@
 // `/builds/<build ID>`. The build ID is a function of the invocation ID (src/agents/bazel/
 // bep-build.ts), so no lookup is needed and nothing about the build is revealed here.
 
+import { BadRequestError } from '../errors/domain.js';
 import { buildIdFromInvocation } from '../agents/bazel/bep-build.js';
 import type { FacePlugin } from './context.js';
-import { sendProblem } from './problem.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +26,7 @@ export const besLinksPlugin: FacePlugin = async (app) => {
     },
     async (request, reply) => {
       const { invocationId } = request.params;
-      if (!UUID.test(invocationId)) return sendProblem(reply, 400, `Not a Bazel invocation ID (a UUID): ${JSON.stringify(invocationId)}`);
+      if (!UUID.test(invocationId)) throw new BadRequestError(`Not a Bazel invocation ID (a UUID): ${JSON.stringify(invocationId)}`);
       return reply.redirect(`/builds/${buildIdFromInvocation(invocationId)}`, 302);
     },
   );

@@ -5,6 +5,7 @@
 // Node credentials travel in the body, not in Authorization, so they never reach the user
 // authenticator (whose Basic scheme means user name and password).
 
+import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
@@ -50,7 +51,7 @@ export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async 
     { schema: { tags: ['cache nodes'], summary: 'A cache node reports its address and status', body: reportBody } },
     async (request, reply) => {
       const problem = reportProblem(request.body);
-      if (problem !== undefined) return sendProblem(reply, 400, `Malformed node report: ${problem}`);
+      if (problem !== undefined) throw new BadRequestError(`Malformed node report: ${problem}`);
       const name = await registry.report(request.body);
       if (name === null) {
         reply.header('www-authenticate', 'NodeKey realm="buildscope"');
@@ -72,9 +73,9 @@ export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async 
     { preHandler: requirePermission('manageCacheNodes'), schema: { tags: ['cache nodes'], summary: 'One cache node', response: { 200: nodeSchema } } },
     async (request, reply) => {
       const { name } = request.params;
-      if (!NODE_NAME_PATTERN.test(name)) return sendProblem(reply, 400, `Not a node name: ${JSON.stringify(name)}`);
+      if (!NODE_NAME_PATTERN.test(name)) throw new BadRequestError(`Not a node name: ${JSON.stringify(name)}`);
       const node = await registry.get(name);
-      if (!node) return sendProblem(reply, 404, `No cache node named '${name}'; create one with \`buildscope cache-node credentials ${name}\``);
+      if (!node) throw new NotFoundError(`No cache node named '${name}'; create one with \`buildscope cache-node credentials ${name}\``);
       return node;
     },
   );

@@ -2,9 +2,9 @@
 // server's address) answers a redirect to the build's page, `/builds/<build id>` (served by the
 // web app). Public: a redirect reveals nothing; the page itself asks for credentials.
 
+import { InvalidParameterError } from '../errors/domain.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './context.js';
-import { sendProblem } from './problem.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 
 export const linkRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
@@ -28,7 +28,7 @@ export const linkRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { c
     },
     async (request, reply) => {
       const id = request.params.id;
-      if (id.includes('\0')) return sendProblem(reply, 400, 'A build ID has no NUL character', {}, 'invalid-parameter');
+      if (id.includes('\0')) throw new InvalidParameterError('A build ID has no NUL character');
       // Relative without a configured address: the client reaches the page the way it reached us
       // (a proxy in front may know the server by another name than the listen address).
       return reply.redirect(`${configured ?? ''}/builds/${encodeURIComponent(id)}`, 302);

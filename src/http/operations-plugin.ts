@@ -3,12 +3,12 @@
 // `GET /health/ready` (the database answers; the migrations ran before the app was built), which
 // need no credentials so that orchestrators can call them.
 
+import { UnavailableError } from '../errors/domain.js';
 import fp from 'fastify-plugin';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import { requirePermission } from './auth-plugin.js';
-import { sendProblem } from './problem.js';
 
 export interface OperationsOptions {
   readonly metrics: ServerMetrics;
@@ -47,7 +47,7 @@ export const operationsPlugin = fp<OperationsOptions>(
       try {
         await sql`SELECT 1`.execute(database.db);
       } catch (e) {
-        return sendProblem(reply, 503, `The database does not answer: ${(e as Error).message}`);
+        throw new UnavailableError(`The database does not answer: ${(e as Error).message}`);
       }
       return { status: 'ready' };
     });

@@ -6,6 +6,7 @@
 //
 // The explain endpoint is open (no credentials): it reads no data, only the query text.
 
+import { BadRequestError, UnavailableError } from '../errors/domain.js';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -14,7 +15,6 @@ import fastifyStatic from '@fastify/static';
 import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './context.js';
-import { sendProblem } from './problem.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { explainSql } from '../sql/index.js';
@@ -103,10 +103,10 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
 
     app.get('/api/query/explain', { schema: explainSchema }, async (request, reply) => {
       const raw = (request.query as { query?: unknown }).query;
-      if (Array.isArray(raw)) return sendProblem(reply, 400, 'Give the query parameter once');
+      if (Array.isArray(raw)) throw new BadRequestError('Give the query parameter once');
       const text = typeof raw === 'string' ? raw : '';
       if (text.length > MAX_EXPLAIN_QUERY_LENGTH) {
-        return sendProblem(reply, 400, `The query is ${text.length} characters long; at most ${MAX_EXPLAIN_QUERY_LENGTH} are accepted`);
+        throw new BadRequestError(`The query is ${text.length} characters long; at most ${MAX_EXPLAIN_QUERY_LENGTH} are accepted`);
       }
       const result = parseQuery(text, { now: clock() });
       const expr = result.ok ? result.expr : undefined;
@@ -120,8 +120,9 @@ export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}
 
     if (!existsSync(resolve(config.root, 'index.html'))) {
       opts.ctx.logger.warn({ root: config.root }, 'the playground is not built; run `npm run build`');
-      const notBuilt = async (_request: unknown, reply: Parameters<typeof sendProblem>[0]) =>
-        sendProblem(reply, 503, `The playground is not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      const notBuilt = async (): Promise<never> => {
+        throw new UnavailableError(`The playground is not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      };
       app.get('/playground', { schema: { hide: true } }, notBuilt);
       app.get('/playground/*', { schema: { hide: true } }, notBuilt);
       return;

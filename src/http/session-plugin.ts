@@ -11,12 +11,12 @@
 //
 // An Authorization header always wins over the cookie.
 
+import { BadRequestError } from '../errors/domain.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { PERMISSION_NAMES, type Principal } from '../auth/types.js';
 import type { FacePluginOptions } from './context.js';
-import { sendProblem } from './problem.js';
 import { sendUnauthorized } from './auth-plugin.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 
@@ -121,7 +121,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       let header: string;
       if (accessKey !== undefined && user === undefined && password === undefined) header = `Bearer ${accessKey}`;
       else if (user !== undefined && password !== undefined && accessKey === undefined) header = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-      else return sendProblem(reply, 400, 'Send either user and password, or accessKey');
+      else throw new BadRequestError('Send either user and password, or accessKey');
       const result = await auth.authenticator.authenticate(header, request.ip);
       if (result.kind !== 'authenticated') {
         return sendUnauthorized(reply, accessKey !== undefined ? 'The access key is unknown or has expired' : 'Wrong user name or password');

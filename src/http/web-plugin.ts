@@ -4,6 +4,7 @@
 //
 //   const app = await buildApp(ctx, { plugins: [sessionPlugin, webPlugin] });
 
+import { UnavailableError } from '../errors/domain.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -12,7 +13,6 @@ import fastifyStatic from '@fastify/static';
 import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FacePluginOptions } from './context.js';
-import { sendProblem } from './problem.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** src/http/ and dist/http/ both sit two levels below the package root. */
@@ -31,8 +31,9 @@ export function createWebPlugin(overrides: Partial<WebConfig> = {}): FastifyPlug
 
     if (!existsSync(resolve(config.root, 'index.html'))) {
       opts.ctx.logger.warn({ root: config.root }, 'the web pages are not built; run `npm run build`');
-      const notBuilt = async (_request: unknown, reply: FastifyReply) =>
-        sendProblem(reply, 503, `The web pages are not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      const notBuilt = async (): Promise<never> => {
+        throw new UnavailableError(`The web pages are not built (no ${resolve(config.root, 'index.html')}); run \`npm run build\``);
+      };
       for (const url of PAGES) app.get(url, { schema: { hide: true } }, notBuilt);
       return;
     }
