@@ -9,7 +9,7 @@ import type { ServerConfig } from './config.js';
 import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.js';
 import { parseExportOptions } from './export/options.js';
 import { parseProvenanceConfig } from './provenance/config.js';
-import { parseCacheNodesSection } from './cache-registry/registry.js';
+import { parseCacheNodesSection } from './cache-registry/config.js';
 import { openBuildStore } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';

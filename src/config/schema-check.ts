@@ -175,7 +175,9 @@ function describe(e: ErrorObject, w: Wording): Fault {
     case 'type': {
       const expected = Array.isArray(p['type']) ? (p['type'] as string[]).join(' or ') : String(p['type']);
       const article = expected === 'object' ? 'an object' : expected === 'integer' ? 'an integer' : expected === 'array' ? 'a list' : expected;
-      return at(segments, `must be ${article}${unit}, found ${typeName(data)} ${found(data)}`.replace(/found (\w+) \1$/, 'found $1'));
+      // "found array", "found null", "found string \"x\"": the kind, then the value when it is short.
+      const value = data === null || typeof data === 'object' ? '' : ` ${found(data)}`;
+      return at(segments, `must be ${article}${unit}, found ${typeName(data)}${value}`.replace(/found (\w+) \1$/, 'found $1'));
     }
     case 'minimum':
       return at(segments, `must be >= ${String(p['limit'])}${unit}, found ${found(data)}`);
@@ -236,3 +238,67 @@ export function parseSource(text: string): { readonly ok: true; readonly source:
 export function locateFaults(faults: readonly Fault[], source: Source): Fault[] {
   return faults.map((f) => ({ ...f, ...source.locate(f.segments ?? []) }));
 }
+
+// ---- sections of the server's file -------------------------------------------------------------
+
+/**
+ * The value with every `null` setting removed: in the server's file a setting written without a
+ * value (`port:`) means its default, as it always has. Maps whose keys the operator names
+ * (`keepNullsUnder`, e.g. `repositoryAccess`) keep their entries.
+ */
+export function withoutNulls(value: unknown, keepNullsUnder: ReadonlySet<string> = new Set(), key = ''): unknown {
+  if (Array.isArray(value)) return value.map((v) => withoutNulls(v, keepNullsUnder));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null && !keepNullsUnder.has(key)) continue;
+    out[k] = withoutNulls(v, keepNullsUnder, k);
+  }
+  return out;
+}
+
+/** The faults with `at` put in front of their paths (a section checked on its own). */
+export function within(at: readonly (string | number)[], faults: readonly Fault[]): Fault[] {
+  return faults.map((f) => {
+    const segments = [...at, ...(f.segments ?? [])];
+    return { ...f, path: dotted(segments), segments };
+  });
+}
+
+/**
+ * Checks one section of the server's file on its own (absent or null: every default) and returns
+ * it with its defaults filled in; throws one ConfigError naming every fault by its full path.
+ */
+export function checkSection<T>(validate: ValidateFunction, section: unknown, at: readonly string[], wording: Wording = {}, keepNullsUnder?: ReadonlySet<string>): T {
+  const copy = structuredClone(withoutNulls(section ?? {}, keepNullsUnder, at[at.length - 1]));
+  throwFaults(within(at, schemaFaults(validate, copy, wording)));
+  return copy as T;
+}
+
+// ---- compile-time agreement of a schema and its TypeScript type --------------------------------
+
+type SettingType<P> = P extends { readonly enum: readonly (infer E)[] }
+  ? E
+  : P extends { readonly type: 'integer' | 'number' }
+    ? number
+    : P extends { readonly type: 'boolean' }
+      ? boolean
+      : P extends { readonly type: 'string' }
+        ? string
+        : unknown;
+
+/** The settings a flat section's schema describes, by name, with their value types. */
+export type SettingsOf<S extends { readonly properties: object }> = { -readonly [K in keyof S['properties']]: SettingType<S['properties'][K]> };
+
+/**
+ * `true` when the schema's settings are exactly the type's keys and every value the type allows
+ * fits the schema's primitive type; otherwise `never`, so `const ok: Agrees<S, T> = true` fails to
+ * compile when a setting is added to one and not the other.
+ */
+export type Agrees<S extends { readonly properties: object }, T> = [keyof S['properties']] extends [keyof T]
+  ? [keyof T] extends [keyof S['properties']]
+    ? { [K in keyof T]-?: K extends keyof SettingsOf<S> ? (Exclude<T[K], undefined> extends SettingsOf<S>[K] ? true : false) : false }[keyof T] extends true
+      ? true
+      : never
+    : never
+  : never;
