@@ -140,6 +140,10 @@ function allowedProperties(e: ErrorObject): string[] {
 
 /** The allowed name closest to `typed`, if it is close enough to be what was meant. */
 export function didYouMean(typed: string, allowed: readonly string[]): string | undefined {
+  // A name cut short (`maxAge` for `maxAgeDays`) is far in edits but plainly meant.
+  const lower = typed.toLowerCase();
+  const extended = typed.length >= 4 ? allowed.filter((a) => a.toLowerCase().startsWith(lower)) : [];
+  if (extended.length === 1) return extended[0];
   const near = allowed.map((a) => ({ a, d: editDistance(typed, a) })).sort((x, y) => x.d - y.d)[0];
   return near && near.d <= Math.max(2, Math.floor(typed.length / 3)) ? near.a : undefined;
 }
