@@ -321,10 +321,15 @@ export function loadConfig(file?: string, overrides: ConfigOverrides = {}): Serv
   } catch (e) {
     throw new ConfigError(`Cannot read the configuration file ${file}: ${(e as Error).message}`);
   }
+  return configFromText(text, file, overrides);
+}
+
+/** The same, from the text of a file; `where` names it in messages. */
+export function configFromText(text: string, where: string, overrides: ConfigOverrides = {}): ServerConfig {
   const parsed = parseSource(text);
-  if (!parsed.ok) throw new ConfigError(parsed.faults, file);
-  throwFaults(locateFaults(configFaults(parsed.source.value), parsed.source), file);
-  return parseConfig(parsed.source.value, overrides, file);
+  if (!parsed.ok) throw new ConfigError(parsed.faults, where);
+  throwFaults(locateFaults(configFaults(parsed.source.value), parsed.source), where);
+  return parseConfig(parsed.source.value, overrides, where);
 }
 
 /**

@@ -85,10 +85,13 @@ export function schemaFaults(validate: ValidateFunction, value: unknown, wording
   const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if');
   // A wrong type makes the sibling keywords at the same place meaningless: keep the type fault.
   const typed = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
+  // An empty value fails its pattern too: keep the plainer "must not be empty".
+  const empty = new Set(errors.filter((e) => e.keyword === 'minLength').map((e) => e.instancePath));
   const seen = new Set<string>();
   const faults: Fault[] = [];
   for (const e of errors) {
     if (e.keyword !== 'type' && typed.has(e.instancePath)) continue;
+    if (e.keyword === 'pattern' && empty.has(e.instancePath)) continue;
     const f = describe(e, wording);
     const id = `${f.path}\u0000${f.message}`;
     if (seen.has(id)) continue;
