@@ -33,7 +33,7 @@ void agrees;
 const validate = compileSchema(retentionSchema);
 
 /** What the schema cannot say: settings that depend on each other or on the database, at paths relative to the section. */
-export function retentionFaults(c: RetentionConfig, database: { readonly url?: string | undefined }): Fault[] {
+export function retentionFaults(c: RetentionConfig, database: { readonly url?: string | undefined; readonly data?: string | undefined }): Fault[] {
   const faults: Fault[] = [];
   for (const key of ['minFreeDiskPercent', 'rejectBelowFreeDiskPercent'] as const) {
     // The server sees the disk of its own data directory only; PostgreSQL's disk is elsewhere.
@@ -50,7 +50,7 @@ export function retentionFaults(c: RetentionConfig, database: { readonly url?: s
 }
 
 /** Checks the section (undefined: absent) against the database it will run on. */
-export function parseRetentionConfig(raw: unknown, database: { readonly url?: string | undefined }): RetentionConfig {
+export function parseRetentionConfig(raw: unknown, database: { readonly url?: string | undefined; readonly data?: string | undefined }): RetentionConfig {
   const c = checkSection<RetentionConfig>(validate, raw, ['retention']);
   throwFaults(within(['retention'], retentionFaults(c, database)));
   return c;
