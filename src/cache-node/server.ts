@@ -19,6 +19,7 @@ import { createLogger, type Logger } from '../log.js';
 import { allowedAtOnce, costliest, decideCacheAccess, parseBasic, PasswordChecker, REALM, type Need } from './access.js';
 import { FailureLimiter, HashGate, type FailureLimiterOptions, type HashGateOptions } from '../auth/hash-gate.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
+import { ConfigError } from '../config/schema-check.js';
 import { Registrar } from './registration.js';
 import { closeEntry, openEntry, sendOpenFile, type OpenResult } from './send-file.js';
 import { DiskStore, KEY_PATTERN, type EntryInfo } from './storage.js';
@@ -127,7 +128,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const clock = options.clock ?? Date.now;
   const configFile = resolvePath(options.configFile);
   const first = await loadConfigFile(configFile);
-  if (!first.ok) throw new Error(`Invalid configuration file ${configFile}:\n${formatFaults(first.faults)}`);
+  if (!first.ok) throw new ConfigError(first.faults, configFile);
   let config = first.config;
   const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
   // One gate and one limiter for cache and UI checks: together they may not starve file reads.
