@@ -6,9 +6,9 @@
 import { Ajv2020, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { isNode, LineCounter, parseDocument } from 'yaml';
-// The same edit distance as the search language's "did you mean" (adjacent transpositions count
-// as one edit), so every suggestion the product makes is computed alike.
-import { editDistance } from '../query/suggest.js';
+// The search language's "did you mean" (edit distance with adjacent transpositions, within a third
+// of the typed name), so every suggestion the product makes is computed alike.
+import { closest } from '../query/suggest.js';
 
 export interface Fault {
   /** Dotted path in the file, e.g. `cache.targetSize.size`; `(root)` for the whole file. */
@@ -147,8 +147,7 @@ export function didYouMean(typed: string, allowed: readonly string[]): string | 
   const lower = typed.toLowerCase();
   const extended = typed.length >= 4 ? allowed.filter((a) => a.toLowerCase().startsWith(lower)) : [];
   if (extended.length === 1) return extended[0];
-  const near = allowed.map((a) => ({ a, d: editDistance(typed, a) })).sort((x, y) => x.d - y.d)[0];
-  return near && near.d <= Math.max(2, Math.floor(typed.length / 3)) ? near.a : undefined;
+  return closest(typed, allowed);
 }
 
 function describe(e: ErrorObject, w: Wording): Fault {
