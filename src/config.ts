@@ -108,7 +108,13 @@ export interface ServerConfig {
   readonly database: DatabaseSection;
   readonly auth: AuthSection;
   readonly limits: Limits;
-  /** Face sections, parsed by each face itself. */
+  /**
+   * Face sections as written (nulls removed). A file's are checked when it is read; each face
+   * turns its section into its typed settings with its parse function (parseExportOptions,
+   * parseProvenanceConfig, parseCacheNodesSection, parsePlaygroundConfig, parseRetentionConfig),
+   * which checks a section built in code by the same schema, and `openServer` calls them all
+   * before it opens the database.
+   */
   readonly export: unknown;
   readonly provenance: unknown;
   readonly cacheNodes: unknown;
