@@ -10,6 +10,7 @@ import { DEFAULT_DATA_DIR, isPostgresUrl } from './db/database.js';
 import {
   ConfigError,
   compileSchema,
+  defaultsOf,
   faultAt,
   locateFaults,
   parseSource,
@@ -19,13 +20,14 @@ import {
   within,
   type Agrees,
   type Fault,
+  type Validator,
   type Wording,
 } from './config/schema-check.js';
-import { exportSchema, exportWording } from './export/options.js';
-import { PROVENANCE_KEEP_NULLS, provenanceFaults, provenanceSchema, provenanceWording } from './provenance/config.js';
-import { retentionFaults, retentionSchema, type RetentionConfig } from './retention/config.js';
-import { cacheNodesSchema } from './cache-registry/config.js';
-import { playgroundSchema } from './config/playground.js';
+import { exportSchema, exportValidator, exportWording } from './export/options.js';
+import { PROVENANCE_KEEP_NULLS, provenanceFaults, provenanceSchema, provenanceValidator, provenanceWording } from './provenance/config.js';
+import { retentionFaults, retentionSchema, retentionValidator, type RetentionConfig } from './retention/config.js';
+import { cacheNodesSchema, cacheNodesValidator } from './cache-registry/config.js';
+import { playgroundSchema, playgroundValidator, playgroundWording } from './config/playground.js';
 
 export { ConfigError };
 
@@ -217,7 +219,7 @@ const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof databas
 void agrees;
 
 /** The limits when none is set: the schema's defaults. */
-export const DEFAULT_LIMITS: Limits = Object.fromEntries(Object.entries(limitsSchema.properties).map(([k, p]) => [k, p.default])) as unknown as Limits;
+export const DEFAULT_LIMITS = defaultsOf(limitsSchema) as unknown as Limits;
 
 const SECTIONS = {
   server: serverSchema,
@@ -232,12 +234,12 @@ const SECTIONS = {
   retention: retentionSchema,
 } as const;
 
-/** The face sections: checked with the whole file, and again by each face from the value it is given. */
-const FACE_SECTIONS = ['export', 'provenance', 'cacheNodes', 'playground', 'retention'] as const;
-
 export const SERVER_SCHEMA_ID = 'https://buildscope.dev/schema/server-config.schema.json';
 
-/** The JSON Schema of the server's configuration file (`buildscope config schema` prints it). */
+/**
+ * The JSON Schema of the server's configuration file, committed as schema/server-config.schema.json.
+ * At run time each section is checked by its own validator (below), so no schema is compiled twice.
+ */
 export const serverConfigSchema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: SERVER_SCHEMA_ID,
@@ -248,27 +250,23 @@ export const serverConfigSchema = {
   properties: SECTIONS,
 } as const;
 
-/** The whole file. */
-const validateFile = compileSchema(serverConfigSchema);
-/** The server's own sections; a face section may be anything here (see parseConfig). */
+/** Each face section's validator and wording, as the face's own parse function uses them. */
+const FACES: Readonly<Record<'export' | 'provenance' | 'cacheNodes' | 'playground' | 'retention', { readonly validate: Validator; readonly wording?: Wording }>> = {
+  export: { validate: exportValidator, wording: exportWording },
+  provenance: { validate: provenanceValidator, wording: provenanceWording },
+  cacheNodes: { validate: cacheNodesValidator },
+  playground: { validate: playgroundValidator, wording: playgroundWording },
+  retention: { validate: retentionValidator },
+};
+
+/** The top level and the server's own sections; a face section may be anything here (see parseConfig). */
 const validateOwn = compileSchema({
   type: 'object',
   additionalProperties: false,
-  properties: { ...SECTIONS, ...Object.fromEntries(FACE_SECTIONS.map((f) => [f, true])) },
+  properties: { ...SECTIONS, ...Object.fromEntries(Object.keys(FACES).map((f) => [f, true])) },
 });
 
-const SECTION_WORDING: Readonly<Record<string, Wording>> = {
-  server: { pattern: () => 'must not be empty' },
-  export: exportWording,
-  provenance: provenanceWording,
-  playground: { pattern: () => 'must be a directory path' },
-};
-
-/** Words each fault as the section it is in does. */
-const fileWording: Wording = {
-  pattern: (segments, data) => SECTION_WORDING[String(segments[0])]?.pattern?.(segments.slice(1), data),
-  format: (segments, data) => SECTION_WORDING[String(segments[0])]?.format?.(segments.slice(1), data),
-};
+const ownWording: Wording = { pattern: (segments) => (segments[0] === 'server' ? 'must not be empty' : undefined) };
 
 /** Names in the file whose entries are the operator's own names (a null entry is kept). */
 const KEEP_NULLS = PROVENANCE_KEEP_NULLS;
@@ -308,7 +306,12 @@ function ownFaults(c: CheckedFile): Fault[] {
 /** Faults of a whole file's value: the schema first, then (on a file the schema accepts) what it cannot say. */
 export function configFaults(value: unknown): Fault[] {
   const checked = structuredClone(withoutNulls(value ?? {}, KEEP_NULLS));
-  const faults = schemaFaults(validateFile, checked, fileWording);
+  const faults = schemaFaults(validateOwn, checked, ownWording);
+  if (checked === null || typeof checked !== 'object' || Array.isArray(checked)) return faults;
+  for (const [name, face] of Object.entries(FACES)) {
+    const section = (checked as Record<string, unknown>)[name];
+    if (section !== undefined) faults.push(...within([name], schemaFaults(face.validate, section, face.wording)));
+  }
   if (faults.length > 0) return faults;
   const c = checked as CheckedFile;
   return [...ownFaults(c), ...within(['provenance'], provenanceFaults(c.provenance ?? {})), ...within(['retention'], retentionFaults(c.retention ?? {}, c.database))];
@@ -347,7 +350,7 @@ export function configFromText(text: string, where: string, overrides: ConfigOve
 export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where?: string): ServerConfig {
   const value = withoutNulls(raw ?? {}, KEEP_NULLS);
   const checked = structuredClone(value) as CheckedFile;
-  throwFaults(schemaFaults(validateOwn, checked, fileWording), where);
+  throwFaults(schemaFaults(validateOwn, checked, ownWording), where);
 
   // Command-line settings win; they are checked by the same schema as the file's.
   const s = checked.server;
@@ -358,7 +361,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   if (overrides.besPort !== undefined) checked.bes.port = overrides.besPort;
   if (overrides.url !== undefined) checked.database = { url: overrides.url };
   else if (overrides.data !== undefined) checked.database = { data: overrides.data };
-  throwFaults(schemaFaults(validateOwn, checked, fileWording), 'command line');
+  throwFaults(schemaFaults(validateOwn, checked, ownWording), 'command line');
   throwFaults(ownFaults(checked), where);
 
   const { database, bes, auth, limits } = checked;

@@ -20,9 +20,9 @@ export const cacheNodesSchema = {
 const agrees: Agrees<typeof cacheNodesSchema, CacheNodesSettings> = true;
 void agrees;
 
-const validate = compileSchema(cacheNodesSchema);
+export const cacheNodesValidator = compileSchema(cacheNodesSchema);
 
 /** Checks the section (absent: defaults); throws a ConfigError naming each faulty setting. */
 export function parseCacheNodesSection(section: unknown): CacheNodesSettings {
-  return checkSection<CacheNodesSettings>(validate, section, ['cacheNodes']);
+  return checkSection<CacheNodesSettings>(cacheNodesValidator, section, ['cacheNodes']);
 }

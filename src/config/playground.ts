@@ -3,7 +3,7 @@
 // plugin (src/http/playground-plugin.ts) fills in the default page directory, which it knows.
 
 import { resolve } from 'node:path';
-import { checkSection, compileSchema, type Agrees } from './schema-check.js';
+import { checkSection, compileSchema, type Agrees, type Wording } from './schema-check.js';
 
 export interface PlaygroundSection {
   /** Serve the page and the explain endpoint (default true). */
@@ -25,9 +25,10 @@ export const playgroundSchema = {
 const agrees: Agrees<typeof playgroundSchema, PlaygroundSection> = true;
 void agrees;
 
-const validate = compileSchema(playgroundSchema);
+export const playgroundValidator = compileSchema(playgroundSchema);
+export const playgroundWording: Wording = { pattern: () => 'must be a directory path' };
 
 export function parsePlaygroundSection(section: unknown): PlaygroundSection {
-  const s = checkSection<PlaygroundSection>(validate, section, ['playground'], { pattern: () => 'must be a directory path' });
+  const s = checkSection<PlaygroundSection>(playgroundValidator, section, ['playground'], playgroundWording);
   return { enabled: s.enabled, ...(s.root !== undefined ? { root: resolve(s.root) } : {}) };
 }

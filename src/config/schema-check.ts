@@ -56,11 +56,42 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  * The one ajv instance. `useDefaults` fills in the `default` of every absent setting, so a
  * schema's defaults are the defaults (validate a copy: the value is changed in place).
  */
-const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictTypes: false, useDefaults: true });
-addFormats(ajv);
+let ajv: Ajv2020 | undefined;
 
-export function compileSchema<T = unknown>(schema: AnySchema): ValidateFunction<T> {
-  return ajv.compile<T>(schema);
+function theAjv(): Ajv2020 {
+  if (ajv === undefined) {
+    ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictTypes: false, useDefaults: true });
+    addFormats(ajv);
+  }
+  return ajv;
+}
+
+/** A compiled schema: true when the value is valid, else `errors` says why. */
+export interface Validator {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/**
+ * A schema's validator, compiled when first used: ajv generates code for each schema, which costs
+ * about as much as loading the database drivers, and most processes check only a few sections.
+ */
+export function compileSchema(schema: AnySchema): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validator: Validator = (value: unknown) => {
+    compiled ??= theAjv().compile(schema);
+    const ok = compiled(value);
+    validator.errors = compiled.errors ?? null;
+    return ok;
+  };
+  return validator;
+}
+
+/** The `default` of each setting of a flat section's schema, without compiling it. */
+export function defaultsOf(schema: { readonly properties: Readonly<Record<string, { readonly default?: unknown }>> }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, p] of Object.entries(schema.properties)) if (p.default !== undefined) out[k] = p.default;
+  return out;
 }
 
 /** How a family of settings is worded in messages; every entry is optional. */
@@ -80,7 +111,7 @@ export interface Wording {
 }
 
 /** The faults of `value` against a compiled schema; [] when it is valid. */
-export function schemaFaults(validate: ValidateFunction, value: unknown, wording: Wording = {}): Fault[] {
+export function schemaFaults(validate: Validator, value: unknown, wording: Wording = {}): Fault[] {
   if (validate(value)) return [];
   const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if');
   // A wrong type makes the sibling keywords at the same place meaningless: keep the type fault.
@@ -275,7 +306,7 @@ export function within(at: readonly (string | number)[], faults: readonly Fault[
  * Checks one section of the server's file on its own (absent or null: every default) and returns
  * it with its defaults filled in; throws one ConfigError naming every fault by its full path.
  */
-export function checkSection<T>(validate: ValidateFunction, section: unknown, at: readonly string[], wording: Wording = {}, keepNullsUnder?: ReadonlySet<string>): T {
+export function checkSection<T>(validate: Validator, section: unknown, at: readonly string[], wording: Wording = {}, keepNullsUnder?: ReadonlySet<string>): T {
   const copy = structuredClone(withoutNulls(section ?? {}, keepNullsUnder, at[at.length - 1]));
   throwFaults(within(at, schemaFaults(validate, copy, wording)));
   return copy as T;

@@ -8,7 +8,7 @@
 //     corsOrigins: '*'          # origins allowed for bearer-authenticated browser clients
 //     gzipLevel: 1              # zlib level for Accept-Encoding: gzip (1 fastest .. 9 smallest)
 
-import { checkSection, compileSchema, type Agrees, type Wording } from '../config/schema-check.js';
+import { checkSection, compileSchema, defaultsOf, type Agrees, type Wording } from '../config/schema-check.js';
 
 export interface ExportOptions {
   readonly heartbeatMs: number;
@@ -52,11 +52,11 @@ export const exportWording: Wording = {
   pattern: (segments) => (segments.includes('corsOrigins') ? 'must be an origin like https://dash.example.com (scheme and host, no path)' : undefined),
 };
 
-const validate = compileSchema(exportSchema);
+export const exportValidator = compileSchema(exportSchema);
 
-export const DEFAULT_EXPORT_OPTIONS: ExportOptions = parseExportOptions(undefined);
+export const DEFAULT_EXPORT_OPTIONS = defaultsOf(exportSchema) as unknown as ExportOptions;
 
 /** Checks the section (absent: defaults); throws a ConfigError naming each faulty setting. */
 export function parseExportOptions(section: unknown): ExportOptions {
-  return checkSection<ExportOptions>(validate, section, ['export'], exportWording);
+  return checkSection<ExportOptions>(exportValidator, section, ['export'], exportWording);
 }

@@ -134,7 +134,7 @@ interface Checked {
   repositoryAccess: Record<string, string[] | null>;
 }
 
-const validate = compileSchema(provenanceSchema);
+export const provenanceValidator = compileSchema(provenanceSchema);
 
 /** What the schema cannot say, at paths relative to the section. */
 export function provenanceFaults(checked: { readonly stores?: readonly { readonly id?: unknown }[] }): Fault[] {
@@ -153,7 +153,7 @@ export function provenanceFaults(checked: { readonly stores?: readonly { readonl
  * @param base directory relative paths are resolved against
  */
 export function parseProvenanceConfig(section: unknown, dataDirectory: string, base = process.cwd()): ProvenanceConfig {
-  const p = checkSection<Checked>(validate, section, ['provenance'], provenanceWording, PROVENANCE_KEEP_NULLS);
+  const p = checkSection<Checked>(provenanceValidator, section, ['provenance'], provenanceWording, PROVENANCE_KEEP_NULLS);
   throwFaults(within(['provenance'], provenanceFaults(p)));
   const path = (s: string) => (isAbsolute(s) ? s : resolve(base, s));
   const k = p.keys;

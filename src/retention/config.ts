@@ -30,7 +30,7 @@ export const retentionSchema = {
 const agrees: Agrees<typeof retentionSchema, RetentionConfig> = true;
 void agrees;
 
-const validate = compileSchema(retentionSchema);
+export const retentionValidator = compileSchema(retentionSchema);
 
 /** What the schema cannot say: settings that depend on each other or on the database, at paths relative to the section. */
 export function retentionFaults(c: RetentionConfig, database: { readonly url?: string | undefined; readonly data?: string | undefined }): Fault[] {
@@ -51,7 +51,7 @@ export function retentionFaults(c: RetentionConfig, database: { readonly url?: s
 
 /** Checks the section (undefined: absent) against the database it will run on. */
 export function parseRetentionConfig(raw: unknown, database: { readonly url?: string | undefined; readonly data?: string | undefined }): RetentionConfig {
-  const c = checkSection<RetentionConfig>(validate, raw, ['retention']);
+  const c = checkSection<RetentionConfig>(retentionValidator, raw, ['retention']);
   throwFaults(within(['retention'], retentionFaults(c, database)));
   return c;
 }
