@@ -23,11 +23,11 @@ import {
   type Validator,
   type Wording,
 } from './config/schema-check.js';
-import { exportSchema, exportValidator, exportWording } from './export/options.js';
-import { PROVENANCE_KEEP_NULLS, provenanceFaults, provenanceSchema, provenanceValidator, provenanceWording } from './provenance/config.js';
-import { retentionFaults, retentionSchema, retentionValidator, type RetentionConfig } from './retention/config.js';
-import { cacheNodesSchema, cacheNodesValidator } from './cache-registry/config.js';
-import { playgroundSchema, playgroundValidator, playgroundWording } from './config/playground.js';
+import { exportSchema, exportValidator, exportWording, parseExportOptions, type ExportOptions } from './export/options.js';
+import { parseProvenanceConfig, PROVENANCE_KEEP_NULLS, provenanceFaults, provenanceSchema, provenanceValidator, provenanceWording, type ProvenanceConfig } from './provenance/config.js';
+import { parseRetentionConfig, retentionFaults, retentionSchema, retentionValidator, type RetentionConfig } from './retention/config.js';
+import { cacheNodesSchema, cacheNodesValidator, parseCacheNodesSection, type CacheNodesSettings } from './cache-registry/config.js';
+import { parsePlaygroundSection, playgroundSchema, playgroundValidator, playgroundWording, type PlaygroundSection } from './config/playground.js';
 
 export { ConfigError };
 
@@ -378,6 +378,41 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
     playground: faces['playground'],
     retention: faces['retention'],
   };
+}
+
+/** Every face's typed settings, as each face's parse function makes them from its section. */
+export interface FaceSettings {
+  readonly export: ExportOptions;
+  readonly provenance: ProvenanceConfig;
+  readonly cacheNodes: CacheNodesSettings;
+  readonly playground: PlaygroundSection;
+  readonly retention: RetentionConfig;
+}
+
+/**
+ * Checks every face section of a configuration (as `openServer` does before it opens the
+ * database) and returns the typed settings; one ConfigError names the faults of all sections.
+ */
+export function faceSettings(config: ServerConfig): FaceSettings {
+  const faults: Fault[] = [];
+  const settings = <T>(parse: () => T): T | undefined => {
+    try {
+      return parse();
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      faults.push(...e.faults);
+      return undefined;
+    }
+  };
+  const result = {
+    export: settings(() => parseExportOptions(config.export)),
+    provenance: settings(() => parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR)),
+    cacheNodes: settings(() => parseCacheNodesSection(config.cacheNodes)),
+    playground: settings(() => parsePlaygroundSection(config.playground)),
+    retention: settings(() => parseRetentionConfig(config.retention, config.database)),
+  };
+  throwFaults(faults);
+  return result as FaceSettings;
 }
 
 /** Why `server.publicUrl` cannot be used (an absolute http(s) URL without credentials, query or fragment), if it cannot. */

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { ConfigError, configFaults, configFromText, DEFAULT_LIMITS, serverConfigSchema } from '../../src/config.js';
+import { ConfigError, configFaults, configFromText, DEFAULT_LIMITS, faceSettings, parseConfig, serverConfigSchema } from '../../src/config.js';
 import { parseExportOptions } from '../../src/export/options.js';
 import { parseProvenanceConfig } from '../../src/provenance/config.js';
 import { parseRetentionConfig } from '../../src/retention/config.js';
@@ -132,6 +132,19 @@ describe('every section of the server configuration file', () => {
     expect(refusal('database:\n  url: postgres://db/x\nretention:\n  minFreeDiskPercent: 5').faults[0]).toMatchObject({ path: 'retention.minFreeDiskPercent', line: 4 });
     expect(refusal('server:\n  publicUrl: ftp://scans.example.com').faults[0]).toMatchObject({ path: 'server.publicUrl', line: 2, column: 14 });
     expect(refusal('server: [').faults[0]).toMatchObject({ path: '(file)', line: 1 });
+  });
+
+  it('a configuration built in code has its face sections checked together, before a server uses them', () => {
+    const config = parseConfig({ export: { gzipLevel: 0 }, cacheNodes: { offlineAfter: 60 }, retention: { maxAgeDays: 30 } });
+    let error: unknown;
+    try {
+      faceSettings(config);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).faults.map((f) => f.path)).toEqual(['export.gzipLevel', 'cacheNodes.offlineAfter']);
+    expect(faceSettings(parseConfig({ retention: { maxAgeDays: 30 } })).retention).toEqual({ maxAgeDays: 30 });
   });
 
   it('reads a setting without a value as its default', () => {
