@@ -5,7 +5,7 @@
 
 import { Ajv2020, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { isNode, LineCounter, parseDocument } from 'yaml';
+import { isNode, LineCounter, parseDocument, visit } from 'yaml';
 // The search language's "did you mean" (edit distance with adjacent transpositions, within a third
 // of the typed name), so every suggestion the product makes is computed alike.
 import { closest } from '../query/suggest.js';
@@ -259,7 +259,22 @@ export function parseSource(text: string): { readonly ok: true; readonly source:
       }),
     };
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // An alias whose anchor is missing, or aliases expanding past the limit: the YAML parses
+    // but has no value. Point at the first alias.
+    let at: number | undefined;
+    visit(doc, {
+      Alias(_key, node) {
+        at = node.range?.[0];
+        return visit.BREAK;
+      },
+    });
+    const pos = lineCounter.linePos(at ?? 0);
+    return { ok: false, faults: [{ path: '(file)', message: `not valid JSON or YAML: ${(e as Error).message.split('\n')[0]}`, line: pos.line, column: pos.col }] };
+  }
   const locate = (path: readonly (string | number)[]): { line?: number; column?: number } => {
     // A missing setting has no place of its own: point at the nearest enclosing one.
     let node: unknown = undefined;

@@ -16,6 +16,7 @@ import { parseRetentionConfig } from '../../src/retention/config.js';
 import { parseCacheNodesSection } from '../../src/cache-registry/config.js';
 import { parsePlaygroundSection } from '../../src/config/playground.js';
 import { cli } from '../cli/support.js';
+import { parseConfigText } from '../../src/cache-node/config.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -253,6 +254,36 @@ describe('laws of the configuration file', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('any text', () => {
+  it('is either a configuration or one ConfigError whose faults all have a line, never another error (property)', () => {
+    const sections = fc.constantFrom(...Object.keys(serverConfigSchema.properties), 'sever', 'limit');
+    const yamlish = fc.oneof(
+      fc.string(),
+      fc.jsonValue({ maxDepth: 4 }).map((v) => stringify(v)),
+      fc.dictionary(sections, fc.jsonValue({ maxDepth: 3 })).map((v) => stringify(v)),
+      fc.dictionary(sections, fc.dictionary(fc.constantFrom('port', 'workers', 'heartbeatMs', 'stores', 'pool', 'maxAgeDays', 'keys', 'x'), fc.jsonValue({ maxDepth: 2 }))).map((v) => stringify(v)),
+    );
+    fc.assert(
+      fc.property(yamlish, (text) => {
+        try {
+          configFromText(text, 'any.yaml');
+        } catch (e) {
+          expect(e).toBeInstanceOf(ConfigError);
+          for (const f of (e as ConfigError).faults) expect(f.line, f.path).toBeGreaterThanOrEqual(1);
+          expect((e as ConfigError).message).not.toContain('\n');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('an alias without its anchor is a fault at the alias, in both configuration files (it was a ReferenceError)', () => {
+    expect(refusal('server:\n  port: *missing').faults[0]).toMatchObject({ path: '(file)', line: 2, column: 9 });
+    const node = parseConfigText('version: 4\ncache: *missing\n');
+    expect(node.ok ? [] : node.faults).toMatchObject([{ path: '(file)', line: 2, column: 8 }]);
   });
 });
 
