@@ -215,7 +215,9 @@ const limitsSchema = {
 
 // The explicit interfaces above carry the documentation and the resolved shapes; these lines stop
 // the compile when a setting is added to a schema and not to its interface, or the other way round.
-const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof databaseSchema, DatabaseSection>, Agrees<typeof limitsSchema, Limits>] = [true, true, true];
+// (`auth` is left out: its resolved `signingKeys` is a union, not the file's string; `bes.port`
+// is null in the type where the file leaves it out.)
+const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof besSchema, BesSection>, Agrees<typeof databaseSchema, DatabaseSection>, Agrees<typeof limitsSchema, Limits>] = [true, true, true, true];
 void agrees;
 
 /** The limits when none is set: the schema's defaults. */

@@ -349,7 +349,7 @@ export type SettingsOf<S extends { readonly properties: object }> = { -readonly 
  */
 export type Agrees<S extends { readonly properties: object }, T> = [keyof S['properties']] extends [keyof T]
   ? [keyof T] extends [keyof S['properties']]
-    ? { [K in keyof T]-?: K extends keyof SettingsOf<S> ? (Exclude<T[K], undefined> extends SettingsOf<S>[K] ? true : false) : false }[keyof T] extends true
+    ? { [K in keyof T]-?: K extends keyof SettingsOf<S> ? (Exclude<T[K], undefined | null> extends SettingsOf<S>[K] ? true : false) : false }[keyof T] extends true
       ? true
       : never
     : never
