@@ -1,11 +1,35 @@
 // The server's configuration: one YAML file for everything an operator sets, overridable from the
-// command line. The server reads only its own sections; each face (`export`, `provenance`,
-// `cacheNodes`, `playground`) receives its section untouched as `unknown` and applies its own
-// defaults and checks, so adding a face never changes this file.
+// command line. The whole file has one JSON Schema (`serverConfigSchema`), made of one schema per
+// section: the server's own sections are here, each face's section lives with the face
+// (export/options.ts, provenance/config.ts, retention/config.ts, cache-registry/config.ts,
+// config/playground.ts). A file is checked against all of it, with line and column for every
+// fault, before anything else runs; src/config/schema-check.ts does the checking and wording.
 
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { DEFAULT_DATA_DIR, isPostgresUrl } from './db/database.js';
+import {
+  ConfigError,
+  compileSchema,
+  defaultsOf,
+  faultAt,
+  locateFaults,
+  parseSource,
+  schemaFaults,
+  throwFaults,
+  withoutNulls,
+  within,
+  type Agrees,
+  type Fault,
+  type Validator,
+  type Wording,
+} from './config/schema-check.js';
+import { exportSchema, exportValidator, exportWording, parseExportOptions, type ExportOptions } from './export/options.js';
+import { parseProvenanceConfig, PROVENANCE_KEEP_NULLS, provenanceFaults, provenanceSchema, provenanceValidator, provenanceWording, type ProvenanceConfig } from './provenance/config.js';
+import { parseRetentionConfig, retentionFaults, retentionSchema, retentionValidator, type RetentionConfig } from './retention/config.js';
+import { cacheNodesSchema, cacheNodesValidator, parseCacheNodesSection, type CacheNodesSettings } from './cache-registry/config.js';
+import { parsePlaygroundSection, playgroundSchema, playgroundValidator, playgroundWording, type PlaygroundSection } from './config/playground.js';
+
+export { ConfigError };
 
 export interface ServerSection {
   /**
@@ -86,7 +110,13 @@ export interface ServerConfig {
   readonly database: DatabaseSection;
   readonly auth: AuthSection;
   readonly limits: Limits;
-  /** Face sections, parsed by each face itself. */
+  /**
+   * Face sections as written (nulls removed). A file's are checked when it is read; each face
+   * turns its section into its typed settings with its parse function (parseExportOptions,
+   * parseProvenanceConfig, parseCacheNodesSection, parsePlaygroundConfig, parseRetentionConfig),
+   * which checks a section built in code by the same schema, and `openServer` calls them all
+   * before it opens the database.
+   */
   readonly export: unknown;
   readonly provenance: unknown;
   readonly cacheNodes: unknown;
@@ -95,39 +125,7 @@ export interface ServerConfig {
   readonly retention: unknown;
 }
 
-export const DEFAULT_LIMITS: Limits = {
-  maxBuildsDefault: 100,
-  maxBuildsMax: 1000,
-  maxWaitSecsDefault: 3,
-  maxWaitSecsMax: 20,
-  tokenDefaultHours: 2,
-  tokenMaxHours: 24,
-  accessKeyDefaultDays: 365,
-  requestBodyBytes: 1024 * 1024,
-  ingestBodyBytes: 256 * 1024 * 1024,
-  searchTimeoutMs: 10_000,
-};
 
-/** Upper bounds the API itself promises; an operator may lower a limit but never raise it past these. */
-const LIMIT_BOUNDS: Readonly<Record<keyof Limits, readonly [number, number]>> = {
-  maxBuildsDefault: [0, 1000],
-  maxBuildsMax: [0, 1000],
-  maxWaitSecsDefault: [1, 20],
-  maxWaitSecsMax: [1, 20],
-  tokenDefaultHours: [1, 24],
-  tokenMaxHours: [1, 24],
-  accessKeyDefaultDays: [1, 36500],
-  requestBodyBytes: [1024, 1024 ** 3],
-  ingestBodyBytes: [1024, 64 * 1024 ** 3],
-  searchTimeoutMs: [1, 600_000],
-};
-
-export const DEFAULT_PORT = 5080;
-export const DEFAULT_HOST = '127.0.0.1';
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
 /** Command-line settings, which win over the file. */
 export interface ConfigOverrides {
@@ -141,109 +139,296 @@ export interface ConfigOverrides {
   readonly besPort?: number;
 }
 
-/** Reads and checks a YAML configuration file (when given), then applies the overrides. */
-export function loadConfig(file?: string, overrides: ConfigOverrides = {}): ServerConfig {
-  let raw: unknown = {};
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new ConfigError(`Cannot read the configuration file ${file}: ${(e as Error).message}`);
-    }
-    try {
-      raw = parseYaml(text) ?? {};
-    } catch (e) {
-      throw new ConfigError(`${file} is not valid YAML: ${(e as Error).message}`);
-    }
-  }
-  return parseConfig(raw, overrides, file ?? 'configuration');
+export const DEFAULT_PORT = 5080;
+export const DEFAULT_HOST = '127.0.0.1';
+
+// ---- the schema of the whole file ---------------------------------------------------------------
+
+const portNumber = { type: 'integer', minimum: 0, maximum: 65_535 } as const;
+const MiB = 1024 * 1024;
+
+const serverSchema = {
+  description: 'The HTTP server.',
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    hostname: { description: 'Public name of this server; access tokens are issued for it.', type: 'string', minLength: 1, pattern: '\\S', default: 'localhost' },
+    host: { description: 'Listen address.', type: 'string', minLength: 1, default: DEFAULT_HOST },
+    port: { ...portNumber, description: 'Listen port (0 picks a free one).', default: DEFAULT_PORT },
+    workers: { description: 'Server processes sharing the port.', type: 'integer', minimum: 1, maximum: 64, default: 1 },
+    publicUrl: { description: 'The address people and tools reach this server at (http:// or https://, no query).', type: 'string', minLength: 1 },
+  },
+} as const;
+
+const besSchema = {
+  description: 'The Build Event Service (gRPC) endpoint for Bazel, on its own port; off without a port.',
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    port: { ...portNumber, description: 'Listen port (0 picks a free one); absent: the endpoint is off.' },
+    maxMessageBytes: { description: 'Largest accepted gRPC message in bytes.', type: 'integer', minimum: 4 * MiB, maximum: 2 ** 31 - 1, default: DEFAULT_BES_MAX_MESSAGE_BYTES },
+  },
+} as const;
+
+const databaseSchema = {
+  description: `The database: a data directory for the embedded SQLite database (default ${DEFAULT_DATA_DIR}) or a postgres:// URL, not both.`,
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    data: { description: 'Data directory of the embedded SQLite database.', type: 'string', minLength: 1 },
+    url: { description: 'postgres:// URL; several server processes may share one PostgreSQL database.', type: 'string', minLength: 1 },
+  },
+} as const;
+
+const authSchema = {
+  description: 'Authentication.',
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    signingKeys: { description: '"database" (shared by every process over the database) or a directory holding the key.', type: 'string', minLength: 1, default: 'database' },
+  },
+} as const;
+
+/** Every bound is one the API itself promises: an operator may lower a limit, never raise it past them. */
+const limitsSchema = {
+  description: 'Limits of the REST API.',
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    maxBuildsDefault: { description: 'Builds per GET /api/builds response when maxBuilds is not given.', type: 'integer', minimum: 0, maximum: 1000, default: 100 },
+    maxBuildsMax: { description: 'Largest accepted maxBuilds.', type: 'integer', minimum: 0, maximum: 1000, default: 1000 },
+    maxWaitSecsDefault: { description: 'Long-poll wait when maxWaitSecs is not given.', type: 'integer', minimum: 1, maximum: 20, default: 3 },
+    maxWaitSecsMax: { description: 'Largest accepted maxWaitSecs.', type: 'integer', minimum: 1, maximum: 20, default: 20 },
+    tokenDefaultHours: { description: 'Default access token lifetime.', type: 'integer', minimum: 1, maximum: 24, default: 2 },
+    tokenMaxHours: { description: 'Largest accepted expiresInHours.', type: 'integer', minimum: 1, maximum: 24, default: 24 },
+    accessKeyDefaultDays: { description: 'Lifetime of a new access key when none is given.', type: 'integer', minimum: 1, maximum: 36_500, default: 365 },
+    requestBodyBytes: { description: 'Largest request body other than build ingest, in bytes.', type: 'integer', minimum: 1024, maximum: 1024 ** 3, default: MiB },
+    ingestBodyBytes: { description: 'Largest NDJSON ingest body, in bytes.', type: 'integer', minimum: 1024, maximum: 64 * 1024 ** 3, default: 256 * MiB },
+    searchTimeoutMs: { description: 'Time limit of one search statement, in ms.', type: 'integer', minimum: 1, maximum: 600_000, default: 10_000 },
+  },
+} as const;
+
+// The explicit interfaces above carry the documentation and the resolved shapes; these lines stop
+// the compile when a setting is added to a schema and not to its interface, or the other way round.
+// (`auth` is left out: its resolved `signingKeys` is a union, not the file's string; `bes.port`
+// is null in the type where the file leaves it out.)
+const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof besSchema, BesSection>, Agrees<typeof databaseSchema, DatabaseSection>, Agrees<typeof limitsSchema, Limits>] = [true, true, true, true];
+void agrees;
+
+/** The limits when none is set: the schema's defaults. */
+export const DEFAULT_LIMITS = defaultsOf(limitsSchema) as unknown as Limits;
+
+const SECTIONS = {
+  server: serverSchema,
+  bes: besSchema,
+  database: databaseSchema,
+  auth: authSchema,
+  limits: limitsSchema,
+  export: exportSchema,
+  provenance: provenanceSchema,
+  cacheNodes: cacheNodesSchema,
+  playground: playgroundSchema,
+  retention: retentionSchema,
+} as const;
+
+export const SERVER_SCHEMA_ID = 'https://buildscope.dev/schema/server-config.schema.json';
+
+/**
+ * The JSON Schema of the server's configuration file, committed as schema/server-config.schema.json.
+ * At run time each section is checked by its own validator (below), so no schema is compiled twice.
+ */
+export const serverConfigSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: SERVER_SCHEMA_ID,
+  title: 'Buildscope server configuration',
+  description: 'A setting written without a value (null) means its default.',
+  type: 'object',
+  additionalProperties: false,
+  properties: SECTIONS,
+} as const;
+
+/** Each face section's validator and wording, as the face's own parse function uses them. */
+const FACES: Readonly<Record<'export' | 'provenance' | 'cacheNodes' | 'playground' | 'retention', { readonly validate: Validator; readonly wording?: Wording }>> = {
+  export: { validate: exportValidator, wording: exportWording },
+  provenance: { validate: provenanceValidator, wording: provenanceWording },
+  cacheNodes: { validate: cacheNodesValidator },
+  playground: { validate: playgroundValidator, wording: playgroundWording },
+  retention: { validate: retentionValidator },
+};
+
+/** The top level and the server's own sections; a face section may be anything here (see parseConfig). */
+const validateOwn = compileSchema({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...SECTIONS, ...Object.fromEntries(Object.keys(FACES).map((f) => [f, true])) },
+});
+
+const ownWording: Wording = { pattern: (segments) => (segments[0] === 'server' ? 'must not be empty' : undefined) };
+
+/** Names in the file whose entries are the operator's own names (a null entry is kept). */
+const KEEP_NULLS = PROVENANCE_KEEP_NULLS;
+
+interface CheckedFile {
+  server: { hostname: string; host: string; port: number; workers: number; publicUrl?: string };
+  bes: { port?: number; maxMessageBytes: number };
+  database: { data?: string; url?: string };
+  auth: { signingKeys: string };
+  limits: Limits;
+  export?: unknown;
+  provenance?: { stores?: { id?: unknown }[] };
+  cacheNodes?: unknown;
+  playground?: unknown;
+  retention?: RetentionConfig;
 }
 
-/** Checks a configuration object (as read from YAML) and fills in the defaults. */
-export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where = 'configuration'): ServerConfig {
-  const top = asObject(raw, where);
-  const known = ['server', 'bes', 'database', 'auth', 'limits', 'export', 'provenance', 'cacheNodes', 'playground', 'retention'];
-  for (const k of Object.keys(top)) {
-    if (!known.includes(k)) throw new ConfigError(`${where}: unknown section '${k}' (known: ${known.join(', ')})`);
+/** What the schema cannot say about the server's own sections (paths from the top of the file). */
+function ownFaults(c: CheckedFile): Fault[] {
+  const faults: Fault[] = [];
+  if (c.server.publicUrl !== undefined) {
+    const problem = publicUrlProblem(c.server.publicUrl);
+    if (problem !== undefined) faults.push(faultAt(['server', 'publicUrl'], problem));
   }
-
-  const s = asObject(top['server'] ?? {}, 'server');
-  noUnknown(s, ['hostname', 'host', 'port', 'workers', 'publicUrl'], 'server');
-  const host = overrides.host ?? optString(s, 'host', 'server') ?? DEFAULT_HOST;
-  const port = overrides.port ?? optInt(s, 'port', 'server', 0, 65535) ?? DEFAULT_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`server.port: ${port} is not a port number`);
-  const workers = overrides.workers ?? optInt(s, 'workers', 'server', 1, 64) ?? 1;
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`server.workers: ${workers} is not a number of processes from 1 to 64`);
-  const hostname = overrides.hostname ?? optString(s, 'hostname', 'server') ?? 'localhost';
-  if (hostname.trim() === '') throw new ConfigError('server.hostname must not be empty');
-  const publicUrl = parsePublicUrl(optString(s, 'publicUrl', 'server'));
-
-  const b = asObject(top['bes'] ?? {}, 'bes');
-  noUnknown(b, ['port', 'maxMessageBytes'], 'bes');
-  const besPort = overrides.besPort ?? optInt(b, 'port', 'bes', 0, 65535) ?? null;
-  if (besPort !== null && (!Number.isInteger(besPort) || besPort < 0 || besPort > 65535)) throw new ConfigError(`bes.port: ${besPort} is not a port number`);
-  const bes: BesSection = { port: besPort, maxMessageBytes: optInt(b, 'maxMessageBytes', 'bes', 4 * 1024 * 1024, 2 ** 31 - 1) ?? DEFAULT_BES_MAX_MESSAGE_BYTES };
-
-  const d = asObject(top['database'] ?? {}, 'database');
-  noUnknown(d, ['data', 'url'], 'database');
-  let data = optString(d, 'data', 'database');
-  let url = optString(d, 'url', 'database');
-  if (overrides.url !== undefined) {
-    url = overrides.url;
-    data = undefined;
-  } else if (overrides.data !== undefined) {
-    data = overrides.data;
-    url = undefined;
+  if (c.database.data !== undefined && c.database.url !== undefined) faults.push(faultAt(['database'], 'give either data or url, not both'));
+  if (c.database.url !== undefined && !isPostgresUrl(c.database.url)) faults.push(faultAt(['database', 'url'], `not a postgres:// URL: ${c.database.url}`));
+  for (const [value, max] of [
+    ['maxBuildsDefault', 'maxBuildsMax'],
+    ['maxWaitSecsDefault', 'maxWaitSecsMax'],
+    ['tokenDefaultHours', 'tokenMaxHours'],
+  ] as const) {
+    if (c.limits[value] > c.limits[max]) faults.push(faultAt(['limits', value], `is ${c.limits[value]}, which exceeds limits.${max} (${c.limits[max]})`));
   }
-  if (url !== undefined && data !== undefined) throw new ConfigError('database: give either data or url, not both');
-  if (url !== undefined && !isPostgresUrl(url)) throw new ConfigError(`database.url: not a postgres:// URL: ${url}`);
-  const database: DatabaseSection = url !== undefined ? { url } : { data: data ?? DEFAULT_DATA_DIR };
+  return faults;
+}
 
-  const a = asObject(top['auth'] ?? {}, 'auth');
-  noUnknown(a, ['signingKeys'], 'auth');
-  const sk = optString(a, 'signingKeys', 'auth') ?? 'database';
-  const signingKeys: SigningKeys = sk === 'database' ? { kind: 'database' } : { kind: 'directory', path: sk };
-
-  const l = asObject(top['limits'] ?? {}, 'limits');
-  noUnknown(l, Object.keys(DEFAULT_LIMITS), 'limits');
-  const limits = { ...DEFAULT_LIMITS } as Record<keyof Limits, number>;
-  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
-    const [min, max] = LIMIT_BOUNDS[key];
-    const v = optInt(l, key, 'limits', min, max);
-    if (v !== undefined) limits[key] = v;
+/** Faults of a whole file's value: the schema first, then (on a file the schema accepts) what it cannot say. */
+export function configFaults(value: unknown): Fault[] {
+  const checked = structuredClone(withoutNulls(value ?? {}, KEEP_NULLS));
+  const faults = schemaFaults(validateOwn, checked, ownWording);
+  if (checked === null || typeof checked !== 'object' || Array.isArray(checked)) return faults;
+  for (const [name, face] of Object.entries(FACES)) {
+    const section = (checked as Record<string, unknown>)[name];
+    if (section !== undefined) faults.push(...within([name], schemaFaults(face.validate, section, face.wording)));
   }
-  if (limits.maxBuildsDefault > limits.maxBuildsMax) throw new ConfigError('limits.maxBuildsDefault exceeds limits.maxBuildsMax');
-  if (limits.maxWaitSecsDefault > limits.maxWaitSecsMax) throw new ConfigError('limits.maxWaitSecsDefault exceeds limits.maxWaitSecsMax');
-  if (limits.tokenDefaultHours > limits.tokenMaxHours) throw new ConfigError('limits.tokenDefaultHours exceeds limits.tokenMaxHours');
+  if (faults.length > 0) return faults;
+  const c = checked as CheckedFile;
+  return [...ownFaults(c), ...within(['provenance'], provenanceFaults(c.provenance ?? {})), ...within(['retention'], retentionFaults(c.retention ?? {}, c.database))];
+}
 
+/**
+ * Reads and checks a YAML configuration file (when given), then applies the overrides. Every
+ * section, the faces' included, is checked here, before anything else runs; each fault names its
+ * line and column.
+ */
+export function loadConfig(file?: string, overrides: ConfigOverrides = {}): ServerConfig {
+  if (file === undefined) return parseConfig({}, overrides);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`Cannot read the configuration file ${file}: ${(e as Error).message}`);
+  }
+  return configFromText(text, file, overrides);
+}
+
+/** The same, from the text of a file; `where` names it in messages. */
+export function configFromText(text: string, where: string, overrides: ConfigOverrides = {}): ServerConfig {
+  const parsed = parseSource(text);
+  if (!parsed.ok) throw new ConfigError(parsed.faults, where);
+  throwFaults(locateFaults(configFaults(parsed.source.value), parsed.source), where);
+  return parseConfig(parsed.source.value, overrides, where);
+}
+
+/**
+ * Checks a configuration object (as read from YAML) and fills in the defaults. The server's own
+ * sections are checked here; a face section is handed on as given (nulls removed) and checked by
+ * its face's parse function, which `startServer` calls for every face before it opens the
+ * database. (loadConfig has checked the faces of a file already.)
+ */
+export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where?: string): ServerConfig {
+  const value = withoutNulls(raw ?? {}, KEEP_NULLS);
+  const checked = structuredClone(value) as CheckedFile;
+  throwFaults(schemaFaults(validateOwn, checked, ownWording), where);
+
+  // Command-line settings win; they are checked by the same schema as the file's.
+  const s = checked.server;
+  if (overrides.host !== undefined) s.host = overrides.host;
+  if (overrides.port !== undefined) s.port = overrides.port;
+  if (overrides.workers !== undefined) s.workers = overrides.workers;
+  if (overrides.hostname !== undefined) s.hostname = overrides.hostname;
+  if (overrides.besPort !== undefined) checked.bes.port = overrides.besPort;
+  if (overrides.url !== undefined) checked.database = { url: overrides.url };
+  else if (overrides.data !== undefined) checked.database = { data: overrides.data };
+  throwFaults(schemaFaults(validateOwn, checked, ownWording), 'command line');
+  throwFaults(ownFaults(checked), where);
+
+  const { database, bes, auth, limits } = checked;
+  const faces = value as Record<string, unknown>;
   return {
-    server: { hostname, host, port, workers, ...(publicUrl !== undefined ? { publicUrl } : {}) },
-    bes,
-    database,
-    auth: { signingKeys },
+    server: { hostname: s.hostname, host: s.host, port: s.port, workers: s.workers, ...(s.publicUrl !== undefined ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}) },
+    bes: { port: bes.port ?? null, maxMessageBytes: bes.maxMessageBytes },
+    database: database.url !== undefined ? { url: database.url } : { data: database.data ?? DEFAULT_DATA_DIR },
+    auth: { signingKeys: auth.signingKeys === 'database' ? { kind: 'database' } : { kind: 'directory', path: auth.signingKeys } },
     limits,
-    export: top['export'],
-    provenance: top['provenance'],
-    cacheNodes: top['cacheNodes'],
-    playground: top['playground'],
-    retention: top['retention'],
+    export: faces['export'],
+    provenance: faces['provenance'],
+    cacheNodes: faces['cacheNodes'],
+    playground: faces['playground'],
+    retention: faces['retention'],
   };
 }
 
-/** `server.publicUrl`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
-function parsePublicUrl(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
+/** Every face's typed settings, as each face's parse function makes them from its section. */
+export interface FaceSettings {
+  readonly export: ExportOptions;
+  readonly provenance: ProvenanceConfig;
+  readonly cacheNodes: CacheNodesSettings;
+  readonly playground: PlaygroundSection;
+  readonly retention: RetentionConfig;
+}
+
+/**
+ * Checks every face section of a configuration (as `openServer` does before it opens the
+ * database) and returns the typed settings; one ConfigError names the faults of all sections.
+ */
+export function faceSettings(config: ServerConfig): FaceSettings {
+  const faults: Fault[] = [];
+  const settings = <T>(parse: () => T): T | undefined => {
+    try {
+      return parse();
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      faults.push(...e.faults);
+      return undefined;
+    }
+  };
+  const result = {
+    export: settings(() => parseExportOptions(config.export)),
+    provenance: settings(() => parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR)),
+    cacheNodes: settings(() => parseCacheNodesSection(config.cacheNodes)),
+    playground: settings(() => parsePlaygroundSection(config.playground)),
+    retention: settings(() => parseRetentionConfig(config.retention, config.database)),
+  };
+  throwFaults(faults);
+  return result as FaceSettings;
+}
+
+/** Why `server.publicUrl` cannot be used (an absolute http(s) URL without credentials, query or fragment), if it cannot. */
+function publicUrlProblem(text: string): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(`server.publicUrl: not an absolute URL: ${JSON.stringify(text)} (expected e.g. https://scans.example.com)`);
+    return `not an absolute URL: ${JSON.stringify(text)} (expected e.g. https://scans.example.com)`;
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new ConfigError(`server.publicUrl: expected an http:// or https:// address without credentials, query or fragment, got ${JSON.stringify(text)}`);
+    return `expected an http:// or https:// address without credentials, query or fragment, got ${JSON.stringify(text)}`;
   }
-  return url.href.replace(/\/+$/, '');
+  return undefined;
 }
 
 /**
@@ -262,32 +447,6 @@ export function publicUrlOf(server: ServerSection, listening: { address: string;
 /** The configuration with every default: what a server started without a file uses. */
 export function defaultConfig(overrides: ConfigOverrides = {}): ServerConfig {
   return parseConfig({}, overrides);
-}
-
-function asObject(v: unknown, where: string): Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(`${where} must be a mapping`);
-  return v as Record<string, unknown>;
-}
-
-function noUnknown(o: Record<string, unknown>, known: readonly string[], where: string): void {
-  for (const k of Object.keys(o)) {
-    if (!known.includes(k)) throw new ConfigError(`${where}: unknown setting '${k}' (known: ${known.join(', ')})`);
-  }
-}
-
-function optString(o: Record<string, unknown>, key: string, where: string): string | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new ConfigError(`${where}.${key} must be a string`);
-  return v;
-}
-
-function optInt(o: Record<string, unknown>, key: string, where: string, min: number, max: number): number | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new ConfigError(`${where}.${key} must be an integer`);
-  if (v < min || v > max) throw new ConfigError(`${where}.${key} must be between ${min} and ${max}, got ${v}`);
-  return v;
 }
 
 /** Options every server-side command accepts. */

@@ -5,11 +5,8 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { ServerConfig } from './config.js';
-import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.js';
-import { parseExportOptions } from './export/options.js';
-import { parseProvenanceConfig } from './provenance/config.js';
-import { parseCacheNodesSection } from './cache-registry/registry.js';
+import { faceSettings, type ServerConfig } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { openBuildStore } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
@@ -19,12 +16,12 @@ import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
 import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
-import { parsePlaygroundConfig, playgroundPlugin } from './http/playground-plugin.js';
+import { playgroundPlugin } from './http/playground-plugin.js';
 import type { BesServer } from './bes/server.js';
 import { besLinksPlugin } from './http/bes-links-plugin.js';
 import { sessionPlugin } from './http/session-plugin.js';
 import { webPlugin } from './http/web-plugin.js';
-import { parseRetentionConfig, retentionEnabled } from './retention/config.js';
+import { retentionEnabled } from './retention/config.js';
 import { RetentionJob } from './retention/job.js';
 
 export interface StartOptions {
@@ -65,26 +62,16 @@ interface OpenedServer {
 }
 
 /**
- * Every face section of the configuration, checked before anything touches the database: a
- * mistake in one must not leave a half-prepared first start behind (a migrated database whose
- * generated administrator password was never shown).
- */
-export function checkFaceSections(config: ServerConfig): void {
-  parseExportOptions(config.export);
-  parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
-  parseCacheNodesSection(config.cacheNodes);
-  parsePlaygroundConfig(config.playground);
-  parseRetentionConfig(config.retention, config.database);
-}
-
-/**
  * Everything but listening, in an order that keeps a failed start harmless: the configuration is
  * checked, then the database, store and auth are opened and the app with its faces is made ready;
  * only then does a first start create the administrator and load demo builds.
  */
 async function openServer(options: StartOptions, logger: Logger): Promise<OpenedServer> {
   const { config } = options;
-  checkFaceSections(config);
+  // Every face section, checked before anything touches the database: a mistake in one must not
+  // leave a half-prepared first start behind (a migrated database whose generated administrator
+  // password was never shown).
+  const faces = faceSettings(config);
   const database = await openDatabase(config.database);
   let store: BuildStore | undefined;
   let app: FastifyInstance | undefined;
@@ -95,7 +82,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
     store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
-    const retentionConfig = parseRetentionConfig(config.retention, config.database);
+    const retentionConfig = faces.retention;
     retention = retentionEnabled(retentionConfig)
       ? new RetentionJob({
           store,

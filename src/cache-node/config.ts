@@ -2,7 +2,7 @@
 // schema with ajv, turn every fault into a message a person can act on, then resolve defaults.
 
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument, isNode } from 'yaml';
+import { dotted, locateFaults, parseSource } from '../config/schema-check.js';
 import { formatFaults, schemaFaults, type Fault } from './faults.js';
 import { parseHashedSecret, type ParsedHashedSecret } from './secret.js';
 
@@ -61,27 +61,10 @@ export type ConfigResult =
 
 /** Parses and validates the text of a configuration file (JSON or YAML; YAML 1.2 reads JSON). */
 export function parseConfigText(text: string): ConfigResult {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      faults: doc.errors.map((e) => {
-        const pos = lineCounter.linePos(e.pos[0]);
-        return { path: '(file)', message: `not valid JSON or YAML: ${e.message.split('\n')[0]}`, line: pos.line, column: pos.col };
-      }),
-    };
-  }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
-  const located = (path: readonly (string | number)[]): { line?: number; column?: number } => {
-    // A missing property has no place of its own: point at the nearest enclosing one.
-    let node: unknown = undefined;
-    for (let n = path.length; n >= 0 && !isNode(node); n--) node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (!isNode(node) || !node.range) return {};
-    const pos = lineCounter.linePos(node.range[0]);
-    return { line: pos.line, column: pos.col };
-  };
-  const faults = [...schemaFaults(value), ...semanticFaults(value)].map((f) => ({ ...f, ...located(f.segments ?? []) }));
+  const parsed = parseSource(text);
+  if (!parsed.ok) return parsed;
+  const { value } = parsed.source;
+  const faults = locateFaults([...schemaFaults(value), ...semanticFaults(value)], parsed.source);
   if (faults.length > 0) return { ok: false, faults };
   return { ok: true, config: resolve(value as FileV4) };
 }
@@ -96,7 +79,7 @@ export async function loadConfigFile(file: string): Promise<ConfigResult> {
   return parseConfigText(text);
 }
 
-export { formatFaults };
+export { dotted, formatFaults };
 
 // ---- the file as the schema guarantees it -------------------------------------------------------
 
@@ -146,13 +129,6 @@ function semanticFaults(value: unknown): Fault[] {
     }
   }
   return faults;
-}
-
-export function dotted(segments: readonly (string | number)[]): string {
-  if (segments.length === 0) return '(root)';
-  return segments
-    .map((s, i) => (typeof s === 'number' ? `[${s}]` : /^[A-Za-z_$][\w$-]*$/.test(s) ? `${i === 0 ? '' : '.'}${s}` : `[${JSON.stringify(s)}]`))
-    .join('');
 }
 
 function resolve(file: FileV4): NodeConfig {

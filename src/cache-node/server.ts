@@ -19,6 +19,7 @@ import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { createLogger, type Logger } from '../log.js';
 import type { FailureLimiterOptions, HashGateOptions } from '../auth/hash-gate.js';
 import { formatFaults, loadConfigFile, type NodeConfig } from './config.js';
+import { ConfigError } from '../config/schema-check.js';
 import type { Registrar } from './registration.js';
 import { continueUpload, handleGet, handlePut } from './entries.js';
 import { handlePage } from './pages.js';
@@ -82,7 +83,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const clock = options.clock ?? Date.now;
   const configFile = resolvePath(options.configFile);
   const first = await loadConfigFile(configFile);
-  if (!first.ok) throw new Error(`Invalid configuration file ${configFile}:\n${formatFaults(first.faults)}`);
+  if (!first.ok) throw new ConfigError(first.faults, configFile);
   const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
   const node = new NodeState({ store, config: first.config, logger, clock, reportIntervalMs: options.reportIntervalMs ?? 60_000, passwordChecks: options.passwordChecks });
   const metrics = nodeMetrics(() => node.status());

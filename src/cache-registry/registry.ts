@@ -185,18 +185,3 @@ export class CacheRegistry {
     };
   }
 }
-
-/** The server configuration's `cacheNodes` section. */
-export interface CacheNodesSettings {
-  readonly offlineAfterSeconds: number;
-}
-
-export function parseCacheNodesSection(section: unknown): CacheNodesSettings {
-  if (section === undefined || section === null) return { offlineAfterSeconds: 300 };
-  if (typeof section !== 'object' || Array.isArray(section)) throw new Error('cacheNodes: must be an object');
-  const s = section as Record<string, unknown>;
-  for (const k of Object.keys(s)) if (k !== 'offlineAfterSeconds') throw new Error(`cacheNodes.${k}: unknown setting (known: offlineAfterSeconds)`);
-  const v = s['offlineAfterSeconds'] ?? 300;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`cacheNodes.offlineAfterSeconds: must be an integer >= 1, found ${JSON.stringify(v)}`);
-  return { offlineAfterSeconds: v };
-}

@@ -1,4 +1,5 @@
-// The `export` section of the server configuration, parsed here (each face owns its section).
+// The `export` section of the server configuration: its JSON Schema (names, ranges, defaults) is
+// the one place each setting is made; src/config.ts puts it into the schema of the whole file.
 //
 //   export:
 //     heartbeatMs: 10000        # SSE comment sent this often while a stream is idle-waiting
@@ -6,6 +7,8 @@
 //     anonymousAccess: false    # serve unauthenticated requests (seed 001: disabled by default)
 //     corsOrigins: '*'          # origins allowed for bearer-authenticated browser clients
 //     gzipLevel: 1              # zlib level for Accept-Encoding: gzip (1 fastest .. 9 smallest)
+
+import { checkSection, compileSchema, defaultsOf, type Agrees, type Wording } from '../config/schema-check.js';
 
 export interface ExportOptions {
   readonly heartbeatMs: number;
@@ -20,58 +23,40 @@ export interface ExportOptions {
   readonly gzipLevel: number;
 }
 
-export const DEFAULT_EXPORT_OPTIONS: ExportOptions = {
-  heartbeatMs: 10_000,
-  retryAfterSeconds: 5,
-  anonymousAccess: false,
-  corsOrigins: '*',
-  gzipLevel: 1,
+const ORIGIN = '^https?://[^/\\s]+$';
+
+export const exportSchema = {
+  description: 'The SSE export API.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    heartbeatMs: { description: 'SSE comment sent this often while a stream waits, in ms.', type: 'integer', minimum: 10, maximum: 3_600_000, default: 10_000 },
+    retryAfterSeconds: { description: 'Retry-After of the 503 answered while a build is being stored.', type: 'integer', minimum: 1, maximum: 86_400, default: 5 },
+    anonymousAccess: { description: 'Serve unauthenticated requests.', type: 'boolean', default: false },
+    corsOrigins: {
+      description: "'*' or the origins (scheme://host[:port]) that may read bearer-authenticated responses.",
+      type: ['string', 'array'],
+      default: '*',
+      if: { type: 'string' },
+      then: { const: '*' },
+      else: { items: { type: 'string', pattern: ORIGIN } },
+    },
+    gzipLevel: { description: 'zlib level of gzip-encoded streams (1 fastest .. 9 smallest).', type: 'integer', minimum: 1, maximum: 9, default: 1 },
+  },
+} as const;
+
+const agrees: Agrees<typeof exportSchema, ExportOptions> = true;
+void agrees;
+
+export const exportWording: Wording = {
+  pattern: (segments) => (segments.includes('corsOrigins') ? 'must be an origin like https://dash.example.com (scheme and host, no path)' : undefined),
 };
 
-export class ExportConfigError extends Error {
-  override readonly name = 'ExportConfigError';
-}
+export const exportValidator = compileSchema(exportSchema);
 
-function positiveInteger(key: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ExportConfigError(`export.${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
+export const DEFAULT_EXPORT_OPTIONS = defaultsOf(exportSchema) as unknown as ExportOptions;
 
-/** Parses the config section (absent: defaults). Throws ExportConfigError naming the faulty key. */
+/** Checks the section (absent: defaults); throws a ConfigError naming each faulty setting. */
 export function parseExportOptions(section: unknown): ExportOptions {
-  if (section === undefined || section === null) return DEFAULT_EXPORT_OPTIONS;
-  if (typeof section !== 'object' || Array.isArray(section)) {
-    throw new ExportConfigError(`export must be a mapping, got ${Array.isArray(section) ? 'a list' : typeof section}`);
-  }
-  let options: ExportOptions = DEFAULT_EXPORT_OPTIONS;
-  for (const [key, value] of Object.entries(section as Record<string, unknown>)) {
-    switch (key) {
-      case 'heartbeatMs':
-        options = { ...options, heartbeatMs: positiveInteger(key, value, 10, 3_600_000) };
-        break;
-      case 'retryAfterSeconds':
-        options = { ...options, retryAfterSeconds: positiveInteger(key, value, 1, 86_400) };
-        break;
-      case 'anonymousAccess':
-        if (typeof value !== 'boolean') throw new ExportConfigError(`export.anonymousAccess must be true or false, got ${JSON.stringify(value)}`);
-        options = { ...options, anonymousAccess: value };
-        break;
-      case 'corsOrigins':
-        if (value === '*') options = { ...options, corsOrigins: '*' };
-        else if (Array.isArray(value) && value.every((o) => typeof o === 'string' && /^https?:\/\/[^/\s]+$/.test(o))) {
-          options = { ...options, corsOrigins: value as string[] };
-        } else {
-          throw new ExportConfigError(`export.corsOrigins must be '*' or a list of origins like https://dash.example.com, got ${JSON.stringify(value)}`);
-        }
-        break;
-      case 'gzipLevel':
-        options = { ...options, gzipLevel: positiveInteger(key, value, 1, 9) };
-        break;
-      default:
-        throw new ExportConfigError(`export.${key} is not a setting; known: heartbeatMs, retryAfterSeconds, anonymousAccess, corsOrigins, gzipLevel`);
-    }
-  }
-  return options;
+  return checkSection<ExportOptions>(exportValidator, section, ['export'], exportWording);
 }

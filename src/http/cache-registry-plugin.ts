@@ -10,7 +10,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
-import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, parseCacheNodesSection, reportProblem } from '../cache-registry/registry.js';
+import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, reportProblem } from '../cache-registry/registry.js';
+import { parseCacheNodesSection } from '../cache-registry/config.js';
 
 const reportBody = {
   type: 'object',

@@ -18,6 +18,7 @@ import type { FacePluginOptions } from './context.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { explainSql } from '../sql/index.js';
+import { parsePlaygroundSection } from '../config/playground.js';
 
 /** The `playground` section of the server configuration. */
 export interface PlaygroundConfig {
@@ -34,24 +35,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** src/http/ and dist/http/ both sit two levels below the package root. */
 export const DEFAULT_PLAYGROUND_ROOT = resolve(here, '../../dist/playground');
 
-export class PlaygroundConfigError extends Error {
-  override readonly name = 'PlaygroundConfigError';
-}
-
 /** Checks the `playground` section (as read from YAML, possibly absent) and fills in defaults. */
 export function parsePlaygroundConfig(section: unknown): PlaygroundConfig {
-  if (section === undefined || section === null) return { enabled: true, root: DEFAULT_PLAYGROUND_ROOT };
-  if (typeof section !== 'object' || Array.isArray(section)) throw new PlaygroundConfigError('playground must be a mapping');
-  const s = section as Record<string, unknown>;
-  for (const k of Object.keys(s)) {
-    if (k !== 'enabled' && k !== 'root') throw new PlaygroundConfigError(`playground: unknown setting '${k}' (known: enabled, root)`);
-  }
-  if (s['enabled'] !== undefined && typeof s['enabled'] !== 'boolean') throw new PlaygroundConfigError('playground.enabled must be true or false');
-  if (s['root'] !== undefined && (typeof s['root'] !== 'string' || s['root'].trim() === '')) throw new PlaygroundConfigError('playground.root must be a directory path');
-  return {
-    enabled: (s['enabled'] as boolean | undefined) ?? true,
-    root: s['root'] !== undefined ? resolve(s['root'] as string) : DEFAULT_PLAYGROUND_ROOT,
-  };
+  const s = parsePlaygroundSection(section);
+  return { enabled: s.enabled, root: s.root ?? DEFAULT_PLAYGROUND_ROOT };
 }
 
 /** A JSON view of the checked AST: each field as its name, type and tool instead of the whole catalog entry. */

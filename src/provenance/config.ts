@@ -1,7 +1,10 @@
-// The `provenance` section of the server configuration, with its defaults. Parsed here from
-// `unknown`; every mistake names its path.
+// The `provenance` section of the server configuration: its JSON Schema (names, ranges, defaults)
+// is the one place each setting is made; src/config.ts puts it into the schema of the whole file.
+// What a schema cannot say (a store configured twice; paths relative to the working directory and
+// defaults below the data directory) is done here after the schema check.
 
 import { isAbsolute, join, resolve } from 'node:path';
+import { checkSection, compileSchema, faultAt, throwFaults, within, type Fault } from '../config/schema-check.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm, type KeyConfig } from './keys.js';
 import type { RepositoryStoreOptions } from './stores/repository-store.js';
 import { INSTANCE } from './stores/store.js';
@@ -30,46 +33,119 @@ export interface ProvenanceConfig {
   readonly repositoryAccess: Readonly<Record<string, readonly string[]>>;
 }
 
-export class ProvenanceConfigError extends Error {
-  override readonly name = 'ProvenanceConfigError';
-}
-
-type Obj = Record<string, unknown>;
-
-function obj(v: unknown, where: string): Obj {
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new ProvenanceConfigError(`${where} must be a mapping`);
-  return v as Obj;
-}
-
-function known(o: Obj, keys: readonly string[], where: string): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new ProvenanceConfigError(`${where}: unknown setting '${k}' (known: ${keys.join(', ')})`);
-}
-
-function str(o: Obj, k: string, where: string): string | undefined {
-  const v = o[k];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || v === '') throw new ProvenanceConfigError(`${where}.${k} must be a non-empty string`);
-  return v;
-}
-
-function int(o: Obj, k: string, where: string, min: number, max: number): number | undefined {
-  const v = o[k];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new ProvenanceConfigError(`${where}.${k} must be an integer from ${min} to ${max}`);
-  }
-  return v;
-}
-
-function strList(o: Obj, k: string, where: string): string[] {
-  const v = o[k];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')) throw new ProvenanceConfigError(`${where}.${k} must be a list of strings`);
-  return v as string[];
-}
-
 export const DEFAULT_POOL = { size: 16, queue: 256 } as const;
+/** Defaults of a `repo:` store (in the schema's descriptions: ajv fills no defaults inside if/then). */
+const REPO_DEFAULTS = { listCacheMs: 1000, timeoutMs: 10_000 } as const;
+
+const text = { type: 'string', minLength: 1 } as const;
+const paths = { type: 'array', items: text, default: [] } as const;
+
+export const provenanceSchema = {
+  description: 'The provenance service: signing keys, attestation stores, policies.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    keys: {
+      description: 'Signing and verification keys.',
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        algorithm: { description: 'Algorithm of generated keys.', type: 'string', enum: [...KEY_ALGORITHMS], default: 'ed25519' },
+        directory: { ...text, description: 'Directory of own keys (default: <data>/provenance/keys).' },
+        files: { ...paths, description: 'Further private key files (PEM).' },
+        active: { ...text, description: 'keyid of the key that signs (default: the newest).' },
+        trusted: { ...paths, description: 'Public keys (PEM) trusted for verification only.' },
+      },
+    },
+    stores: {
+      description: 'Attestation stores, obj:<name> (a directory) or repo:<name> (an HTTP repository).',
+      type: 'array',
+      minItems: 1,
+      default: [{ id: 'obj:default' }],
+      items: {
+        type: 'object',
+        required: ['id'],
+        properties: { id: { type: 'string', pattern: INSTANCE.source } },
+        // if/then rather than oneOf: a fault is reported against the one kind that applies.
+        allOf: [
+          {
+            if: { required: ['id'], properties: { id: { type: 'string', pattern: '^obj:' } } },
+            then: { additionalProperties: false, properties: { id: true, directory: { ...text, description: 'Default: <data>/attestations/<name>.' } } },
+          },
+          {
+            if: { required: ['id'], properties: { id: { type: 'string', pattern: '^repo:' } } },
+            then: {
+              additionalProperties: false,
+              required: ['url'],
+              properties: {
+                id: true,
+                url: { type: 'string', pattern: '^https?://' },
+                username: text,
+                password: text,
+                token: text,
+                listCacheMs: { description: `How long a folder listing is reused, in ms (default ${REPO_DEFAULTS.listCacheMs}).`, type: 'integer', minimum: 0, maximum: 3_600_000 },
+                timeoutMs: { description: `Time limit of a request, in ms (default ${REPO_DEFAULTS.timeoutMs}).`, type: 'integer', minimum: 100, maximum: 600_000 },
+              },
+            },
+          },
+        ],
+      },
+    },
+    policies: { ...text, description: 'YAML file of policies and policy scans.' },
+    pool: {
+      description: 'Evaluation pool.',
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        size: { description: 'Evaluations running at once.', type: 'integer', minimum: 1, maximum: 10_000, default: DEFAULT_POOL.size },
+        queue: { description: 'Evaluations waiting beyond that; more are answered 429.', type: 'integer', minimum: 0, maximum: 1_000_000, default: DEFAULT_POOL.queue },
+      },
+    },
+    buildUriBase: { ...text, description: 'Link to a build, the build ID appended.' },
+    repositoryAccess: {
+      description: 'Per project, the repository prefixes its principals may read.',
+      type: 'object',
+      default: {},
+      additionalProperties: { type: ['array', 'null'], items: text },
+    },
+  },
+} as const;
+
+/** Entries of `repositoryAccess` are project names: `app:` with no value is an empty list. */
+export const PROVENANCE_KEEP_NULLS: ReadonlySet<string> = new Set(['repositoryAccess']);
+
+export const provenanceWording = {
+  pattern: (segments: readonly (string | number)[]) =>
+    segments[segments.length - 1] === 'id'
+      ? 'must be obj:<name> or repo:<name> (name: letters, digits, . _ -)'
+      : segments[segments.length - 1] === 'url'
+        ? 'must be an http(s) URL'
+        : undefined,
+};
+
+interface Checked {
+  keys: { algorithm: KeyAlgorithm; directory?: string; files: string[]; active?: string; trusted: string[] };
+  stores: ({ id: string; directory?: string } & Partial<Omit<RepositoryStoreOptions, 'listCacheMs' | 'timeoutMs'>> & { listCacheMs?: number; timeoutMs?: number })[];
+  policies?: string;
+  pool: { size: number; queue: number };
+  buildUriBase?: string;
+  repositoryAccess: Record<string, string[] | null>;
+}
+
+export const provenanceValidator = compileSchema(provenanceSchema);
+
+/** What the schema cannot say, at paths relative to the section. */
+export function provenanceFaults(checked: { readonly stores?: readonly { readonly id?: unknown }[] }): Fault[] {
+  const faults: Fault[] = [];
+  const seen = new Set<unknown>();
+  (checked.stores ?? []).forEach((s, i) => {
+    if (seen.has(s.id)) faults.push(faultAt(['stores', i, 'id'], `${String(s.id)} is configured twice`));
+    seen.add(s.id);
+  });
+  return faults;
+}
 
 /**
  * @param section the `provenance` section as read from YAML
@@ -77,77 +153,41 @@ export const DEFAULT_POOL = { size: 16, queue: 256 } as const;
  * @param base directory relative paths are resolved against
  */
 export function parseProvenanceConfig(section: unknown, dataDirectory: string, base = process.cwd()): ProvenanceConfig {
-  const where = 'provenance';
-  const p = obj(section, where);
-  known(p, ['keys', 'stores', 'policies', 'pool', 'buildUriBase', 'repositoryAccess'], where);
+  const p = checkSection<Checked>(provenanceValidator, section, ['provenance'], provenanceWording, PROVENANCE_KEEP_NULLS);
+  throwFaults(within(['provenance'], provenanceFaults(p)));
   const path = (s: string) => (isAbsolute(s) ? s : resolve(base, s));
-
-  const k = obj(p['keys'], `${where}.keys`);
-  known(k, ['algorithm', 'directory', 'files', 'active', 'trusted'], `${where}.keys`);
-  const algorithm = (str(k, 'algorithm', `${where}.keys`) ?? 'ed25519') as KeyAlgorithm;
-  if (!KEY_ALGORITHMS.includes(algorithm)) throw new ProvenanceConfigError(`${where}.keys.algorithm must be one of ${KEY_ALGORITHMS.join(', ')}`);
-  const active = str(k, 'active', `${where}.keys`);
+  const k = p.keys;
   const keys: KeyConfig = {
-    algorithm,
-    directory: path(str(k, 'directory', `${where}.keys`) ?? join(dataDirectory, 'provenance', 'keys')),
-    files: strList(k, 'files', `${where}.keys`).map(path),
-    ...(active !== undefined ? { active } : {}),
-    trusted: strList(k, 'trusted', `${where}.keys`).map(path),
+    algorithm: k.algorithm,
+    directory: path(k.directory ?? join(dataDirectory, 'provenance', 'keys')),
+    files: k.files.map(path),
+    ...(k.active !== undefined ? { active: k.active } : {}),
+    trusted: k.trusted.map(path),
   };
-
-  const rawStores = p['stores'] ?? [{ id: 'obj:default' }];
-  if (!Array.isArray(rawStores) || rawStores.length === 0) throw new ProvenanceConfigError(`${where}.stores must be a non-empty list`);
-  const stores: StoreConfig[] = rawStores.map((raw, i) => {
-    const w = `${where}.stores[${i}]`;
-    const s = obj(raw, w);
-    const id = str(s, 'id', w);
-    const m = id === undefined ? null : INSTANCE.exec(id);
-    if (!m) throw new ProvenanceConfigError(`${w}.id must be obj:<name> or repo:<name> (name: letters, digits, . _ -)`);
-    const type = m[1] as 'obj' | 'repo';
+  const stores: StoreConfig[] = p.stores.map((s) => {
+    const m = INSTANCE.exec(s.id)!;
     const name = m[2]!;
-    if (type === 'obj') {
-      known(s, ['id', 'directory'], w);
-      return { type, instance: id!, name, directory: path(str(s, 'directory', w) ?? join(dataDirectory, 'attestations', name)) };
-    }
-    known(s, ['id', 'url', 'username', 'password', 'token', 'listCacheMs', 'timeoutMs'], w);
-    const url = str(s, 'url', w);
-    if (url === undefined || !/^https?:\/\//.test(url)) throw new ProvenanceConfigError(`${w}.url must be an http(s) URL`);
-    const username = str(s, 'username', w);
-    const password = str(s, 'password', w);
-    const token = str(s, 'token', w);
+    if (m[1] === 'obj') return { type: 'obj', instance: s.id, name, directory: path(s.directory ?? join(dataDirectory, 'attestations', name)) };
     return {
-      type,
-      instance: id!,
+      type: 'repo',
+      instance: s.id,
       name,
-      url,
-      ...(username !== undefined ? { username } : {}),
-      ...(password !== undefined ? { password } : {}),
-      ...(token !== undefined ? { token } : {}),
-      listCacheMs: int(s, 'listCacheMs', w, 0, 3_600_000) ?? 1000,
-      timeoutMs: int(s, 'timeoutMs', w, 100, 600_000) ?? 10_000,
+      url: s.url!,
+      ...(s.username !== undefined ? { username: s.username } : {}),
+      ...(s.password !== undefined ? { password: s.password } : {}),
+      ...(s.token !== undefined ? { token: s.token } : {}),
+      listCacheMs: s.listCacheMs ?? REPO_DEFAULTS.listCacheMs,
+      timeoutMs: s.timeoutMs ?? REPO_DEFAULTS.timeoutMs,
     };
   });
-  const seen = new Set<string>();
-  for (const s of stores) {
-    if (seen.has(s.instance)) throw new ProvenanceConfigError(`${where}.stores: ${s.instance} is configured twice`);
-    seen.add(s.instance);
-  }
-
-  const pool = obj(p['pool'], `${where}.pool`);
-  known(pool, ['size', 'queue'], `${where}.pool`);
-
-  const access = obj(p['repositoryAccess'], `${where}.repositoryAccess`);
   const repositoryAccess: Record<string, string[]> = {};
-  for (const project of Object.keys(access)) repositoryAccess[project] = strList(access, project, `${where}.repositoryAccess`);
-
-  const policies = str(p, 'policies', where);
-  const buildUriBase = str(p, 'buildUriBase', where);
+  for (const [project, prefixes] of Object.entries(p.repositoryAccess)) repositoryAccess[project] = prefixes ?? [];
   return {
     keys,
     stores,
-    ...(policies !== undefined ? { policies: path(policies) } : {}),
-    pool: { size: int(pool, 'size', `${where}.pool`, 1, 10_000) ?? DEFAULT_POOL.size, queue: int(pool, 'queue', `${where}.pool`, 0, 1_000_000) ?? DEFAULT_POOL.queue },
-    ...(buildUriBase !== undefined ? { buildUriBase } : {}),
+    ...(p.policies !== undefined ? { policies: path(p.policies) } : {}),
+    pool: p.pool,
+    ...(p.buildUriBase !== undefined ? { buildUriBase: p.buildUriBase } : {}),
     repositoryAccess,
   };
 }

@@ -17,8 +17,8 @@ describe('bes configuration', () => {
   });
 
   it('refuses bad values with their path', () => {
-    expect(() => parseConfig({ bes: { port: 70000 } })).toThrow(/bes.port must be between 0 and 65535/);
-    expect(() => parseConfig({ bes: { prot: 1 } })).toThrow(/bes: unknown setting 'prot'/);
+    expect(() => parseConfig({ bes: { port: 70000 } })).toThrow(/bes\.port: must be <= 65535, found 70000/);
+    expect(() => parseConfig({ bes: { prot: 1 } })).toThrow(/bes\.prot: unknown property \(did you mean "port"\?\)/);
     expect(() => parseConfig({ bes: { maxMessageBytes: 1000 } })).toThrow(ConfigError);
     expect(() => configFromCli({ besPort: 'x' })).toThrow(/--bes-port: not a port number: x/);
   });

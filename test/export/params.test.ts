@@ -110,9 +110,9 @@ describe('the export config section', () => {
 
   it('names the faulty key', () => {
     expect(() => parseExportOptions({ heartbeatMs: 'fast' })).toThrow(/export\.heartbeatMs/);
-    expect(() => parseExportOptions({ heartbeatMS: 5 })).toThrow(/export\.heartbeatMS is not a setting/);
+    expect(() => parseExportOptions({ heartbeatMS: 5 })).toThrow(/export\.heartbeatMS: unknown property \(did you mean "heartbeatMs"\?\)/);
     expect(() => parseExportOptions({ corsOrigins: ['a.example'] })).toThrow(/export\.corsOrigins/);
-    expect(() => parseExportOptions([1])).toThrow(/mapping/);
+    expect(() => parseExportOptions([1])).toThrow(/export: must be an object, found array/);
     expect(() => parseExportOptions({ anonymousAccess: 'yes' })).toThrow(/anonymousAccess/);
   });
 });

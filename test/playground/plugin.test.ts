@@ -19,9 +19,9 @@ describe('playground configuration section', () => {
   });
 
   it('rejects what it does not know, with the setting named', () => {
-    expect(() => parsePlaygroundConfig('yes')).toThrow(/playground must be a mapping/);
-    expect(() => parsePlaygroundConfig({ enable: true })).toThrow(/unknown setting 'enable'/);
-    expect(() => parsePlaygroundConfig({ enabled: 'yes' })).toThrow(/playground.enabled must be true or false/);
+    expect(() => parsePlaygroundConfig('yes')).toThrow(/playground: must be an object/);
+    expect(() => parsePlaygroundConfig({ enable: true })).toThrow(/playground\.enable: unknown property \(did you mean "enabled"\?\)/);
+    expect(() => parsePlaygroundConfig({ enabled: 'yes' })).toThrow(/playground\.enabled: must be boolean/);
     expect(() => parsePlaygroundConfig({ root: '' })).toThrow(/playground.root/);
   });
 });

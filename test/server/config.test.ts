@@ -17,7 +17,7 @@ describe('server configuration', () => {
     expect(c.limits).toMatchObject({ maxBuildsDefault: 100, maxBuildsMax: 1000, maxWaitSecsDefault: 3, maxWaitSecsMax: 20, tokenDefaultHours: 2, tokenMaxHours: 24, accessKeyDefaultDays: 365 });
   });
 
-  it('reads a full YAML file and passes face sections through untouched', () => {
+  it('reads a full YAML file, every face section checked, and hands face sections to their faces as written', () => {
     const dir = mkdtempSync(join(tmpdir(), 'buildscope-config-'));
     const file = join(dir, 'buildscope.yaml');
     writeFileSync(
@@ -36,9 +36,9 @@ limits:
   tokenMaxHours: 12
   tokenDefaultHours: 1
 export:
-  heartbeatSeconds: 5
+  heartbeatMs: 5000
 provenance:
-  keys: [a, b]
+  pool: { size: 4 }
 cacheNodes: {}
 playground:
   enabled: false
@@ -50,8 +50,8 @@ playground:
     expect(c.auth.signingKeys).toEqual({ kind: 'directory', path: '/etc/buildscope/keys' });
     expect(c.limits.maxBuildsDefault).toBe(50);
     expect(c.limits.tokenMaxHours).toBe(12);
-    expect(c.export).toEqual({ heartbeatSeconds: 5 });
-    expect(c.provenance).toEqual({ keys: ['a', 'b'] });
+    expect(c.export).toEqual({ heartbeatMs: 5000 });
+    expect(c.provenance).toEqual({ pool: { size: 4 } });
     expect(c.cacheNodes).toEqual({});
     expect(c.playground).toEqual({ enabled: false });
     // Command-line options win; --data replaces a configured URL.
@@ -62,19 +62,19 @@ playground:
 
   it('refuses unknown settings, wrong types and limits beyond what the API promises', () => {
     const bad: [unknown, RegExp][] = [
-      [{ sever: {} }, /unknown section 'sever'/],
-      [{ server: { prot: 1 } }, /server: unknown setting 'prot'/],
-      [{ server: { port: 70000 } }, /server.port must be between 0 and 65535/],
-      [{ server: { workers: 0 } }, /server.workers must be between 1 and 64/],
-      [{ server: { hostname: '' } }, /hostname must not be empty/],
+      [{ sever: {} }, /sever: unknown property \(did you mean "server"\?\)/],
+      [{ server: { prot: 1 } }, /server\.prot: unknown property \(did you mean "port"\?\)/],
+      [{ server: { port: 70000 } }, /server\.port: must be <= 65535, found 70000/],
+      [{ server: { workers: 0 } }, /server\.workers: must be >= 1, found 0/],
+      [{ server: { hostname: '' } }, /server\.hostname: must not be empty/],
       [{ database: { url: 'mysql://x' } }, /not a postgres/],
       [{ database: { url: 'postgres://x/y', data: '/d' } }, /either data or url/],
-      [{ limits: { maxBuildsMax: 5000 } }, /limits.maxBuildsMax must be between 0 and 1000/],
-      [{ limits: { tokenMaxHours: 48 } }, /limits.tokenMaxHours must be between 1 and 24/],
-      [{ limits: { maxWaitSecsMax: 60 } }, /between 1 and 20/],
+      [{ limits: { maxBuildsMax: 5000 } }, /limits\.maxBuildsMax: must be <= 1000, found 5000/],
+      [{ limits: { tokenMaxHours: 48 } }, /limits\.tokenMaxHours: must be <= 24, found 48/],
+      [{ limits: { maxWaitSecsMax: 60 } }, /limits\.maxWaitSecsMax: must be <= 20, found 60/],
       [{ limits: { maxBuildsDefault: 500, maxBuildsMax: 100 } }, /exceeds/],
-      [[], /must be a mapping/],
-      ['text', /must be a mapping/],
+      [[], /must be an object, found array/],
+      ['text', /must be an object, found string "text"/],
     ];
     for (const [raw, message] of bad) expect(() => parseConfig(raw), JSON.stringify(raw)).toThrow(message);
     expect(() => loadConfig('/nonexistent/buildscope.yaml')).toThrow(ConfigError);

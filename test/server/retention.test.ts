@@ -170,8 +170,8 @@ describe('the retention section', () => {
       [{ rejectBelowFreeDiskPercent: 'low' }, data, /rejectBelowFreeDiskPercent/],
       [{ minFreeDiskPercent: 5, rejectBelowFreeDiskPercent: 10 }, data, /must not exceed/],
       [{ minFreeDiskPercent: 5 }, pg, /PostgreSQL/],
-      [{ maxAge: 3 }, data, /unknown setting 'maxAge'/],
-      ['90d', data, /mapping/],
+      [{ maxAge: 3 }, data, /retention\.maxAge: unknown property \(did you mean "maxAgeDays"\?\)/],
+      ['90d', data, /retention: must be an object, found string "90d"/],
     ] as const) {
       expect(() => parseRetentionConfig(raw, db), JSON.stringify(raw)).toThrow(message);
     }
