@@ -136,7 +136,20 @@ export interface SearchDatabase {
   build_value_terms: BuildValueTermsTable;
 }
 
+/** Store migration 0010: the attestations made from each build. */
+export interface BuildAttestationsTable {
+  attestation_uri: string;
+  seq: number;
+  build_id: string;
+  package_url: string;
+  digest: string;
+  predicate_type: string;
+  store: string;
+  published_at: number;
+}
+
 export interface Database extends SearchDatabase {
+  build_attestations: BuildAttestationsTable;
   build_events: BuildEventsTable;
   build_attributes: BuildAttributesTable;
   store_fields: StoreFieldsTable;

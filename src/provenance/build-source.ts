@@ -2,7 +2,7 @@
 // server's REST API (standalone `buildscope provenance --server URL`). Publish code is one.
 
 import { NAMED_FIELDS, type ToolType } from '../query/catalog.js';
-import type { BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
+import type { BuildAttestation, BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import type { Diagnostic } from '../query/diagnostic.js';
 import { BadRequestError, badBuildScanQuery, ExternalServiceError } from './errors.js';
 import { projectVisible } from '../store/visibility.js';
@@ -12,6 +12,8 @@ export interface BuildSource {
   getBuild(id: string, visibility: Visibility): Promise<BuildWithAttributes | undefined>;
   /** Builds matching a query in the advanced search syntax; BadRequestError for a bad query. */
   findBuilds(query: string, visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]>;
+  /** Notes an attestation made from a build, for the build's page. */
+  noteAttestation(buildId: string, attestation: BuildAttestation): Promise<void>;
 }
 
 /** How a query text becomes a checked expression (the query package's parseQuery). */
@@ -29,6 +31,10 @@ export class LocalBuildSource implements BuildSource {
 
   async getBuild(id: string, visibility: Visibility): Promise<BuildWithAttributes | undefined> {
     return this.store.getBuild(id, visibility, { withAttributes: true });
+  }
+
+  noteAttestation(buildId: string, attestation: BuildAttestation): Promise<void> {
+    return this.store.recordAttestation(buildId, attestation);
   }
 
   async findBuilds(query: string, visibility: Visibility, maxBuilds: number): Promise<readonly BuildWithAttributes[]> {
@@ -64,6 +70,12 @@ export class RemoteBuildSource implements BuildSource {
   ) {
     this.base = serverUrl.replace(/\/+$/, '');
   }
+
+  /**
+   * The builds live on another server, whose pages this service cannot write to: a standalone
+   * service's attestations are not listed on the build's page (docs/provenance.md).
+   */
+  async noteAttestation(): Promise<void> {}
 
   private async get(path: string): Promise<Response> {
     const url = `${this.base}${path}`;

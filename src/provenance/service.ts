@@ -28,6 +28,16 @@ export interface PublishRequest {
   readonly queries: readonly string[];
 }
 
+/** A signed envelope made from one build, ready to be written. */
+export interface MadeEnvelope {
+  readonly buildId: string;
+  readonly predicateType: string;
+  readonly id: string;
+  readonly bytes: Buffer;
+  /** The statement's subject: the package's purl. */
+  readonly packageUrl: string;
+}
+
 /** One attestation written to one store. */
 export interface PublishRecord {
   readonly status: 'SUCCESS';
@@ -121,9 +131,10 @@ export class ProvenanceService {
   }
 
   /** The signed envelopes for a package made from builds: build-tool and SLSA provenance per build. */
-  makeEnvelopes(pkg: PackageAddress, request: PublishRequest, builds: readonly BuildWithAttributes[]): { buildId: string; predicateType: string; id: string; bytes: Buffer }[] {
-    const subject = [{ name: packageUrl(pkg, request.sha256, request.repositoryUrl), digest: { sha256: request.sha256 } }];
-    const out: { buildId: string; predicateType: string; id: string; bytes: Buffer }[] = [];
+  makeEnvelopes(pkg: PackageAddress, request: PublishRequest, builds: readonly BuildWithAttributes[]): MadeEnvelope[] {
+    const purl = packageUrl(pkg, request.sha256, request.repositoryUrl);
+    const subject = [{ name: purl, digest: { sha256: request.sha256 } }];
+    const out: MadeEnvelope[] = [];
     const base = typeof this.options.buildUriBase === 'function' ? this.options.buildUriBase() : this.options.buildUriBase;
     for (const b of builds) {
       const buildUri = `${base}${encodeURIComponent(b.id)}`;
@@ -134,7 +145,7 @@ export class ProvenanceService {
       for (const s of statements) {
         const envelope = signEnvelope(IN_TOTO_PAYLOAD_TYPE, Buffer.from(JSON.stringify(s)), this.options.keys.active);
         const bytes = Buffer.from(JSON.stringify(envelope));
-        out.push({ buildId: b.id, predicateType: s.predicateType, id: envelopeId(bytes), bytes });
+        out.push({ buildId: b.id, predicateType: s.predicateType, id: envelopeId(bytes), bytes, packageUrl: purl });
       }
     }
     return out;
@@ -144,20 +155,25 @@ export class ProvenanceService {
    * Writes every envelope to every store, yielding one record per write in request order. Up to
    * WRITE_CONCURRENCY writes are in flight at once: stores are I/O-bound (disk, HTTP).
    */
-  async *write(pkg: PackageAddress, sha256: string, envelopes: readonly { buildId: string; predicateType: string; id: string; bytes: Buffer }[]): AsyncGenerator<PublishRecord> {
+  async *write(pkg: PackageAddress, sha256: string, envelopes: readonly MadeEnvelope[]): AsyncGenerator<PublishRecord> {
     const location: AttestationLocation = { pkg, digestType: 'sha256', digest: sha256 };
     const tasks = envelopes.flatMap((e) => [...this.stores.values()].map((store) => ({ e, store })));
     const started: Promise<PublishRecord>[] = [];
     const launch = () => {
       const { e, store } = tasks[started.length]!;
-      const p = store.put(location, e.id, e.bytes).then((): PublishRecord => {
+      const p = store.put(location, e.id, e.bytes).then(async (): Promise<PublishRecord> => {
         this.options.logger?.debug({ store: store.instance, id: e.id }, 'attestation stored');
+        const uri = attestationUri(pkg, 'sha256', sha256, store.instance, e.id);
+        // For the build's page; the attestation itself is stored, so a failure here only logs.
+        await this.options.builds
+          .noteAttestation(e.buildId, { attestationUri: uri, packageUrl: e.packageUrl, digest: `sha256:${sha256}`, predicateType: e.predicateType, store: store.instance, publishedAt: Date.now() })
+          .catch((err: unknown) => this.options.logger?.warn({ err, buildId: e.buildId, attestation: uri }, 'could not note the attestation on its build'));
         return {
           status: 'SUCCESS',
           details: {
             store: store.instance,
             id: e.id,
-            attestationUri: attestationUri(pkg, 'sha256', sha256, store.instance, e.id),
+            attestationUri: uri,
             predicateType: e.predicateType,
             buildId: e.buildId,
             location: store.describe(location, e.id),

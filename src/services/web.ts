@@ -4,7 +4,7 @@
 
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/tasks.js';
-import type { AttributeValue, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
+import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 
 /** A row of the builds list. */
 export interface ListRow {
@@ -93,6 +93,8 @@ export interface BuildDetails extends ListRow {
   /** How many events of each type the build has. */
   readonly eventTypes: Readonly<Record<string, number>>;
   readonly attributes: Readonly<Record<string, AttributeValue | readonly unknown[] | undefined>>;
+  /** The attestations the provenance service made from the build, oldest first. */
+  readonly attestations: readonly BuildAttestation[];
 }
 
 function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
@@ -132,6 +134,7 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     values,
     eventTypes,
     attributes: build.attributes,
+    attestations: await store.attestationsOf(id),
   };
 }
 

@@ -23,9 +23,11 @@ import { fieldValuesQuery, offersDataValues } from './field-values.js';
 import { visibilityCondition } from './analytics.js';
 import { SearchSlots } from './search-slots.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
+import { attestationsOf, recordAttestation } from './attestations.js';
 import { projectVisible } from './visibility.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
+  BuildAttestation,
   BuildAttributes,
   BuildEvent,
   BuildState,
@@ -479,6 +481,14 @@ class KyselyBuildStore implements BuildStore {
     const d = await deletedBuild(this.handle.db, id);
     // Only to callers who could have seen the build: to others it never existed.
     return d !== undefined && projectVisible(visibility, d.project) ? d : undefined;
+  }
+
+  recordAttestation(buildId: string, attestation: BuildAttestation): Promise<void> {
+    return recordAttestation(this.handle.db, buildId, attestation);
+  }
+
+  attestationsOf(buildId: string): Promise<BuildAttestation[]> {
+    return attestationsOf(this.handle.db, buildId);
   }
 
   async latestSeq(): Promise<number> {

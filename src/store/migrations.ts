@@ -205,6 +205,27 @@ async function deletedBuilds(db: Db): Promise<void> {
 }
 
 /**
+ * 0010: the attestations the provenance service made from each build, so that the build's page can
+ * list them (the attestation stores are addressed by package and digest, not by build). Keyed by
+ * the attestation's URI (one envelope written to two stores is two rows); the seq lets a deletion
+ * remove a build's rows with its other child rows.
+ */
+async function buildAttestations(db: Db): Promise<void> {
+  await db.schema
+    .createTable('build_attestations')
+    .addColumn('attestation_uri', 'text', (c) => c.primaryKey())
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('build_id', 'text', (c) => c.notNull())
+    .addColumn('package_url', 'text', (c) => c.notNull())
+    .addColumn('digest', 'text', (c) => c.notNull())
+    .addColumn('predicate_type', 'text', (c) => c.notNull())
+    .addColumn('store', 'text', (c) => c.notNull())
+    .addColumn('published_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('build_attestations_seq').on('build_attestations').column('seq').execute();
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -218,6 +239,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
     '0007_deleted_builds': { up: deletedBuilds },
+    '0010_build_attestations': { up: buildAttestations },
   };
 }
 

@@ -104,6 +104,20 @@ export interface FieldValueCount {
   readonly count: number;
 }
 
+/** An attestation made from a build: where it is and what it says of which package. */
+export interface BuildAttestation {
+  /** Where the provenance API serves it (`.../attestations/<instance>/<id>`). */
+  readonly attestationUri: string;
+  /** The package it attests (a purl, with the repository_url qualifier). */
+  readonly packageUrl: string;
+  /** `sha256:<hex>` of the package. */
+  readonly digest: string;
+  readonly predicateType: string;
+  /** The attestation store's instance (`obj:<name>` or `repo:<name>`). */
+  readonly store: string;
+  readonly publishedAt: number;
+}
+
 export interface BuildStore {
   /** Ingests NDJSON (one build per line); returns one result per non-blank line, in order. */
   ingestNdjson(input: string | AsyncIterable<string | Uint8Array>, options?: IngestOptions): Promise<IngestLineResult[]>;
@@ -134,6 +148,10 @@ export interface BuildStore {
   deletedBuild(id: string, visibility: Visibility): Promise<DeletedBuild | undefined>;
   /** The `seq` of the newest available build (0 when there is none). */
   latestSeq(): Promise<number>;
+  /** Notes an attestation the provenance service made from an available build (for its page). */
+  recordAttestation(buildId: string, attestation: BuildAttestation): Promise<void>;
+  /** The attestations made from a build, oldest first; the caller has checked the build's visibility. */
+  attestationsOf(buildId: string): Promise<BuildAttestation[]>;
   /**
    * Resolves true as soon as a build with seq > afterSeq is available (also when another server
    * process over the same PostgreSQL stored it), false after timeoutMs or when signal aborts.

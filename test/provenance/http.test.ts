@@ -161,6 +161,25 @@ describe.skipIf(!hasNginx)('provenance over HTTP', { timeout: 120_000 }, () => {
       expect(readdirSync(join(server.dir, 'objects', layout))).toHaveLength(2);
     });
 
+    it("lists the attestations made from a build on the build's page (its details), and no others", async () => {
+      expect(published).toHaveLength(4);
+      const r = await call('GET', url('/api/builds/build00000001/details'), { auth: publisher.bearer });
+      expect(r.status).toBe(200);
+      const listed = r.body.attestations as { attestationUri: string; packageUrl: string; digest: string; predicateType: string; store: string; publishedAt: number }[];
+      expect(listed.map((a) => a.attestationUri).sort()).toEqual(published.map((p: any) => p.details.attestationUri).sort());
+      for (const a of listed) {
+        expect(a.packageUrl).toBe(`pkg:oci/app@sha256:${SHA_A}?repository_url=${encodeURIComponent(REPO_A)}&tag=1.0`);
+        expect(a.digest).toBe(`sha256:${SHA_A}`);
+        expect([BUILD_TOOL_PREDICATE, SLSA_PROVENANCE_V1]).toContain(a.predicateType);
+        expect(['obj:main', 'repo:central']).toContain(a.store);
+      }
+      // The link on the page fetches the attestation itself.
+      const fetched = await call('GET', url(listed[0]!.attestationUri), { auth: everything.basic });
+      expect(fetched.status).toBe(200);
+      const other = await call('GET', url('/api/builds/build00000003/details'), { auth: publisher.bearer });
+      expect(other.body.attestations).toEqual([]);
+    });
+
     it('form-urlencoded with namespace, repeated buildScan.ids and buildScan.queries', async () => {
       const r = await call('POST', url('/packages/jvmpkg/com.acme/lib/2.0/attestations'), {
         auth: publisher.bearer,

@@ -59,7 +59,7 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
 
   async function rowsOf(seqs: readonly number[], ids: readonly string[]): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    for (const table of ['build_values', 'build_custom_values', 'build_attributes'] as const) {
+    for (const table of ['build_values', 'build_custom_values', 'build_attributes', 'build_attestations'] as const) {
       const r = await t.handle.db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('seq', 'in', seqs).executeTakeFirstOrThrow();
       out[table] = Number(r.n);
     }
@@ -72,6 +72,10 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
     const ids = await four();
     const before = await t.store.listBuilds({ visibility: SEE_EVERYTHING });
     const oldSeqs = before.slice(0, 2).map((b) => b.seq);
+    // An attestation made from each build, as the provenance service notes it for the build's page.
+    for (const [i, b] of ids.entries()) {
+      await t.store.recordAttestation(b, { attestationUri: `/packages/oci/app/${i}/sha256:${'a'.repeat(64)}/attestations/obj:main/x${i}`, packageUrl: 'pkg:oci/app', digest: `sha256:${'a'.repeat(64)}`, predicateType: 'https://slsa.dev/provenance/v1', store: 'obj:main', publishedAt: T0 });
+    }
     expect(Object.values(await rowsOf(oldSeqs, ids.slice(0, 2))).every((n) => n > 0)).toBe(true);
 
     const gone = await t.store.deleteBuilds({ kind: 'startedBefore', instant: T0 - 25 * DAY }, 200);
@@ -82,7 +86,8 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
     expect(await listed({ query: 'tag:nightly' })).toEqual(ids.slice(2));
     expect(await listed({ query: 'value:branch=main-beta' })).toEqual([ids[3]]);
     expect(await listed({ query: 'project:*lph*' })).toEqual([ids[2]]);
-    expect(await rowsOf(oldSeqs, ids.slice(0, 2))).toEqual({ build_values: 0, build_custom_values: 0, build_attributes: 0, build_events: 0 });
+    expect(await rowsOf(oldSeqs, ids.slice(0, 2))).toEqual({ build_values: 0, build_custom_values: 0, build_attributes: 0, build_attestations: 0, build_events: 0 });
+    expect((await t.store.attestationsOf(ids[2]!)).map((a) => a.attestationUri)).toEqual([`/packages/oci/app/2/sha256:${'a'.repeat(64)}/attestations/obj:main/x2`]);
     for (const i of [0, 1]) expect(await t.store.getBuild(ids[i]!, SEE_EVERYTHING)).toBeUndefined();
     const streamed: string[] = [];
     for await (const b of t.store.streamBuilds({ visibility: SEE_EVERYTHING })) streamed.push(b.id);

@@ -153,8 +153,13 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
   it('shows a failed build: header, failures, timeline with hover, slowest tasks, tags as links, raw events', async () => {
     const ids = (await (await page.request.get(`${server.base}/api/search/builds?query=${encodeURIComponent('buildOutcome:failed -project:monorepo')}&limit=1`)).json()) as { builds: { id: string }[] };
     const id = ids.builds[0]!.id;
+    // An attestation the provenance service made from the build (the service notes it so).
+    const attestationUri = `/packages/oci/app/1.0/sha256:${'a'.repeat(64)}/attestations/obj:main/e2e`;
+    await server.store.recordAttestation(id, { attestationUri, packageUrl: 'pkg:oci/app@sha256:aaaa?tag=1.0', digest: `sha256:${'a'.repeat(64)}`, predicateType: 'https://slsa.dev/provenance/v1', store: 'obj:main', publishedAt: Date.now() });
     await page.goto(`${server.base}/builds/${id}`);
     await ready();
+    expect(await page.locator('#attestations-table tbody tr').count()).toBe(1);
+    expect(await page.getAttribute('#attestations-table a.attestation-link', 'href')).toBe(attestationUri);
     expect(await page.locator('#failures li.failure').count()).toBeGreaterThan(0);
     expect(await page.textContent('#failures')).toMatch(/verification/);
     expect(await page.textContent('#failures')).toContain('Failed tasks');

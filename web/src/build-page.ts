@@ -1,5 +1,6 @@
 // /builds/:id: one build. Header, requested tasks, failures, the task timeline, the slowest
-// tasks, environment, options, cache, tags and custom values (each a link to its search), and
+// tasks, tags and custom values (each a link to its search), the attestations made from the build,
+// environment, options, cache, and
 // the raw events, paged and filterable by type. Builds without task events get all the rest.
 
 import { h } from '../../playground/src/dom.js';
@@ -97,6 +98,32 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
       ? h('p', { class: 'muted' }, 'No custom values.')
       : h('table', { class: 'kv' }, h('tbody', {}, ...b.values.map((v) => h('tr', {}, h('th', { scope: 'row' }, v.name), h('td', {}, h('a', { href: buildsUrl(customValueTerm(v.name, v.value)), class: 'value-link' }, v.value)))))),
   );
+  const attestations = section(
+    'attestations',
+    'Attestations',
+    b.attestations.length === 0
+      ? h('p', { class: 'muted' }, 'No attestation cites this build.')
+      : h(
+          'table',
+          { class: 'results', id: 'attestations-table' },
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Package'), h('th', { scope: 'col' }, 'Digest'), h('th', { scope: 'col' }, 'Predicate'), h('th', { scope: 'col' }, 'Store'), h('th', { scope: 'col' }, 'Published'))),
+          h(
+            'tbody',
+            {},
+            ...b.attestations.map((a) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('code', {}, a.packageUrl)),
+                h('td', {}, h('code', { title: a.digest }, `${a.digest.slice(0, 19)}…`)),
+                h('td', {}, h('a', { href: a.attestationUri, class: 'attestation-link' }, a.predicateType)),
+                h('td', {}, a.store),
+                h('td', {}, formatStart(a.publishedAt)),
+              ),
+            ),
+          ),
+        ),
+  );
   const settings = h(
     'div',
     { class: 'two-up' },
@@ -111,7 +138,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
     section('settings', 'Server settings', keyValues(b.serverSettings, 'No server settings recorded.')),
   );
   const events = section('events', `Raw events (${plural(Object.values(b.eventTypes).reduce((s, n) => s + n, 0), 'event')})`);
-  ctx.main.replaceChildren(header, requested, failures, tasks, tags, settings, events);
+  ctx.main.replaceChildren(header, requested, failures, tasks, tags, attestations, settings, events);
   ctx.ready();
   void rawEvents(events, b, ctx);
 }

@@ -221,7 +221,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
       preHandler: guard,
       schema: {
         summary: 'A build as its page shows it',
-        description: 'Header, requested tasks, failures, every finished task (for the timeline), environment, build options, cache settings, tags and custom values, and the number of events of each type.',
+        description: 'Header, requested tasks, failures, every finished task (for the timeline), environment, build options, cache settings, tags and custom values, the attestations made from the build, and the number of events of each type.',
         tags: ['web'],
         operationId: 'getBuildDetails',
         params: { type: 'object', properties: { id: { type: 'string', maxLength: 200 } }, required: ['id'] },
@@ -230,7 +230,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
             type: 'object',
             additionalProperties: true,
             description:
-              'The list row fields (id, outcome, tool, toolVersion, project, requested, user, host, start, duration, tags) and agentVersion, availableAt, excluded, failures [{classification, message}], tasks [{path, outcome, start, duration, cacheable}] (start in ms after the build started), environment, options, cache, serverSettings, configurationCache, values [{name, value}], eventTypes {type: count}, attributes',
+              'The list row fields (id, outcome, tool, toolVersion, project, requested, user, host, start, duration, tags) and agentVersion, availableAt, excluded, failures [{classification, message}], tasks [{path, outcome, start, duration, cacheable}] (start in ms after the build started), environment, options, cache, serverSettings, configurationCache, values [{name, value}], eventTypes {type: count}, attributes, attestations [{attestationUri, packageUrl, digest, predicateType, store, publishedAt}] (made from the build by the provenance service)',
           },
           ...PROBLEM_RESPONSES([401, 403, 404]),
         },
