@@ -163,6 +163,42 @@ describe('the spool', () => {
     expect(readdirSync(join(d, 'spool'))).toEqual([]);
   }, 120_000);
 
+  it('agent flush killed with SIGKILL mid-way loses nothing and sends nothing twice: its claim is taken back later', async () => {
+    const d = fresh('killed');
+    const spool = join(d, 'spool');
+    const ids = Array.from({ length: 60 }, (_, i) => buildId(9100 + i));
+    for (const id of ids) spoolBuild(spool, id, buildLine({ id, project: 'killed' }));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'flush'], {
+      env: { ...process.env, BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key },
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    // Killed once it has delivered a few, while it works through the rest.
+    while ((await listed(ids)).length < 5 && child.exitCode === null) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const delivered = await listed(ids);
+    expect(delivered.length).toBeGreaterThanOrEqual(5);
+    expect(delivered.length).toBeLessThan(ids.length);
+    // What it had not yet deleted is still there: spooled, or claimed by the dead sender.
+    const left = readdirSync(spool).filter((f) => f !== 'rejected');
+    expect(left.filter((f) => f.includes('.sending.')).length).toBeLessThanOrEqual(1);
+    expect(left.length).toBeGreaterThanOrEqual(ids.length - delivered.length);
+    const target = { server: server.url, accessKey: key };
+    // A fresh claim is left to its sender; everything else goes now.
+    await flushSpool(spool, target);
+    // Ten minutes later the dead sender's claim is taken back and sent (the server answers a build
+    // it already has `unchanged`: stored once).
+    const realNow = Date.now;
+    Date.now = () => realNow() + 11 * 60_000;
+    try {
+      await flushSpool(spool, target);
+    } finally {
+      Date.now = realNow;
+    }
+    expect(readdirSync(spool).filter((f) => f !== 'rejected')).toEqual([]);
+    expect((await listed(ids)).sort()).toEqual([...ids].sort());
+  }, 120_000);
+
   it('writes a build whole or not at all, under its own name', () => {
     const spool = fresh('spool');
     const file = spoolBuild(spool, buildId(9030), '{"x":1}');

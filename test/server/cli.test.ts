@@ -1,7 +1,7 @@
 // `buildscope serve`, `user add` and `access-key create` as real processes.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -12,70 +12,11 @@ vi.setConfig({ testTimeout: 240_000 });
 import { decodeJwt } from 'jose';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { basic, bearer, buildId, buildLine } from './support.js';
-
-const CLI = ['--import', 'tsx', 'src/cli/run.ts'];
+import { CLI, serve, serverChildren } from '../support/serve-cli.js';
 
 function run(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8', env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-interface Serving {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly lines: readonly string[];
-  stop(): Promise<number | null>;
-}
-
-/** Starts `serve` and resolves once it prints where to go. */
-function serve(args: readonly string[]): Promise<Serving> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        lines.push(line);
-        const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(line);
-        if (m) {
-          const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
-          resolve({
-            child,
-            url: m[1]!,
-            lines,
-            stop: () => {
-              child.kill('SIGTERM');
-              return exited;
-            },
-          });
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-    setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 180_000).unref();
-  });
-}
-
-/** Child processes of `pid` running `serve` (from /proc; not tsx's esbuild service). */
-function serverChildren(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('serve')) out.push(Number(entry));
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return out;
 }
 
 describe('buildscope serve on SQLite', () => {

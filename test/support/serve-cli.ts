@@ -1,0 +1,69 @@
+// `buildscope serve` as a child process, for tests that need the real command (workers, signals).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export const CLI = ['--import', 'tsx', 'src/cli/run.ts'];
+
+export interface Serving {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly lines: readonly string[];
+  stop(): Promise<number | null>;
+}
+
+/** Starts `serve` and resolves once it prints where to go. */
+export function serve(args: readonly string[]): Promise<Serving> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+    const lines: string[] = [];
+    let buffer = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        lines.push(line);
+        const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(line);
+        if (m) {
+          const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+          resolve({
+            child,
+            url: m[1]!,
+            lines,
+            stop: () => {
+              child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+    setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 180_000).unref();
+  });
+}
+
+/** Child processes of `pid` running `serve` (from /proc; not tsx's esbuild service). */
+export function serverChildren(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('serve')) out.push(Number(entry));
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return out;
+}
+
+/** The access key `serve` prints when it creates the first administrator. */
+export function printedAccessKey(s: Serving): string {
+  return /access key (bsk\S+) /.exec(s.lines.find((l) => l.startsWith('Created user'))!)![1]!;
+}
