@@ -474,12 +474,17 @@ export function configFromCli(o: CliDatabaseOptions): ServerConfig {
     besPort = Number(o.besPort);
     if (!/^\d+$/.test(o.besPort) || besPort > 65535) throw new ConfigError(`--bes-port: not a port number: ${o.besPort}`);
   }
+  let workers: number | undefined;
+  if (o.workers !== undefined) {
+    workers = Number(o.workers);
+    if (!/^\d+$/.test(o.workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers: not a number of processes from 1 to 64: ${o.workers}`);
+  }
   return loadConfig(o.config, {
     ...(besPort !== undefined ? { besPort } : {}),
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(o.hostname !== undefined ? { hostname: o.hostname } : {}),
-    ...(o.workers !== undefined ? { workers: /^\d+$/.test(o.workers) ? Number(o.workers) : Number.NaN } : {}),
+    ...(workers !== undefined ? { workers } : {}),
     ...(o.data !== undefined ? { data: o.data } : {}),
     ...(o.db !== undefined ? { url: o.db } : {}),
   });

@@ -144,11 +144,11 @@ describe('buildscope serve on SQLite', () => {
     writeFileSync(file, 'server:\n  port: "high"\n');
     const r = run(['serve', '--config', file]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/server.port must be an integer/);
+    expect(r.stderr).toMatch(/server\.port: must be an integer, found string "high" \(line 2, column 9\)/);
     for (const n of ['0', '65', 'two']) {
       const w = run(['serve', '--data', dir, '--workers', n]);
       expect(w.status, n).toBe(2);
-      expect(w.stderr).toMatch(/server.workers: .* is not a number of processes from 1 to 64/);
+      expect(w.stderr).toBe(`buildscope serve: --workers: not a number of processes from 1 to 64: ${n}\n`);
     }
   });
 });
