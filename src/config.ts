@@ -111,11 +111,10 @@ export interface ServerConfig {
   readonly auth: AuthSection;
   readonly limits: Limits;
   /**
-   * Face sections as written (nulls removed). A file's are checked when it is read; each face
-   * turns its section into its typed settings with its parse function (parseExportOptions,
-   * parseProvenanceConfig, parseCacheNodesSection, parsePlaygroundConfig, parseRetentionConfig),
-   * which checks a section built in code by the same schema, and `openServer` calls them all
-   * before it opens the database.
+   * Face sections as written (nulls removed). A file's are checked when it is read; `faceSettings`
+   * turns them all into typed settings (each with its face's parse function, the same schema), which
+   * `openServer` does once before it opens the database and hands to the faces (`facesOf` in
+   * src/http/context.ts); no face parses its section itself.
    */
   readonly export: unknown;
   readonly provenance: unknown;

@@ -93,7 +93,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
           ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
         })
       : undefined;
-    app = await buildApp({ config, database, store, logger, ...(retention ? { refuseIngest: retention.refuseIngest } : {}) }, { plugins, auth, metrics });
+    app = await buildApp({ config, database, store, logger, faces, ...(retention ? { refuseIngest: retention.refuseIngest } : {}) }, { plugins, auth, metrics });
     await app.ready();
 
     // First start: an administrator with every permission, a generated password and an access key.

@@ -7,11 +7,10 @@
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from './context.js';
+import { facesOf, type FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, reportProblem } from '../cache-registry/registry.js';
-import { parseCacheNodesSection } from '../cache-registry/config.js';
 
 const reportBody = {
   type: 'object',
@@ -41,7 +40,7 @@ const nodeSchema = {
 } as const;
 
 export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
-  const settings = parseCacheNodesSection(opts.ctx.config.cacheNodes);
+  const settings = facesOf(opts.ctx).cacheNodes;
   const registry = await CacheRegistry.open(opts.ctx.database, {
     ...(opts.ctx.clock ? { clock: opts.ctx.clock } : {}),
     offlineAfterMs: settings.offlineAfterSeconds * 1000,

@@ -8,7 +8,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { FacePlugin } from './context.js';
+import { facesOf, type FacePlugin } from './context.js';
 import { sendProblem } from './problem.js';
 import { answerOf } from '../errors/domain.js';
 import { invalidQueryDetail, invalidQueryExtensions } from '../errors/query.js';
@@ -16,7 +16,7 @@ import { authorize as accessOf, sendRefusal as sendAccessRefusal } from './auth-
 import { SEE_EVERYTHING, type Visibility } from '../store/types.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
-import { parseExportOptions, type ExportOptions } from '../export/options.js';
+import type { ExportOptions } from '../export/options.js';
 import { isStreaming, parseBuildId, parseEventTypes, parseSinceDate, refuse, type Refusal } from '../export/params.js';
 import { planEvents, planListing, type Plan } from '../export/streams.js';
 import { acceptsGzip, SseSink } from '../export/sink.js';
@@ -80,7 +80,7 @@ function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<stri
 }
 
 export const exportPlugin: FacePlugin = async (app, { ctx }) => {
-  const options = parseExportOptions(ctx.config.export);
+  const options = facesOf(ctx).export;
   const clock = ctx.clock ?? Date.now;
   const active = new Set<SseSink>();
 

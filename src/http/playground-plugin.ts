@@ -14,11 +14,11 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from './context.js';
+import { facesOf, type FacePluginOptions } from './context.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { explainSql } from '../sql/index.js';
-import { parsePlaygroundSection } from '../config/playground.js';
+import { parsePlaygroundSection, type PlaygroundSection } from '../config/playground.js';
 
 /** The `playground` section of the server configuration. */
 export interface PlaygroundConfig {
@@ -37,7 +37,10 @@ export const DEFAULT_PLAYGROUND_ROOT = resolve(here, '../../dist/playground');
 
 /** Checks the `playground` section (as read from YAML, possibly absent) and fills in defaults. */
 export function parsePlaygroundConfig(section: unknown): PlaygroundConfig {
-  const s = parsePlaygroundSection(section);
+  return playgroundConfig(parsePlaygroundSection(section));
+}
+
+function playgroundConfig(s: PlaygroundSection): PlaygroundConfig {
   return { enabled: s.enabled, root: s.root ?? DEFAULT_PLAYGROUND_ROOT };
 }
 
@@ -84,7 +87,7 @@ const explainSchema = {
 
 export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}): FastifyPluginAsync<FacePluginOptions> {
   return async (app, opts) => {
-    const config = { ...parsePlaygroundConfig(opts.ctx.config.playground), ...overrides };
+    const config = { ...playgroundConfig(facesOf(opts.ctx).playground), ...overrides };
     if (!config.enabled) return;
     const clock = opts.ctx.clock ?? Date.now;
 
