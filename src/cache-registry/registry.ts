@@ -3,6 +3,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { migrate, type DatabaseHandle } from '../db/database.js';
+import type { CacheNodeTable } from '../db/schema.js';
 import { hashSecret, parseHashedSecret, verifySecret } from '../cache-node/secret.js';
 import { CACHE_NODES_COMPONENT, cacheNodeMigrations } from './migrations.js';
 
@@ -84,16 +85,8 @@ function statusProblem(v: unknown, depth: number, path: string): string | undefi
   return undefined;
 }
 
-interface Row {
-  name: string;
-  node_key: string;
-  secret_hash: string;
-  created_at: number;
-  address: string | null;
-  registered_at: number | null;
-  last_seen_at: number | null;
-  status: string | null;
-}
+/** A row of `cache_node`, as the typed database reads it. */
+type Row = CacheNodeTable;
 
 export interface CacheRegistryOptions {
   readonly clock?: () => number;
@@ -141,7 +134,7 @@ export class CacheRegistry {
 
   /** Records a node's report; returns the node's name, or null when key or secret is wrong. */
   async report(input: NodeReportInput): Promise<string | null> {
-    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('node_key', '=', input.key).executeTakeFirst()) as Row | undefined;
+    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('node_key', '=', input.key).executeTakeFirst());
     if (!row) return null;
     // The stored hash is part of the digest, so new credentials for the node invalidate it.
     const digest = createHash('sha256').update(row.secret_hash).update('\u0000').update(input.secret).digest('base64');
@@ -161,12 +154,12 @@ export class CacheRegistry {
   }
 
   async get(name: string): Promise<RegisteredNode | undefined> {
-    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('name', '=', name).executeTakeFirst()) as Row | undefined;
+    const row = (await this.handle.db.selectFrom('cache_node').selectAll().where('name', '=', name).executeTakeFirst());
     return row ? this.toNode(row) : undefined;
   }
 
   async list(): Promise<RegisteredNode[]> {
-    const rows = (await this.handle.db.selectFrom('cache_node').selectAll().orderBy('name').execute()) as Row[];
+    const rows = (await this.handle.db.selectFrom('cache_node').selectAll().orderBy('name').execute());
     return rows.map((r) => this.toNode(r));
   }
 
