@@ -32,7 +32,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   await sql`DROP TABLE deleted_builds`.execute(handle.db);
   await sql`DROP INDEX build_values_seq`.execute(handle.db);
   await sql`DROP INDEX build_custom_values_seq`.execute(handle.db);
-  await sql`DELETE FROM store_migration WHERE name IN ('0005_build_tasks', '0006_trend_aggregates', '0007_deleted_builds')`.execute(handle.db);
+  await sql`DROP TABLE build_attestations`.execute(handle.db);
+  await sql`DELETE FROM store_migration WHERE name IN ('0005_build_tasks', '0006_trend_aggregates', '0007_deleted_builds', '0010_build_attestations')`.execute(handle.db);
   await store.close();
   await handle.close();
 
