@@ -202,6 +202,22 @@ async function deletedBuilds(db: Db): Promise<void> {
   await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
 }
 
+/**
+ * 0008: compressed event chunks (event-codec.ts `packEvents`, docs/store.md "Compact events"). New
+ * chunks are stored in `events_packed` with `events` empty; readers take either form. Rows written
+ * before are converted after the migrations, in batches with progress (compact-events.ts), so the
+ * migration itself only adds the column and is instant whatever the size of the table.
+ */
+async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema
+    .alterTable('build_events')
+    .addColumn('events_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .execute();
+  // The rows still to convert, and only those: the conversion finds them by this index, and once
+  // every row is compressed it is empty, so opening a converted store costs one look-up in it.
+  await sql`CREATE INDEX build_events_text ON build_events (build_id, chunk) WHERE events_packed IS NULL`.execute(db);
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
@@ -211,6 +227,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
     '0007_deleted_builds': { up: deletedBuilds },
+    '0008_packed_events': { up: (db) => packedEvents(db, dialect) },
   };
 }
 

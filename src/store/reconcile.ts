@@ -22,7 +22,7 @@ import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/l
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
-import { decodeEvents } from './event-codec.js';
+import { decodeEvents, storedEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
@@ -134,7 +134,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
     if (builds.length === 0) break;
     const chunks = await db
       .selectFrom('build_events')
-      .select(['build_id', 'events'])
+      .select(['build_id', 'events', 'events_packed'])
       .where('build_id', 'in', builds.map((b) => b.id as string))
       .orderBy('build_id')
       .orderBy('chunk')
@@ -142,7 +142,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
     const events = new Map<string, BuildEvent[]>();
     for (const ch of chunks) {
       const list = events.get(ch.build_id as string) ?? [];
-      for (const e of decodeEvents(ch.events as string)) list.push(e);
+      for (const e of decodeEvents(storedEvents(ch.events as string, ch.events_packed as Uint8Array | null))) list.push(e);
       events.set(ch.build_id as string, list);
     }
     for (const b of builds) {
