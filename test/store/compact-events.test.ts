@@ -2,14 +2,16 @@
 // before 0008) are converted when the store opens again, in batches with progress, and every
 // build's events read back the same; new chunks are stored compressed; re-sends stay unchanged.
 
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { compactStoredEvents } from '../../src/store/compact-events.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { openTestStore } from './support.js';
+import { completeBuild, ev, id, line, openTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -39,7 +41,10 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       expect(await counts()).toMatchObject({ packed: 0 });
 
       const progress: number[] = [];
-      expect(await compactStoredEvents(t.handle, undefined, (p) => progress.push(p.done))).toBe(1200);
+      const logged: { msg: string }[] = [];
+      const logger = pino({ level: 'info' }, { write: (l: string) => void logged.push(JSON.parse(l) as { msg: string }) });
+      expect(await compactStoredEvents(t.handle, logger, (p) => progress.push(p.done))).toBe(1200);
+      expect(logged.map((l) => l.msg)).toEqual(['converting 1200 stored event chunks to the compressed form', 'converted 1200 event chunks to the compressed form']);
       // Three batches of at most 500 chunks, with progress after each.
       expect(progress).toEqual([500, 1000, 1200]);
       expect(await counts()).toEqual({ packed: 1200, text: 0 });
@@ -61,6 +66,32 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       } finally {
         await packed.close();
       }
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+
+  it.skipIf(skip)('reads back a chunk that compresses a hundredfold and one of several slices, as streams', async () => {
+    const t = await openTestStore(name);
+    try {
+      const buildId = id();
+      const first = JSON.parse(completeBuild(buildId)) as { events: BuildEvent[] };
+      // Small once compressed (listed with its bytes), but its text is far above what a reader
+      // inflates at once: it is inflated as a stream.
+      const repetitive = Array.from({ length: 30_000 }, (_, i) => ev('TaskStarted', { id: i % 5, path: ':app:compileJava' }, 1000 + (i % 3)));
+      // Random text does not compress: more than one slice of stored bytes.
+      const noise = Array.from({ length: 2000 }, () => ev('UserNamedValue', { key: 'k', value: randomBytes(700).toString('base64') }));
+      const lines = [line({ buildId, events: first.events.slice(0, -1) }), line({ buildId, events: repetitive }), line({ buildId, events: noise }), line({ buildId, events: first.events.slice(-1) })];
+      expect((await t.store.ingestNdjson(lines.join('\n'))).map((r) => r.status)).toContain('stored');
+      const sizes = (await sql<{ chunk: number; packed: number | string; text: number | string }>`SELECT chunk, length(events_packed) AS packed, length(events) AS text FROM build_events WHERE build_id = ${buildId} ORDER BY chunk`.execute(t.handle.db)).rows;
+      expect(sizes.every((r) => Number(r.text) === 0)).toBe(true);
+      expect(Number(sizes[1]!.packed)).toBeLessThan(16 * 1024);
+      expect(Number(sizes[2]!.packed)).toBeGreaterThan(1024 * 1024);
+      const out: BuildEvent[] = [];
+      for await (const e of t.store.streamEvents(buildId)) out.push(e);
+      expect(out).toEqual([...first.events.slice(0, -1), ...repetitive, ...noise, ...first.events.slice(-1)]);
+      // A re-send of the big chunk is recognised against its compressed form.
+      expect((await t.store.ingestNdjson(lines[2]!)).map((r) => r.status)).toEqual(['unchanged']);
     } finally {
       await t.close();
     }
