@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
-import { decodeEvent, inflateSlices, unpackEvents } from './event-codec.js';
+import { decodeEvent, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
 import { compactStoredEvents } from './compact-events.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStore } from './migrations.js';
@@ -143,7 +143,7 @@ interface Row {
   tool_version: string;
   agent_version: string;
   project_name: string | null;
-  attributes?: string;
+  attributes?: string | Uint8Array | null;
 }
 
 function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAttributes {
@@ -157,7 +157,7 @@ function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAtt
     seq: Number(r.seq),
   };
   if (!withAttributes) return summary;
-  return { ...summary, attributes: JSON.parse(r.attributes ?? '{}') as BuildAttributes };
+  return { ...summary, attributes: JSON.parse(storedAttributes(r.attributes)) as BuildAttributes };
 }
 
 function applyVisibility(q: Query, v: Visibility): Query {
@@ -268,8 +268,14 @@ class KyselyBuildStore implements BuildStore {
     if (!withAttributes) return q;
     // Attributes live in build_attributes (store migration 0002); a correlated lookup by seq per
     // returned row, so it never changes how the search itself is planned. Rows written before
-    // 0002 by another writer fall back to the column.
-    return q.select(sql<string>`coalesce((SELECT a.attributes FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
+    // 0002 by another writer fall back to the column. Compressed (0008) or text: one value either
+    // way (storedAttributes tells them apart); PostgreSQL needs one type, so it reads bytes.
+    if (this.handle.dialect === 'sqlite') {
+      return q.select(sql<string | Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, a.attributes) FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
+    }
+    return q.select(
+      sql<Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, convert_to(a.attributes, 'UTF8')) FROM build_attributes AS a WHERE a.seq = builds.seq), convert_to(builds.attributes, 'UTF8'))`.as('attributes'),
+    ) as Query;
   }
 
   /** The filtered, ordered query of a listing, without limit. */

@@ -1,66 +1,91 @@
-// Converts the event chunks stored before store migration 0008 to the compressed form
-// (event-codec.ts packEvents), in batches of 500 chunks, each its own transaction, with progress
-// in the log. Runs when the store opens, after the migrations; a database with nothing left to
-// convert costs one look-up in the partial index of the unconverted rows (build_events_text).
-// Rows are visited in that index's order from where the last batch ended, so each batch is a
-// range read whatever the size of the table.
+// Converts the event chunks and attributes stored before store migration 0008 to the compressed
+// form (event-codec.ts packEvents, packAttributes), in batches of 500 rows, each its own
+// transaction, with progress in the log. Runs when the store opens, after the migrations; a
+// database with nothing left to convert costs one look-up in each partial index of the
+// unconverted rows (build_events_text, build_attributes_text). Rows are visited in that index's
+// order from where the last batch ended, so each batch is a range read whatever the size of the
+// table. Several processes may convert at once: a row is only updated while still unconverted.
 
 import type { Logger } from 'pino';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
-import { packEvents } from './event-codec.js';
+import { packAttributes, packEvents } from './event-codec.js';
 
 const BATCH = 500;
+/** Progress is logged at most this often (ms), besides the first and the last line. */
+const LOG_EVERY_MS = 5000;
 
 export interface CompactProgress {
+  readonly table: 'build_events' | 'build_attributes';
   readonly done: number;
   readonly of: number;
 }
 
-/** Packs every chunk still stored as JSON text; returns how many were converted. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+
+/** Compresses every chunk and attributes row still stored as text; returns how many rows were converted. */
 export async function compactStoredEvents(handle: DatabaseHandle, logger?: Logger, onProgress?: (p: CompactProgress) => void): Promise<number> {
-  const db = handle.db;
-  // Cheap first: is there anything at all? (LIMIT 1 stops at the first unconverted row.)
-  const any = await db.selectFrom('build_events').select('build_id').where('events_packed', 'is', null).limit(1).executeTakeFirst();
-  if (any === undefined) return 0;
-  const total = Number(
-    (await db.selectFrom('build_events').select(sql<number | string>`count(*)`.as('n')).where('events_packed', 'is', null).executeTakeFirstOrThrow()).n,
-  );
-  logger?.info({ chunks: total }, `converting ${total} stored event chunks to the compressed form`);
+  const chunks = await convert(handle.db, 'build_events', logger, onProgress);
+  const attributes = await convert(handle.db, 'build_attributes', logger, onProgress);
+  return chunks + attributes;
+}
+
+interface Table {
+  readonly what: string;
+  readonly text: string;
+  readonly packed: string;
+  readonly key: readonly string[];
+  readonly pack: (text: string) => Buffer;
+}
+
+const TABLES: Record<CompactProgress['table'], Table> = {
+  build_events: { what: 'event chunks', text: 'events', packed: 'events_packed', key: ['build_id', 'chunk'], pack: packEvents },
+  build_attributes: { what: 'attribute documents', text: 'attributes', packed: 'attributes_packed', key: ['seq'], pack: packAttributes },
+};
+
+type Row = Record<string, unknown>;
+
+async function convert(db: Db, table: CompactProgress['table'], logger: Logger | undefined, onProgress: ((p: CompactProgress) => void) | undefined): Promise<number> {
+  const t = TABLES[table];
+  const unconverted = () => db.selectFrom(table).where(t.packed, 'is', null);
+  // Cheap first: is there anything at all? (The partial index holds only unconverted rows.)
+  if ((await unconverted().select(t.key[0]!).limit(1).executeTakeFirst()) === undefined) return 0;
+  const total = Number((await unconverted().select(sql<number | string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+  logger?.info({ table, rows: total }, `converting ${total} stored ${t.what} to the compressed form`);
   let done = 0;
-  let after: { id: string; chunk: number } | undefined;
-  let lastLog = performance.now();
-  const started = lastLog;
+  let after: Row | undefined;
+  const started = performance.now();
+  let lastLog = started;
   for (;;) {
-    let q = db.selectFrom('build_events').select(['build_id', 'chunk', 'events']).where('events_packed', 'is', null);
+    let q = unconverted().select([...t.key, t.text] as never[]);
     if (after !== undefined) {
       const a = after;
-      q = q.where((eb) => eb.or([eb('build_id', '>', a.id), eb.and([eb('build_id', '=', a.id), eb('chunk', '>', a.chunk)])]));
+      q = q.where((eb) =>
+        t.key.length === 1
+          ? eb(t.key[0]!, '>', a[t.key[0]!])
+          : eb.or([eb(t.key[0]!, '>', a[t.key[0]!]), eb.and([eb(t.key[0]!, '=', a[t.key[0]!]), eb(t.key[1]!, '>', a[t.key[1]!])])]),
+      );
     }
-    const rows = (await q.orderBy('build_id').orderBy('chunk').limit(BATCH).execute()) as { build_id: string; chunk: number | string; events: string }[];
+    for (const k of t.key) q = q.orderBy(k as never);
+    const rows = (await q.limit(BATCH).execute()) as Row[];
     if (rows.length === 0) break;
-    const packed = rows.map((r) => ({ id: r.build_id, chunk: Number(r.chunk), bytes: packEvents(r.events) }));
+    const packed = rows.map((r) => ({ key: r, bytes: t.pack(r[t.text] as string) }));
     await db.transaction().execute(async (trx) => {
       for (const p of packed) {
-        // Only if still unconverted: another process may have done this row meanwhile.
-        await trx
-          .updateTable('build_events')
-          .set({ events: '', events_packed: p.bytes })
-          .where('build_id', '=', p.id)
-          .where('chunk', '=', p.chunk)
-          .where('events_packed', 'is', null)
-          .execute();
+        let u = trx.updateTable(table).set({ [t.text]: '', [t.packed]: p.bytes }).where(t.packed, 'is', null);
+        for (const k of t.key) u = u.where(k, '=', p.key[k]);
+        await u.execute();
       }
     });
     done += rows.length;
-    const last = rows[rows.length - 1]!;
-    after = { id: last.build_id, chunk: Number(last.chunk) };
-    onProgress?.({ done, of: total });
-    if (performance.now() - lastLog > 5000) {
+    after = rows[rows.length - 1]!;
+    onProgress?.({ table, done, of: total });
+    if (performance.now() - lastLog > LOG_EVERY_MS) {
       lastLog = performance.now();
-      logger?.info({ done, of: total }, `event chunks converted: ${done}/${total} (${Math.round((100 * done) / Math.max(total, 1))}%)`);
+      logger?.info({ table, done, of: total }, `${t.what} converted: ${done}/${total} (${Math.round((100 * done) / Math.max(total, 1))}%)`);
     }
   }
-  logger?.info({ chunks: done, ms: Math.round(performance.now() - started) }, `converted ${done} event chunks to the compressed form`);
+  logger?.info({ table, rows: done, ms: Math.round(performance.now() - started) }, `converted ${done} ${t.what} to the compressed form`);
   return done;
 }

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createInflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { canonicalJson } from './canonical.js';
-import { EVENT_DICTIONARY_1 } from './compact-dictionary.js';
+import { ATTRIBUTES_DICTIONARY_2, EVENT_DICTIONARY_1 } from './compact-dictionary.js';
 import type { BuildEvent } from './types.js';
 
 type Tuple = [number, string, number, number, Readonly<Record<string, unknown>>];
@@ -48,22 +48,50 @@ export function canonicalEvents(json: string): string {
 // (level 6) with a preset dictionary, and `events` is left empty. The format byte names the
 // dictionary, which can never change for stored data: a new dictionary is a new format.
 
-/** Format 1: raw DEFLATE with EVENT_DICTIONARY_1. */
+/** Format 1: raw DEFLATE with EVENT_DICTIONARY_1 (event chunks). */
 export const PACK_FORMAT = 1;
-const DICTIONARY_1 = Buffer.from(EVENT_DICTIONARY_1, 'utf8');
+/** Format 2: raw DEFLATE with ATTRIBUTES_DICTIONARY_2 (a build's derived attributes JSON). */
+export const ATTRIBUTES_FORMAT = 2;
+const DICTIONARIES: ReadonlyMap<number, Buffer> = new Map([
+  [PACK_FORMAT, Buffer.from(EVENT_DICTIONARY_1, 'utf8')],
+  [ATTRIBUTES_FORMAT, Buffer.from(ATTRIBUTES_DICTIONARY_2, 'utf8')],
+]);
 
 function dictionaryOf(format: number | undefined): Buffer {
-  if (format === PACK_FORMAT) return DICTIONARY_1;
-  throw new Error(`Stored event chunk of unknown format ${String(format)}`);
+  const d = format === undefined ? undefined : DICTIONARIES.get(format);
+  if (d === undefined) throw new Error(`Stored event chunk of unknown format ${String(format)}`);
+  return d;
+}
+
+function packWith(format: number, text: string): Buffer {
+  const deflated = deflateRawSync(Buffer.from(text, 'utf8'), { level: 6, dictionary: dictionaryOf(format) });
+  const out = Buffer.allocUnsafe(deflated.length + 1);
+  out[0] = format;
+  deflated.copy(out, 1);
+  return out;
 }
 
 /** The stored form of a chunk's encoded events. */
 export function packEvents(json: string): Buffer {
-  const deflated = deflateRawSync(Buffer.from(json, 'utf8'), { level: 6, dictionary: DICTIONARY_1 });
-  const out = Buffer.allocUnsafe(deflated.length + 1);
-  out[0] = PACK_FORMAT;
-  deflated.copy(out, 1);
-  return out;
+  return packWith(PACK_FORMAT, json);
+}
+
+/** The stored form of a build's attributes JSON (build_attributes.attributes_packed). */
+export function packAttributes(json: string): Buffer {
+  return packWith(ATTRIBUTES_FORMAT, json);
+}
+
+/**
+ * A build's attributes JSON as a listing reads it: text (stored before 0008, or by a store that
+ * does not compress), or bytes, which are compressed when they start with a format byte (JSON
+ * text never starts with a control character) and UTF-8 text otherwise (PostgreSQL's listing
+ * reads either column as bytea).
+ */
+export function storedAttributes(value: string | Uint8Array | null | undefined): string {
+  if (value === null || value === undefined) return '{}';
+  if (typeof value === 'string') return value;
+  if (value.byteLength > 0 && value[0]! < 0x20) return unpackEvents(value)!;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
 }
 
 /**

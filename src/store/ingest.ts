@@ -21,7 +21,7 @@ import { projectVisible } from './visibility.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
-import { packEvents, storedEvents } from './event-codec.js';
+import { packAttributes, packEvents, storedEvents } from './event-codec.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -191,7 +191,7 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
   // is replaced rather than failing the batch.
   const insertAttributes = db.prepare(
-    'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
+    'INSERT INTO build_attributes (seq, attributes, attributes_packed) VALUES (?, ?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed',
   );
   const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
   const upsertTaskCounts = db.prepare(
@@ -242,7 +242,10 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     }
     insertValues(w.values);
     insertCustoms(w.customValues);
-    for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
+    for (const [seq, json] of w.attributes) {
+      if (pack) insertAttributes.run(seq, '', packAttributes(json));
+      else insertAttributes.run(seq, json, null);
+    }
     // A new seq every time (a deleted build's seq is never reused, and prune deletes its task
     // rows), so task rows are only ever inserted.
     for (const t of w.tasks) insertTask.run(t);
@@ -372,9 +375,9 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
       await unnestInsert(trx, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
       if (writes.attributes.length > 0) {
         // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
-        await sql`INSERT INTO build_attributes (seq, attributes)
-          SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
-          ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
+        await sql`INSERT INTO build_attributes (seq, attributes, attributes_packed)
+          SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? packAttributes(a[1]) : null))}::bytea[])
+          ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed`.execute(trx);
       }
       // Task rows of a new seq: only inserted, as on SQLite.
       await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);

@@ -203,10 +203,11 @@ async function deletedBuilds(db: Db): Promise<void> {
 }
 
 /**
- * 0008: compressed event chunks (event-codec.ts `packEvents`, docs/store.md "Compact events"). New
- * chunks are stored in `events_packed` with `events` empty; readers take either form. Rows written
- * before are converted after the migrations, in batches with progress (compact-events.ts), so the
- * migration itself only adds the column and is instant whatever the size of the table.
+ * 0008: compressed event chunks and attributes (event-codec.ts, docs/store.md "Compact events").
+ * New chunks are stored in `events_packed` with `events` empty, new attributes in
+ * `attributes_packed` with `attributes` empty; readers take either form. Rows written before are
+ * converted after the migrations, in batches with progress (compact-events.ts), so the migration
+ * itself only adds the columns and the (partial) indexes of the rows left to convert.
  */
 async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await db.schema
@@ -216,6 +217,12 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
   // The rows still to convert, and only those: the conversion finds them by this index, and once
   // every row is compressed it is empty, so opening a converted store costs one look-up in it.
   await sql`CREATE INDEX build_events_text ON build_events (build_id, chunk) WHERE events_packed IS NULL`.execute(db);
+  // The derived attributes JSON likewise (event-codec.ts `packAttributes`), `attributes` left empty.
+  await db.schema
+    .alterTable('build_attributes')
+    .addColumn('attributes_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .execute();
+  await sql`CREATE INDEX build_attributes_text ON build_attributes (seq) WHERE attributes_packed IS NULL`.execute(db);
 }
 
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {

@@ -22,7 +22,7 @@ import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/l
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
-import { decodeEvents, storedEvents } from './event-codec.js';
+import { decodeEvents, packAttributes, storedEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
@@ -158,7 +158,8 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
       }
       const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field, value }));
       if (rows.length > 0) await db.insertInto('build_values').values(rows).execute();
-      await db.updateTable('build_attributes').set({ attributes: JSON.stringify(d.attributes) }).where('seq', '=', seq).execute();
+      // Compressed like every attributes row (store migration 0008).
+      await db.updateTable('build_attributes').set({ attributes: '', attributes_packed: packAttributes(JSON.stringify(d.attributes)) }).where('seq', '=', seq).execute();
       after = seq;
     }
     done += builds.length;

@@ -18,12 +18,13 @@ const dialects = [
   { name: 'postgres' as const, skip: !pgAvailable() },
 ];
 
-async function eventsOf(store: BuildStore): Promise<Map<string, BuildEvent[]>> {
-  const out = new Map<string, BuildEvent[]>();
-  for (const b of await store.listBuilds({ visibility: SEE_EVERYTHING })) {
+/** Every build with its attributes (as a listing reads them) and its events. */
+async function eventsOf(store: BuildStore): Promise<Map<string, { attributes: unknown; events: BuildEvent[] }>> {
+  const out = new Map<string, { attributes: unknown; events: BuildEvent[] }>();
+  for (const b of await store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) {
     const events: BuildEvent[] = [];
     for await (const e of store.streamEvents(b.id)) events.push(e);
-    out.set(b.id, events);
+    out.set(b.id, { attributes: 'attributes' in b ? b.attributes : undefined, events });
   }
   return out;
 }
@@ -36,19 +37,28 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       const lines = [...demoBuilds({ builds: 1200, seed: 4, now: Date.UTC(2026, 0, 1) })];
       await t.store.ingestNdjson(lines.join('\n'));
       const before = await eventsOf(t.store);
-      const counts = async () =>
-        (await sql<{ packed: number | string; text: number | string }>`SELECT count(events_packed) AS packed, count(*) - count(events_packed) AS text FROM build_events`.execute(t.handle.db)).rows[0]!;
-      expect(await counts()).toMatchObject({ packed: 0 });
+      expect([...before.values()].every((b) => typeof b.attributes === 'object' && Object.keys(b.attributes as object).length > 5 && b.events.length > 5)).toBe(true);
+      const counts = async () => {
+        const e = (await sql<{ packed: number | string; text: number | string }>`SELECT count(events_packed) AS packed, count(*) - count(events_packed) AS text FROM build_events`.execute(t.handle.db)).rows[0]!;
+        const a = (await sql<{ packed: number | string; text: number | string }>`SELECT count(attributes_packed) AS packed, count(*) - count(attributes_packed) AS text FROM build_attributes`.execute(t.handle.db)).rows[0]!;
+        return { events: { packed: Number(e.packed), text: Number(e.text) }, attributes: { packed: Number(a.packed), text: Number(a.text) } };
+      };
+      expect(await counts()).toEqual({ events: { packed: 0, text: 1200 }, attributes: { packed: 0, text: 1200 } });
 
-      const progress: number[] = [];
+      const progress: string[] = [];
       const logged: { msg: string }[] = [];
       const logger = pino({ level: 'info' }, { write: (l: string) => void logged.push(JSON.parse(l) as { msg: string }) });
-      expect(await compactStoredEvents(t.handle, logger, (p) => progress.push(p.done))).toBe(1200);
-      expect(logged.map((l) => l.msg)).toEqual(['converting 1200 stored event chunks to the compressed form', 'converted 1200 event chunks to the compressed form']);
-      // Three batches of at most 500 chunks, with progress after each.
-      expect(progress).toEqual([500, 1000, 1200]);
-      expect(await counts()).toEqual({ packed: 1200, text: 0 });
-      const empty = (await sql<{ n: number | string }>`SELECT count(*) AS n FROM build_events WHERE events <> ''`.execute(t.handle.db)).rows[0]!;
+      expect(await compactStoredEvents(t.handle, logger, (p) => progress.push(`${p.table} ${p.done}/${p.of}`))).toBe(2400);
+      expect(logged.map((l) => l.msg)).toEqual([
+        'converting 1200 stored event chunks to the compressed form',
+        'converted 1200 event chunks to the compressed form',
+        'converting 1200 stored attribute documents to the compressed form',
+        'converted 1200 attribute documents to the compressed form',
+      ]);
+      // Three batches of at most 500 rows per table, with progress after each.
+      expect(progress).toEqual(['build_events 500/1200', 'build_events 1000/1200', 'build_events 1200/1200', 'build_attributes 500/1200', 'build_attributes 1000/1200', 'build_attributes 1200/1200']);
+      expect(await counts()).toEqual({ events: { packed: 1200, text: 0 }, attributes: { packed: 1200, text: 0 } });
+      const empty = (await sql<{ n: number | string }>`SELECT (SELECT count(*) FROM build_events WHERE events <> '') + (SELECT count(*) FROM build_attributes WHERE attributes <> '') AS n`.execute(t.handle.db)).rows[0]!;
       expect(Number(empty.n)).toBe(0);
       // Opening the store again finds nothing left to convert.
       expect(await compactStoredEvents(t.handle)).toBe(0);
@@ -62,7 +72,10 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
         // New builds are stored compressed.
         const more = [...demoBuilds({ builds: 20, seed: 5, now: Date.UTC(2026, 0, 2) })];
         expect((await packed.ingestNdjson(more.join('\n'))).map((r) => r.status)).toEqual(more.map(() => 'stored'));
-        expect(await counts()).toEqual({ packed: 1220, text: 0 });
+        expect(await counts()).toEqual({ events: { packed: 1220, text: 0 }, attributes: { packed: 1220, text: 0 } });
+        // Listed attributes of new builds read back from their compressed form.
+        const listed = await packed.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true, maxBuilds: 5, reverse: true });
+        expect(listed.every((b) => 'attributes' in b && typeof (b.attributes as Record<string, unknown>)['buildOutcome'] === 'string')).toBe(true);
       } finally {
         await packed.close();
       }

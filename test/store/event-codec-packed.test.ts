@@ -5,7 +5,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { inflateSlices, packEvents, PACK_FORMAT, storedEvents, unpackEvents } from '../../src/store/event-codec.js';
+import { ATTRIBUTES_FORMAT, inflateSlices, packAttributes, packEvents, PACK_FORMAT, storedAttributes, storedEvents, unpackEvents } from '../../src/store/event-codec.js';
 
 async function collect(it: AsyncIterable<string>): Promise<string> {
   let out = '';
@@ -60,5 +60,21 @@ describe('compressed event chunks', () => {
     packed[0] = 9;
     expect(() => unpackEvents(packed)).toThrow('Stored event chunk of unknown format 9');
     await expect(collect(inflateSlices(sliced(packed, [])))).rejects.toThrow('unknown format 9');
+  });
+
+  it('an attributes document reads back the same from text, UTF-8 bytes and its compressed form', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.oneof(fc.string({ unit: 'binary' }), fc.double({ noNaN: true }), fc.boolean())), (attributes) => {
+        const json = JSON.stringify(attributes);
+        const packed = packAttributes(json);
+        expect(packed[0]).toBe(ATTRIBUTES_FORMAT);
+        expect(storedAttributes(packed)).toBe(json);
+        expect(storedAttributes(new Uint8Array(packed))).toBe(json);
+        expect(storedAttributes(json)).toBe(json);
+        expect(storedAttributes(Buffer.from(json, 'utf8'))).toBe(json);
+      }),
+      { numRuns: 200 },
+    );
+    expect(storedAttributes(null)).toBe('{}');
   });
 });
