@@ -94,13 +94,13 @@ async function load(name: Variant['name']): Promise<Variant> {
   const fileBytes = statSync(join(dir, 'buildscope.db')).size;
   let eventsTableBytes: number | undefined;
   try {
-    eventsTableBytes = Number(handle.sqlite!.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('build_events', 'sqlite_autoindex_build_events_1')").pluck().get());
+    eventsTableBytes = Number(handle.sqlite!.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('build_events', 'sqlite_autoindex_build_events_1', 'build_attributes')").pluck().get());
   } catch {
     eventsTableBytes = undefined; // dbstat not compiled in
   }
   let tables: Record<string, number> = {};
   try {
-    const t = handle.sqlite!.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 12').all() as { name: string; bytes: number }[];
+    const t = handle.sqlite!.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC').all() as { name: string; bytes: number }[];
     tables = Object.fromEntries(t.map((r) => [r.name, Math.round(r.bytes / BUILDS)]));
   } catch {
     // dbstat not compiled in
@@ -133,7 +133,7 @@ const rows = [text, packed].map((v) => {
     storage: v.name,
     builds: BUILDS,
     'bytes/build': Math.round(v.fileBytes / BUILDS),
-    'events bytes/build': v.eventsTableBytes === undefined ? null : Math.round(v.eventsTableBytes / BUILDS),
+    'events+attributes bytes/build': v.eventsTableBytes === undefined ? null : Math.round(v.eventsTableBytes / BUILDS),
     'ingest builds/s': Math.round(BUILDS / v.ingestSeconds),
     'export builds/s': Math.round(BUILDS / best),
     'export events/s': Math.round(v.events / best),
@@ -141,11 +141,11 @@ const rows = [text, packed].map((v) => {
 });
 console.log(`\nStore, ${BUILDS} demo builds (SQLite):`);
 console.table(rows);
-console.log('\nBytes per build of the largest tables and indexes (compressed):');
-console.table(packed.tables);
+console.log('\nBytes per build of every table and index (dbstat):');
+console.table(Object.fromEntries(Object.keys(text.tables).map((k) => [k, { text: text.tables[k], compressed: packed.tables[k] ?? 0 }])));
 const ratios = {
   bytesPerBuild: +(rows[1]!['bytes/build'] / rows[0]!['bytes/build']).toFixed(3),
-  eventsBytesPerBuild: rows[0]!['events bytes/build'] && rows[1]!['events bytes/build'] ? +(rows[1]!['events bytes/build'] / rows[0]!['events bytes/build']).toFixed(3) : null,
+  eventsBytesPerBuild: rows[0]!['events+attributes bytes/build'] && rows[1]!['events+attributes bytes/build'] ? +(rows[1]!['events+attributes bytes/build'] / rows[0]!['events+attributes bytes/build']).toFixed(3) : null,
   exportThroughput: +(rows[1]!['export builds/s'] / rows[0]!['export builds/s']).toFixed(3),
   ingestRate: +(rows[1]!['ingest builds/s'] / rows[0]!['ingest builds/s']).toFixed(3),
 };

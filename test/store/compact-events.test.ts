@@ -84,6 +84,43 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
     }
   }, 120_000);
 
+  it.skipIf(skip)('migrates a database from before 0008 and converts it when the store opens, logging progress', async () => {
+    const t = await openTestStore(name, { packEvents: false });
+    try {
+      const lines = [...demoBuilds({ builds: 300, seed: 6, now: Date.UTC(2026, 0, 1) })];
+      await t.store.ingestNdjson(lines.join('\n'));
+      const before = await eventsOf(t.store);
+      // Back to the schema before 0008.
+      for (const statement of [
+        'DROP INDEX build_events_text',
+        'DROP INDEX build_attributes_text',
+        'ALTER TABLE build_events DROP COLUMN events_packed',
+        'ALTER TABLE build_attributes DROP COLUMN attributes_packed',
+        "DELETE FROM store_migration WHERE name = '0008_packed_events'",
+      ]) {
+        await sql.raw(statement).execute(t.handle.db);
+      }
+      const logged: { msg: string }[] = [];
+      const logger = pino({ level: 'info' }, { write: (l: string) => void logged.push(JSON.parse(l) as { msg: string }) });
+      const opened = await openBuildStore(t.handle, { logger });
+      try {
+        expect(logged.map((l) => l.msg).filter((m) => m.includes('compressed form'))).toEqual([
+          'converting 300 stored event chunks to the compressed form',
+          'converted 300 event chunks to the compressed form',
+          'converting 300 stored attribute documents to the compressed form',
+          'converted 300 attribute documents to the compressed form',
+        ]);
+        const left = (await sql<{ n: number | string }>`SELECT (SELECT count(*) FROM build_events WHERE events_packed IS NULL) + (SELECT count(*) FROM build_attributes WHERE attributes_packed IS NULL) AS n`.execute(t.handle.db)).rows[0]!;
+        expect(Number(left.n)).toBe(0);
+        expect(await eventsOf(opened)).toEqual(before);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+
   it.skipIf(skip)('reads back a chunk that compresses a hundredfold and one of several slices, as streams', async () => {
     const t = await openTestStore(name);
     try {
