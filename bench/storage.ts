@@ -1,8 +1,8 @@
 // Storage benchmark: bytes per build with its events, and export throughput of build events, for
-// event chunks stored as JSON text (as before store migration 0008) and compressed (today), in the
+// event chunks and attributes stored as JSON text (as before store migration 0008) and compressed (today), in the
 // same run on the same demo builds; plus the compression candidates compared chunk by chunk.
 //
-//   node --import tsx bench/storage.ts [--quick] [--builds N]
+//   node --import tsx bench/storage.ts [--quick] [--builds N]   (default 100,000 builds; --quick 5,000)
 //
 // Goals (issue 18): bytes per build at most 0.4x the text form's; export throughput at least 0.9x.
 // "Export" here is what an events export does per build: read its chunks, decode them and format
@@ -24,7 +24,7 @@ import { SEE_EVERYTHING, type BuildStore } from '../src/store/types.js';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const at = args.indexOf('--builds');
-const BUILDS = at >= 0 ? Number(args[at + 1]) : quick ? 5000 : 50_000;
+const BUILDS = at >= 0 ? Number(args[at + 1]) : quick ? 5000 : 100_000;
 const NOW = Date.UTC(2026, 0, 15);
 
 // 1. The candidates, chunk by chunk (one chunk = one demo build's events).

@@ -58,7 +58,9 @@ async function convert(db: Db, table: CompactProgress['table'], logger: Logger |
   const started = performance.now();
   let lastLog = started;
   for (;;) {
-    let q = unconverted().select([...t.key, t.text] as never[]);
+    // The keys first, then each row's text alone: a batch of large chunks (a build sent in one line
+    // can be tens of MB) is never held at once, only the compressed results.
+    let q = unconverted().select([...t.key] as never[]);
     if (after !== undefined) {
       const a = after;
       q = q.where((eb) =>
@@ -70,7 +72,13 @@ async function convert(db: Db, table: CompactProgress['table'], logger: Logger |
     for (const k of t.key) q = q.orderBy(k as never);
     const rows = (await q.limit(BATCH).execute()) as Row[];
     if (rows.length === 0) break;
-    const packed = rows.map((r) => ({ key: r, bytes: t.pack(r[t.text] as string) }));
+    const packed: { key: Row; bytes: Buffer }[] = [];
+    for (const r of rows) {
+      let one = unconverted().select(t.text as never);
+      for (const k of t.key) one = one.where(k, '=', r[k]);
+      const row = (await one.executeTakeFirst()) as Row | undefined;
+      if (row !== undefined) packed.push({ key: r, bytes: t.pack(row[t.text] as string) });
+    }
     await db.transaction().execute(async (trx) => {
       for (const p of packed) {
         let u = trx.updateTable(table).set({ [t.text]: '', [t.packed]: p.bytes }).where(t.packed, 'is', null);
