@@ -83,6 +83,9 @@ async function load(name: Variant['name']): Promise<Variant> {
   const dir = mkdtempSync(join(tmpdir(), `bench-storage-${name}-`));
   const handle = await openDatabase({ data: dir });
   const store = await openBuildStore(handle, { packEvents: name === 'compressed', ingestWorker: false });
+  // Today's text storage has no index of the rows left to convert (store migration 0008 added them
+  // for the conversion; in a compressed store they stay empty): without them, the baseline is exact.
+  if (name === 'text') for (const index of ['build_events_text', 'build_attributes_text']) handle.sqlite!.exec(`DROP INDEX ${index}`);
   const started = performance.now();
   await store.ingestNdjson(
     (async function* () {
