@@ -76,6 +76,8 @@ interface Variant {
   /** Bytes per build of the largest tables and indexes (dbstat). */
   tables: Record<string, number>;
   exportRuns: number[];
+  /** CPU seconds of each export run (process.cpuUsage): steadier than wall time on a shared machine. */
+  exportCpu: number[];
   events: number;
 }
 
@@ -109,11 +111,12 @@ async function load(name: Variant['name']): Promise<Variant> {
   } catch {
     // dbstat not compiled in
   }
-  return { name, store, dir, ingestSeconds, fileBytes, eventsTableBytes, tables, exportRuns: [], events: 0 };
+  return { name, store, dir, ingestSeconds, fileBytes, eventsTableBytes, tables, exportRuns: [], exportCpu: [], events: 0 };
 }
 
 async function exportAll(v: Variant): Promise<void> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let events = 0;
   let bytes = 0;
   for await (const b of v.store.streamBuilds({ visibility: SEE_EVERYTHING })) {
@@ -122,6 +125,8 @@ async function exportAll(v: Variant): Promise<void> {
     events += sequence;
   }
   v.exportRuns.push((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
+  v.exportCpu.push((used.user + used.system) / 1e6);
   v.events = events;
   if (bytes === 0) throw new Error('nothing exported');
 }
@@ -141,6 +146,7 @@ const rows = [text, packed].map((v) => {
     'ingest builds/s': Math.round(BUILDS / v.ingestSeconds),
     'export builds/s': Math.round(BUILDS / best),
     'export events/s': Math.round(v.events / best),
+    'export CPU µs/build': Math.round((Math.min(...v.exportCpu) * 1e6) / BUILDS),
   };
 });
 console.log(`\nStore, ${BUILDS} demo builds (SQLite):`);
@@ -151,6 +157,8 @@ const ratios = {
   bytesPerBuild: +(rows[1]!['bytes/build'] / rows[0]!['bytes/build']).toFixed(3),
   eventsBytesPerBuild: rows[0]!['events+attributes bytes/build'] && rows[1]!['events+attributes bytes/build'] ? +(rows[1]!['events+attributes bytes/build'] / rows[0]!['events+attributes bytes/build']).toFixed(3) : null,
   exportThroughput: +(rows[1]!['export builds/s'] / rows[0]!['export builds/s']).toFixed(3),
+  /** Builds exported per CPU-second, compressed / text. */
+  exportPerCpu: +(rows[0]!['export CPU µs/build'] / rows[1]!['export CPU µs/build']).toFixed(3),
   ingestRate: +(rows[1]!['ingest builds/s'] / rows[0]!['ingest builds/s']).toFixed(3),
 };
 const goals = { bytesPerBuildAtMost0_4: ratios.bytesPerBuild <= 0.4, exportAtLeast0_9: ratios.exportThroughput >= 0.9 };
