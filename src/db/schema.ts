@@ -38,7 +38,10 @@ export interface BuildEventsTable {
   chunk: number;
   hash: string;
   event_count: number;
+  /** The events as JSON text; '' once `events_packed` holds them (store migration 0008). */
   events: string;
+  /** The events compressed (event-codec.ts), or null for a row still stored as text. */
+  events_packed: Uint8Array | null;
 }
 
 export interface BuildValuesTable {
@@ -55,7 +58,10 @@ export interface BuildCustomValuesTable {
 
 export interface BuildAttributesTable {
   seq: number;
+  /** The derived attributes as JSON text; '' once `attributes_packed` holds them (migration 0008). */
   attributes: string;
+  /** The attributes compressed (event-codec.ts), or null for a row still stored as text. */
+  attributes_packed: Uint8Array | null;
 }
 
 export interface StoreFieldsTable {

@@ -8,7 +8,8 @@ import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
-import { decodeEvent } from './event-codec.js';
+import { decodeEvent, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
+import { compactStoredEvents } from './compact-events.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStore } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
@@ -55,6 +56,12 @@ import type {
 const INLINE_CHUNK_CHARS = 64 * 1024;
 const CHUNK_BATCH = 16;
 const SLICE_CHARS = 1024 * 1024;
+/**
+ * Compressed chunks (store migration 0008) up to this many bytes are listed with their bytes; one
+ * whose text is at most INLINE_CHUNK_CHARS is inflated at once, any other as a stream, so that a
+ * reader never holds a large chunk's text (a chunk of repetitive events compresses 100-fold).
+ */
+const INLINE_PACKED_BYTES = 16 * 1024;
 
 /**
  * Whether a build with this ID can exist. PostgreSQL's text cannot hold NUL (a parameter with one
@@ -82,6 +89,12 @@ export interface BuildStoreOptions {
    * the caller's own is used as it is (and not closed with the store).
    */
   readonly ingestWorker?: boolean | PreparePool;
+  /**
+   * Whether new event chunks are stored compressed (default true). False writes them as JSON text,
+   * as before store migration 0008, and converts nothing: only the storage benchmark and the
+   * conversion tests use it, to have stores of the old form.
+   */
+  readonly packEvents?: boolean;
   /**
    * Time limit of one search statement (a listing with a query, or one page of a streamed one),
    * in ms; default 10,000. PostgreSQL: `statement_timeout` for that statement. SQLite: the search
@@ -114,6 +127,7 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
   await migrateStore(handle);
   await migrateSearchIndexes(handle);
   await reconcileCatalog(handle, options.logger);
+  if (options.packEvents !== false) await compactStoredEvents(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);
   if (store.dialect.notifiesNewBuilds && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
@@ -141,7 +155,7 @@ interface Row {
   tool_version: string;
   agent_version: string;
   project_name: string | null;
-  attributes?: string;
+  attributes?: string | Uint8Array | null;
 }
 
 function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAttributes {
@@ -155,7 +169,7 @@ function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAtt
     seq: Number(r.seq),
   };
   if (!withAttributes) return summary;
-  return { ...summary, attributes: JSON.parse(r.attributes ?? '{}') as BuildAttributes };
+  return { ...summary, attributes: JSON.parse(storedAttributes(r.attributes)) as BuildAttributes };
 }
 
 function applyVisibility(q: Query, v: Visibility): Query {
@@ -251,7 +265,14 @@ class KyselyBuildStore implements BuildStore {
             },
           };
     return ingestNdjson(
-      { handle: this.handle, clock: this.clock, onAvailable: (s) => this.signal.signal(s), trigram: trigramBatch, ...(this.pool ? { pool: this.pool } : {}) },
+      {
+        handle: this.handle,
+        clock: this.clock,
+        onAvailable: (s) => this.signal.signal(s),
+        trigram: trigramBatch,
+        ...(this.pool ? { pool: this.pool } : {}),
+        ...(this.options.packEvents === false ? { packEvents: false } : {}),
+      },
       input,
       observed,
     );
@@ -266,8 +287,14 @@ class KyselyBuildStore implements BuildStore {
     if (!withAttributes) return q;
     // Attributes live in build_attributes (store migration 0002); a correlated lookup by seq per
     // returned row, so it never changes how the search itself is planned. Rows written before
-    // 0002 by another writer fall back to the column.
-    return q.select(sql<string>`coalesce((SELECT a.attributes FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
+    // 0002 by another writer fall back to the column. Compressed (0008) or text: one value either
+    // way (storedAttributes tells them apart); PostgreSQL needs one type, so it reads bytes.
+    if (this.handle.dialect === 'sqlite') {
+      return q.select(sql<string | Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, a.attributes) FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
+    }
+    return q.select(
+      sql<Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, convert_to(a.attributes, 'UTF8')) FROM build_attributes AS a WHERE a.seq = builds.seq), convert_to(builds.attributes, 'UTF8'))`.as('attributes'),
+    ) as Query;
   }
 
   /** The filtered, ordered query of a listing, without limit. */
@@ -414,20 +441,20 @@ class KyselyBuildStore implements BuildStore {
         .select([
           'chunk',
           sql<number>`length(events)`.as('length'),
+          sql<number | null>`length(events_packed)`.as('packedLength'),
           // Small chunks come with the listing; larger ones are read in slices below.
           sql<string | null>`case when length(events) <= ${sql.lit(INLINE_CHUNK_CHARS)} then events else null end`.as('events'),
+          sql<Uint8Array | null>`case when length(events_packed) <= ${sql.lit(INLINE_PACKED_BYTES)} then events_packed else null end`.as('packed'),
         ])
         .where('build_id', '=', id)
         .where('chunk', '>', after)
         .orderBy('chunk')
         .limit(CHUNK_BATCH)
-        .execute()) as { chunk: number | string; length: number | string; events: string | null }[];
+        .execute()) as { chunk: number | string; length: number | string; packedLength: number | string | null; events: string | null; packed: Uint8Array | null }[];
       for (const r of rows) {
         const chunk = Number(r.chunk);
         const splitter = new ArrayElementSplitter();
-        const slices = r.events !== null ? [r.events] : this.#slices(id, chunk, Number(r.length));
-        r.events = null;
-        for await (const slice of slices) {
+        for await (const slice of this.#chunkText(id, chunk, r)) {
           for (const tuple of splitter.push(slice)) {
             const e = decodeEvent(tuple);
             if (types === undefined || types.has(e.type.eventType)) yield e;
@@ -440,17 +467,44 @@ class KyselyBuildStore implements BuildStore {
     }
   }
 
-  /** The text of one stored chunk in slices of SLICE_CHARS characters. */
-  async *#slices(id: string, chunk: number, length: number): AsyncIterable<string> {
+  /**
+   * The text of one stored chunk in pieces (see INLINE_CHUNK_CHARS): a small text chunk as listed;
+   * a small compressed one inflated at once unless its text is longer than INLINE_CHUNK_CHARS; any
+   * other inflated as a stream of its bytes, which are read SLICE_CHARS at a time when the chunk is
+   * large. Takes the listed value out of the row, so that the row no longer holds it.
+   */
+  async *#chunkText(id: string, chunk: number, r: { length: number | string; packedLength: number | string | null; events: string | null; packed: Uint8Array | null }): AsyncIterable<string> {
+    if (r.packedLength === null) {
+      const text = r.events;
+      r.events = null;
+      if (text !== null) yield text;
+      else yield* this.#slices(id, chunk, Number(r.length), 'events');
+      return;
+    }
+    const packed = r.packed;
+    r.packed = null;
+    if (packed !== null) {
+      const text = unpackEvents(packed, INLINE_CHUNK_CHARS);
+      if (text !== undefined) yield text;
+      else yield* inflateSlices((async function* () { yield packed; })());
+      return;
+    }
+    yield* inflateSlices(this.#slices(id, chunk, Number(r.packedLength), 'events_packed'));
+  }
+
+  /** A stored chunk's text (or compressed bytes) in slices of SLICE_CHARS characters (bytes). */
+  #slices(id: string, chunk: number, length: number, column: 'events'): AsyncIterable<string>;
+  #slices(id: string, chunk: number, length: number, column: 'events_packed'): AsyncIterable<Uint8Array>;
+  async *#slices(id: string, chunk: number, length: number, column: 'events' | 'events_packed'): AsyncIterable<string | Uint8Array> {
     for (let from = 1; from <= length; from += SLICE_CHARS) {
       const row = await this.handle.db
         .selectFrom('build_events')
-        .select(sql<string>`substr(events, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('text'))
+        .select(sql<string | Uint8Array>`substr(${sql.ref(column)}, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('slice'))
         .where('build_id', '=', id)
         .where('chunk', '=', chunk)
         .executeTakeFirst();
       if (row === undefined) throw new Error(`Chunk ${chunk} of build ${id} vanished while it was read`);
-      yield row.text;
+      yield row.slice;
     }
   }
 

@@ -22,6 +22,7 @@ import { projectVisible } from './visibility.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
+import { packAttributes, packEvents, storedEvents } from './event-codec.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -46,6 +47,8 @@ export interface IngestContext {
   readonly trigram?: (sqlite: BetterSqlite3.Database) => SearchBatch | undefined;
   /** Worker thread that prepares the batches of long inputs; without it they are prepared inline. */
   readonly pool?: PreparePool;
+  /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */
+  readonly packEvents?: boolean;
 }
 
 /** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */
@@ -182,13 +185,14 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     }),
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
-  const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events) VALUES (?, ?, ?, ?, ?)');
+  const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
+  const pack = ctx.packEvents !== false;
   const insertValues = rowInserter(db, 'INSERT INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
   // is replaced rather than failing the batch.
   const insertAttributes = db.prepare(
-    'INSERT INTO build_attributes (seq, attributes) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes',
+    'INSERT INTO build_attributes (seq, attributes, attributes_packed) VALUES (?, ?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed',
   );
   const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
   const upsertTaskCounts = db.prepare(
@@ -198,7 +202,7 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
   const selectBuild = db.prepare(
     'SELECT id, seq, tool_type, tool_version, agent_version, content_hash, received_at, project_name FROM builds WHERE id = ?',
   );
-  const selectChunks = db.prepare('SELECT hash, events FROM build_events WHERE build_id = ? ORDER BY chunk');
+  const selectChunks = db.prepare('SELECT hash, events, events_packed FROM build_events WHERE build_id = ? ORDER BY chunk');
   // The highest seq ever used: a deleted build's seq is never handed out again (deleted_builds).
   const selectMaxSeq = db.prepare(maxSeqSql('max')).pluck();
   const search = ctx.trigram?.(db);
@@ -219,8 +223,8 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     // A build the publisher may not see is refused on its header alone (ingest-plan.ts): its
     // events are not read, so the time of the answer does not grow with them either.
     if (!mayAppend(visibility, base.project)) return { ...base, chunkHashes: [], chunkEvents: [] };
-    const chunks = selectChunks.all(id) as { hash: string; events: string }[];
-    return { ...base, chunkHashes: chunks.map((c) => c.hash), chunkEvents: chunks.map((c) => c.events) };
+    const chunks = selectChunks.all(id) as { hash: string; events: string; events_packed: Buffer | null }[];
+    return { ...base, chunkHashes: chunks.map((c) => c.hash), chunkEvents: chunks.map((c) => storedEvents(c.events, c.events_packed)) };
   };
 
   const write = (w: BatchWrites): void => {
@@ -233,10 +237,16 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     }
     for (const [tool, rows] of byTool) insertBuild.get(tool)!(rows);
     for (const row of w.updateBuilds) updateBuild.run([...row.slice(1), row[0]]);
-    for (const c of w.chunks) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events);
+    for (const c of w.chunks) {
+      if (pack) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, '', packEvents(c.events));
+      else insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events, null);
+    }
     insertValues(w.values);
     insertCustoms(w.customValues);
-    for (const [seq, json] of w.attributes) insertAttributes.run(seq, json);
+    for (const [seq, json] of w.attributes) {
+      if (pack) insertAttributes.run(seq, '', packAttributes(json));
+      else insertAttributes.run(seq, json, null);
+    }
     // A new seq every time (a deleted build's seq is never reused, and prune deletes its task
     // rows), so task rows are only ever inserted.
     for (const t of w.tasks) insertTask.run(t);
@@ -311,7 +321,7 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
               ? []
               : await trx
                   .selectFrom('build_events')
-                  .select(['build_id', 'chunk', 'hash', 'events'])
+                  .select(['build_id', 'chunk', 'hash', 'events', 'events_packed'])
                   .where('build_id', 'in', readable)
                   .orderBy('build_id')
                   .orderBy('chunk')
@@ -319,7 +329,7 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
           const byBuild = new Map<string, { hash: string; events: string }[]>();
           for (const c of chunks) {
             const list = byBuild.get(c.build_id as string) ?? [];
-            list.push({ hash: c.hash as string, events: c.events as string });
+            list.push({ hash: c.hash as string, events: storedEvents(c.events as string, c.events_packed as Buffer | null) });
             byBuild.set(c.build_id as string, list);
           }
           for (const r of rows) {
@@ -355,14 +365,20 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
         const set = Object.fromEntries(BUILD_ROW_COLUMNS.slice(1).map((c, i) => [c, row[i + 1]]));
         await trx.updateTable('builds').set(set).where('id', '=', row[0] as string).execute();
       }
-      await unnestInsert(trx, 'build_events', CHUNK_COLUMN_TYPES, writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, c.events]));
+      const pack = ctx.packEvents !== false;
+      await unnestInsert(
+        trx,
+        'build_events',
+        CHUNK_COLUMN_TYPES,
+        writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
+      );
       await unnestInsert(trx, 'build_values', VALUE_COLUMN_TYPES, writes.values);
       await unnestInsert(trx, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
       if (writes.attributes.length > 0) {
         // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
-        await sql`INSERT INTO build_attributes (seq, attributes)
-          SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => a[1])}::text[])
-          ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes`.execute(trx);
+        await sql`INSERT INTO build_attributes (seq, attributes, attributes_packed)
+          SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? packAttributes(a[1]) : null))}::bytea[])
+          ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed`.execute(trx);
       }
       // Task rows of a new seq: only inserted, as on SQLite.
       await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
@@ -397,6 +413,7 @@ const CHUNK_COLUMN_TYPES: ColumnTypes = [
   ['hash', 'text'],
   ['event_count', 'integer'],
   ['events', 'text'],
+  ['events_packed', 'bytea'],
 ];
 const VALUE_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],

@@ -205,6 +205,29 @@ async function deletedBuilds(db: Db): Promise<void> {
 }
 
 /**
+ * 0008: compressed event chunks and attributes (event-codec.ts, docs/store.md "Compact events").
+ * New chunks are stored in `events_packed` with `events` empty, new attributes in
+ * `attributes_packed` with `attributes` empty; readers take either form. Rows written before are
+ * converted after the migrations, in batches with progress (compact-events.ts), so the migration
+ * itself only adds the columns and the (partial) indexes of the rows left to convert.
+ */
+async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await db.schema
+    .alterTable('build_events')
+    .addColumn('events_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .execute();
+  // The rows still to convert, and only those: the conversion finds them by this index, and once
+  // every row is compressed it is empty, so opening a converted store costs one look-up in it.
+  await sql`CREATE INDEX build_events_text ON build_events (build_id, chunk) WHERE events_packed IS NULL`.execute(db);
+  // The derived attributes JSON likewise (event-codec.ts `packAttributes`), `attributes` left empty.
+  await db.schema
+    .alterTable('build_attributes')
+    .addColumn('attributes_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .execute();
+  await sql`CREATE INDEX build_attributes_text ON build_attributes (seq) WHERE attributes_packed IS NULL`.execute(db);
+}
+
+/**
  * 0010: the attestations the provenance service made from each build, so that the build's page can
  * list them (the attestation stores are addressed by package and digest, not by build). Keyed by
  * the attestation's URI (one envelope written to two stores is two rows); the seq lets a deletion
@@ -239,6 +262,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
     '0007_deleted_builds': { up: deletedBuilds },
+    '0008_packed_events': { up: (db) => packedEvents(db, dialect) },
     '0010_build_attestations': { up: buildAttestations },
   };
 }

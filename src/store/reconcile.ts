@@ -22,7 +22,7 @@ import { BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
-import { decodeEvents } from './event-codec.js';
+import { decodeEvents, packAttributes, storedEvents } from './event-codec.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
@@ -95,7 +95,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
     if (builds.length === 0) break;
     const chunks = await db
       .selectFrom('build_events')
-      .select(['build_id', 'events'])
+      .select(['build_id', 'events', 'events_packed'])
       .where('build_id', 'in', builds.map((b) => b.id as string))
       .orderBy('build_id')
       .orderBy('chunk')
@@ -103,7 +103,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
     const events = new Map<string, BuildEvent[]>();
     for (const ch of chunks) {
       const list = events.get(ch.build_id as string) ?? [];
-      for (const e of decodeEvents(ch.events as string)) list.push(e);
+      for (const e of decodeEvents(storedEvents(ch.events as string, ch.events_packed as Uint8Array | null))) list.push(e);
       events.set(ch.build_id as string, list);
     }
     for (const b of builds) {
@@ -119,7 +119,8 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
       }
       const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field, value }));
       if (rows.length > 0) await db.insertInto('build_values').values(rows).execute();
-      await db.updateTable('build_attributes').set({ attributes: JSON.stringify(d.attributes) }).where('seq', '=', seq).execute();
+      // Compressed like every attributes row (store migration 0008).
+      await db.updateTable('build_attributes').set({ attributes: '', attributes_packed: packAttributes(JSON.stringify(d.attributes)) }).where('seq', '=', seq).execute();
       after = seq;
     }
     done += builds.length;
