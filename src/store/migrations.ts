@@ -10,6 +10,8 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
+import { backfillRollups, createRollupTables } from './rollups.js';
+import { createLogger } from '../log.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -202,6 +204,21 @@ async function deletedBuilds(db: Db): Promise<void> {
   await db.schema.createIndex('build_custom_values_seq').on('build_custom_values').column('seq').execute();
 }
 
+/**
+ * 0008: the trend rollups (store/rollups.ts): per 15-minute slot, hour and UTC day, and per value
+ * of the rollup dimensions, the builds, their task counts, a histogram of their durations and
+ * their tasks' runs by path; maintained at ingest and prune from here on. An existing database
+ * gets them from its builds here, in batches of seqs, with progress in the log.
+ */
+async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await createRollupTables(db, dialect);
+  let log: ReturnType<typeof createLogger> | undefined;
+  await backfillRollups(db, dialect, (done, total) => {
+    log ??= createLogger('store');
+    log.info({ done, total }, `trend rollups: ${done} of ${total} builds`);
+  });
+}
+
 export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
   return {
     '0001_builds': { up: initial },
@@ -211,6 +228,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0005_build_tasks': { up: (db) => buildTasks(db, dialect) },
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
     '0007_deleted_builds': { up: deletedBuilds },
+    '0008_trend_rollups': { up: (db) => rollups(db, dialect) },
   };
 }
 
