@@ -112,7 +112,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
           const { handle, cleanup } = await open();
           const store = await openBuildStore(handle, { ingestWorker: false });
           try {
-            const ids = c.builds.map((_, i) => `rl${String(++n).padStart(11, '0')}`);
+            const ids = c.builds.map(() => `rl${String(++n).padStart(11, '0')}`);
             // Two ingest batches, so a batch adds to rollup rows an earlier one created.
             const lines = c.builds.map((g, i) => ndjson(ids[i]!, g));
             const half = Math.ceil(lines.length / 2);
@@ -192,7 +192,7 @@ describe.skipIf(!pgAvailable())('on PostgreSQL', () => {
   suite(
     'trend rollups on PostgreSQL',
     async () => {
-      const db = await createTestDatabase();
+      const db = (await createTestDatabase())!;
       const handle = await openDatabase({ url: db.url });
       return { handle, cleanup: async () => { await handle.close(); await db.drop(); } };
     },
