@@ -5,16 +5,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
-import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions, type Trends } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
-import { tasksOf, type TaskRow } from '../../src/store/tasks.js';
+import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { referenceTrends, visible, type RefBuild } from './trend-reference.js';
