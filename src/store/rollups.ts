@@ -246,5 +246,8 @@ export async function backfillRollups(db: Db, dialect: Dialect, progress: (done:
     for (const q of rollupStatements(db, dialect, seqRange(after, last), 1)) await db.executeQuery(q);
     done += Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE seq > ${after} AND seq <= ${last}`.execute(db)).rows[0]!.n);
     progress(done, total);
+    // A turn of the event loop: SQLite's statements are synchronous, and the log is written
+    // asynchronously; without it every progress line would appear at the end.
+    await new Promise((r) => setImmediate(r));
   }
 }
