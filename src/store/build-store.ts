@@ -1,6 +1,8 @@
 // The build store over kysely, for SQLite and PostgreSQL (see docs/store.md). Visibility is
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
+import { visibilityCondition } from './analytics.js';
+import { countFromRollups } from './rollups-query.js';
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
@@ -435,6 +437,11 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number> {
+    // A query the trend rollups answer is counted from their all-time rows (a few rows).
+    if (options.fromInstant === undefined && options.fromBuild === undefined && options.afterSeq === undefined) {
+      const n = await countFromRollups(this.handle, options.query, visibilityCondition(options.visibility));
+      if (n !== undefined) return n;
+    }
     const { query } = await this.listingFrom({ ...options, withAttributes: false });
     // A search like any other: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ n: number | string }>(query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')), options.query !== undefined);

@@ -10,7 +10,7 @@ import { compileQuery } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import type { Visibility } from './types.js';
-import { BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
+import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
 
 /** What the direct path computes per period, and per task path over the whole range. */
 export interface PeriodRow {
@@ -213,4 +213,16 @@ export async function trendRowsFromRollups(
     tasks,
     paths: [...paths].map(([path, s]) => ({ path, runs: s.runs, failures: s.failures, mean: s.runs > 0 ? s.sum / s.runs : null, mx: s.max })),
   };
+}
+
+/**
+ * The exact number of available builds a query matches, from the all-time rollup rows, or
+ * undefined when the query is not one the rollups answer.
+ */
+export async function countFromRollups(handle: DatabaseHandle, query: CheckedExpr | undefined, visibility: RawBuilder<SqlBool>): Promise<number | undefined> {
+  if (!rollupEligible(query)) return undefined;
+  const filter = query === undefined || query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(query, handle.dialect) as unknown as RawBuilder<SqlBool>);
+  const row = await sql<{ n: unknown }>`SELECT coalesce(sum(builds), 0) AS n FROM ${sql.raw(BUILD_ROLLUPS)} AS builds
+    WHERE builds.lvl = ${int(ALL_TIME)} AND builds.t = 0 AND ${visibility} AND ${filter as Expression<SqlBool>}`.execute(handle.db);
+  return Number(row.rows[0]?.n ?? 0);
 }

@@ -5,7 +5,8 @@
 // estimates; durations are kept as a histogram whose buckets only say where to look, and the
 // exact percentile is then read from the builds themselves (rollups-query.ts). See docs/web.md.
 //
-// A unit is a 15-minute slot, an hour or a UTC day (`lvl` 0, 1, 2; `t` its first instant). Every
+// A unit is a 15-minute slot, an hour or a UTC day (`lvl` 0, 1, 2; `t` its first instant);
+// build_rollups also has all-time rows (`lvl` 3) for exact counts. Every
 // time zone's days and weeks (offsets are multiples of 15 minutes) are unions of slots, and most
 // of a period is whole hours or whole UTC days, so a period is read at the coarsest level that
 // fits it. Each row is also keyed by the build's dimension values (`k`, one text of all of them,
@@ -154,16 +155,7 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
                 AND tk.path = ${sql.raw(TASK_ROLLUPS)}.path AND tk.outcome IN ${EXECUTED_OR_FAILED} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
       );
     }
-    const taskSums = sql.join(TASK_COUNT_COLUMNS.map((c) => sql`${s} * coalesce(sum(c.${sql.raw(c)}), 0)`));
-    out.push(
-      sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, k, ${dimNames}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
-        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
-        FROM builds AS b LEFT JOIN build_task_counts AS c ON c.seq = b.seq
-        WHERE ${selection} AND b.buildstarttime IS NOT NULL
-        GROUP BY ${unit}, ${key}, ${dims('b')}
-        ON CONFLICT (lvl, t, k) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
-          ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db),
-    );
+    out.push(buildRollupUpsert(db, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
     const bucket = bucketCase(sql.raw('b.buildduration'), 0, DURATION_BOUNDS.length);
     out.push(
       sql`INSERT INTO ${sql.raw(DURATION_ROLLUPS)} (lvl, t, k, ${dimNames}, bucket, n)
@@ -191,7 +183,26 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
       out.push(sql`DELETE FROM ${sql.raw(TASK_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND runs = 0`.compile(db));
     }
   }
+  // All time (ALL_TIME, t 0): every available build, with a start time or not, for the exact
+  // count of a query the rollups answer (a few rows whatever the number of builds).
+  out.push(buildRollupUpsert(db, lit(ALL_TIME), lit(0), keyExpr(dialect, 'b'), selection, undefined, s));
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${lit(ALL_TIME)} AND t = 0 AND builds = 0`.compile(db));
   return out;
+}
+
+/** The `lvl` of build_rollups' all-time rows. */
+export const ALL_TIME = 3;
+
+/** The build_rollups statement; `started` undefined for the all-time rows (every build, one unit). */
+function buildRollupUpsert(db: Db, L: RawBuilder<number>, unit: RawBuilder<number>, key: RawBuilder<string>, selection: RawBuilder<SqlBool>, started: RawBuilder<unknown> | undefined, s: RawBuilder<number>): CompiledQuery {
+  const taskSums = sql.join(TASK_COUNT_COLUMNS.map((c) => sql`${s} * coalesce(sum(c.${sql.raw(c)}), 0)`));
+  return sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, k, ${dimNames}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
+    SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
+    FROM builds AS b LEFT JOIN build_task_counts AS c ON c.seq = b.seq
+    WHERE ${selection} ${started ?? sql``}
+    GROUP BY ${started === undefined ? sql`` : sql`${unit}, `}${key}, ${dims('b')}
+    ON CONFLICT (lvl, t, k) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
+      ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db);
 }
 
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */

@@ -1,6 +1,7 @@
 // The trend rollups (src/store/rollups.ts) stay exact: for random builds, random deletions (the
 // prune's deleteBuilds) and random queries the rollups answer, the trend read from the rollups
-// equals the trend computed from the builds directly and the one computed in TypeScript, on
+// equals the trend computed from the builds directly and the one computed in TypeScript, and the
+// exact count from the rollups equals the reference's, on
 // SQLite and PostgreSQL. And migration 0008's backfill builds the same rollups the ingest keeps.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
 import { buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
@@ -19,7 +21,7 @@ import { rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-qu
 import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
-import { referenceTrends, type RefBuild } from '../web/trend-reference.js';
+import { referenceTrends, visible, type RefBuild } from '../web/trend-reference.js';
 
 const NOW = Date.UTC(2026, 2, 31, 12);
 const DAY = 86_400_000;
@@ -139,6 +141,8 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
               const want = referenceTrends(all, expr, scope.visibility, o);
               expect(fromRollups.buckets.map(({ failureRate: _f, avoidedShare: _a, ...b }) => b)).toEqual(want.buckets.map(({ failureRate: _f, avoidedShare: _a, ...b }) => b));
               expect([fromRollups.slowestTasks, fromRollups.failingTasks]).toEqual([want.slowestTasks, want.failingTasks]);
+              // The exact count from the all-time rows, builds without a start time included.
+              expect(await store.countBuilds(scope)).toBe(all.filter((b) => visible(b.build, scope.visibility) && evaluate(expr, b.build)).length);
             }
             // What the ingest and the deletions left is what migration 0008 builds from the
             // builds that remain: no stale sums, no empty rows, the right longest runs.
