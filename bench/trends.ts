@@ -100,7 +100,7 @@ runs.push(await measure('trend 30 days, whole data set', () => buildTrends(handl
 runs.push(await measure(`trend 30 days, ${SELECTIVE}`, () => buildTrends(handle, scope(SELECTIVE), range)));
 runs.push(await measure('rollups-free peer: trend 30 days from the builds, whole data set', () => buildTrends(handle, scope(WHOLE), range, { rollups: false }), BUILDS >= 500_000 ? 2 : 5));
 runs.push(await measure(`rollups-free peer: trend 30 days from the builds, ${SELECTIVE}`, () => buildTrends(handle, scope(SELECTIVE), range, { rollups: false }), BUILDS >= 500_000 ? 3 : 5));
-runs.push(await measure('facets, whole data set', () => buildFacets(handle, scope(WHOLE))));
+runs.push(await measure('facets, whole data set', () => buildFacets(handle, scope(WHOLE)), BUILDS >= 500_000 ? 3 : ITER));
 runs.push(await measure(`facets, ${SELECTIVE}`, () => buildFacets(handle, scope(SELECTIVE))));
 
 // The peer: read every build with its attributes and aggregate in TypeScript (count and outcome
