@@ -140,21 +140,6 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
     const unit = unitExpr(dialect, start, size);
     const key = keyExpr(dialect, 'b');
     const L = lit(lvl);
-    if (sign === -1) {
-      // Before the subtraction: rows whose longest run is one of the builds leaving get the
-      // longest run of the builds that stay (NULL when none; such a row is dropped below).
-      out.push(
-        sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
-            SELECT max(x.duration_ms) FROM builds AS o JOIN build_tasks AS x ON x.seq = o.seq
-            WHERE o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
-              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND x.path = ${sql.raw(TASK_ROLLUPS)}.path AND x.outcome IN ${EXECUTED_OR_FAILED}
-              AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
-          WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
-            AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
-              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${key} = ${sql.raw(TASK_ROLLUPS)}.k
-                AND tk.path = ${sql.raw(TASK_ROLLUPS)}.path AND tk.outcome IN ${EXECUTED_OR_FAILED} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
-      );
-    }
     out.push(buildRollupUpsert(db, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
     const bucket = bucketCase(sql.raw('b.buildduration'), 0, DURATION_BOUNDS.length);
     out.push(
@@ -181,6 +166,21 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
       out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND builds = 0`.compile(db));
       out.push(sql`DELETE FROM ${sql.raw(DURATION_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND n = 0`.compile(db));
       out.push(sql`DELETE FROM ${sql.raw(TASK_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND runs = 0`.compile(db));
+      // After the subtraction, with the builds still there: rows that keep runs but whose
+      // longest run was one of the builds leaving get the longest run of the builds that stay.
+      // CROSS JOIN: SQLite reads the unit's builds by start time first (builds_trend), then
+      // their tasks, instead of every task of the path; PostgreSQL plans it as an inner join.
+      out.push(
+        sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
+            SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
+            WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
+              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND x.path = ${sql.raw(TASK_ROLLUPS)}.path AND x.outcome IN ${EXECUTED_OR_FAILED}
+              AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
+          WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
+            AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
+              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${key} = ${sql.raw(TASK_ROLLUPS)}.k
+                AND tk.path = ${sql.raw(TASK_ROLLUPS)}.path AND tk.outcome IN ${EXECUTED_OR_FAILED} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
+      );
     }
   }
   // All time (ALL_TIME, t 0): every available build, with a start time or not, for the exact
