@@ -36,6 +36,9 @@ export const LEVELS = [
  * projects a caller may see); `project` and `buildoutcome` are the columns of the catalog fields
  * whose equality terms a rollup answers. Frozen with migration 0008: another dimension needs a
  * migration (and multiplies the rows: every dimension's values multiply the keys per unit).
+ * These columns, the start time and the duration are fields of 0001, so the catalog's
+ * reconciliation (reconcile.ts, which fills only fields new to the database) never rewrites them
+ * under the rollups.
  */
 export const ROLLUP_DIMENSIONS = ['project_name', 'project', 'buildoutcome'] as const;
 
