@@ -12,6 +12,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
+import { trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
 
 /** Which builds an aggregate covers: those the query matches that the caller may see. */
 export interface Scope {
@@ -189,15 +190,78 @@ function periodCase(t: RawBuilder<unknown>, starts: readonly number[], lo: numbe
 }
 const PERCENTILES = [25, 50, 75, 95] as const;
 
+/** Which way a trend is computed: `rollups: false` forces the direct path (tests compare both). */
+export interface TrendHow {
+  readonly rollups?: boolean;
+}
+
 /**
  * Trends of the scope's builds per period. A build belongs to the period in which it started;
  * builds without a known start time are in no period. Percentiles are nearest-rank: the smallest
  * duration d such that at least p% of the period's known durations are <= d.
+ *
+ * Answered from the rollups (rollups-query.ts) when the query is empty or a conjunction of exact
+ * values of rollup dimensions and the periods are unions of 15-minute slots; otherwise from the
+ * builds directly. Both give the same answer.
  */
-export async function buildTrends(handle: DatabaseHandle, scope: Scope, options: TrendOptions): Promise<Trends> {
+export async function buildTrends(handle: DatabaseHandle, scope: Scope, options: TrendOptions, how: TrendHow = {}): Promise<Trends> {
   const periods = trendPeriods(options);
   const from = periods[0]!.start;
   const to = periods[periods.length - 1]!.end;
+  const starts = periods.map((p) => p.start);
+  const periodOf = (t: RawBuilder<unknown>) => periodCase(t, starts, 0, starts.length);
+  const rows =
+    (how.rollups === false ? undefined : await trendRowsFromRollups(handle, scope.query, visibilityCondition(scope.visibility), periods, periodOf)) ??
+    (await directTrendRows(handle, scope, from, to, periodOf));
+
+  const paths = rows.paths;
+  const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const slow = paths.filter((p) => p.runs > 0).sort((a, b) => b.mean! - a.mean! || byPath(a, b)).slice(0, 10);
+  const failing = paths.filter((p) => p.failures > 0).sort((a, b) => b.failures - a.failures || b.runs - a.runs || byPath(a, b)).slice(0, 10);
+
+  const buckets = periods.map((p, i): TrendBucket => {
+    const r = rows.periods.get(i);
+    const builds = r?.builds ?? 0;
+    const succeeded = r?.succeeded ?? 0;
+    const failed = r?.failed ?? 0;
+    const counts = rows.tasks.get(i);
+    const tasks = Object.fromEntries(TASK_OUTCOMES.map((o, k) => [o, counts?.[k] ?? 0])) as Record<TaskOutcome, number>;
+    const totalTasks = TASK_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
+    const avoided = AVOIDED_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
+    return {
+      start: p.start,
+      end: p.end,
+      label: p.label,
+      builds,
+      succeeded,
+      failed,
+      unknown: builds - succeeded - failed,
+      failureRate: succeeded + failed === 0 ? null : failed / (succeeded + failed),
+      duration: r?.percentiles ?? null,
+      tasks,
+      avoidedShare: totalTasks === 0 ? null : avoided / totalTasks,
+    };
+  });
+  const stat = (r: PathRow): TaskStat => ({
+    path: r.path,
+    runs: Number(r.runs),
+    failures: Number(r.failures),
+    meanDuration: r.mean === null ? 0 : Math.round(Number(r.mean)),
+    maxDuration: r.mx === null ? 0 : Math.round(Number(r.mx)),
+  });
+  return {
+    from,
+    to,
+    interval: options.interval,
+    tz: options.tz,
+    buckets,
+    slowestTasks: slow.map(stat),
+    failingTasks: failing.map(stat),
+  };
+}
+
+/** The trend's rows computed from the builds themselves. */
+async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: number, to: number, periodOf: (t: RawBuilder<unknown>) => RawBuilder<number>): Promise<TrendRows> {
   const matched = scoped(handle, { ...scope, startFrom: from, startTo: to }).select([
     'builds.seq as seq',
     'builds.buildstarttime as t',
@@ -207,8 +271,7 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
   // Each build's period by a balanced CASE over the period boundaries (about log2(periods)
   // comparisons a row, no join): the planners then read builds by start time and tasks by build
   // in one pass each.
-  const starts = periods.map((p) => p.start);
-  const withPeriods = sql`WITH m AS (SELECT ${periodCase(sql`x.t`, starts, 0, starts.length)} AS i, x.seq AS seq, x.o AS o, x.d AS d FROM (${matched}) AS x)`;
+  const withPeriods = sql`WITH m AS (SELECT ${periodOf(sql`x.t`)} AS i, x.seq AS seq, x.o AS o, x.d AS d FROM (${matched}) AS x)`;
   const rank = (pct: number) => sql`(${int(pct)} * c.known + 99) / 100`;
   // One sort for the percentiles: the rank of each duration in its period, against the period's
   // number of known durations from the grouped counts.
@@ -238,52 +301,20 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
     FROM build_tasks AS t ${pathOrder}
     WHERE t.seq IN (SELECT seq FROM m)
     GROUP BY t.path`.execute(handle.db);
-  const paths = pathRows.rows.map((r) => ({ ...r, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean) }));
-  const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  const slow = paths.filter((p) => p.runs > 0).sort((a, b) => b.mean! - a.mean! || byPath(a, b)).slice(0, 10);
-  const failing = paths.filter((p) => p.failures > 0).sort((a, b) => b.failures - a.failures || b.runs - a.runs || byPath(a, b)).slice(0, 10);
-
-  const byPeriod = new Map(buildRows.rows.map((r) => [Number(r['i']), r]));
-  const tasksByPeriod = new Map<number, Record<TaskOutcome, number>>();
-  for (const r of taskRows.rows) {
-    tasksByPeriod.set(Number(r['i']), Object.fromEntries(TASK_OUTCOMES.map((o, k) => [o, Number(r[TASK_COUNT_COLUMNS[k]!] ?? 0)])) as Record<TaskOutcome, number>);
+  const periods = new Map<number, PeriodRow>();
+  for (const r of buildRows.rows) {
+    periods.set(Number(r['i']), {
+      builds: Number(r['builds']),
+      succeeded: Number(r['succeeded']),
+      failed: Number(r['failed']),
+      percentiles: r['p50'] !== null && r['p50'] !== undefined ? { p25: Number(r['p25']), p50: Number(r['p50']), p75: Number(r['p75']), p95: Number(r['p95']) } : null,
+    });
   }
-  const buckets = periods.map((p, i): TrendBucket => {
-    const r = byPeriod.get(i);
-    const builds = r ? Number(r['builds']) : 0;
-    const succeeded = r ? Number(r['succeeded']) : 0;
-    const failed = r ? Number(r['failed']) : 0;
-    const tasks = tasksByPeriod.get(i) ?? (Object.fromEntries(TASK_OUTCOMES.map((o) => [o, 0])) as Record<TaskOutcome, number>);
-    const totalTasks = TASK_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
-    const avoided = AVOIDED_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
-    return {
-      start: p.start,
-      end: p.end,
-      label: p.label,
-      builds,
-      succeeded,
-      failed,
-      unknown: builds - succeeded - failed,
-      failureRate: succeeded + failed === 0 ? null : failed / (succeeded + failed),
-      duration: r && r['p50'] !== null && r['p50'] !== undefined ? { p25: Number(r['p25']), p50: Number(r['p50']), p75: Number(r['p75']), p95: Number(r['p95']) } : null,
-      tasks,
-      avoidedShare: totalTasks === 0 ? null : avoided / totalTasks,
-    };
-  });
-  const stat = (r: { path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }): TaskStat => ({
-    path: r.path,
-    runs: Number(r.runs),
-    failures: Number(r.failures),
-    meanDuration: r.mean === null ? 0 : Math.round(Number(r.mean)),
-    maxDuration: r.mx === null ? 0 : Math.round(Number(r.mx)),
-  });
+  const tasks = new Map<number, number[]>();
+  for (const r of taskRows.rows) tasks.set(Number(r['i']), TASK_COUNT_COLUMNS.map((c) => Number(r[c] ?? 0)));
   return {
-    from,
-    to,
-    interval: options.interval,
-    tz: options.tz,
-    buckets,
-    slowestTasks: slow.map(stat),
-    failingTasks: failing.map(stat),
+    periods,
+    tasks,
+    paths: pathRows.rows.map((r) => ({ path: r.path, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean), mx: r.mx === null ? null : Number(r.mx) })),
   };
 }

@@ -2,6 +2,7 @@
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
 import { DomainError } from '../errors/domain.js';
+import { countFromRollups } from './rollups-query.js';
 import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
@@ -509,6 +510,11 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number> {
+    // A query the trend rollups answer is counted from their all-time rows (a few rows).
+    if (options.fromInstant === undefined && options.fromBuild === undefined && options.afterSeq === undefined) {
+      const n = await countFromRollups(this.handle, options.query, visibilityCondition(options.visibility));
+      if (n !== undefined) return n;
+    }
     const { query } = await this.listingFrom({ ...options, withAttributes: false });
     // A search like any other: off the server's thread on SQLite, with the time limit.
     const rows = await this.run<{ n: number | string }>(query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')), options.query !== undefined);

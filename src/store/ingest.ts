@@ -23,6 +23,7 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import { packAttributes, packEvents, storedEvents } from './event-codec.js';
+import { addIngestedToRollups, addIngestedToRollupsAsync } from './rollups.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -258,6 +259,7 @@ function sqliteExecutor(ctx: IngestContext, visibility: Visibility | undefined):
     const { results, writes } = planBatch(lines, { load, now: ctx.clock, newId: newBuildId, maxSeq, ...(visibility ? { visibility } : {}) });
     search?.begin();
     write(writes);
+    addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
     search?.finish(maxSeq);
     return { results, maxSeq: writes.maxSeq };
   });
@@ -383,6 +385,7 @@ function postgresExecutor(ctx: IngestContext, visibility: Visibility | undefined
       // Task rows of a new seq: only inserted, as on SQLite.
       await unnestInsert(trx, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
       await unnestInsert(trx, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
+      await addIngestedToRollupsAsync(trx, 'postgres', Number(max.m), writes.maxSeq);
       // Delivered to every listener (all server processes) when the transaction commits.
       if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(trx);
       return { results, maxSeq: writes.maxSeq };

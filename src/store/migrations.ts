@@ -10,6 +10,8 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
+import { backfillRollups, createRollupTables } from './rollups.js';
+import { createLogger } from '../log.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -228,6 +230,21 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
 }
 
 /**
+ * 0009: the trend rollups (store/rollups.ts): per 15-minute slot, hour and UTC day, and per value
+ * of the rollup dimensions, the builds, their task counts, a histogram of their durations and
+ * their tasks' runs by path; maintained at ingest and prune from here on. An existing database
+ * gets them from its builds here, in batches of seqs, with progress in the log.
+ */
+async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await createRollupTables(db, dialect);
+  let log: ReturnType<typeof createLogger> | undefined;
+  await backfillRollups(db, dialect, (done, total) => {
+    log ??= createLogger('store');
+    log.info({ done, total }, `trend rollups: ${done} of ${total} builds`);
+  });
+}
+
+/**
  * 0010: the attestations the provenance service made from each build, so that the build's page can
  * list them (the attestation stores are addressed by package and digest, not by build). Keyed by
  * the attestation's URI (one envelope written to two stores is two rows); the seq lets a deletion
@@ -263,6 +280,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0006_trend_aggregates': { up: (db) => trendIndexes(db, dialect) },
     '0007_deleted_builds': { up: deletedBuilds },
     '0008_packed_events': { up: (db) => packedEvents(db, dialect) },
+    '0009_trend_rollups': { up: (db) => rollups(db, dialect) },
     '0010_build_attestations': { up: buildAttestations },
   };
 }

@@ -11,6 +11,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { DELETED_BUILDS } from './migrations.js';
+import { rollupRemovals } from './rollups.js';
 import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
 /** Tables with one or more rows per available build, keyed by its seq. */
@@ -87,6 +88,8 @@ export async function deleteBuilds(handle: DatabaseHandle, candidates: readonly 
         )
         .compile(),
     );
+    // The trend rollups first: they are computed from the rows about to be deleted.
+    statements.push(...rollupRemovals(db, handle.dialect, seqs));
     if (seqs.length > 0) for (const t of BY_SEQ) statements.push(db.deleteFrom(t).where('seq', 'in', seqs).compile());
     statements.push(db.deleteFrom('build_events').where('build_id', 'in', present).compile());
     statements.push(db.deleteFrom('builds').where('id', 'in', present).compile());

@@ -1,5 +1,6 @@
-// Store migrations 0005 and 0006 on a database that already holds builds: the task rows and the
-// per-build task counts are filled from the stored events, equal to what the ingest writes.
+// Store migrations 0005 to 0010 on a database that already holds builds: the task rows and the
+// per-build task counts are filled from the stored events, and the trend rollups from those,
+// equal to what the ingest writes.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +18,21 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   const rows = async (h: Awaited<ReturnType<typeof openDatabase>>) => ({
     tasks: (await sql`SELECT seq, path, outcome, start_ms, duration_ms, cacheable FROM build_tasks ORDER BY seq, path, start_ms`.execute(h.db)).rows,
     counts: (await sql`SELECT * FROM build_task_counts ORDER BY seq`.execute(h.db)).rows,
+    // Migration 0009 fills the trend rollups from these rows as the ingest keeps them.
+    rollups: [
+      (await sql`SELECT * FROM build_rollups ORDER BY lvl, t, k`.execute(h.db)).rows,
+      (await sql`SELECT * FROM build_duration_rollups ORDER BY lvl, t, k, bucket`.execute(h.db)).rows,
+      (await sql`SELECT * FROM build_task_rollups ORDER BY lvl, t, k, path`.execute(h.db)).rows,
+    ],
   });
   let handle = await openDatabase({ data: dir });
-  let store = await openBuildStore(handle, { ingestWorker: false });
+  // Stored as text, as a store before migration 0008 did.
+  let store = await openBuildStore(handle, { ingestWorker: false, packEvents: false });
   await store.ingestNdjson([...demoBuilds({ builds: 60, seed: 3, now: Date.UTC(2026, 0, 1) })].join('\n'));
   const written = await rows(handle);
   expect(written.tasks.length).toBeGreaterThan(60 * 5);
   expect(written.counts.length).toBe(60);
+  expect(written.rollups[0]!.length).toBeGreaterThan(60);
   // Back to the state before 0005: no task tables, those migrations and the later ones not run
   // (kysely runs migrations in order only).
   await sql`DROP TABLE build_tasks`.execute(handle.db);
@@ -32,8 +41,15 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   await sql`DROP TABLE deleted_builds`.execute(handle.db);
   await sql`DROP INDEX build_values_seq`.execute(handle.db);
   await sql`DROP INDEX build_custom_values_seq`.execute(handle.db);
+  for (const t of ['build_rollups', 'build_duration_rollups', 'build_task_rollups']) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
+  await sql`DROP INDEX builds_duration_day`.execute(handle.db);
   await sql`DROP TABLE build_attestations`.execute(handle.db);
-  await sql`DELETE FROM store_migration WHERE name IN ('0005_build_tasks', '0006_trend_aggregates', '0007_deleted_builds', '0010_build_attestations')`.execute(handle.db);
+  // 0008 (compressed events): the builds were stored as text, as before it.
+  await sql`DROP INDEX build_events_text`.execute(handle.db);
+  await sql`DROP INDEX build_attributes_text`.execute(handle.db);
+  await sql`ALTER TABLE build_events DROP COLUMN events_packed`.execute(handle.db);
+  await sql`ALTER TABLE build_attributes DROP COLUMN attributes_packed`.execute(handle.db);
+  await sql`DELETE FROM store_migration WHERE name >= '0005'`.execute(handle.db);
   await store.close();
   await handle.close();
 

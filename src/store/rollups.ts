@@ -1,0 +1,267 @@
+// Rollups: per-time-unit sums over the available builds, maintained in the same transaction as
+// the rows they summarise (ingest adds a batch's new builds, prune subtracts the builds it
+// deletes, migration 0008 fills them for builds stored before), so that a trend over a million
+// builds reads thousands of rows instead of a million. They are exact: counts and sums, never
+// estimates; durations are kept as a histogram whose buckets only say where to look, and the
+// exact percentile is then read from the builds themselves (rollups-query.ts). See docs/web.md.
+//
+// A unit is a 15-minute slot, an hour or a UTC day (`lvl` 0, 1, 2; `t` its first instant);
+// build_rollups also has all-time rows (`lvl` 3) for exact counts. Every
+// time zone's days and weeks (offsets are multiples of 15 minutes) are unions of slots, and most
+// of a period is whole hours or whole UTC days, so a period is read at the coarsest level that
+// fits it. Each row is also keyed by the build's dimension values (`k`, one text of all of them,
+// because NULL is a value here and a primary key cannot hold NULLs on both databases).
+
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { DatabaseHandle } from '../db/database.js';
+import { TASK_COUNT_COLUMNS } from './tasks.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+type Dialect = DatabaseHandle['dialect'];
+
+export const SLOT_MS = 15 * 60_000;
+const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+/** The units, finest first. */
+export const LEVELS = [
+  { lvl: 0, size: SLOT_MS },
+  { lvl: 1, size: HOUR_MS },
+  { lvl: 2, size: DAY_MS },
+] as const;
+
+/**
+ * Columns of `builds` each rollup row is keyed by. `project_name` is there for visibility (which
+ * projects a caller may see); `project` and `buildoutcome` are the columns of the catalog fields
+ * whose equality terms a rollup answers. Frozen with migration 0008: another dimension needs a
+ * migration (and multiplies the rows: every dimension's values multiply the keys per unit).
+ * These columns, the start time and the duration are fields of 0001, so the catalog's
+ * reconciliation (reconcile.ts, which fills only fields new to the database) never rewrites them
+ * under the rollups.
+ */
+export const ROLLUP_DIMENSIONS = ['project_name', 'project', 'buildoutcome'] as const;
+
+/** Columns of the catalog fields whose exact-value terms the rollups answer (rollups-query.ts). */
+export const ROLLUP_FILTER_COLUMNS: ReadonlySet<string> = new Set(['project', 'buildoutcome']);
+
+export const BUILD_ROLLUPS = 'build_rollups';
+export const DURATION_ROLLUPS = 'build_duration_rollups';
+export const TASK_ROLLUPS = 'build_task_rollups';
+
+/** Columns of build_rollups holding the task counts, one per TASK_COUNT_COLUMNS entry. */
+export const ROLLUP_TASK_COLUMNS: readonly string[] = TASK_COUNT_COLUMNS.map((c) => `tasks_${c}`);
+
+/**
+ * Upper bounds of the duration histogram's buckets (ms): 1, 2, ... then about 9% apart
+ * (2^(1/8)), up past a century. Bucket 0 holds durations below 1 ms, bucket i (1..n-1) those in
+ * [BOUNDS[i-1], BOUNDS[i]), bucket n those from BOUNDS[n-1] on. Frozen with migration 0008.
+ */
+export const DURATION_BOUNDS: readonly number[] = (() => {
+  const out = [1];
+  while (out[out.length - 1]! < 2 ** 42) {
+    const last = out[out.length - 1]!;
+    out.push(Math.max(last + 1, Math.round(last * 2 ** (1 / 8))));
+  }
+  return out;
+})();
+
+/** The bucket's [lo, hi) bounds; undefined for an open end. */
+export function bucketBounds(bucket: number): { lo?: number; hi?: number } {
+  return {
+    ...(bucket > 0 ? { lo: DURATION_BOUNDS[bucket - 1]! } : {}),
+    ...(bucket < DURATION_BOUNDS.length ? { hi: DURATION_BOUNDS[bucket]! } : {}),
+  };
+}
+
+const lit = (n: number): RawBuilder<number> => sql.raw(String(n));
+
+/** The bucket of duration `d` among buckets [lo, hi]: a balanced CASE (about 9 comparisons). */
+function bucketCase(d: RawBuilder<unknown>, lo: number, hi: number): RawBuilder<number> {
+  if (lo === hi) return lit(lo);
+  const mid = (lo + hi + 1) >> 1;
+  return sql<number>`CASE WHEN ${d} < ${lit(DURATION_BOUNDS[mid - 1]!)} THEN ${bucketCase(d, lo, mid - 1)} ELSE ${bucketCase(d, mid, hi)} END`;
+}
+
+/** The first instant of the unit (of `size` ms) holding instant `t`. */
+export function unitExpr(dialect: Dialect, t: RawBuilder<unknown>, size: number): RawBuilder<number> {
+  return dialect === 'sqlite' ? sql<number>`(CAST(floor(${t} / ${lit(size)}) AS INTEGER) * ${lit(size)})` : sql<number>`(floor(${t} / ${lit(size)}) * ${lit(size)})::bigint`;
+}
+
+/**
+ * The UTC day number of a build's start: the first column of the index the exact percentiles are
+ * read through (builds_duration_day). Must be written exactly so for the index to be used.
+ */
+export function dayExpr(dialect: Dialect, table?: string): RawBuilder<number> {
+  const t = sql.raw(table === undefined ? 'buildstarttime' : `${table}.buildstarttime`);
+  return dialect === 'sqlite' ? sql<number>`CAST(floor(${t} / 86400000) AS INTEGER)` : sql<number>`floor(${t} / 86400000)`;
+}
+
+function keyExpr(dialect: Dialect, b: string): RawBuilder<string> {
+  const cols = sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
+  return dialect === 'sqlite' ? sql<string>`json_array(${cols})` : sql<string>`json_build_array(${cols})::text`;
+}
+
+const dims = (b: string) => sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
+const dimNames = sql.raw(ROLLUP_DIMENSIONS.join(', '));
+const EXECUTED_OR_FAILED = sql.raw(`('executed', 'failed')`);
+
+/** The tables and the index of migration 0008 (frozen). */
+export async function createRollupTables(db: Db, dialect: Dialect): Promise<void> {
+  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const real = dialect === 'sqlite' ? 'real' : 'double precision';
+  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  const keyCols = `lvl integer NOT NULL, t ${big} NOT NULL, k text NOT NULL, ${ROLLUP_DIMENSIONS.map((c) => `${c} text`).join(', ')}`;
+  await sql
+    .raw(
+      `CREATE TABLE ${BUILD_ROLLUPS} (${keyCols}, builds ${big} NOT NULL, known ${big} NOT NULL, ${ROLLUP_TASK_COLUMNS.map((c) => `${c} ${big} NOT NULL`).join(', ')}, PRIMARY KEY (lvl, t, k))${rowid}`,
+    )
+    .execute(db);
+  await sql.raw(`CREATE TABLE ${DURATION_ROLLUPS} (${keyCols}, bucket integer NOT NULL, n ${big} NOT NULL, PRIMARY KEY (lvl, t, k, bucket))${rowid}`).execute(db);
+  await sql
+    .raw(
+      `CREATE TABLE ${TASK_ROLLUPS} (${keyCols}, path text NOT NULL, runs ${big} NOT NULL, failures ${big} NOT NULL, dur_sum ${real} NOT NULL, dur_max ${real}, PRIMARY KEY (lvl, t, k, path))${rowid}`,
+    )
+    .execute(db);
+  // The exact percentiles: the durations of one UTC day in order, with what a query on the
+  // rollup dimensions and the visibility check, so a bucket's values are read from the index.
+  await sql`CREATE INDEX builds_duration_day ON builds (${dayExpr(dialect)}, buildduration, buildstarttime, ${dimNames}, seq)`.execute(db);
+}
+
+/**
+ * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
+ * `b`, an alias of builds) to or from every rollup. Subtracting runs before the builds are
+ * deleted; it also recomputes the longest task duration of the rows where a subtracted task may
+ * have been the longest, and drops rows that become empty.
+ */
+export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  const out: CompiledQuery[] = [];
+  const s = lit(sign);
+  const greatest = dialect === 'sqlite' ? 'max' : 'greatest';
+  const start = sql.raw('b.buildstarttime');
+  for (const { lvl, size } of LEVELS) {
+    const unit = unitExpr(dialect, start, size);
+    const key = keyExpr(dialect, 'b');
+    const L = lit(lvl);
+    out.push(buildRollupUpsert(db, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
+    const bucket = bucketCase(sql.raw('b.buildduration'), 0, DURATION_BOUNDS.length);
+    out.push(
+      sql`INSERT INTO ${sql.raw(DURATION_ROLLUPS)} (lvl, t, k, ${dimNames}, bucket, n)
+        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${bucket}, ${s} * count(*)
+        FROM builds AS b
+        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND b.buildduration IS NOT NULL
+        GROUP BY ${unit}, ${key}, ${dims('b')}, ${bucket}
+        ON CONFLICT (lvl, t, k, bucket) DO UPDATE SET n = ${sql.raw(DURATION_ROLLUPS)}.n + excluded.n`.compile(db),
+    );
+    const maxSet = sign === 1 ? sql.raw(`, dur_max = ${greatest}(${TASK_ROLLUPS}.dur_max, excluded.dur_max)`) : sql.raw('');
+    out.push(
+      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, k, ${dimNames}, path, runs, failures, dur_sum, dur_max)
+        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, tk.path, ${s} * count(*), ${s} * sum(CASE WHEN tk.outcome = 'failed' THEN 1 ELSE 0 END),
+          ${s} * sum(tk.duration_ms), max(tk.duration_ms)
+        FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
+        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND tk.outcome IN ${EXECUTED_OR_FAILED}
+        GROUP BY ${unit}, ${key}, ${dims('b')}, tk.path
+        ON CONFLICT (lvl, t, k, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
+          failures = ${sql.raw(TASK_ROLLUPS)}.failures + excluded.failures, dur_sum = ${sql.raw(TASK_ROLLUPS)}.dur_sum + excluded.dur_sum${maxSet}`.compile(db),
+    );
+    if (sign === -1) {
+      const units = sql`SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL`;
+      out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND builds = 0`.compile(db));
+      out.push(sql`DELETE FROM ${sql.raw(DURATION_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND n = 0`.compile(db));
+      out.push(sql`DELETE FROM ${sql.raw(TASK_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND runs = 0`.compile(db));
+      // After the subtraction, with the builds still there: rows that keep runs but whose
+      // longest run was one of the builds leaving get the longest run of the builds that stay.
+      // CROSS JOIN: SQLite reads the unit's builds by start time first (builds_trend), then
+      // their tasks, instead of every task of the path; PostgreSQL plans it as an inner join.
+      out.push(
+        sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
+            SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
+            WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
+              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND x.path = ${sql.raw(TASK_ROLLUPS)}.path AND x.outcome IN ${EXECUTED_OR_FAILED}
+              AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
+          WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
+            AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
+              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${key} = ${sql.raw(TASK_ROLLUPS)}.k
+                AND tk.path = ${sql.raw(TASK_ROLLUPS)}.path AND tk.outcome IN ${EXECUTED_OR_FAILED} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
+      );
+    }
+  }
+  // All time (ALL_TIME, t 0): every available build, with a start time or not, for the exact
+  // count of a query the rollups answer (a few rows whatever the number of builds).
+  out.push(buildRollupUpsert(db, lit(ALL_TIME), lit(0), keyExpr(dialect, 'b'), selection, undefined, s));
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${lit(ALL_TIME)} AND t = 0 AND builds = 0`.compile(db));
+  return out;
+}
+
+/** The `lvl` of build_rollups' all-time rows. */
+export const ALL_TIME = 3;
+
+/** The build_rollups statement; `started` undefined for the all-time rows (every build, one unit). */
+function buildRollupUpsert(db: Db, L: RawBuilder<number>, unit: RawBuilder<number>, key: RawBuilder<string>, selection: RawBuilder<SqlBool>, started: RawBuilder<unknown> | undefined, s: RawBuilder<number>): CompiledQuery {
+  const taskSums = sql.join(TASK_COUNT_COLUMNS.map((c) => sql`${s} * coalesce(sum(c.${sql.raw(c)}), 0)`));
+  return sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, k, ${dimNames}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
+    SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
+    FROM builds AS b LEFT JOIN build_task_counts AS c ON c.seq = b.seq
+    WHERE ${selection} ${started ?? sql``}
+    GROUP BY ${started === undefined ? sql`` : sql`${unit}, `}${key}, ${dims('b')}
+    ON CONFLICT (lvl, t, k) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
+      ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db);
+}
+
+/** Builds with a seq in (after, last]: the builds an ingest batch made available. */
+const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;
+
+/** Statements that subtract the builds with these seqs (prune.ts, before it deletes them). */
+export function rollupRemovals(db: Db, dialect: Dialect, seqs: readonly number[]): CompiledQuery[] {
+  if (seqs.length === 0) return [];
+  return rollupStatements(db, dialect, sql<SqlBool>`b.seq IN (${sql.join(seqs)})`, -1);
+}
+
+const sqliteStatements = new WeakMap<object, { sql: string; run(after: number, last: number): void }[]>();
+
+/**
+ * The ingest's one call (SQLite, inside its synchronous transaction, after the batch's rows are
+ * written): adds the builds that became available in the batch, seqs (after, last].
+ */
+export function addIngestedToRollups(handle: DatabaseHandle, after: number, last: number): void {
+  if (last <= after) return;
+  const sqlite = handle.sqlite!;
+  let prepared = sqliteStatements.get(sqlite);
+  if (prepared === undefined) {
+    prepared = rollupStatements(handle.db, handle.dialect, seqRange(0, 0), 1).map((q) => {
+      // Every statement names the selection once: its only parameters are (after, last).
+      if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
+      const st = sqlite.prepare(q.sql);
+      return { sql: q.sql, run: (a: number, l: number) => void st.run(a, l) };
+    });
+    sqliteStatements.set(sqlite, prepared);
+  }
+  for (const st of prepared) st.run(after, last);
+}
+
+/** The same on PostgreSQL, inside the ingest's transaction. */
+export async function addIngestedToRollupsAsync(trx: Db, dialect: Dialect, after: number, last: number): Promise<void> {
+  if (last <= after) return;
+  for (const q of rollupStatements(trx, dialect, seqRange(after, last), 1)) await trx.executeQuery(q);
+}
+
+/** Builds per batch when migration 0008 fills the rollups of an existing database. */
+export const BACKFILL_BATCH = 20_000;
+
+/** Fills the rollups from every available build, in batches of seqs, reporting progress. */
+export async function backfillRollups(db: Db, dialect: Dialect, progress: (done: number, total: number) => void): Promise<void> {
+  const row = (await sql<{ lo: number | string | null; hi: number | string | null; n: number | string }>`SELECT min(seq) AS lo, max(seq) AS hi, count(seq) AS n FROM builds`.execute(db)).rows[0];
+  if (row === undefined || row.lo === null || row.hi === null) return;
+  const total = Number(row.n);
+  const hi = Number(row.hi);
+  let done = 0;
+  for (let after = Number(row.lo) - 1; after < hi; after += BACKFILL_BATCH) {
+    const last = Math.min(after + BACKFILL_BATCH, hi);
+    for (const q of rollupStatements(db, dialect, seqRange(after, last), 1)) await db.executeQuery(q);
+    done += Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE seq > ${after} AND seq <= ${last}`.execute(db)).rows[0]!.n);
+    progress(done, total);
+    // A turn of the event loop: SQLite's statements are synchronous, and the log is written
+    // asynchronously; without it every progress line would appear at the end.
+    await new Promise((r) => setImmediate(r));
+  }
+}
