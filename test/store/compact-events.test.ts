@@ -93,12 +93,15 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       // Back to the schema before 0008 (kysely runs migrations in order only: the later ones too).
       for (const statement of [
         'DROP TABLE build_attestations',
-        "DELETE FROM store_migration WHERE name = '0010_build_attestations'",
+        'DROP TABLE build_rollups',
+        'DROP TABLE build_duration_rollups',
+        'DROP TABLE build_task_rollups',
+        'DROP INDEX builds_duration_day',
         'DROP INDEX build_events_text',
         'DROP INDEX build_attributes_text',
         'ALTER TABLE build_events DROP COLUMN events_packed',
         'ALTER TABLE build_attributes DROP COLUMN attributes_packed',
-        "DELETE FROM store_migration WHERE name = '0008_packed_events'",
+        "DELETE FROM store_migration WHERE name >= '0008'",
       ]) {
         await sql.raw(statement).execute(t.handle.db);
       }
