@@ -107,6 +107,27 @@ export interface Dialect {
    * hint, or empty (a dialect that compares with the number of all builds reads it itself).
    */
   taskPathOrder(db: DbOrTransaction, matched: number): Promise<RawBuilder<unknown>>;
+  /**
+   * Tells the planner to read `table` through `index` (SQLite's `INDEXED BY`, which its planner
+   * needs for the exact percentiles of trend rollups); empty where the planner finds it itself.
+   */
+  indexHint(index: string): RawBuilder<unknown>;
+  /** The first instant of the unit of `size` ms that holds instant `t`, as a 64-bit integer. */
+  unitStart(t: RawBuilder<unknown>, size: number): RawBuilder<number>;
+  /**
+   * The UTC day number of instant `t`. Written exactly as in the index `builds_duration_day` (store
+   * migration 0009), or the index is not used.
+   */
+  utcDay(t: RawBuilder<unknown>): RawBuilder<number>;
+  /** A JSON array of `values` as text: a key made of several columns. */
+  jsonArray(values: readonly RawBuilder<unknown>[]): RawBuilder<string>;
+  /** The larger of two numbers (a scalar function, not the aggregate). */
+  greatest(a: RawBuilder<unknown>, b: RawBuilder<unknown>): RawBuilder<number>;
+  /**
+   * The derived attributes of the builds of a listing, compressed (store migration 0008) or text,
+   * as one value per row: a `string | Uint8Array` where the dialect can mix types, else bytes.
+   */
+  readonly attributesOfRow: RawBuilder<string | Uint8Array>;
 
   // ---- the schema reconciliation ----
 

@@ -52,6 +52,13 @@ export const POSTGRES: Dialect = {
   notifiesNewBuilds: true,
 
   // The planner chooses between the path index and a lookup by build itself.
+  indexHint: () => sql``,
+  unitStart: (t, size) => sql<number>`(floor(${t} / ${sql.lit(size)}) * ${sql.lit(size)})::bigint`,
+  utcDay: (t) => sql<number>`floor(${t} / 86400000)`,
+  jsonArray: (values) => sql<string>`json_build_array(${sql.join(values)})::text`,
+  greatest: (a, b) => sql<number>`greatest(${a}, ${b})`,
+  // One type per column: text is read as its UTF-8 bytes, like the compressed form.
+  attributesOfRow: sql<Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, convert_to(a.attributes, 'UTF8')) FROM build_attributes AS a WHERE a.seq = builds.seq), convert_to(builds.attributes, 'UTF8'))`,
   taskPathOrder: async () => sql``,
 
   withSchemaLock: (db, fn) =>

@@ -290,12 +290,7 @@ class KyselyBuildStore implements BuildStore {
     // returned row, so it never changes how the search itself is planned. Rows written before
     // 0002 by another writer fall back to the column. Compressed (0008) or text: one value either
     // way (storedAttributes tells them apart); PostgreSQL needs one type, so it reads bytes.
-    if (this.handle.dialect === 'sqlite') {
-      return q.select(sql<string | Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, a.attributes) FROM build_attributes AS a WHERE a.seq = builds.seq), builds.attributes)`.as('attributes')) as Query;
-    }
-    return q.select(
-      sql<Uint8Array>`coalesce((SELECT coalesce(a.attributes_packed, convert_to(a.attributes, 'UTF8')) FROM build_attributes AS a WHERE a.seq = builds.seq), convert_to(builds.attributes, 'UTF8'))`.as('attributes'),
-    ) as Query;
+    return q.select(this.dialect.attributesOfRow.as('attributes')) as Query;
   }
 
   /** The filtered, ordered query of a listing, without limit. */

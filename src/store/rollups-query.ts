@@ -6,7 +6,7 @@
 
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { CheckedExpr } from '../query/checked.js';
-import { compileQuery } from '../sql/index.js';
+import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import type { Visibility } from './types.js';
@@ -163,7 +163,7 @@ export async function trendRowsFromRollups(
   // Percentiles: the bucket holding each rank from the histogram, then the value at that rank
   // inside the bucket from the builds of the period (index builds_duration_day: the period's
   // UTC days, durations in order).
-  const indexed = handle.dialect === 'sqlite' ? sql`INDEXED BY builds_duration_day` : sql``;
+  const indexed = dialectOf(handle.dialect).indexHint('builds_duration_day');
   const day = dayExpr(handle.dialect, 'builds');
   for (const [i, p] of periodRows) {
     const h = hist.get(i);

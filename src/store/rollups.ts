@@ -14,6 +14,7 @@
 
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
+import { dialectOf } from '../sql/index.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -85,7 +86,7 @@ function bucketCase(d: RawBuilder<unknown>, lo: number, hi: number): RawBuilder<
 
 /** The first instant of the unit (of `size` ms) holding instant `t`. */
 export function unitExpr(dialect: Dialect, t: RawBuilder<unknown>, size: number): RawBuilder<number> {
-  return dialect === 'sqlite' ? sql<number>`(CAST(floor(${t} / ${lit(size)}) AS INTEGER) * ${lit(size)})` : sql<number>`(floor(${t} / ${lit(size)}) * ${lit(size)})::bigint`;
+  return dialectOf(dialect).unitStart(t, size);
 }
 
 /**
@@ -94,12 +95,11 @@ export function unitExpr(dialect: Dialect, t: RawBuilder<unknown>, size: number)
  */
 export function dayExpr(dialect: Dialect, table?: string): RawBuilder<number> {
   const t = sql.raw(table === undefined ? 'buildstarttime' : `${table}.buildstarttime`);
-  return dialect === 'sqlite' ? sql<number>`CAST(floor(${t} / 86400000) AS INTEGER)` : sql<number>`floor(${t} / 86400000)`;
+  return dialectOf(dialect).utcDay(t);
 }
 
 function keyExpr(dialect: Dialect, b: string): RawBuilder<string> {
-  const cols = sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
-  return dialect === 'sqlite' ? sql<string>`json_array(${cols})` : sql<string>`json_build_array(${cols})::text`;
+  return dialectOf(dialect).jsonArray(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
 }
 
 const dims = (b: string) => sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
@@ -137,7 +137,6 @@ export async function createRollupTables(db: Db, dialect: Dialect): Promise<void
 export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
   const out: CompiledQuery[] = [];
   const s = lit(sign);
-  const greatest = dialect === 'sqlite' ? 'max' : 'greatest';
   const start = sql.raw('b.buildstarttime');
   for (const { lvl, size } of LEVELS) {
     const unit = unitExpr(dialect, start, size);
@@ -153,7 +152,7 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
         GROUP BY ${unit}, ${key}, ${dims('b')}, ${bucket}
         ON CONFLICT (lvl, t, k, bucket) DO UPDATE SET n = ${sql.raw(DURATION_ROLLUPS)}.n + excluded.n`.compile(db),
     );
-    const maxSet = sign === 1 ? sql.raw(`, dur_max = ${greatest}(${TASK_ROLLUPS}.dur_max, excluded.dur_max)`) : sql.raw('');
+    const maxSet = sign === 1 ? sql`, dur_max = ${dialectOf(dialect).greatest(sql.raw(`${TASK_ROLLUPS}.dur_max`), sql.raw('excluded.dur_max'))}` : sql.raw('');
     out.push(
       sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, k, ${dimNames}, path, runs, failures, dur_sum, dur_max)
         SELECT ${L}, ${unit}, ${key}, ${dims('b')}, tk.path, ${s} * count(*), ${s} * sum(CASE WHEN tk.outcome = 'failed' THEN 1 ELSE 0 END),
