@@ -60,6 +60,7 @@ const sizes = (arg('--builds') ?? (quick ? '10000' : '100000'))
 if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--builds needs positive integers, got ${arg('--builds')}`);
 const builds = sizes[sizes.length - 1]!;
 const dialects = (arg('--dialects') ?? 'sqlite,postgres').split(',');
+const batchSize = arg('--batch-size') === undefined ? undefined : Number(arg('--batch-size'));
 const memoryMb = arg('--memory-mb') === undefined ? undefined : Number(arg('--memory-mb'));
 
 /** How many builds before N the rate "at N stored" is taken over. */
@@ -137,6 +138,64 @@ function progress(label: string, done: number, total: number): void {
   if (done >= total) process.stderr.write('\n');
 }
 
+if (memoryMb !== undefined) {
+  await memoryRun(memoryMb);
+  process.exit(0);
+}
+
+/**
+ * Writes about `megabytes` MB of demo builds to a file and ingests it with `buildscope ingest
+ * FILE` (the compiled command, dist/), reporting the command's peak RSS and the ingest's rate.
+ */
+async function memoryRun(megabytes: number): Promise<void> {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const dir = mkdtempSync(join(tmpdir(), 'bs-bench-memory-'));
+  try {
+    const file = join(dir, 'builds.ndjson');
+    const fd = openSync(file, 'w');
+    let bytes = 0;
+    let lines = 0;
+    let buf = '';
+    // About 4.9 KB of NDJSON per demo build.
+    for (const l of demoBuilds({ builds: Math.ceil((megabytes * 1e6) / 4900), seed: 3, now: Date.now() })) {
+      buf += l + '\n';
+      lines++;
+      if (buf.length >= 1 << 22) {
+        writeSync(fd, buf);
+        bytes += buf.length;
+        buf = '';
+      }
+    }
+    writeSync(fd, buf);
+    bytes += buf.length;
+    closeSync(fd);
+    process.stderr.write(`ingesting ${(bytes / 1e6).toFixed(0)} MB (${lines} builds) with buildscope ingest...\n`);
+    const rssFile = join(dir, 'max-rss');
+    const started = performance.now();
+    const r = spawnSync(process.execPath, ['--import', new URL('./support/max-rss.mjs', import.meta.url).href, 'bin/buildscope.js', 'ingest', file, '--data', join(dir, 'data'), '--no-progress'], {
+      env: { ...process.env, BUILDSCOPE_MAX_RSS_FILE: rssFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+    const seconds = (performance.now() - started) / 1000;
+    if (r.status !== 0) throw new Error(`buildscope ingest failed (${r.status}): ${r.stderr}`);
+    const maxRssMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1000);
+    const result = { inputMegabytes: Math.round(bytes / 1e6), builds: lines, seconds: Math.round(seconds * 10) / 10, buildsPerSecond: Math.round(lines / seconds), maxRssMb };
+    console.log(`\nbuildscope ingest FILE, memory\n`);
+    console.log('| input | builds | time | builds/s | peak RSS (maxRSS) |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| ${result.inputMegabytes} MB | ${lines} | ${result.seconds} s | ${result.buildsPerSecond} | ${maxRssMb} MB |`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/ingest-memory.json',
+      JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, goalMaxRssMb: 300, ...result }, null, 2) + '\n',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // The input goes to a temporary file first (not timed), so a million builds need no memory.
 process.stderr.write(`generating ${builds} demo builds...\n`);
 const workDir = mkdtempSync(join(tmpdir(), 'bs-bench-input-'));
@@ -191,8 +250,9 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   sampledRssMb = 0;
   await store.ingestNdjson(input(), {
     keepResults: false,
-    // As the `ingest` command loads a file (src/store/batches.ts).
+    // As the `ingest` command loads a file (src/store/batches.ts), unless --batch-size says otherwise.
     bulk: true,
+    ...(batchSize !== undefined ? { batchSize } : {}),
     onResults: (rs) => {
       for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
       done += rs.length;

@@ -13,7 +13,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import { batchSizeFor } from './batches.js';
 import { sqliteWriter } from './ingest-sqlite.js';
 import { postgresWriter } from './ingest-postgres.js';
-import { numberedLines, type NumberedLine } from './lines.js';
+import { numberedLineChunks, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
 import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
@@ -81,8 +81,19 @@ export const PART_LINES = 500;
  */
 const PREPARED_AHEAD = 2;
 
-/** How long a transaction of several parts may wait for its next part before it is committed. */
+/** How long the input may stall before what was read of it is written and committed. */
 const IDLE_COMMIT_MS = 200;
+
+/** The promise's value, or undefined when it takes longer than IDLE_COMMIT_MS. */
+async function beforeIdle<T>(p: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<undefined>((r) => (timer = setTimeout(r, IDLE_COMMIT_MS, undefined)));
+  try {
+    return await Promise.race([p, idle]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export async function ingestNdjson(
   ctx: IngestContext,
@@ -147,33 +158,8 @@ export async function ingestNdjson(
     }
   };
 
-  // A transaction of several parts stays open while the next part is read and prepared. Should
-  // the input stall (a slow sender on standard input), it is committed after IDLE_COMMIT_MS, so
-  // the database's write lock is never held waiting for input for longer than that.
-  let idle: NodeJS.Timeout | undefined;
-  let busy = false;
-  let committing: Promise<void> | undefined;
-  const armIdle = (): void => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      if (inTx === 0) return;
-      if (busy) return armIdle();
-      committing = commit().finally(() => (committing = undefined));
-    }, IDLE_COMMIT_MS);
-    idle.unref();
-  };
-
   const write = async (lines: readonly PreparedLine[]): Promise<void> => {
-    if (lines.length === 0) return;
-    if (committing !== undefined) await committing;
-    busy = true;
-    try {
-      await writeNow(lines);
-    } finally {
-      busy = false;
-    }
-    if (inTx > 0) armIdle();
-    else clearTimeout(idle);
+    if (lines.length > 0) await writeNow(lines);
   };
 
   const writeNow = async (lines: readonly PreparedLine[]): Promise<void> => {
@@ -206,22 +192,34 @@ export async function ingestNdjson(
 
   const writeNext = async (): Promise<void> => write(await ahead.shift()!);
 
+  const it = numberedLineChunks(input)[Symbol.asyncIterator]();
+  let texts: NumberedLine[] = [];
   try {
-    let texts: NumberedLine[] = [];
-    for await (const l of numberedLines(input)) {
-      texts.push(l);
-      if (texts.length < partSize) continue;
-      submit(texts);
-      texts = [];
-      while (ahead.length > PREPARED_AHEAD) await writeNext();
+    for (;;) {
+      const next = it.next();
+      // The input stalls (a slow sender): what was read is written and committed now, so that the
+      // transaction never holds the write lock waiting for input, and what was sent is listed.
+      let got = await beforeIdle(next);
+      if (got === undefined) {
+        if (texts.length > 0) submit(texts);
+        texts = [];
+        while (ahead.length > 0) await writeNext();
+        await commit();
+        got = await next;
+      }
+      if (got.done === true) break;
+      for (const l of got.value) {
+        texts.push(l);
+        if (texts.length < partSize) continue;
+        submit(texts);
+        texts = [];
+        while (ahead.length > PREPARED_AHEAD) await writeNext();
+      }
     }
     if (texts.length > 0) submit(texts);
     while (ahead.length > 0) await writeNext();
-    clearTimeout(idle);
-    if (committing !== undefined) await committing;
     await commit();
   } finally {
-    clearTimeout(idle);
     // An input that fails (a broken stream) leaves no transaction open; what was written of it
     // and not committed is not reported, so not stored.
     await writer.rollback().catch(() => undefined);
