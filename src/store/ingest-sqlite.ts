@@ -75,9 +75,10 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     return { results, maxSeq: writes.maxSeq };
   };
 
+  // Only the writer holding the lock has a transaction: another one's is none of its business
+  // (db.inTransaction is the connection's).
   const commit = (): void => {
-    if (!db.inTransaction) return;
-    s.commit.run();
+    if (release !== undefined && db.inTransaction) s.commit.run();
   };
   const unlock = (): void => {
     release?.();
@@ -116,7 +117,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     },
     async rollback() {
       try {
-        if (db.inTransaction) s.rollback.run();
+        if (release !== undefined && db.inTransaction) s.rollback.run();
       } finally {
         unlock();
       }

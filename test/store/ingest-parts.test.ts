@@ -1,4 +1,5 @@
-// The ingest writes its input in parts (500 lines) inside transactions of up to batchSize lines
+// The ingest writes its input in parts (100 lines in a bulk load) inside transactions of up to
+// batchSize lines
 // (src/store/ingest.ts): a line that fails in the database is refused alone, a stalled input is
 // committed (stored means listed) without waiting for the rest, and two loads on one store at
 // once both store everything. SQLite and PostgreSQL.
