@@ -5,12 +5,24 @@
 // validation, derivation or indexes); the ratio says what the store's work costs on top. Both
 // write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
 //
-//   node --import tsx bench/ingest.ts [--quick] [--builds N] [--dialects sqlite,postgres] [--worker-only]
+//   node --import tsx bench/ingest.ts [--quick] [--builds N[,N...]] [--dialects sqlite,postgres]
+//        [--worker-only] [--accept-path] [--memory-mb MB]
+//
+// With several sizes (`--builds 10000,100000,1000000`) one store is filled up to the largest, and
+// the rate "at N builds stored" is the rate over the band of builds just before N (the last
+// clamp(N/10, 10k, 50k) builds; the whole input when N is 10k or less), not the average since
+// the start; the floor is measured at the same points. Peak RSS of the process (resourceUsage
+// maxRSS, all threads; the floor and the input generation use little) is read after the store's
+// ingest, and sampled after every batch.
 //
 // SQLite runs twice, with the store's worker thread and without (one thread); --worker-only skips
 // the second run (a million builds take several minutes each).
 //
-// It also measures the two halves of an ingest that would accept lines before indexing them
+// --memory-mb MB: instead, writes an NDJSON file of about MB megabytes of demo builds and ingests
+// it through the command line (`buildscope ingest FILE`, the compiled dist/), reporting that
+// process's peak RSS (bench/support/max-rss.mjs reports it at exit).
+//
+// --accept-path also measures the two halves of an ingest that would accept lines before indexing them
 // (docs/store.md, "The 20,000 builds/s goal"), which the store does not do: the CPU per line of
 // what needs no database (prepareLine without the derivation: parse, validate, encode the
 // events, hash), and the rate at which one thread writes what such an ingest would store (each
@@ -40,8 +52,54 @@ const arg = (name: string): string | undefined => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const quick = args.includes('--quick');
-const builds = Number(arg('--builds') ?? (quick ? 10_000 : 100_000));
+/** The sizes to report, ascending; the store is filled up to the last. */
+const sizes = (arg('--builds') ?? (quick ? '10000' : '100000'))
+  .split(',')
+  .map((x) => Number(x.replace(/_/g, '')))
+  .sort((a, b) => a - b);
+if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--builds needs positive integers, got ${arg('--builds')}`);
+const builds = sizes[sizes.length - 1]!;
 const dialects = (arg('--dialects') ?? 'sqlite,postgres').split(',');
+const batchSize = arg('--batch-size') === undefined ? undefined : Number(arg('--batch-size'));
+const memoryMb = arg('--memory-mb') === undefined ? undefined : Number(arg('--memory-mb'));
+
+/** How many builds before N the rate "at N stored" is taken over. */
+const bandOf = (n: number): number => Math.min(n, Math.max(10_000, Math.min(50_000, Math.round(n / 10))));
+
+/** Elapsed time and CPU time after every committed batch: [builds done, ms since start, CPU µs since start]. */
+type Trace = [done: number, ms: number, cpuMicros: number][];
+
+interface Band {
+  /** Builds stored when measured. */
+  builds: number;
+  /** Builds in the band (the rate is over builds - band .. builds). */
+  band: number;
+  buildsPerSecond: number;
+  cpuMicrosPerBuild: number;
+  peerBuildsPerSecond: number;
+  ratioToPeer: number;
+  /** This band's rate over the rate of the first size's band (the smallest store). */
+  ratioToFirst: number;
+}
+
+/** Rate and CPU per build over the band ending at `n` builds, interpolating between batch ends. */
+function bandRate(trace: Trace, n: number): { rate: number; cpu: number } {
+  const at = (k: number): [number, number] => {
+    if (k <= 0) return [0, 0];
+    for (let i = 0; i < trace.length; i++) {
+      const [d, ms, cpu] = trace[i]!;
+      if (d < k) continue;
+      const [d0, ms0, cpu0] = i === 0 ? [0, 0, 0] : trace[i - 1]!;
+      const f = (k - d0) / (d - d0);
+      return [ms0 + f * (ms - ms0), cpu0 + f * (cpu - cpu0)];
+    }
+    const last = trace[trace.length - 1]!;
+    return [last[1], last[2]];
+  };
+  const [t1, c1] = at(n);
+  const [t0, c0] = at(n - bandOf(n));
+  return { rate: bandOf(n) / ((t1 - t0) / 1000), cpu: (c1 - c0) / bandOf(n) };
+}
 
 interface Result {
   dialect: string;
@@ -54,6 +112,12 @@ interface Result {
   cpuMicrosPerBuild: number;
   peerBuildsPerSecond: number;
   ratioToPeer: number;
+  /** Rates at each size of --builds (SQLite). */
+  bands: Band[];
+  /** Peak RSS of the process after the store's ingest (MB). */
+  maxRssMb: number;
+  /** Highest RSS seen after a batch (MB). */
+  sampledRssMb: number;
 }
 
 /** The halves of an accept-then-index ingest (SQLite), measured apart. */
@@ -72,6 +136,64 @@ function progress(label: string, done: number, total: number): void {
   if (!process.stderr.isTTY) return;
   process.stderr.write(`\r${label}: ${done}/${total}`);
   if (done >= total) process.stderr.write('\n');
+}
+
+if (memoryMb !== undefined) {
+  await memoryRun(memoryMb);
+  process.exit(0);
+}
+
+/**
+ * Writes about `megabytes` MB of demo builds to a file and ingests it with `buildscope ingest
+ * FILE` (the compiled command, dist/), reporting the command's peak RSS and the ingest's rate.
+ */
+async function memoryRun(megabytes: number): Promise<void> {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const dir = mkdtempSync(join(tmpdir(), 'bs-bench-memory-'));
+  try {
+    const file = join(dir, 'builds.ndjson');
+    const fd = openSync(file, 'w');
+    let bytes = 0;
+    let lines = 0;
+    let buf = '';
+    // About 4.9 KB of NDJSON per demo build.
+    for (const l of demoBuilds({ builds: Math.ceil((megabytes * 1e6) / 4900), seed: 3, now: Date.now() })) {
+      buf += l + '\n';
+      lines++;
+      if (buf.length >= 1 << 22) {
+        writeSync(fd, buf);
+        bytes += buf.length;
+        buf = '';
+      }
+    }
+    writeSync(fd, buf);
+    bytes += buf.length;
+    closeSync(fd);
+    process.stderr.write(`ingesting ${(bytes / 1e6).toFixed(0)} MB (${lines} builds) with buildscope ingest...\n`);
+    const rssFile = join(dir, 'max-rss');
+    const started = performance.now();
+    const r = spawnSync(process.execPath, ['--import', new URL('./support/max-rss.mjs', import.meta.url).href, 'bin/buildscope.js', 'ingest', file, '--data', join(dir, 'data'), '--no-progress'], {
+      env: { ...process.env, BUILDSCOPE_MAX_RSS_FILE: rssFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+    const seconds = (performance.now() - started) / 1000;
+    if (r.status !== 0) throw new Error(`buildscope ingest failed (${r.status}): ${r.stderr}`);
+    const maxRssMb = Math.round(Number(readFileSync(rssFile, 'utf8')) / 1000);
+    const result = { inputMegabytes: Math.round(bytes / 1e6), builds: lines, seconds: Math.round(seconds * 10) / 10, buildsPerSecond: Math.round(lines / seconds), maxRssMb };
+    console.log(`\nbuildscope ingest FILE, memory\n`);
+    console.log('| input | builds | time | builds/s | peak RSS (maxRSS) |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| ${result.inputMegabytes} MB | ${lines} | ${result.seconds} s | ${result.buildsPerSecond} | ${maxRssMb} MB |`);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/ingest-memory.json',
+      JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, goalMaxRssMb: 300, ...result }, null, 2) + '\n',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // The input goes to a temporary file first (not timed), so a million builds need no memory.
@@ -114,25 +236,37 @@ async function* lineBatches(size: number): AsyncGenerator<string[]> {
 }
 
 let cpuMicros = 0;
+let storeTrace: Trace = [];
+let maxRssMb = 0;
+let sampledRssMb = 0;
+const mb = (bytes: number): number => Math.round(bytes / 1e6);
 
 async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = true): Promise<number> {
   const store = await openBuildStore(handle, { ingestWorker });
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   let done = 0;
+  storeTrace = [];
+  sampledRssMb = 0;
   await store.ingestNdjson(input(), {
     keepResults: false,
-    // As the `ingest` command loads a file (src/store/batches.ts).
+    // As the `ingest` command loads a file (src/store/batches.ts), unless --batch-size says otherwise.
     bulk: true,
+    ...(batchSize !== undefined ? { batchSize } : {}),
     onResults: (rs) => {
       for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
       done += rs.length;
+      const cpu = process.cpuUsage(cpu0);
+      storeTrace.push([done, performance.now() - started, cpu.user + cpu.system]);
+      sampledRssMb = Math.max(sampledRssMb, mb(process.memoryUsage.rss()));
       progress(label, done, builds);
     },
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   cpuMicros = cpu.user + cpu.system;
+  // maxRSS is in kilobytes, for the whole process (every thread) since it started.
+  maxRssMb = Math.round(process.resourceUsage().maxRSS / 1000);
   await store.close();
   return seconds;
 }
@@ -157,15 +291,20 @@ async function sqliteRun(ingestWorker: boolean): Promise<Result> {
       for (let i = 0; i < part.length; i++) ins.run(String(from + i).padStart(13, '0'), part[i]);
     });
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const peerTrace: Trace = [];
     let from = 0;
     for await (const part of lineBatches(SQLITE_BULK_BATCH_SIZE)) {
       batch(part, from);
       from += part.length;
+      const c = process.cpuUsage(c0);
+      peerTrace.push([from, performance.now() - t0, c.user + c.system]);
+      progress('raw-insert floor', from, builds);
     }
     const peerSeconds = (performance.now() - t0) / 1000;
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
-    return result(ingestWorker ? 'sqlite' : 'sqlite, one thread', seconds, bytes, peerSeconds);
+    return result(ingestWorker ? 'sqlite' : 'sqlite, one thread', seconds, bytes, peerSeconds, bands(storeTrace, peerTrace));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -274,7 +413,25 @@ async function postgresRun(): Promise<Result | undefined> {
   }
 }
 
-function result(dialect: string, seconds: number, bytes: number, peerSeconds: number): Result {
+function bands(store: Trace, peer: Trace): Band[] {
+  const out: Band[] = [];
+  for (const n of sizes) {
+    const s = bandRate(store, n);
+    const p = bandRate(peer, n);
+    out.push({
+      builds: n,
+      band: bandOf(n),
+      buildsPerSecond: Math.round(s.rate),
+      cpuMicrosPerBuild: Math.round(s.cpu),
+      peerBuildsPerSecond: Math.round(p.rate),
+      ratioToPeer: round(s.rate / p.rate, 3),
+      ratioToFirst: out.length === 0 ? 1 : round(s.rate / out[0]!.buildsPerSecond, 3),
+    });
+  }
+  return out;
+}
+
+function result(dialect: string, seconds: number, bytes: number, peerSeconds: number, perBand: Band[] = []): Result {
   const rate = builds / seconds;
   const peer = builds / peerSeconds;
   return {
@@ -287,6 +444,9 @@ function result(dialect: string, seconds: number, bytes: number, peerSeconds: nu
     cpuMicrosPerBuild: Math.round(cpuMicros / builds),
     peerBuildsPerSecond: Math.round(peer),
     ratioToPeer: round(rate / peer, 3),
+    bands: perBand,
+    maxRssMb,
+    sampledRssMb,
   };
 }
 
@@ -299,7 +459,7 @@ if (dialects.includes('sqlite')) {
   results.push(await sqliteRun(true));
   if (!args.includes('--worker-only')) results.push(await sqliteRun(false));
 }
-const accept = dialects.includes('sqlite') ? await acceptPath() : undefined;
+const accept = dialects.includes('sqlite') && args.includes('--accept-path') ? await acceptPath() : undefined;
 if (dialects.includes('postgres')) {
   const r = await postgresRun();
   if (r) results.push(r);
@@ -307,10 +467,20 @@ if (dialects.includes('postgres')) {
 
 const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
 console.log(`\ningest: ${builds} demo builds, ~${avgEvents} events, ~${avgBytes} bytes of NDJSON each\n`);
-console.log('| database | builds/s | time | CPU µs/build (this process) | size per 1M builds | raw-insert peer builds/s | store / peer |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| database | builds/s (average) | time | CPU µs/build (this process) | size per 1M builds | raw-insert peer builds/s | store / peer | peak RSS (maxRSS; sampled) |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const r of results) {
-  console.log(`| ${r.dialect} | ${r.buildsPerSecond} | ${r.seconds} s | ${r.cpuMicrosPerBuild} | ${gb(r.bytesPerMillionBuilds)} | ${r.peerBuildsPerSecond} | ${r.ratioToPeer} |`);
+  console.log(
+    `| ${r.dialect} | ${r.buildsPerSecond} | ${r.seconds} s | ${r.cpuMicrosPerBuild} | ${gb(r.bytesPerMillionBuilds)} | ${r.peerBuildsPerSecond} | ${r.ratioToPeer} | ${r.maxRssMb} MB; ${r.sampledRssMb} MB |`,
+  );
+}
+for (const r of results.filter((x) => x.bands.length > 0)) {
+  console.log(`\n${r.dialect}: rate at N builds stored (over the band of builds just before N)\n`);
+  console.log('| builds stored | band | builds/s | CPU µs/build | raw-insert floor builds/s | store / floor | rate / rate at first size |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const b of r.bands) {
+    console.log(`| ${b.builds} | ${b.band} | ${b.buildsPerSecond} | ${b.cpuMicrosPerBuild} | ${b.peerBuildsPerSecond} | ${b.ratioToPeer} | ${b.ratioToFirst} |`);
+  }
 }
 if (accept) {
   console.log('\naccept-then-index halves (SQLite; the store does not ingest this way, see docs/store.md):\n');
@@ -325,5 +495,5 @@ if (s && p) console.log(`\npostgres / sqlite ingest rate: ${round(p.buildsPerSec
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/ingest.json',
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, avgLineBytes: avgBytes, goalSqliteBuildsPerSecond: 20_000, results, acceptPath: accept }, null, 2) + '\n',
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, sizes, avgLineBytes: avgBytes, goalSqliteBuildsPerSecond: 20_000, results, acceptPath: accept }, null, 2) + '\n',
 );

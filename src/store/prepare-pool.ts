@@ -11,16 +11,22 @@ import type { NumberedLine } from './lines.js';
 import type { PreparedLine } from './prepare.js';
 
 /**
+ * The worker's young generation, where a part's short-lived objects (parsed events) live and die:
+ * 8 MB instead of V8's default (up to 48 MB): measured 35 MB less peak RSS over an ingest of 30k builds.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
+
+/**
  * From the compiled package the worker is a .js file. From the TypeScript sources (tests,
  * benchmarks) it is a .ts file: the worker first registers tsx's loader (a development
  * dependency), which a worker does not inherit from its parent thread.
  */
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./prepare-worker.js', import.meta.url));
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./prepare-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
   // The ESM build of tsx's API, next to the CommonJS file that require() resolves.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const main = new URL('./prepare-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(main)}); });`, { eval: true });
+  return new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(main)}); });`, { eval: true, resourceLimits: WORKER_LIMITS });
 }
 
 interface Pending {

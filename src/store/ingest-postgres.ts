@@ -1,0 +1,185 @@
+// The ingest's write path on PostgreSQL (see ingest.ts): a transaction per batch under an
+// advisory lock that also orders `seq` across server processes, each part under a savepoint,
+// the stored state of a part's builds loaded in two queries, and multi-row inserts as unnest()
+// of one array per column.
+
+import { packAttributes, packEvents } from './event-codec.js';
+import { addIngestedToRollupsAsync } from './rollups.js';
+import { sql, type ControlledTransaction } from 'kysely';
+import { newBuildId } from './build-id.js';
+import { BUILD_ROW_COLUMNS, planBatch } from './ingest-plan.js';
+import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest.js';
+import { maxSeqSql } from './ingest-seq.js';
+import type { PreparedLine } from './prepare.js';
+import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
+import type { FieldDef } from '../query/catalog.js';
+import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
+import { TASK_COUNT_COLUMNS } from './tasks.js';
+
+export const NOTIFY_CHANNEL = 'buildscope_builds';
+// Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
+const LOCK_KEY = 4_711_000_001;
+
+const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Trx = ControlledTransaction<any>;
+
+export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions): IngestWriter {
+  const db = ctx.handle.db;
+  let trx: Trx | undefined;
+
+  const load = async (t: Trx, lines: readonly PreparedLine[]): Promise<ReturnType<typeof storedBuilds>> => {
+    const ids = namedBuildIds(lines);
+    if (ids.length === 0) return new Map();
+    const rows = (await t.selectFrom('builds').select([...STORED_BUILD_COLUMNS]).where('id', 'in', ids).execute()) as StoredBuildRow[];
+    const readable = buildsToRead(rows, visibility);
+    const chunks =
+      readable.length === 0
+        ? []
+        : ((await t
+            .selectFrom('build_events')
+            .select(['build_id', 'hash', 'events', 'events_packed'])
+            .where('build_id', 'in', readable)
+            .orderBy('build_id')
+            .orderBy('chunk')
+            .execute()) as StoredChunkRow[]);
+    return storedBuilds(rows, chunks);
+  };
+
+  const part = async (t: Trx, lines: readonly PreparedLine[]): Promise<PartWritten> => {
+    const stored = await load(t, lines);
+    const max = (await sql<{ m: number | string }>`${sql.raw(maxSeqSql('greatest'))} AS m`.execute(t)).rows[0]!;
+    const { results, writes } = planBatch(lines, {
+      load: (id) => stored.get(id),
+      now: ctx.clock,
+      newId: newBuildId,
+      maxSeq: Number(max.m),
+      ...(visibility ? { visibility } : {}),
+    });
+    // Multi-row inserts as unnest() of one array per column: a handful of parameters however
+    // many rows, so neither the statement builder nor the protocol grows with the part.
+    await unnestInsert(t, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds);
+    for (const row of writes.updateBuilds) {
+      const set = Object.fromEntries(BUILD_ROW_COLUMNS.slice(1).map((c, i) => [c, row[i + 1]]));
+      await t.updateTable('builds').set(set).where('id', '=', row[0]).execute();
+    }
+    // New chunks and attributes are stored compressed (store migration 0008) unless asked not to.
+    const pack = ctx.packEvents !== false;
+    await unnestInsert(
+      t,
+      'build_events',
+      CHUNK_COLUMN_TYPES,
+      writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
+    );
+    await unnestInsert(t, 'build_values', VALUE_COLUMN_TYPES, writes.values);
+    await unnestInsert(t, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
+    if (writes.attributes.length > 0) {
+      // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
+      await sql`INSERT INTO build_attributes (seq, attributes, attributes_packed)
+        SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? packAttributes(a[1]) : null))}::bytea[])
+        ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed`.execute(t);
+    }
+    // Task rows of a new seq: only inserted, as on SQLite.
+    await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
+    await unnestInsert(t, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
+    await addIngestedToRollupsAsync(t, 'postgres', Number(max.m), writes.maxSeq);
+    // Delivered to every listener (all server processes) when the transaction commits.
+    if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(t);
+    return { results, maxSeq: writes.maxSeq };
+  };
+
+  const commit = async (): Promise<void> => {
+    const t = trx;
+    trx = undefined;
+    await t?.commit().execute();
+  };
+
+  return {
+    async part(lines, andCommit) {
+      if (trx === undefined) {
+        const t = await db.startTransaction().execute();
+        try {
+          await sql`SELECT pg_advisory_xact_lock(${LOCK_KEY})`.execute(t);
+        } catch (e) {
+          await t.rollback().execute().catch(() => undefined);
+          throw e;
+        }
+        trx = t;
+      }
+      const t = trx;
+      await sql`SAVEPOINT ingest_part`.execute(t);
+      let written: PartWritten;
+      try {
+        written = await part(t, lines);
+        await sql`RELEASE SAVEPOINT ingest_part`.execute(t);
+      } catch (e) {
+        await sql`ROLLBACK TO SAVEPOINT ingest_part`.execute(t);
+        await sql`RELEASE SAVEPOINT ingest_part`.execute(t);
+        throw e;
+      }
+      if (andCommit) await commit();
+      return written;
+    },
+    commit,
+    async rollback() {
+      const t = trx;
+      trx = undefined;
+      await t?.rollback().execute();
+    },
+  };
+}
+
+type ColumnTypes = readonly (readonly [name: string, type: string])[];
+
+const BOOKKEEPING_TYPES: Readonly<Record<string, string>> = {
+  id: 'text',
+  seq: 'bigint',
+  available_at: 'bigint',
+  tool_type: 'text',
+  tool_version: 'text',
+  agent_version: 'text',
+  project_name: 'text',
+  content_hash: 'text',
+  attributes: 'text',
+  received_at: 'bigint',
+};
+const BUILD_COLUMN_TYPES: ColumnTypes = BUILD_ROW_COLUMNS.map((c) => {
+  const field = COLUMN_FIELDS.get(c);
+  return [c, field === undefined ? BOOKKEEPING_TYPES[c]! : sqlType(columnKind(field.type))] as const;
+});
+const CHUNK_COLUMN_TYPES: ColumnTypes = [
+  ['build_id', 'text'],
+  ['chunk', 'integer'],
+  ['hash', 'text'],
+  ['event_count', 'integer'],
+  ['events', 'text'],
+  ['events_packed', 'bytea'],
+];
+const VALUE_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['field', 'text'],
+  ['value', 'text'],
+];
+const TASK_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['path', 'text'],
+  ['outcome', 'text'],
+  ['start_ms', 'double precision'],
+  ['duration_ms', 'double precision'],
+  ['cacheable', 'integer'],
+];
+const TASK_COUNT_COLUMN_TYPES: ColumnTypes = [['seq', 'bigint'], ...TASK_COUNT_COLUMNS.map((c) => [c, 'integer'] as const)];
+const CUSTOM_COLUMN_TYPES: ColumnTypes = [
+  ['seq', 'bigint'],
+  ['name', 'text'],
+  ['value', 'text'],
+];
+
+async function unnestInsert(t: Trx, table: string, columns: ColumnTypes, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length === 0) return;
+  const arrays = columns.map((_, i) => rows.map((r) => r[i] ?? null));
+  const names = sql.join(columns.map(([n]) => sql.ref(n)));
+  const unnest = sql.join(columns.map(([, type], i) => sql`${arrays[i]}::${sql.raw(type)}[]`));
+  await sql`INSERT INTO ${sql.table(table)} (${names}) SELECT * FROM unnest(${unnest})`.execute(t);
+}

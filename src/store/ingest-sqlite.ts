@@ -1,0 +1,256 @@
+// The ingest's write path on SQLite (see ingest.ts): synchronous better-sqlite3 statements, one
+// IMMEDIATE transaction per batch, each part of it under a savepoint. A part is planned
+// (ingest-plan.ts) against the stored state, including the parts before it in the transaction,
+// and its rows are written sorted by the key they are inserted under, so that consecutive
+// inserts into the same B-tree land on the same or neighbouring pages.
+
+import { packAttributes, packEvents } from './event-codec.js';
+import { addIngestedToRollups } from './rollups.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import { newBuildId } from './build-id.js';
+import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow } from './ingest-plan.js';
+import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest.js';
+import { maxSeqSql } from './ingest-seq.js';
+import type { PreparedLine } from './prepare.js';
+import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
+import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
+import { ATTRIBUTE_COLUMNS } from './columns.js';
+import { TASK_COUNT_COLUMNS } from './tasks.js';
+
+const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
+const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
+
+/** Builds per multi-row INSERT into builds (each has up to ~70 columns to bind). */
+const BUILDS_PER_INSERT = 16;
+/** Rows per multi-row INSERT of child rows. */
+const ROWS_PER_INSERT = 64;
+
+/**
+ * One ingest transaction at a time per connection: a bulk transaction spans several parts (and
+ * awaits between them), and another ingest on the same connection must not start, or write into,
+ * it meanwhile. Released at commit or rollback.
+ */
+const locks = new WeakMap<BetterSqlite3.Database, Promise<void>>();
+
+async function lock(db: BetterSqlite3.Database): Promise<() => void> {
+  const before = locks.get(db) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((r) => (release = r));
+  const chained = before.then(() => mine);
+  locks.set(db, chained);
+  await before;
+  return () => {
+    release();
+    if (locks.get(db) === chained) locks.delete(db);
+  };
+}
+
+export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions): IngestWriter {
+  const db = ctx.handle.sqlite!;
+  // New chunks and attributes are stored compressed (store migration 0008) unless asked not to.
+  const s = statements(db, ctx.packEvents !== false);
+  const search = ctx.trigram?.(db);
+  let release: (() => void) | undefined;
+
+  const load = (lines: readonly PreparedLine[]): ReturnType<typeof storedBuilds> => {
+    const ids = namedBuildIds(lines);
+    if (ids.length === 0) return new Map();
+    const rows = s.selectBuilds.all(JSON.stringify(ids)) as StoredBuildRow[];
+    const readable = buildsToRead(rows, visibility);
+    const chunks = readable.length === 0 ? [] : (s.selectChunks.all(JSON.stringify(readable)) as StoredChunkRow[]);
+    return storedBuilds(rows, chunks);
+  };
+
+  const part = (lines: readonly PreparedLine[]): PartWritten => {
+    // The highest seq ever used: a deleted build's seq is never handed out again (deleted_builds).
+    const maxSeq = Number(s.selectMaxSeq.get());
+    const stored = load(lines);
+    const { results, writes } = planBatch(lines, {
+      load: (id) => stored.get(id),
+      now: ctx.clock,
+      newId: newBuildId,
+      maxSeq,
+      ...(visibility ? { visibility } : {}),
+    });
+    search?.begin();
+    s.write(writes);
+    addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
+    search?.finish(maxSeq);
+    return { results, maxSeq: writes.maxSeq };
+  };
+
+  // Only the writer holding the lock has a transaction: another one's is none of its business
+  // (db.inTransaction is the connection's).
+  const commit = (): void => {
+    if (release !== undefined && db.inTransaction) s.commit.run();
+  };
+  const unlock = (): void => {
+    release?.();
+    release = undefined;
+  };
+
+  return {
+    async part(lines, andCommit) {
+      // IMMEDIATE: take the write lock up front, so max(seq) cannot change under us.
+      if (release === undefined) release = await lock(db);
+      if (!db.inTransaction) s.begin.run();
+      s.savepoint.run();
+      let written: PartWritten;
+      try {
+        written = part(lines);
+        s.release.run();
+      } catch (e) {
+        if (db.inTransaction) {
+          s.rollbackTo.run();
+          s.release.run();
+        }
+        throw e;
+      }
+      if (andCommit) {
+        commit();
+        unlock();
+      }
+      return written;
+    },
+    async commit() {
+      try {
+        commit();
+      } finally {
+        unlock();
+      }
+    },
+    async rollback() {
+      try {
+        if (release !== undefined && db.inTransaction) s.rollback.run();
+      } finally {
+        unlock();
+      }
+    },
+  };
+}
+
+/** The prepared statements of the write path, and the function that writes a part's rows. */
+function statements(db: BetterSqlite3.Database, pack: boolean) {
+  const cols = BUILD_ROW_COLUMNS;
+  const q = (c: string): string => `"${c}"`;
+  // One INSERT per tool type naming only the columns a build of that tool can fill: a third of
+  // the parameters to bind, the other tools' columns stay NULL by default.
+  const insertBuild = new Map(
+    TOOL_TYPES.map((tool) => {
+      const own = cols.flatMap((c, i) => {
+        const field = COLUMN_FIELDS.get(c);
+        return field === undefined || field.tool === null || field.tool === tool ? [i] : [];
+      });
+      const tuple = `(${own.map(() => '?').join(',')})`;
+      const insert = `INSERT INTO builds (${own.map((i) => q(cols[i]!)).join(',')}) VALUES `;
+      // Several builds per statement, like the child rows (rowInserter): the builds table's
+      // search triggers make every statement pay for the FTS5 tables they name.
+      const many = db.prepare(insert + Array.from({ length: BUILDS_PER_INSERT }, () => tuple).join(','));
+      const one = db.prepare(insert + tuple);
+      const params = new Array<string | number | null>(BUILDS_PER_INSERT * own.length);
+      const width = own.length;
+      return [
+        tool,
+        (rows: readonly BuildRow[]) => {
+          let r = 0;
+          for (; r + BUILDS_PER_INSERT <= rows.length; r += BUILDS_PER_INSERT) {
+            for (let k = 0; k < BUILDS_PER_INSERT; k++) {
+              const row = rows[r + k]!;
+              for (let j = 0; j < width; j++) params[k * width + j] = row[own[j]!]!;
+            }
+            many.run(params);
+          }
+          for (; r < rows.length; r++) one.run(own.map((i) => rows[r]![i]));
+        },
+      ] as const;
+    }),
+  );
+  const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
+  const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertValues = rowInserter(db, 'INSERT INTO build_values (seq, field, value) VALUES');
+  const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
+  // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
+  // is replaced rather than failing the batch.
+  const insertAttributes = db.prepare(
+    'INSERT INTO build_attributes (seq, attributes, attributes_packed) VALUES (?, ?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed',
+  );
+  const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
+  const upsertTaskCounts = db.prepare(
+    `INSERT INTO build_task_counts (seq, ${TASK_COUNT_COLUMNS.join(', ')}) VALUES (?${', ?'.repeat(TASK_COUNT_COLUMNS.length)})
+     ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+  );
+
+  const write = (w: BatchWrites): void => {
+    const byTool = new Map<ToolType, BuildRow[]>();
+    for (const row of w.insertBuilds) {
+      const tool = row[TOOL_TYPE_INDEX] as ToolType;
+      const list = byTool.get(tool);
+      if (list === undefined) byTool.set(tool, [row]);
+      else list.push(row);
+    }
+    // In the order of the primary key (random build IDs): each B-tree page is visited once.
+    for (const [tool, rows] of byTool) insertBuild.get(tool)!(rows.sort(byFirst));
+    for (const row of w.updateBuilds) updateBuild.run([...row.slice(1), row[0]]);
+    const chunks = [...w.chunks].sort((a, b) => (a.build_id < b.build_id ? -1 : a.build_id > b.build_id ? 1 : a.chunk - b.chunk));
+    for (const c of chunks) {
+      if (pack) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, '', packEvents(c.events));
+      else insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events, null);
+    }
+    insertValues(w.values);
+    insertCustoms(w.customValues);
+    for (const [seq, json] of w.attributes) {
+      if (pack) insertAttributes.run(seq, '', packAttributes(json));
+      else insertAttributes.run(seq, json, null);
+    }
+    // A new seq every time (a deleted build's seq is never reused, and prune deletes its task
+    // rows), so task rows are only ever inserted.
+    for (const t of w.tasks) insertTask.run(t);
+    for (const c of w.taskCounts) upsertTaskCounts.run(c);
+  };
+
+  const inList = 'IN (SELECT value FROM json_each(?))';
+  return {
+    write,
+    selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
+    selectChunks: db.prepare(`SELECT build_id, hash, events, events_packed FROM build_events WHERE build_id ${inList} ORDER BY build_id, chunk`),
+    selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT ingest_part'),
+    release: db.prepare('RELEASE ingest_part'),
+    rollbackTo: db.prepare('ROLLBACK TO ingest_part'),
+  };
+}
+
+const byFirst = (a: BuildRow, b: BuildRow): number => {
+  const x = a[0] as string;
+  const y = b[0] as string;
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * Inserts [a, b, c] rows `ROWS_PER_INSERT` at a time with one multi-row INSERT, the rest one by
+ * one. Per statement, not per row: SQLite's own statement overhead and, because the tables'
+ * search triggers name FTS5 tables, the virtual tables' begin/savepoint calls (about 9 µs a
+ * statement even when the triggers stand aside), which made child rows the costliest part of
+ * the ingest's writes.
+ */
+function rowInserter(db: BetterSqlite3.Database, insert: string): (rows: readonly (readonly [number, string, string])[]) => void {
+  const many = db.prepare(`${insert} ${Array.from({ length: ROWS_PER_INSERT }, () => '(?, ?, ?)').join(', ')}`);
+  const one = db.prepare(`${insert} (?, ?, ?)`);
+  const params = new Array<number | string>(ROWS_PER_INSERT * 3);
+  return (rows) => {
+    let i = 0;
+    for (; i + ROWS_PER_INSERT <= rows.length; i += ROWS_PER_INSERT) {
+      for (let k = 0; k < ROWS_PER_INSERT; k++) {
+        const r = rows[i + k]!;
+        params[3 * k] = r[0];
+        params[3 * k + 1] = r[1];
+        params[3 * k + 2] = r[2];
+      }
+      many.run(params);
+    }
+    for (; i < rows.length; i++) one.run(rows[i]![0], rows[i]![1], rows[i]![2]);
+  };
+}

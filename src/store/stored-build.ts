@@ -1,0 +1,72 @@
+// "Load a stored build" for the ingest's plan (ingest-plan.ts), once for both dialects: which
+// columns to read, whose events to read, and how the rows become a StoredBuild. Each dialect's
+// write path (ingest-sqlite.ts, ingest-postgres.ts) only runs the two queries.
+
+import type { ToolType } from '../query/catalog.js';
+import type { StoredBuild } from './ingest-plan.js';
+import type { Visibility } from './types.js';
+import { projectVisible } from './visibility.js';
+import { storedEvents } from './event-codec.js';
+
+/** The builds columns the plan needs of a stored build. */
+export const STORED_BUILD_COLUMNS = ['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name'] as const;
+
+export type StoredBuildRow = { readonly [K in (typeof STORED_BUILD_COLUMNS)[number]]: unknown };
+
+/** A stored events chunk, as the plan compares it (read in build, then chunk order). */
+export interface StoredChunkRow {
+  readonly build_id: string;
+  readonly hash: string;
+  /** The events as text, or '' when `events_packed` holds them (store migration 0008). */
+  readonly events: string;
+  readonly events_packed: Uint8Array | null;
+}
+
+/** Whether a publisher of this visibility may append to a build of this project (absent: anyone). */
+export function mayAppend(visibility: Visibility | undefined, project: string | null): boolean {
+  return visibility === undefined || projectVisible(visibility, project);
+}
+
+/**
+ * The builds whose events must be read: only those the publisher may append to. A build out of
+ * her sight is refused on its header alone (ingest-plan.ts), so its events are not even read and
+ * the time of the answer does not grow with them.
+ */
+export function buildsToRead(rows: readonly StoredBuildRow[], visibility: Visibility | undefined): string[] {
+  return rows.filter((r) => mayAppend(visibility, r.project_name as string | null)).map((r) => r.id as string);
+}
+
+/** The stored builds of `rows` with their `chunks` (ordered by build, then chunk), by ID. */
+export function storedBuilds(rows: readonly StoredBuildRow[], chunks: readonly StoredChunkRow[]): Map<string, StoredBuild> {
+  const byBuild = new Map<string, StoredChunkRow[]>();
+  for (const c of chunks) {
+    const list = byBuild.get(c.build_id);
+    if (list === undefined) byBuild.set(c.build_id, [c]);
+    else list.push(c);
+  }
+  const out = new Map<string, StoredBuild>();
+  for (const r of rows) {
+    const id = r.id as string;
+    const cs = byBuild.get(id) ?? [];
+    out.set(id, {
+      id,
+      toolType: r.tool_type as ToolType,
+      toolVersion: r.tool_version as string,
+      agentVersion: r.agent_version as string,
+      seq: r.seq === null ? null : Number(r.seq),
+      contentHash: r.content_hash as string,
+      receivedAt: Number(r.received_at),
+      project: r.project_name as string | null,
+      chunkHashes: cs.map((c) => c.hash),
+      chunkEvents: cs.map((c) => storedEvents(c.events, c.events_packed)),
+    });
+  }
+  return out;
+}
+
+/** The distinct build IDs the lines name. */
+export function namedBuildIds(lines: readonly { readonly prepared: { readonly ok: boolean; readonly buildId?: string | undefined } }[]): string[] {
+  const ids = new Set<string>();
+  for (const l of lines) if (l.prepared.buildId !== undefined) ids.add(l.prepared.buildId);
+  return [...ids];
+}

@@ -1,0 +1,125 @@
+// The ingest writes its input in parts (100 lines in a bulk load) inside transactions of up to
+// batchSize lines
+// (src/store/ingest.ts): a line that fails in the database is refused alone, a stalled input is
+// committed (stored means listed) without waiting for the rest, and two loads on one store at
+// once both store everything. SQLite and PostgreSQL.
+
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SEE_EVERYTHING, type IngestLineResult } from '../../src/store/types.js';
+import { pgAvailable } from '../support/postgres.js';
+import { completeBuild, id, openTestStore, type TestStore } from './support.js';
+
+const dialects = [
+  { name: 'sqlite' as const, skip: false },
+  { name: 'postgres' as const, skip: !pgAvailable() },
+];
+
+/** Resolves when `ready()` is true, checking after every turn of the event loop; fails after 30 s. */
+async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
+  let t: TestStore;
+  beforeAll(async () => {
+    if (!skip) t = await openTestStore(name);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  beforeEach(async (ctx) => {
+    if (skip) ctx.skip();
+    await t.reset();
+  });
+
+  /** Makes inserting the events of build `bad` fail in the database (a trigger); returns its removal. */
+  async function failingBuild(bad: string): Promise<() => Promise<void>> {
+    if (name === 'sqlite') {
+      t.handle.sqlite!.exec(`CREATE TEMP TRIGGER fail_one BEFORE INSERT ON build_events WHEN new.build_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`);
+      return async () => void t.handle.sqlite!.exec('DROP TRIGGER temp.fail_one');
+    }
+    await sql
+      .raw(
+        `CREATE OR REPLACE FUNCTION fail_one() RETURNS trigger AS $$ BEGIN
+           IF NEW.build_id = '${bad}' THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+      )
+      .execute(t.handle.db);
+    await sql.raw('CREATE TRIGGER fail_one BEFORE INSERT ON build_events FOR EACH ROW EXECUTE FUNCTION fail_one()').execute(t.handle.db);
+    return async () => {
+      await sql.raw('DROP TRIGGER fail_one ON build_events').execute(t.handle.db);
+      await sql.raw('DROP FUNCTION fail_one()').execute(t.handle.db);
+    };
+  }
+
+  it.each([false, true])('refuses only the line that fails in the database, in a part of many (bulk %s)', async (bulk) => {
+    const ids = Array.from({ length: 1200 }, () => id());
+    const bad = ids[700]!;
+    const remove = await failingBuild(bad);
+    try {
+      const results = await t.store.ingestNdjson(ids.map((b) => completeBuild(b)).join('\n'), { bulk });
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([
+        { line: 701, status: 'rejected', path: '$', error: expect.stringContaining('refused by test trigger'), buildId: bad },
+      ]);
+      expect(results.filter((r) => r.status === 'stored')).toHaveLength(1199);
+      const listed = await t.store.listBuilds({ visibility: SEE_EVERYTHING, maxBuilds: 2000 });
+      expect(listed).toHaveLength(1199);
+      expect(listed.map((b) => b.id)).not.toContain(bad);
+      // seq has no gap where the refused build would have been.
+      expect(listed.map((b) => b.seq)).toEqual(Array.from({ length: 1199 }, (_, i) => i + 1));
+    } finally {
+      await remove();
+    }
+  }, 60_000);
+
+  it('commits what it has read when the input stalls: a build reported stored is listed while the sender waits', async () => {
+    const first = Array.from({ length: 600 }, () => id());
+    const later = id();
+    const seen: IngestLineResult[] = [];
+    let go!: () => void;
+    const gate = new Promise<void>((r) => (go = r));
+    async function* input(): AsyncGenerator<string> {
+      yield first.map((b) => completeBuild(b)).join('\n') + '\n';
+      // The sender waits until the test has seen the first lines reported (a bulk transaction is
+      // 5,000 lines on SQLite: without the commit of a stalled input this never happens).
+      await gate;
+      yield completeBuild(later) + '\n';
+    }
+    const done = t.store.ingestNdjson(input(), { bulk: true, onResults: (rs) => seen.push(...rs) });
+    try {
+      await until(() => seen.length === first.length);
+      expect(seen.every((r) => r.status === 'stored')).toBe(true);
+      // Reported stored means listed, at once.
+      expect(await t.store.countBuilds({ visibility: SEE_EVERYTHING })).toBe(600);
+    } finally {
+      go();
+    }
+    const results = await done;
+    expect(results).toHaveLength(601);
+    expect(results[600]).toEqual({ line: 601, status: 'stored', buildId: later, complete: true });
+    expect(await t.store.countBuilds({ visibility: SEE_EVERYTHING })).toBe(601);
+  }, 60_000);
+
+  it('stores everything of two bulk loads running at once on one store, and re-sends stay unchanged', async () => {
+    const a = Array.from({ length: 1500 }, () => completeBuild(id()));
+    const b = Array.from({ length: 1500 }, () => completeBuild(id()));
+    // Inputs that yield between parts, so both loads have transactions open in turn.
+    async function* slowly(lines: string[]): AsyncGenerator<string> {
+      for (let i = 0; i < lines.length; i += 250) {
+        yield lines.slice(i, i + 250).join('\n') + '\n';
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    const [ra, rb] = await Promise.all([t.store.ingestNdjson(slowly(a), { bulk: true }), t.store.ingestNdjson(slowly(b), { bulk: true })]);
+    expect(ra.filter((r) => r.status !== 'stored')).toEqual([]);
+    expect(rb.filter((r) => r.status !== 'stored')).toEqual([]);
+    expect(await t.store.countBuilds({ visibility: SEE_EVERYTHING })).toBe(3000);
+    const again = await t.store.ingestNdjson(slowly(a), { bulk: true });
+    expect(again.every((r) => r.status === 'unchanged')).toBe(true);
+    expect(await t.store.latestSeq()).toBe(3000);
+  }, 60_000);
+});
