@@ -8,7 +8,7 @@ import { addIngestedToRollupsAsync } from './rollups.js';
 import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch } from './ingest-plan.js';
-import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest.js';
+import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import { maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
 import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';

@@ -9,7 +9,7 @@ import { addIngestedToRollups } from './rollups.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow } from './ingest-plan.js';
-import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest.js';
+import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import { maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
 import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';

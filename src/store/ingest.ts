@@ -8,67 +8,17 @@
 // database, its lines are written again one per savepoint, so one bad build cannot take the
 // others down. Results are reported only after their transaction committed.
 
-import type BetterSqlite3 from 'better-sqlite3';
-import type { DatabaseHandle } from '../db/database.js';
 import { batchSizeFor } from './batches.js';
 import { sqliteWriter } from './ingest-sqlite.js';
 import { postgresWriter } from './ingest-postgres.js';
 import { numberedLineChunks, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
-import type { PreparePool } from './prepare-pool.js';
+import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 
 export { NOTIFY_CHANNEL } from './ingest-postgres.js';
 
-export interface IngestContext {
-  readonly handle: DatabaseHandle;
-  readonly clock: () => number;
-  /** Called after a commit that made builds available, with the highest new seq. */
-  readonly onAvailable: (maxSeq: number) => void;
-  /**
-   * SQLite: bulk upkeep of the search trigram tables per part (src/sql/indexes.ts), or undefined
-   * when the search indexes are absent or keep themselves by triggers.
-   */
-  readonly trigram?: (sqlite: BetterSqlite3.Database) => SearchBatch | undefined;
-  /** Worker thread that prepares the parts of long inputs; without it they are prepared inline. */
-  readonly pool?: PreparePool;
-  /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */
-  readonly packEvents?: boolean;
-}
-
-/** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */
-export interface SearchBatch {
-  begin(): void;
-  finish(maxSeqBefore: number): void;
-}
-
-/** What a part's writing made: its lines' results and the highest seq it assigned (or 0). */
-export interface PartWritten {
-  readonly results: IngestLineResult[];
-  readonly maxSeq: number;
-}
-
-/**
- * A dialect's write path (ingest-sqlite.ts, ingest-postgres.ts): one ingest's transactions, one
- * at a time.
- */
-export interface IngestWriter {
-  /**
-   * Plans the lines against the stored state (including earlier parts of the open transaction)
-   * and writes them, in the open transaction or a new one; with `commit`, commits it afterwards
-   * (on SQLite in the same synchronous call: a one-part transaction never yields the thread).
-   * All or nothing: when it throws, nothing of the part remains and the transaction stays open.
-   */
-  part(lines: readonly PreparedLine[], commit: boolean): Promise<PartWritten>;
-  /** Commits the open transaction, if any. */
-  commit(): Promise<void>;
-  /** Rolls the open transaction back, if any. */
-  rollback(): Promise<void>;
-}
-
-export interface WriterOptions {
-  readonly visibility: Visibility | undefined;
-}
+export type { IngestContext, IngestWriter, PartWritten, SearchBatch, WriterOptions } from './ingest-writer.js';
 
 /**
  * Lines prepared, planned and written together in a bulk load (a bulk SQLite transaction of 5,000
