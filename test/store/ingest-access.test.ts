@@ -3,11 +3,11 @@
 // build into or out of her sight, and a refusal says the same for an invisible build as for an
 // ID that does not exist.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type IngestLineResult, type Visibility } from '../../src/store/types.js';
 import { unusableBuildId } from '../../src/store/ingest-plan.js';
 import { pgAvailable } from '../support/postgres.js';
-import { completeBuild, ev, id, line, openTestStore, type TestStore } from './support.js';
+import { completeBuild, ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -23,17 +23,7 @@ function anonymised(r: IngestLineResult, buildId: string): unknown {
 }
 
 describe.each(dialects)('restricted ingest on $name', ({ name, skip }) => {
-  let t: TestStore;
-  beforeAll(async () => {
-    if (!skip) t = await openTestStore(name);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-  beforeEach(async (ctx) => {
-    if (skip) ctx.skip();
-    await t.reset();
-  });
+  const t = useTestStore(name, skip);
 
   const ingest = async (text: string, visibility?: Visibility) => (await t.store.ingestNdjson(`${text}\n`, visibility ? { visibility } : {}))[0]!;
   const finishing = (buildId: string | undefined, project?: string) =>

@@ -5,10 +5,10 @@
 // once both store everything. SQLite and PostgreSQL.
 
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type IngestLineResult } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { completeBuild, id, openTestStore, type TestStore } from './support.js';
+import { completeBuild, id, useTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -25,17 +25,7 @@ async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
-  let t: TestStore;
-  beforeAll(async () => {
-    if (!skip) t = await openTestStore(name);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-  beforeEach(async (ctx) => {
-    if (skip) ctx.skip();
-    await t.reset();
-  });
+  const t = useTestStore(name, skip);
 
   /** Makes inserting the events of build `bad` fail in the database (a trigger); returns its removal. */
   async function failingBuild(bad: string): Promise<() => Promise<void>> {

@@ -2,10 +2,10 @@
 // numbers and JSON paths, atomic builds, idempotent and conflicting re-sends, incomplete builds
 // with appended events, unknown events kept, derived attributes.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { completeBuild, ev, id, line, openTestStore, type TestStore } from './support.js';
+import { completeBuild, ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -13,17 +13,7 @@ const dialects = [
 ];
 
 describe.each(dialects)('ingest on $name', ({ name, skip }) => {
-  let t: TestStore;
-  beforeAll(async () => {
-    if (!skip) t = await openTestStore(name);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-  beforeEach(async (ctx) => {
-    if (skip) ctx.skip();
-    await t.reset();
-  });
+  const t = useTestStore(name, skip);
 
   const all = async (): Promise<BuildWithAttributes[]> =>
     (await t.store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];

@@ -1,11 +1,11 @@
 // Listing, lookup, visibility, streaming and waiting for new builds, on SQLite and PostgreSQL.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UnknownBuildError } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { SEE_EVERYTHING, type BuildSummary, type Visibility } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { completeBuild, ev, id, line, openTestStore, type TestStore } from './support.js';
+import { completeBuild, ev, id, line, openTestStore, type TestStore, useTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -13,17 +13,7 @@ const dialects = [
 ];
 
 describe.each(dialects)('listing on $name', ({ name, skip }) => {
-  let t: TestStore;
-  beforeAll(async () => {
-    if (!skip) t = await openTestStore(name);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-  beforeEach(async (ctx) => {
-    if (skip) ctx.skip();
-    await t.reset();
-  });
+  const t = useTestStore(name, skip);
 
   /** Five builds available at 1000, 2000, 3000, 3000, 4000; projects alpha, beta, none, alpha, Beta. */
   async function five(): Promise<string[]> {

@@ -8,31 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FIELDS, type FieldDef } from '../../src/query/catalog.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { exactTermsOf, SPAN } from './exact-terms.js';
 import { PostingCache } from '../../src/store/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions } from '../../src/store/types.js';
 
 const NOW = Date.UTC(2026, 0, 15);
 const DAY = 86_400_000;
-const SPAN = { start: 0, end: 0 };
-
-/** Exact terms drawn from one build's own string and boolean attributes. */
-function exactTermsOf(b: BuildWithAttributes): CheckedExpr[] {
-  const out: CheckedExpr[] = [];
-  for (const f of FIELDS as readonly FieldDef[]) {
-    if (f.type !== 'string' && f.type !== 'boolean') continue;
-    const raw = b.attributes[f.name];
-    for (const v of (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]) as unknown[]) {
-      if (typeof v === 'string' && f.type === 'string') out.push({ kind: 'term', field: f, predicate: { kind: 'pattern', pattern: { segments: [v.toLowerCase()], text: v } }, span: SPAN });
-      if (typeof v === 'boolean') out.push({ kind: 'term', field: f, predicate: { kind: 'boolean', value: v }, span: SPAN });
-    }
-  }
-  return out;
-}
 
 type Op =
   | { readonly kind: 'ingest'; readonly n: number; readonly viaFast: boolean }

@@ -7,18 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FIELDS, type FieldDef } from '../../src/query/catalog.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { exactTermsOf, SPAN } from './exact-terms.js';
 import { PostingCache, intersect, setBits } from '../../src/store/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions, type Visibility } from '../../src/store/types.js';
 import { dataQueries } from '../sql/support/data-queries.js';
 
 const NOW = Date.UTC(2026, 0, 15);
-const SPAN = { start: 0, end: 0 };
 
 describe('intersect', () => {
   const sortedSet = fc.uniqueArray(fc.integer({ min: 1, max: 300 }), { maxLength: 120 }).map((a) => Int32Array.from(a.sort((x, y) => x - y)));
@@ -38,20 +37,6 @@ describe('intersect', () => {
     );
   });
 });
-
-/** Exact terms drawn from one build's own single or multi-valued string attributes. */
-function exactTermsOf(b: BuildWithAttributes): CheckedExpr[] {
-  const out: CheckedExpr[] = [];
-  for (const f of FIELDS as readonly FieldDef[]) {
-    if (f.type !== 'string' && f.type !== 'boolean') continue;
-    const raw = b.attributes[f.name];
-    for (const v of (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]) as unknown[]) {
-      if (typeof v === 'string' && f.type === 'string') out.push({ kind: 'term', field: f, predicate: { kind: 'pattern', pattern: { segments: [v.toLowerCase()], text: v } }, span: SPAN });
-      if (typeof v === 'boolean') out.push({ kind: 'term', field: f, predicate: { kind: 'boolean', value: v }, span: SPAN });
-    }
-  }
-  return out;
-}
 
 describe('pages through posting lists (SQLite)', () => {
   let dir: string;

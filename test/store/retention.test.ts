@@ -3,11 +3,11 @@
 // seq is never handed out again, and listings resume after it.
 
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { SEE_EVERYTHING, type Visibility } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { ev, id, line, openTestStore, type TestStore } from './support.js';
+import { ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -34,17 +34,7 @@ function buildAt(buildId: string, start: number, project: string): string {
 const q = (text: string) => parseQuery(text, { now: T0 }).expr!;
 
 describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
-  let t: TestStore;
-  beforeAll(async () => {
-    if (!skip) t = await openTestStore(name);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-  beforeEach(async (ctx) => {
-    if (skip) ctx.skip();
-    await t.reset();
-  });
+  const t = useTestStore(name, skip);
 
   /** Builds that started 40, 30, 20 and 10 days before T0 (alpha, beta, alpha, beta). */
   async function four(): Promise<string[]> {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { openBuildStore, type BuildStoreOptions } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/db/database.js';
 import type { BuildEvent, BuildStore } from '../../src/store/types.js';
@@ -18,6 +19,40 @@ export interface TestStore {
   readonly location: { data?: string; url?: string };
   reset(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The test store of a describe block on `dialect`: opened before its tests, emptied before each,
+ * closed after; every test is skipped when `skip`. The object stands for the store it opens.
+ */
+export function useTestStore(dialect: DialectName, skip: boolean, options: Omit<BuildStoreOptions, 'clock'> = {}): TestStore {
+  let t: TestStore | undefined;
+  beforeAll(async () => {
+    if (!skip) t = await openTestStore(dialect, options);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  beforeEach(async (ctx) => {
+    if (skip) ctx.skip();
+    await t!.reset();
+  });
+  return {
+    get store() {
+      return t!.store;
+    },
+    get handle() {
+      return t!.handle;
+    },
+    get now() {
+      return t!.now;
+    },
+    get location() {
+      return t!.location;
+    },
+    reset: () => t!.reset(),
+    close: () => t!.close(),
+  };
 }
 
 /** `options` go to the store as they are (the clock is the test store's own). */
