@@ -461,23 +461,19 @@ export interface CliDatabaseOptions {
 }
 
 /** The configuration a command runs with: the file (if any) with the command-line options on top. */
+/** A whole number option of the command line, from `min` to `max`; a ConfigError naming the option otherwise. */
+function integerOption(option: string, text: string | undefined, min: number, max: number, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max) throw new ConfigError(`${option}: not ${what}: ${text}`);
+  return n;
+}
+
 export function configFromCli(o: CliDatabaseOptions): ServerConfig {
   if (o.data !== undefined && o.db !== undefined) throw new ConfigError('Give either --data or --db, not both');
-  let port: number | undefined;
-  if (o.port !== undefined) {
-    port = Number(o.port);
-    if (!/^\d+$/.test(o.port) || port > 65535) throw new ConfigError(`--port: not a port number: ${o.port}`);
-  }
-  let besPort: number | undefined;
-  if (o.besPort !== undefined) {
-    besPort = Number(o.besPort);
-    if (!/^\d+$/.test(o.besPort) || besPort > 65535) throw new ConfigError(`--bes-port: not a port number: ${o.besPort}`);
-  }
-  let workers: number | undefined;
-  if (o.workers !== undefined) {
-    workers = Number(o.workers);
-    if (!/^\d+$/.test(o.workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers: not a number of processes from 1 to 64: ${o.workers}`);
-  }
+  const port = integerOption('--port', o.port, 0, 65535, 'a port number');
+  const besPort = integerOption('--bes-port', o.besPort, 0, 65535, 'a port number');
+  const workers = integerOption('--workers', o.workers, 1, 64, 'a number of processes from 1 to 64');
   return loadConfig(o.config, {
     ...(besPort !== undefined ? { besPort } : {}),
     ...(o.host !== undefined ? { host: o.host } : {}),
