@@ -7,9 +7,8 @@
 
 import { toIngestLine, type AgentBuild } from './common-build.js';
 import type { Env } from './common-env.js';
-import { AgentSettingsError, agentDir, readAgentSettings } from './settings.js';
+import { agentSettingsOf } from './settings.js';
 import { deliver, flushSpool, spoolBuild } from './spool.js';
-import { join } from 'node:path';
 
 /** Spooled builds sent after a build that arrived, at most (the rest wait for the next one). */
 const FLUSH_AFTER_SEND = 50;
@@ -31,14 +30,14 @@ export interface AgentSettings {
  */
 export function agentSettings(env: Env): AgentSettings {
   const timeout = Number(env['BUILDSCOPE_TIMEOUT_MS']);
-  const timeoutMs = Number.isFinite(timeout) && timeout > 0 ? timeout : 5000;
-  try {
-    const s = readAgentSettings(env);
-    return { ...(s.server ? { server: s.server } : {}), ...(s.accessKey ? { accessKey: s.accessKey } : {}), spoolDir: s.spoolDir, timeoutMs };
-  } catch (e) {
-    if (!(e instanceof AgentSettingsError)) throw e;
-    return { spoolDir: env['BUILDSCOPE_SPOOL_DIR'] || join(agentDir(env), 'spool'), timeoutMs, problem: e.message };
-  }
+  const s = agentSettingsOf(env);
+  return {
+    ...(s.server ? { server: s.server } : {}),
+    ...(s.accessKey ? { accessKey: s.accessKey } : {}),
+    spoolDir: s.spoolDir,
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 5000,
+    ...(s.problem !== undefined ? { problem: s.problem } : {}),
+  };
 }
 
 export function buildLink(settings: AgentSettings, buildId: string): string | undefined {

@@ -33,18 +33,24 @@ export function agentDir(env: Env = process.env): string {
   return nonEmpty(env['BUILDSCOPE_AGENT_DIR']) ?? join(nonEmpty(env['HOME']) ?? homedir(), '.buildscope');
 }
 
-export function readAgentSettings(env: Env = process.env): AgentSettings {
+/**
+ * The settings, never throwing: what cannot be used is left out and said in `problem` (an agent
+ * inside a build spools and says so; a command refuses, readAgentSettings).
+ */
+export function agentSettingsOf(env: Env = process.env): AgentSettings & { readonly problem?: string } {
   const dir = agentDir(env);
   const configFile = join(dir, 'agent.properties');
   let config: Record<string, string> = {};
+  let problem: string | undefined;
   try {
     config = getProperties(readFileSync(configFile));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new AgentSettingsError(`cannot read ${configFile}: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') problem = `cannot read ${configFile}: ${(e as Error).message}`;
   }
-  const server = nonEmpty(env['BUILDSCOPE_SERVER'], config['server'])?.replace(/\/+$/, '');
+  let server = nonEmpty(env['BUILDSCOPE_SERVER'], config['server'])?.replace(/\/+$/, '');
   if (server !== undefined && !/^https?:\/\/[^/]/.test(server)) {
-    throw new AgentSettingsError(`the server address must be an http:// or https:// URL, got '${server}'`);
+    problem ??= `the server address must be an http:// or https:// URL, got '${server}'`;
+    server = undefined;
   }
   return {
     dir,
@@ -53,5 +59,13 @@ export function readAgentSettings(env: Env = process.env): AgentSettings {
     accessKey: nonEmpty(env['BUILDSCOPE_ACCESS_KEY'], config['accessKey']),
     spoolDir: nonEmpty(env['BUILDSCOPE_SPOOL_DIR'], config['spoolDir']) ?? join(dir, 'spool'),
     config,
+    ...(problem !== undefined ? { problem } : {}),
   };
+}
+
+/** The settings for a command: AgentSettingsError when the file cannot be read or the server address is not a URL. */
+export function readAgentSettings(env: Env = process.env): AgentSettings {
+  const { problem, ...settings } = agentSettingsOf(env);
+  if (problem !== undefined) throw new AgentSettingsError(problem);
+  return settings;
 }

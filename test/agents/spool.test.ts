@@ -199,6 +199,17 @@ describe('the spool', () => {
     expect((await listed(ids)).sort()).toEqual([...ids].sort());
   }, 120_000);
 
+  it('a build whose server address is not a URL is spooled where the settings say, with the reason', async () => {
+    const d = fresh('bad-server');
+    mkdirSync(d);
+    writeFileSync(join(d, 'agent.properties'), `server=scans.example.com\nspoolDir=${join(d, 'kept')}\n`);
+    const settings = agentSettings({ HOME: d, BUILDSCOPE_AGENT_DIR: d });
+    const id = buildId(9060);
+    const outcome = await sendBuild(settings, JSON.parse(buildLine({ id })) as AgentBuild);
+    expect(outcome).toEqual({ kind: 'spooled', reason: "the server address must be an http:// or https:// URL, got 'scans.example.com'" });
+    expect(readdirSync(join(d, 'kept'))).toEqual([`${id}.ndjson`]);
+  });
+
   it('writes a build whole or not at all, under its own name', () => {
     const spool = fresh('spool');
     const file = spoolBuild(spool, buildId(9030), '{"x":1}');
