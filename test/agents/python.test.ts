@@ -98,6 +98,17 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect((await server.events(ids[0]!)).at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Collection of test_broken.py failed' }]);
   }, 60_000);
 
+  it('reads the server, key and spool from agent.properties, as every agent does', async () => {
+    const agentDir = join(dir, 'agent-dir');
+    mkdirSync(agentDir, { recursive: true });
+    // Java properties as the JVM agents read them: `=` or `:` separators, comments.
+    writeFileSync(join(agentDir, 'agent.properties'), `# Buildscope agents\nserver = ${server.url}/\naccessKey: ${server.accessKey}\n! spool\nspoolDir=${join(agentDir, 'spooled')}\n`);
+    const r = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_AGENT_DIR: agentDir, BUILDSCOPE_SERVER: '', BUILDSCOPE_ACCESS_KEY: '', BUILDSCOPE_SPOOL_DIR: '', BUILDSCOPE_TAGS: 'from-properties' });
+    expect(r.status).toBe(0);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
+    expect(await server.search('tag:from-properties')).toHaveLength(1);
+  }, 60_000);
+
   it('spools when the server is down and delivers both sessions, once each, with the next run', async () => {
     const port = await freePort();
     const spool = join(dir, 'spool-py');
