@@ -113,7 +113,7 @@ export interface ServerConfig {
   /**
    * Face sections as written (nulls removed). A file's are checked when it is read; `faceSettings`
    * turns them all into typed settings (each with its face's parse function, the same schema), which
-   * `openServer` does once before it opens the database and hands to the faces (`facesOf` in
+   * `openServer` does once before it opens the database and hands to the faces (FacePluginOptions in
    * src/http/context.ts); no face parses its section itself.
    */
   readonly export: unknown;

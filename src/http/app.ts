@@ -9,7 +9,7 @@
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { publicUrlOf } from '../config.js';
+import { faceSettings, publicUrlOf } from '../config.js';
 import { openAuth, type Auth } from '../auth/index.js';
 import type { AppContext, FacePlugin } from './context.js';
 import { authPlugin } from './auth-plugin.js';
@@ -169,9 +169,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
   await app.register(authPlugin(auth.authenticator));
   await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database), database: ctx.database });
-  await app.register(apiRoutes, { ctx, auth, publicUrl });
-  await app.register(linkRoutes, { ctx, auth, publicUrl });
-  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, publicUrl });
+  const faces = ctx.faces ?? faceSettings(ctx.config);
+  await app.register(apiRoutes, { ctx, auth, faces, publicUrl });
+  await app.register(linkRoutes, { ctx, auth, faces, publicUrl });
+  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, faces, publicUrl });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>

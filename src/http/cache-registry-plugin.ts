@@ -7,7 +7,7 @@
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FastifyPluginAsync } from 'fastify';
-import { facesOf, type FacePluginOptions } from './context.js';
+import type { FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
 import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, reportProblem } from '../cache-registry/registry.js';
@@ -40,7 +40,7 @@ const nodeSchema = {
 } as const;
 
 export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
-  const settings = facesOf(opts.ctx).cacheNodes;
+  const settings = opts.faces.cacheNodes;
   const registry = await CacheRegistry.open(opts.ctx.database, {
     ...(opts.ctx.clock ? { clock: opts.ctx.clock } : {}),
     offlineAfterMs: settings.offlineAfterSeconds * 1000,

@@ -4,7 +4,7 @@
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { Auth } from '../auth/index.js';
-import { faceSettings, type FaceSettings, type ServerConfig } from '../config.js';
+import type { FaceSettings, ServerConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { BuildStore } from '../store/types.js';
@@ -21,31 +21,19 @@ export interface AppContext {
   readonly refuseIngest?: () => string | undefined;
   /** Epoch-ms clock (tests move time); Date.now by default. */
   readonly clock?: () => number;
-  /** Every face's typed settings, as the composition root checked them before opening the database. */
+  /**
+   * Every face's typed settings, as the composition root checked them before opening the
+   * database; absent in a context built by hand (tests, benches), when buildApp checks them.
+   */
   readonly faces?: FaceSettings;
-}
-
-const checkedLater = new WeakMap<AppContext, FaceSettings>();
-
-/**
- * The typed settings of every face: those `openServer` checked, or (for a context built by hand,
- * as tests and benches do) checked now, once per context. Faces read their section here and never
- * parse the configuration themselves.
- */
-export function facesOf(ctx: AppContext): FaceSettings {
-  if (ctx.faces !== undefined) return ctx.faces;
-  let faces = checkedLater.get(ctx);
-  if (faces === undefined) {
-    faces = faceSettings(ctx.config);
-    checkedLater.set(ctx, faces);
-  }
-  return faces;
 }
 
 /** What every face plugin receives as its options. */
 export interface FacePluginOptions {
   readonly ctx: AppContext;
   readonly auth: Auth;
+  /** Every face's typed settings: the plugin reads its own section here and never parses it. */
+  readonly faces: FaceSettings;
   /**
    * The server's public address, the base of every link it writes (`server.publicUrl`, else the
    * address it listens on). A function: the listen port is known only once the server listens.

@@ -8,7 +8,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { facesOf, type FacePlugin } from './context.js';
+import type { FacePlugin } from './context.js';
 import { sendProblem } from './problem.js';
 import { answerOf } from '../errors/domain.js';
 import { invalidQueryDetail, invalidQueryExtensions } from '../errors/query.js';
@@ -79,8 +79,8 @@ function sendRefusal(reply: FastifyReply, refusal: Refusal, headers: Record<stri
   return sendProblem(reply, status, refusal.detail, refusal.extensions ?? {}, problem);
 }
 
-export const exportPlugin: FacePlugin = async (app, { ctx }) => {
-  const options = facesOf(ctx).export;
+export const exportPlugin: FacePlugin = async (app, { ctx, faces }) => {
+  const options = faces.export;
   const clock = ctx.clock ?? Date.now;
   const active = new Set<SseSink>();
 

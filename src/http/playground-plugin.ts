@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import { pageSecurityHeaders, staticPageOptions } from './static-page.js';
 import type { FastifyPluginAsync } from 'fastify';
-import { facesOf, type FacePluginOptions } from './context.js';
+import type { FacePluginOptions } from './context.js';
 import { parseQuery } from '../query/index.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { explainSql } from '../sql/index.js';
@@ -87,7 +87,7 @@ const explainSchema = {
 
 export function createPlaygroundPlugin(overrides: Partial<PlaygroundConfig> = {}): FastifyPluginAsync<FacePluginOptions> {
   return async (app, opts) => {
-    const config = { ...playgroundConfig(facesOf(opts.ctx).playground), ...overrides };
+    const config = { ...playgroundConfig(opts.faces.playground), ...overrides };
     if (!config.enabled) return;
     const clock = opts.ctx.clock ?? Date.now;
 

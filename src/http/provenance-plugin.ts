@@ -11,7 +11,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import { facesOf, type FacePlugin } from './context.js';
+import type { FacePlugin } from './context.js';
 import { authorize, sendRefusal, type RefusalWording } from './auth-plugin.js';
 import type { Permission, Principal } from '../auth/types.js';
 import { DEFAULT_DATA_DIR } from '../db/database.js';
@@ -159,8 +159,8 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
 };
 
 /** The provenance face of `buildscope serve`: reads builds from the server's own store. */
-export const provenancePlugin: FacePlugin = async (app, { ctx, publicUrl }) => {
-  const config = facesOf(ctx).provenance;
+export const provenancePlugin: FacePlugin = async (app, { ctx, faces, publicUrl }) => {
+  const config = faces.provenance;
   const clock = ctx.clock ?? Date.now;
   // Loaded here, not at the top: the standalone service reads builds over HTTP and needs no parser.
   const { parseQuery } = await import('../query/index.js');
