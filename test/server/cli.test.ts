@@ -12,7 +12,7 @@ vi.setConfig({ testTimeout: 240_000 });
 import { decodeJwt } from 'jose';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { basic, bearer, buildId, buildLine } from './support.js';
-import { CLI, serve, serverChildren } from '../support/serve-cli.js';
+import { CLI, printedAccessKey, serve, serverChildren } from '../support/serve-cli.js';
 
 function run(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8', env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
@@ -90,7 +90,7 @@ describe('buildscope serve on SQLite', () => {
       // The primary prepared the data once and prints once, when both workers listen.
       expect(s.lines.filter((l) => l.startsWith('Created user'))).toHaveLength(1);
       expect(s.lines.filter((l) => l.startsWith('Buildscope is running at'))).toHaveLength(1);
-      const key = /access key (bsk\S+) /.exec(s.lines.find((l) => l.startsWith('Created user'))!)![1]!;
+      const key = printedAccessKey(s);
       const workers = serverChildren(s.child.pid!);
       expect(workers).toHaveLength(2);
       // Whichever process answers, it serves the same builds, also one ingested through another.
