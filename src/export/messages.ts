@@ -1,7 +1,7 @@
 // The messages of the export API (seed 001): `Build` in its two versions and `BuildEvent`.
 // A Build message's SSE id is the build ID; a BuildEvent's is its running number in the stream.
 
-import type { BuildEvent, BuildSummary } from '../store/types.js';
+import type { BuildEvent, BuildEventText, BuildSummary } from '../store/types.js';
 
 export type ApiVersion = 1 | 2;
 
@@ -51,4 +51,13 @@ export function buildEventMessage(sequence: number, event: BuildEvent): string {
   // Field order as the seed lists it; `data` defaults to {} so that every message has all three.
   const data = JSON.stringify({ timestamp: event.timestamp, type: event.type, data: event.data ?? {} });
   return `id: ${sequence}\nevent: BuildEvent\ndata: ${data}\n\n`;
+}
+
+/**
+ * buildEventMessage of an event read as text (BuildStore.streamEventTexts): the same bytes, without
+ * decoding and encoding the event's data again (its text is what JSON.stringify makes, with no raw
+ * line break).
+ */
+export function buildEventTextMessage(sequence: number, event: BuildEventText): string {
+  return `id: ${sequence}\nevent: BuildEvent\ndata: ${event.json}\n\n`;
 }

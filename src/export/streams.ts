@@ -7,8 +7,8 @@
 
 import type { CheckedExpr } from '../query/checked.js';
 import { NAMED_FIELDS } from '../query/catalog.js';
-import type { BuildEvent, BuildStore, BuildSummary, Visibility } from '../store/types.js';
-import { buildEventMessage, buildMessage, V1_TOOL_TYPE, type ApiVersion } from './messages.js';
+import type { BuildEventText, BuildStore, BuildSummary, Visibility } from '../store/types.js';
+import { buildEventTextMessage, buildMessage, V1_TOOL_TYPE, type ApiVersion } from './messages.js';
 import { parseBuildId, parseEventsResume, refuse, type Refusal, type SinceDate } from './params.js';
 import type { SseSink } from './sink.js';
 import { formatComment } from './sse.js';
@@ -223,7 +223,7 @@ export async function planEvents(store: BuildStore, request: EventsRequest): Pro
   const resume = parseEventsResume(request.lastEventId, buildId);
   if (resume.kind === 'refusal') return resume;
 
-  const events = store.streamEvents(buildId, request.eventTypes ? { eventTypes: request.eventTypes } : {})[Symbol.asyncIterator]();
+  const events = store.streamEventTexts(buildId, request.eventTypes ? { eventTypes: request.eventTypes } : {})[Symbol.asyncIterator]();
   const skip = resume.kind === 'afterEvent' ? resume.sequence : 0;
   // Skip what the client has, and peek one: a resumed stream with nothing left is answered 204.
   let sequence = 0;
@@ -233,7 +233,7 @@ export async function planEvents(store: BuildStore, request: EventsRequest): Pro
     next = await events.next();
   }
   if (resume.kind !== 'start' && next.done) return { kind: 'noContent', reason: 'every event of the build was sent' };
-  const firstEvent: IteratorResult<BuildEvent> = next;
+  const firstEvent: IteratorResult<BuildEventText> = next;
   return {
     kind: 'stream',
     cancel: async () => void (await events.return?.()),
@@ -243,7 +243,7 @@ export async function planEvents(store: BuildStore, request: EventsRequest): Pro
         let current = firstEvent;
         while (!current.done && !sink.closed) {
           sequence++;
-          if (!sink.write(buildEventMessage(sequence, current.value))) await sink.drained();
+          if (!sink.write(buildEventTextMessage(sequence, current.value))) await sink.drained();
           current = await events.next();
         }
       } finally {

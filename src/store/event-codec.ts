@@ -5,10 +5,10 @@
 
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { createInflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { constants as zlibConstants, createInflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { canonicalJson } from './canonical.js';
 import { ATTRIBUTES_DICTIONARY_2, EVENT_DICTIONARY_1 } from './compact-dictionary.js';
-import type { BuildEvent } from './types.js';
+import type { BuildEvent, BuildEventText } from './types.js';
 
 type Tuple = [number, string, number, number, Readonly<Record<string, unknown>>];
 
@@ -36,6 +36,55 @@ export function decodeEvents(json: string): BuildEvent[] {
 /** One element of a stored chunk (see event-splitter.ts, which finds them). */
 export function decodeEvent(tupleJson: string): BuildEvent {
   return fromTuple(JSON.parse(tupleJson) as Tuple);
+}
+
+const DIGITS = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * One element of a stored chunk as the text `JSON.stringify({timestamp, type, data: data ?? {}})`
+ * makes of `decodeEvent(tupleJson)`, without decoding `data`: the stored tuple was itself made by
+ * JSON.stringify, whose output JSON.stringify(JSON.parse(…)) reproduces exactly (same escapes,
+ * same number forms, keys in the order parsed), so its text can be copied as it is. This is the
+ * export's hot path (docs/store.md "Compact events"). An element of any other shape than
+ * `[number,"string",number,number,{…}]` takes the slow way, decode then format.
+ */
+export function eventText(tupleJson: string): BuildEventText {
+  const t = tupleJson;
+  const n = t.length;
+  // `[timestamp,`
+  const c1 = t.indexOf(',', 1);
+  // The event type's string token: scan to its closing quote, skipping escapes.
+  let end = -1;
+  let escaped = false;
+  if (t.charCodeAt(0) === 0x5b && c1 > 1 && t.charCodeAt(c1 + 1) === 0x22) {
+    for (let i = c1 + 2; i < n; i++) {
+      const c = t.charCodeAt(i);
+      if (c === 0x5c) {
+        escaped = true;
+        i++;
+      } else if (c === 0x22) {
+        end = i;
+        break;
+      }
+    }
+  }
+  const c3 = end > 0 && t.charCodeAt(end + 1) === 0x2c ? t.indexOf(',', end + 2) : -1;
+  const c4 = c3 > 0 ? t.indexOf(',', c3 + 1) : -1;
+  if (c4 > 0 && t.charCodeAt(c4 + 1) === 0x7b && t.charCodeAt(n - 1) === 0x5d && t.charCodeAt(n - 2) === 0x7d) {
+    const timestamp = t.slice(1, c1);
+    const major = t.slice(end + 2, c3);
+    const minor = t.slice(c3 + 1, c4);
+    if (DIGITS.test(timestamp) && DIGITS.test(major) && DIGITS.test(minor)) {
+      const typeToken = t.slice(c1 + 1, end + 1);
+      const eventType = escaped ? (JSON.parse(typeToken) as string) : typeToken.slice(1, -1);
+      return {
+        eventType,
+        json: `{"timestamp":${timestamp},"type":{"majorVersion":${major},"minorVersion":${minor},"eventType":${typeToken}},"data":${t.slice(c4 + 1, n - 1)}}`,
+      };
+    }
+  }
+  const e = decodeEvent(t);
+  return { eventType: e.type.eventType, json: JSON.stringify({ timestamp: e.timestamp, type: e.type, data: e.data ?? {} }) };
 }
 
 /** The encoded events with every object's keys sorted: equal iff the events mean the same. */
@@ -99,14 +148,77 @@ export function storedAttributes(value: string | Uint8Array | null | undefined):
  * longer than that (a reader then inflates them as a stream, `inflateSlices`).
  */
 export function unpackEvents(packed: Uint8Array, maxBytes?: number): string | undefined {
+  const format = packed[0];
+  const dictionary = dictionaryOf(format);
   const body = Buffer.from(packed.buffer, packed.byteOffset + 1, packed.byteLength - 1);
-  const options = { dictionary: dictionaryOf(packed[0]), ...(maxBytes === undefined ? {} : { maxOutputLength: maxBytes }) };
+  const small = inflateSmall(format!, body, maxBytes);
+  if (small !== undefined) return small;
+  const options = { dictionary, ...(maxBytes === undefined ? {} : { maxOutputLength: maxBytes }) };
   try {
     return inflateRawSync(body, options).toString('utf8');
   } catch (e) {
     if (maxBytes !== undefined && (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
     throw e;
   }
+}
+
+// Inflating a small chunk with inflateRawSync costs about 12 CPU µs, of which only 3-4 are the
+// inflate: the rest is making node:zlib's InflateRaw (a Transform stream and a zlib handle) for
+// every call. So small bodies go through one inflater per format, reset between bodies (reset()
+// sets the preset dictionary again), whose zlib handle is driven synchronously the way
+// inflateRawSync drives its own (`_handle.writeSync`, `_writeState`: node:zlib internals, stable
+// since Node 10, checked before use). The inflate is synchronous, so one inflater per thread serves
+// every reader. Whatever this path cannot answer for certain (text longer than its buffer, input
+// left over, an error, a zlib without these internals) goes to inflateRawSync, which gives the
+// answer or the error.
+
+/** The parts of node:zlib's InflateRaw that inflateSmall drives. */
+interface ReusableInflater {
+  reset(): void;
+  readonly destroyed: boolean;
+  readonly _handle: { writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void };
+  /** [bytes of output space left, bytes of input left] after writeSync. */
+  readonly _writeState: Uint32Array;
+}
+
+const SMALL_OUTPUT = Buffer.allocUnsafe(64 * 1024);
+const inflaters = new Map<number, ReusableInflater | null>();
+
+function reusableInflater(format: number): ReusableInflater | undefined {
+  let z = inflaters.get(format);
+  if (z === undefined) {
+    const candidate = createInflateRaw({ dictionary: dictionaryOf(format) });
+    const internals = candidate as unknown as Partial<ReusableInflater>;
+    const usable = typeof internals._handle?.writeSync === 'function' && internals._writeState instanceof Uint32Array && internals._writeState.length >= 2;
+    // An error destroys the stream and is emitted later: it is answered by inflateRawSync instead.
+    candidate.on('error', () => {});
+    z = usable ? (candidate as unknown as ReusableInflater) : null;
+    if (!usable) candidate.destroy();
+    inflaters.set(format, z);
+  }
+  return z ?? undefined;
+}
+
+/** Inflates `body` through the reused inflater; undefined when inflateRawSync must (see above). */
+function inflateSmall(format: number, body: Buffer, maxBytes: number | undefined): string | undefined {
+  const z = reusableInflater(format);
+  if (z === undefined) return undefined;
+  try {
+    z.reset();
+    z._handle.writeSync(zlibConstants.Z_FINISH, body, 0, body.byteLength, SMALL_OUTPUT, 0, SMALL_OUTPUT.length);
+  } catch {
+    inflaters.delete(format);
+    return undefined;
+  }
+  if (z.destroyed) {
+    inflaters.delete(format);
+    return undefined;
+  }
+  const outLeft = z._writeState[0]!;
+  const inLeft = z._writeState[1]!;
+  const length = SMALL_OUTPUT.length - outLeft;
+  if (outLeft === 0 || inLeft !== 0 || (maxBytes !== undefined && length > maxBytes)) return undefined;
+  return SMALL_OUTPUT.toString('utf8', 0, length);
 }
 
 /** The encoded events of a stored chunk, compressed or not (rows written before 0008). */

@@ -6,6 +6,15 @@ import type { ToolType } from '../query/catalog.js';
 import type { CheckedExpr } from '../query/checked.js';
 
 /** An event of a build, as ingested and as exported (seed 001 `BuildEvent` data). */
+/**
+ * An event in the event model's JSON form, `{"timestamp":…,"type":{"majorVersion":…,
+ * "minorVersion":…,"eventType":…},"data":…}`, as text, with its event type (for filters).
+ */
+export interface BuildEventText {
+  readonly eventType: string;
+  readonly json: string;
+}
+
 export interface BuildEvent {
   readonly timestamp: number;
   readonly type: { readonly majorVersion: number; readonly minorVersion: number; readonly eventType: string };
@@ -131,6 +140,11 @@ export interface BuildStore {
   buildState(id: string, visibility: Visibility): Promise<BuildState>;
   /** A build's events in order, optionally only those whose eventType is listed (case-sensitive). */
   streamEvents(id: string, options?: { eventTypes?: readonly string[] }): AsyncIterable<BuildEvent>;
+  /**
+   * The same events as streamEvents, each as the text `JSON.stringify({timestamp, type, data})`
+   * makes of it (data `{}` when absent), taken from the stored text without decoding it.
+   */
+  streamEventTexts(id: string, options?: { eventTypes?: readonly string[] }): AsyncIterable<BuildEventText>;
   /** How many builds a listing with these options has (a count in the database, no rows read out). */
   countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number>;
   /**
