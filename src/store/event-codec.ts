@@ -38,7 +38,8 @@ export function decodeEvent(tupleJson: string): BuildEvent {
   return fromTuple(JSON.parse(tupleJson) as Tuple);
 }
 
-const DIGITS = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+/** An integer as JSON.stringify writes it (up to 15 digits, all exact): other forms take the slow way. */
+const INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
 
 /**
  * One element of a stored chunk as the text `JSON.stringify({timestamp, type, data: data ?? {}})`
@@ -74,7 +75,7 @@ export function eventText(tupleJson: string): BuildEventText {
     const timestamp = t.slice(1, c1);
     const major = t.slice(end + 2, c3);
     const minor = t.slice(c3 + 1, c4);
-    if (DIGITS.test(timestamp) && DIGITS.test(major) && DIGITS.test(minor)) {
+    if (INTEGER.test(timestamp) && INTEGER.test(major) && INTEGER.test(minor)) {
       const typeToken = t.slice(c1 + 1, end + 1);
       const eventType = escaped ? (JSON.parse(typeToken) as string) : typeToken.slice(1, -1);
       return {

@@ -4,7 +4,9 @@
 // text; an unknown format is a clear error, not garbage.
 
 import fc from 'fast-check';
+import { inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { ATTRIBUTES_DICTIONARY_2, EVENT_DICTIONARY_1 } from '../../src/store/compact-dictionary.js';
 import { ATTRIBUTES_FORMAT, inflateSlices, packAttributes, packEvents, PACK_FORMAT, storedAttributes, storedEvents, unpackEvents } from '../../src/store/event-codec.js';
 
 async function collect(it: AsyncIterable<string>): Promise<string> {
@@ -76,5 +78,50 @@ describe('compressed event chunks', () => {
       { numRuns: 200 },
     );
     expect(storedAttributes(null)).toBe('{}');
+  });
+
+  // Small chunks are inflated by one reused inflater (event-codec.ts inflateSmall); whatever it
+  // cannot answer goes to inflateRawSync. These check that the two never differ.
+  it('reads every small chunk as inflateRawSync does, one after another, formats interleaved', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', maxLength: 4000 }), fc.boolean()), { minLength: 1, maxLength: 6 }), (texts) => {
+        for (const [text, attributes] of texts) {
+          const packed = attributes ? packAttributes(text) : packEvents(text);
+          const format = packed[0] === PACK_FORMAT ? EVENT_DICTIONARY_1 : ATTRIBUTES_DICTIONARY_2;
+          const expected = inflateRawSync(packed.subarray(1), { dictionary: Buffer.from(format) }).toString('utf8');
+          expect(expected).toBe(text);
+          expect(unpackEvents(packed)).toBe(text);
+          expect(unpackEvents(packed, 64 * 1024)).toBe(text);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a limit below the text declines, and a text longer than the reused buffer is still read whole', () => {
+    const text = JSON.stringify(Array.from({ length: 9000 }, (_, i) => [i, 'TaskFinished', 1, 0, { n: i * 7919 }]));
+    expect(text.length).toBeGreaterThan(64 * 1024);
+    const packed = packEvents(text);
+    expect(unpackEvents(packed)).toBe(text);
+    expect(unpackEvents(packed, 64 * 1024)).toBeUndefined();
+    const small = packEvents('[[1,"A",1,0,{"a":"0123456789"}]]');
+    expect(unpackEvents(small, 10)).toBeUndefined();
+    expect(unpackEvents(small, 100)).toBe('[[1,"A",1,0,{"a":"0123456789"}]]');
+  });
+
+  it('a corrupt or cut chunk is the error inflateRawSync gives, and the next chunk reads fine', () => {
+    const text = JSON.stringify(Array.from({ length: 50 }, (_, i) => [i, 'TaskStarted', 1, 0, { path: `:m${i}` }]));
+    const packed = packEvents(text);
+    const cut = packed.subarray(0, packed.length - 5);
+    expect(() => unpackEvents(cut)).toThrow('unexpected end of file');
+    expect(unpackEvents(packed)).toBe(text);
+    const corrupt = Buffer.from(packed);
+    corrupt[1] = 0xff;
+    corrupt[2] = 0xff;
+    expect(() => unpackEvents(corrupt)).toThrow(/invalid|incorrect/);
+    expect(unpackEvents(packed)).toBe(text);
+    const trailing = Buffer.concat([packed, Buffer.from('garbage')]);
+    expect(unpackEvents(trailing)).toBe(text);
+    expect(unpackEvents(packed)).toBe(text);
   });
 });
