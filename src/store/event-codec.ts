@@ -47,7 +47,9 @@ const INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
  * JSON.stringify, whose output JSON.stringify(JSON.parse(…)) reproduces exactly (same escapes,
  * same number forms, keys in the order parsed), so its text can be copied as it is. This is the
  * export's hot path (docs/store.md "Compact events"). An element of any other shape than
- * `[number,"string",number,number,{…}]` takes the slow way, decode then format.
+ * `[number,"string",number,number,{…}]` takes the slow way, decode then format. The data is not
+ * scanned: everything after the fourth comma up to the closing bracket is taken as the data
+ * object, which holds for every tuple encodeEvents writes (always five elements).
  */
 export function eventText(tupleJson: string): BuildEventText {
   const t = tupleJson;
