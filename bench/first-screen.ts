@@ -11,7 +11,8 @@
 // listing and the count requests are untouched.
 //
 // It also times every request of the first screen (session, listing, count, facets, bundle ...)
-// by its path, so anything else slow at scale shows up.
+// by its path, and the value completion the query editor asks for while typing, so anything else
+// slow at scale shows up.
 //
 //   node --import tsx bench/first-screen.ts [--data DIR] [--builds N] [--runs N]
 //
@@ -166,6 +167,23 @@ const peerRuns = Math.max(2, Math.ceil(RUNS / 2));
 runs.push(await measure('peer: facets from the builds, /builds (whole data set)', '', true, peerRuns));
 runs.push(await measure(`peer: facets from the builds, ${SELECTIVE}`, SELECTIVE, true, peerRuns));
 
+// Completion of values in the query editor (GET /api/search/values, asked while typing a value,
+// not at load): timed here too, so every request of the page's first use is covered.
+const completion: { request: string; p50: number; max: number; requests: number }[] = [];
+for (const field of ['project', 'user', 'tag', 'buildTool', 'hostname', 'requested']) {
+  for (const prefix of ['', 'a']) {
+    const times: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const t = performance.now();
+      const res = await page.request.get(`${base}/api/search/values?${new URLSearchParams({ field, prefix, limit: '12' })}`);
+      if (!res.ok()) throw new Error(`values of ${field}: ${res.status()}`);
+      await res.body();
+      if (i > 0) times.push(performance.now() - t);
+    }
+    completion.push({ request: `/api/search/values field=${field} prefix='${prefix}'`, p50: +p50Of(times).toFixed(0), max: +Math.max(...times).toFixed(0), requests: times.length });
+  }
+}
+
 const requests = [...requestTimes]
   .map(([path, times]) => ({ path, p50: +p50Of(times).toFixed(0), max: +Math.max(...times).toFixed(0), requests: times.length }))
   .sort((a, b) => b.p50 - a.p50);
@@ -186,6 +204,7 @@ console.log('\nRequests of those loads (start to end of response):');
 console.log('| request | p50 ms | max ms | requests |');
 console.log('|---|---:|---:|---:|');
 for (const r of requests) console.log(`| ${r.path} | ${r.p50} | ${r.max} | ${r.requests} |`);
+for (const r of completion) console.log(`| ${r.request} | ${r.p50} | ${r.max} | ${r.requests} |`);
 const ratio = (a: Run, b: Run) => (b.p50 / a.p50).toFixed(1);
 console.log(`\nfacets from the rollups vs from the builds: whole data set ${ratio(runs[0]!, runs[2]!)}x, ${SELECTIVE} ${ratio(runs[1]!, runs[3]!)}x; goal under ${GOAL_MS} ms: ${goals.map((g) => `${g.name} ${g.met ? 'met' : 'MISSED'}`).join('; ')}`);
 if (errors.length > 0) log(`console errors: ${errors.join(' | ')}`);
@@ -193,5 +212,5 @@ if (errors.length > 0) log(`console errors: ${errors.join(' | ')}`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/first-screen.json',
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: cpus().length, loadAverage: loadavg()[0], builds: count, serverStartMs: Math.round(startMs), runs, requests, goals, consoleErrors: errors }, null, 2) + '\n',
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: cpus().length, loadAverage: loadavg()[0], builds: count, serverStartMs: Math.round(startMs), runs, requests, completion, goals, consoleErrors: errors }, null, 2) + '\n',
 );
