@@ -12,7 +12,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
-import { trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
+import { facetsFromRollups, trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
 
 /** Which builds an aggregate covers: those the query matches that the caller may see. */
 export interface Scope {
@@ -124,8 +124,26 @@ function scoped(handle: DatabaseHandle, scope: Scope): Query {
   return q;
 }
 
-/** The `limit` most frequent values of each facet field among the scope's builds, most frequent first. */
-export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 8): Promise<Facets> {
+/** Which way an aggregate is computed: `rollups: false` forces the direct path (tests and benchmarks compare both). */
+export interface AggregateHow {
+  readonly rollups?: boolean;
+}
+
+const facetValues = (rows: readonly unknown[]): FacetValue[] => (rows as { value: string; n: number | string }[]).map((r) => ({ value: r.value, count: Number(r.n) }));
+
+/**
+ * The `limit` most frequent values of each facet field among the scope's builds, most frequent
+ * first, ties by value. Answered from the rollups (rollups-query.ts) when the query is one they
+ * answer and the scope has no time range; otherwise from the builds directly. Both give the same
+ * answer.
+ */
+export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 8, how: AggregateHow = {}): Promise<Facets> {
+  if (how.rollups !== false && scope.startFrom === undefined && scope.startTo === undefined) {
+    const rows = await facetsFromRollups(handle, scope.query, visibilityCondition(scope.visibility), limit);
+    if (rows !== undefined) {
+      return { buildOutcome: facetValues(rows.buildOutcome), buildTool: facetValues(rows.buildTool), project: facetValues(rows.project), user: facetValues(rows.user), tag: facetValues(rows.tag) };
+    }
+  }
   const column = (c: string) =>
     scoped(handle, scope)
       .select([sql<string>`${sql.ref(c)}`.as('value'), sql<number>`count(*)`.as('n')])
@@ -154,8 +172,7 @@ export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 
     column('builds.user'),
     tags,
   ]);
-  const out = (rows: readonly unknown[]): FacetValue[] => (rows as { value: string; n: number | string }[]).map((r) => ({ value: r.value, count: Number(r.n) }));
-  return { buildOutcome: out(buildOutcome), buildTool: out(buildTool), project: out(project), user: out(user), tag: out(tag) };
+  return { buildOutcome: facetValues(buildOutcome), buildTool: facetValues(buildTool), project: facetValues(project), user: facetValues(user), tag: facetValues(tag) };
 }
 
 /** The periods of a trend: their start instants and the end of the last, in the time zone. */
@@ -190,10 +207,8 @@ function periodCase(t: RawBuilder<unknown>, starts: readonly number[], lo: numbe
 }
 const PERCENTILES = [25, 50, 75, 95] as const;
 
-/** Which way a trend is computed: `rollups: false` forces the direct path (tests compare both). */
-export interface TrendHow {
-  readonly rollups?: boolean;
-}
+/** Which way a trend is computed (the same choice as the facets'). */
+export type TrendHow = AggregateHow;
 
 /**
  * Trends of the scope's builds per period. A build belongs to the period in which it started;

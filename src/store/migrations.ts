@@ -10,7 +10,7 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
-import { backfillRollups, createRollupTables } from './rollups.js';
+import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements } from './rollups.js';
 import { createLogger } from '../log.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -266,6 +266,26 @@ async function buildAttestations(db: Db): Promise<void> {
 }
 
 /**
+ * 0011: the facet rollups (store/rollups.ts): per value of the rollup dimensions, the available
+ * builds by build tool, user and tag, so the list page's facets of the queries the trend rollups
+ * answer read a few thousand rows instead of every build; maintained at ingest and prune from
+ * here on. An existing database gets them from its builds here, in batches, with progress.
+ */
+async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await createFacetRollupTable(db, dialect);
+  let log: ReturnType<typeof createLogger> | undefined;
+  await backfillRollups(
+    db,
+    dialect,
+    (done, total) => {
+      log ??= createLogger('store');
+      log.info({ done, total }, `facet rollups: ${done} of ${total} builds`);
+    },
+    facetRollupStatements,
+  );
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -282,6 +302,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0008_packed_events': { up: (db) => packedEvents(db, dialect) },
     '0009_trend_rollups': { up: (db) => rollups(db, dialect) },
     '0010_build_attestations': { up: buildAttestations },
+    '0011_facet_rollups': { up: (db) => facetRollups(db, dialect) },
   };
 }
 

@@ -10,7 +10,7 @@ import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import type { Visibility } from './types.js';
-import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
+import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, FACET_ROLLUPS, FACET_ROLLUP_FIELDS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
 
 /** What the direct path computes per period, and per task path over the whole range. */
 export interface PeriodRow {
@@ -225,4 +225,38 @@ export async function countFromRollups(handle: DatabaseHandle, query: CheckedExp
   const row = await sql<{ n: unknown }>`SELECT coalesce(sum(builds), 0) AS n FROM ${sql.raw(BUILD_ROLLUPS)} AS builds
     WHERE builds.lvl = ${int(ALL_TIME)} AND builds.t = 0 AND ${visibility} AND ${filter as Expression<SqlBool>}`.execute(handle.db);
   return Number(row.rows[0]?.n ?? 0);
+}
+
+/** One facet's values from the rollups, most frequent first, ties by value: the direct path's order. */
+export interface FacetRow {
+  readonly value: string;
+  readonly n: unknown;
+}
+
+/**
+ * The facets of the builds a query matches, from the rollups, or undefined when the query is not
+ * one the rollups answer. Outcome and project from build_rollups' all-time rows (keyed by them),
+ * the others from build_facet_rollups; each read under the name `builds`, so the visibility and
+ * the query are the direct path's conditions. Grouped, ordered and cut in SQL, as the direct path
+ * is, so ties fall in the same (collation) order on either database.
+ */
+export async function facetsFromRollups(
+  handle: DatabaseHandle,
+  query: CheckedExpr | undefined,
+  visibility: RawBuilder<SqlBool>,
+  limit: number,
+): Promise<Record<'buildOutcome' | 'project' | (typeof FACET_ROLLUP_FIELDS)[number]['field'], FacetRow[]> | undefined> {
+  if (!rollupEligible(query)) return undefined;
+  const filter = query === undefined || query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(query, handle.dialect) as unknown as RawBuilder<SqlBool>);
+  const top = sql`ORDER BY n DESC, value LIMIT ${int(limit)}`;
+  const allTime = (column: 'buildoutcome' | 'project_name') =>
+    sql<FacetRow>`SELECT builds.${sql.raw(column)} AS value, sum(builds.builds) AS n FROM ${sql.raw(BUILD_ROLLUPS)} AS builds
+      WHERE builds.lvl = ${int(ALL_TIME)} AND builds.t = 0 AND builds.${sql.raw(column)} IS NOT NULL AND ${visibility} AND ${filter as Expression<SqlBool>}
+      GROUP BY builds.${sql.raw(column)} ${top}`.execute(handle.db);
+  const facet = (field: string) =>
+    sql<FacetRow>`SELECT builds.value AS value, sum(builds.n) AS n FROM ${sql.raw(FACET_ROLLUPS)} AS builds
+      WHERE builds.field = ${sql.lit(field)} AND ${visibility} AND ${filter as Expression<SqlBool>}
+      GROUP BY builds.value ${top}`.execute(handle.db);
+  const [buildOutcome, project, buildTool, user, tag] = await Promise.all([allTime('buildoutcome'), allTime('project_name'), facet('buildTool'), facet('user'), facet('tag')]);
+  return { buildOutcome: buildOutcome.rows, project: project.rows, buildTool: buildTool.rows, user: user.rows, tag: tag.rows };
 }

@@ -207,13 +207,81 @@ function buildRollupUpsert(db: Db, L: RawBuilder<number>, unit: RawBuilder<numbe
       ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db);
 }
 
+/**
+ * The facet rollups (migration 0011): per rollup key, the available builds by value of the facets
+ * that are not rollup dimensions: the build tool, the user and the tags (multi-valued, from
+ * build_values: a build with two tags counts once under each). Outcome and project facets are
+ * read from build_rollups' all-time rows, which are keyed by them already. All time only: the
+ * list page's facets have no time range. See docs/web.md "Facet rollups".
+ */
+export const FACET_ROLLUPS = 'build_facet_rollups';
+
+/** The facets build_facet_rollups holds (the `field` column), and where each one's values are. Frozen with migration 0011. */
+export const FACET_ROLLUP_FIELDS = [
+  { field: 'buildTool', column: 'tool_type' },
+  { field: 'user', column: 'user' },
+  { field: 'tag', values: 'tag' },
+] as const;
+
+/** The table of migration 0011 (frozen). */
+export async function createFacetRollupTable(db: Db, dialect: Dialect): Promise<void> {
+  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  // (field, value, k): a facet's rows are one range, already in value order for the grouping.
+  await sql
+    .raw(
+      `CREATE TABLE ${FACET_ROLLUPS} (field text NOT NULL, value text NOT NULL, k text NOT NULL, ${ROLLUP_DIMENSIONS.map((c) => `${c} text`).join(', ')}, n ${big} NOT NULL, PRIMARY KEY (field, value, k))${rowid}`,
+    )
+    .execute(db);
+}
+
+/**
+ * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
+ * `b`) to or from build_facet_rollups; subtracting runs before the builds are deleted and drops
+ * the rows that become empty. Exactly the rows the direct path counts (analytics.ts
+ * buildFacets): non-null values of the builds' columns, and every build_values row of a tag.
+ */
+export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  const s = lit(sign);
+  const key = keyExpr(dialect, 'b');
+  const upsert = sql.raw(`ON CONFLICT (field, value, k) DO UPDATE SET n = ${FACET_ROLLUPS}.n + excluded.n`);
+  const out = FACET_ROLLUP_FIELDS.map((f) => {
+    const name = sql.lit(f.field);
+    if ('column' in f) {
+      // Quoted: `user` is a reserved word on PostgreSQL.
+      const v = sql.raw(`b."${f.column}"`);
+      return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, k, ${dimNames}, n)
+        SELECT ${name}, ${v}, ${key}, ${dims('b')}, ${s} * count(*)
+        FROM builds AS b WHERE ${selection} AND ${v} IS NOT NULL
+        GROUP BY ${v}, ${key}, ${dims('b')} ${upsert}`.compile(db);
+    }
+    // SQLite must read the selected builds by seq first (CROSS JOIN fixes the order), then their
+    // values by seq (build_values_seq, of migration 0007; the hint): left to itself it read every
+    // tag row of the database through the search index (field, value, seq), 500 ms for a batch
+    // of 5,000 builds at 1M, and minutes a batch once the order alone was fixed. PostgreSQL
+    // plans it as an inner join and needs no hint.
+    return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, k, ${dimNames}, n)
+      SELECT ${name}, v.value, ${key}, ${dims('b')}, ${s} * count(*)
+      FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint('build_values_seq')}
+      WHERE v.seq = b.seq AND v.field = ${sql.lit(f.values)} AND ${selection}
+      GROUP BY v.value, ${key}, ${dims('b')} ${upsert}`.compile(db);
+  });
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(FACET_ROLLUPS)} WHERE n = 0`.compile(db));
+  return out;
+}
+
+/** Every rollup statement the ingest and prune run: the trend rollups' and the facet rollups'. */
+function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...rollupStatements(db, dialect, selection, sign), ...facetRollupStatements(db, dialect, selection, sign)];
+}
+
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */
 const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;
 
 /** Statements that subtract the builds with these seqs (prune.ts, before it deletes them). */
 export function rollupRemovals(db: Db, dialect: Dialect, seqs: readonly number[]): CompiledQuery[] {
   if (seqs.length === 0) return [];
-  return rollupStatements(db, dialect, sql<SqlBool>`b.seq IN (${sql.join(seqs)})`, -1);
+  return allRollupStatements(db, dialect, sql<SqlBool>`b.seq IN (${sql.join(seqs)})`, -1);
 }
 
 const sqliteStatements = new WeakMap<object, { sql: string; run(after: number, last: number): void }[]>();
@@ -227,7 +295,7 @@ export function addIngestedToRollups(handle: DatabaseHandle, after: number, last
   const sqlite = handle.sqlite!;
   let prepared = sqliteStatements.get(sqlite);
   if (prepared === undefined) {
-    prepared = rollupStatements(handle.db, handle.dialect, seqRange(0, 0), 1).map((q) => {
+    prepared = allRollupStatements(handle.db, handle.dialect, seqRange(0, 0), 1).map((q) => {
       // Every statement names the selection once: its only parameters are (after, last).
       if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
       const st = sqlite.prepare(q.sql);
@@ -241,14 +309,22 @@ export function addIngestedToRollups(handle: DatabaseHandle, after: number, last
 /** The same on PostgreSQL, inside the ingest's transaction. */
 export async function addIngestedToRollupsAsync(trx: Db, dialect: Dialect, after: number, last: number): Promise<void> {
   if (last <= after) return;
-  for (const q of rollupStatements(trx, dialect, seqRange(after, last), 1)) await trx.executeQuery(q);
+  for (const q of allRollupStatements(trx, dialect, seqRange(after, last), 1)) await trx.executeQuery(q);
 }
 
 /** Builds per batch when migration 0008 fills the rollups of an existing database. */
 export const BACKFILL_BATCH = 20_000;
 
-/** Fills the rollups from every available build, in batches of seqs, reporting progress. */
-export async function backfillRollups(db: Db, dialect: Dialect, progress: (done: number, total: number) => void): Promise<void> {
+/**
+ * Fills rollups from every available build, in batches of seqs, reporting progress: the trend
+ * rollups (migration 0009) or, given facetRollupStatements, the facet rollups (0011).
+ */
+export async function backfillRollups(
+  db: Db,
+  dialect: Dialect,
+  progress: (done: number, total: number) => void,
+  statements: typeof rollupStatements = rollupStatements,
+): Promise<void> {
   const row = (await sql<{ lo: number | string | null; hi: number | string | null; n: number | string }>`SELECT min(seq) AS lo, max(seq) AS hi, count(seq) AS n FROM builds`.execute(db)).rows[0];
   if (row === undefined || row.lo === null || row.hi === null) return;
   const total = Number(row.n);
@@ -256,7 +332,7 @@ export async function backfillRollups(db: Db, dialect: Dialect, progress: (done:
   let done = 0;
   for (let after = Number(row.lo) - 1; after < hi; after += BACKFILL_BATCH) {
     const last = Math.min(after + BACKFILL_BATCH, hi);
-    for (const q of rollupStatements(db, dialect, seqRange(after, last), 1)) await db.executeQuery(q);
+    for (const q of statements(db, dialect, seqRange(after, last), 1)) await db.executeQuery(q);
     done += Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE seq > ${after} AND seq <= ${last}`.execute(db)).rows[0]!.n);
     progress(done, total);
     // A turn of the event loop: SQLite's statements are synchronous, and the log is written

@@ -93,6 +93,7 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       // Back to the schema before 0008 (kysely runs migrations in order only: the later ones too).
       for (const statement of [
         'DROP TABLE build_attestations',
+        'DROP TABLE build_facet_rollups',
         'DROP TABLE build_rollups',
         'DROP TABLE build_duration_rollups',
         'DROP TABLE build_task_rollups',

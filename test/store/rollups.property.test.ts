@@ -1,8 +1,9 @@
 // The trend rollups (src/store/rollups.ts) stay exact: for random builds, random deletions (the
 // prune's deleteBuilds) and random queries the rollups answer, the trend read from the rollups
 // equals the trend computed from the builds directly and the one computed in TypeScript, and the
-// exact count from the rollups equals the reference's, on
-// SQLite and PostgreSQL. And migration 0008's backfill builds the same rollups the ingest keeps.
+// exact count from the rollups equals the reference's, and the facets from the rollups (any
+// limit, so ties and the cut are exercised) equal the direct ones, on SQLite and PostgreSQL. And
+// the backfills of migrations 0009 and 0011 build the same rollups the ingest and prune keep.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +14,11 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
-import { buildTrends, type TrendOptions } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS } from '../../src/store/rollups.js';
-import { rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-query.js';
+import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
+import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-query.js';
 import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
@@ -33,6 +34,11 @@ interface Gen {
   ago: number | null;
   duration: number;
   tasks: { path: string; outcome: string; took: number }[];
+  tool: string;
+  /** BuildAgent's user name, or null: no BuildAgent event. */
+  user: string | null;
+  /** UserTag events (repeats and case variants included). */
+  tags: string[];
 }
 
 const genBuild: fc.Arbitrary<Gen> = fc.record({
@@ -54,6 +60,9 @@ const genBuild: fc.Arbitrary<Gen> = fc.record({
     fc.record({ path: fc.constantFrom(':a', ':b', ':c', ':d'), outcome: fc.constantFrom('SUCCESS', 'FAILED', 'UP-TO-DATE', 'FROM-CACHE', 'SKIPPED'), took: fc.integer({ min: 0, max: 500 }) }),
     { maxLength: 4 },
   ),
+  tool: fc.constantFrom('native', 'native', 'jvmbuild', 'pybuild'),
+  user: fc.constantFrom('ann', 'Ann', 'bob', 'ci', null),
+  tags: fc.array(fc.constantFrom('CI', 'ci', 'local', 'nightly', 'x'), { maxLength: 3 }),
 });
 
 function ndjson(id: string, g: Gen): string {
@@ -61,6 +70,8 @@ function ndjson(id: string, g: Gen): string {
   const events: [number, string, Record<string, unknown>][] = [];
   if (g.ago !== null) events.push([start, 'BuildStarted', {}]);
   if (g.project !== null) events.push([start, 'ProjectStructure', { rootProjectName: g.project }]);
+  if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
+  for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
   g.tasks.forEach((t, k) => {
     events.push([start, 'TaskStarted', { id: k + 1, path: t.path }]);
     events.push([start + t.took, 'TaskFinished', { id: k + 1, path: t.path, outcome: t.outcome }]);
@@ -68,7 +79,7 @@ function ndjson(id: string, g: Gen): string {
   events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
   return JSON.stringify({
     buildId: id,
-    toolType: 'native',
+    toolType: g.tool,
     toolVersion: '8.10',
     agentVersion: '3.19',
     events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
@@ -90,7 +101,10 @@ const genQuery = fc
 const genCase = fc.record({
   builds: fc.array(genBuild, { minLength: 1, maxLength: 40, size: 'max' }),
   deletions: fc.array(fc.nat(), { maxLength: 12, size: 'max' }),
-  checks: fc.array(fc.record({ query: genQuery, visibility: fc.nat(VISIBILITIES.length - 1), options: fc.nat(OPTIONS.length - 1) }), { minLength: 1, maxLength: 4 }),
+  checks: fc.array(fc.record({ query: genQuery, visibility: fc.nat(VISIBILITIES.length - 1), options: fc.nat(OPTIONS.length - 1), limit: fc.integer({ min: 1, max: 9 }) }), {
+    minLength: 1,
+    maxLength: 4,
+  }),
 });
 
 async function reference(store: BuildStore): Promise<RefBuild[]> {
@@ -106,8 +120,9 @@ async function reference(store: BuildStore): Promise<RefBuild[]> {
 
 async function tables(handle: DatabaseHandle): Promise<unknown[]> {
   const out = [];
-  for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS]) {
-    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${sql.raw(t)} ORDER BY lvl, t, k, 4, 5, 6, 7`.execute(handle.db);
+  for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) {
+    const order = t === FACET_ROLLUPS ? sql`field, value, k` : sql`lvl, t, k, 4, 5, 6, 7`;
+    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${sql.raw(t)} ORDER BY ${order}`.execute(handle.db);
     out.push(rows.rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]))));
   }
   return out;
@@ -151,12 +166,16 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
               expect([fromRollups.slowestTasks, fromRollups.failingTasks]).toEqual([want.slowestTasks, want.failingTasks]);
               // The exact count from the all-time rows, builds without a start time included.
               expect(await store.countBuilds(scope)).toBe(all.filter((b) => visible(b.build, scope.visibility) && evaluate(expr, b.build)).length);
+              // The facets from the rollups: values, counts, order (ties by value) and the cut.
+              expect(await facetsFromRollups(handle, expr, sql`1 = 1` as never, check.limit)).toBeDefined();
+              expect(await buildFacets(handle, scope, check.limit)).toEqual(await buildFacets(handle, scope, check.limit, { rollups: false }));
             }
             // What the ingest and the deletions left is what migration 0008 builds from the
             // builds that remain: no stale sums, no empty rows, the right longest runs.
             const kept = await tables(handle);
-            for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS]) await sql`DELETE FROM ${sql.raw(t)}`.execute(handle.db);
+            for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) await sql`DELETE FROM ${sql.raw(t)}`.execute(handle.db);
             await backfillRollups(handle.db, handle.dialect, () => {});
+            await backfillRollups(handle.db, handle.dialect, () => {}, facetRollupStatements);
             expect(await tables(handle)).toEqual(kept);
           } finally {
             await store.close();
@@ -167,7 +186,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
       );
     }, 600_000);
 
-    it('the rollups answer eligible queries over slot-aligned periods, and only those', async () => {
+    it('the rollups answer eligible queries (trends: over slot-aligned periods), and only those', async () => {
       const { handle, cleanup } = await open();
       const store = await openBuildStore(handle, { ingestWorker: false });
       try {
@@ -179,7 +198,9 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
         expect(await trendRowsFromRollups(handle, undefined, vis, periods, periodOf)).toBeDefined();
         for (const text of ['project:inv*', 'buildTool:native', 'tag:CI', 'project:a or project:b', '-project:a', 'project:*']) {
           expect(await trendRowsFromRollups(handle, q(text), vis, periods, periodOf), text).toBeUndefined();
+          expect(await facetsFromRollups(handle, q(text), vis, 8), text).toBeUndefined();
         }
+        expect(await facetsFromRollups(handle, q('project:inventory buildOutcome:failed'), vis, 8)).toBeDefined();
         // A period bound off the 15-minute grid (a zone's historical local mean time).
         expect(await trendRowsFromRollups(handle, undefined, vis, [{ start: NOW - DAY + 60_000, end: NOW }], periodOf)).toBeUndefined();
       } finally {

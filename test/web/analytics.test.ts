@@ -129,7 +129,11 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
         for (const visibility of VISIBILITIES) {
           const expected = all.filter((r) => visible(r.build, visibility) && evaluate(expr, r.build)).length;
           expect(await store.countBuilds({ query: expr, visibility })).toBe(expected);
-          expect(await buildFacets(handle, { query: expr, visibility })).toEqual(referenceFacets(all, expr, visibility));
+          const facets = await buildFacets(handle, { query: expr, visibility });
+          expect(facets).toEqual(referenceFacets(all, expr, visibility));
+          // From the rollups (for the queries they answer) and from the builds: the same answer.
+          expect(await buildFacets(handle, { query: expr, visibility }, 8, { rollups: false })).toEqual(facets);
+          expect(await buildFacets(handle, { query: expr, visibility }, 3, { rollups: false })).toEqual(await buildFacets(handle, { query: expr, visibility }, 3));
         }
       });
       it(`trends of ${JSON.stringify(q)} match the reference`, async () => {

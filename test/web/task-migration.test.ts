@@ -1,4 +1,4 @@
-// Store migrations 0005 to 0010 on a database that already holds builds: the task rows and the
+// Store migrations 0005 to 0011 on a database that already holds builds: the task rows and the
 // per-build task counts are filled from the stored events, and the trend rollups from those,
 // equal to what the ingest writes.
 
@@ -23,6 +23,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
       (await sql`SELECT * FROM build_rollups ORDER BY lvl, t, k`.execute(h.db)).rows,
       (await sql`SELECT * FROM build_duration_rollups ORDER BY lvl, t, k, bucket`.execute(h.db)).rows,
       (await sql`SELECT * FROM build_task_rollups ORDER BY lvl, t, k, path`.execute(h.db)).rows,
+      // And migration 0011 the facet rollups.
+      (await sql`SELECT * FROM build_facet_rollups ORDER BY field, value, k`.execute(h.db)).rows,
     ],
   });
   let handle = await openDatabase({ data: dir });
@@ -33,6 +35,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   expect(written.tasks.length).toBeGreaterThan(60 * 5);
   expect(written.counts.length).toBe(60);
   expect(written.rollups[0]!.length).toBeGreaterThan(60);
+  const facetRows = written.rollups[3] as { field: string }[];
+  expect(new Set(facetRows.map((r) => r.field))).toEqual(new Set(['buildTool', 'user', 'tag']));
   // Back to the state before 0005: no task tables, those migrations and the later ones not run
   // (kysely runs migrations in order only).
   await sql`DROP TABLE build_tasks`.execute(handle.db);
@@ -44,6 +48,7 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   for (const t of ['build_rollups', 'build_duration_rollups', 'build_task_rollups']) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
   await sql`DROP INDEX builds_duration_day`.execute(handle.db);
   await sql`DROP TABLE build_attestations`.execute(handle.db);
+  await sql`DROP TABLE build_facet_rollups`.execute(handle.db);
   // 0008 (compressed events): the builds were stored as text, as before it.
   await sql`DROP INDEX build_events_text`.execute(handle.db);
   await sql`DROP INDEX build_attributes_text`.execute(handle.db);
