@@ -22,18 +22,14 @@
 // builds are stored into a temporary directory first. Writes bench/results/first-screen.json.
 // Goal (issue 17): under 1 s at 1M builds.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { serve } from '../test/support/serve-cli.js';
+import { flag, option } from './support/args.js';
 
-const argv = process.argv.slice(2);
-const flag = (name: string): boolean => argv.includes(name);
-const option = (name: string): string | undefined => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const quick = flag('--quick');
 const RUNS = Number(option('--runs') ?? (quick ? 3 : 7));
 const GOAL_MS = 1000;
@@ -51,25 +47,10 @@ if (given === undefined) {
 // The server (its start includes the migrations a database made by older code needs).
 log(`starting buildscope serve --data ${dir}…`);
 const started = performance.now();
-const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--data', dir], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
-const lines: string[] = [];
+const server = await serve(['--data', dir], { cli: CLI });
 // Never leave the server behind, whatever fails below.
-process.on('exit', () => child.kill('SIGTERM'));
-const base = await new Promise<string>((resolve, reject) => {
-  let buffer = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      lines.push(line);
-      const m = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(line);
-      if (m) resolve(m[1]!);
-    }
-  });
-  child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-});
+process.on('exit', () => server.child.kill('SIGTERM'));
+const { url: base, lines } = server;
 const startMs = performance.now() - started;
 log(`server up in ${(startMs / 1000).toFixed(1)} s at ${base}`);
 const createdKey = /access key (bsk\S+) /.exec(lines.find((l) => l.startsWith('Created user')) ?? '')?.[1];
@@ -193,9 +174,7 @@ const requests = [...requestTimes]
 
 await context.close();
 rmSync(profile, { recursive: true, force: true });
-const exited = new Promise((r) => child.once('exit', r));
-child.kill('SIGTERM');
-await exited;
+await server.stop();
 if (given === undefined) rmSync(dir, { recursive: true, force: true });
 
 const goals = runs.filter((r) => !r.name.startsWith('peer')).map((r) => ({ name: r.name, p50: r.p50, goalMs: GOAL_MS, met: r.p50 < GOAL_MS }));

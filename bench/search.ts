@@ -32,13 +32,8 @@ import { ATTRIBUTE_COLUMNS } from '../src/store/columns.js';
 import type { ToolType } from '../src/query/catalog.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../src/store/types.js';
 import { findPostgresBin, startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
+import { flag, option } from './support/args.js';
 
-const argv = process.argv.slice(2);
-const flag = (name: string): boolean => argv.includes(name);
-const option = (name: string): string | undefined => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const quick = flag('--quick');
 const BUILDS = Number(option('--builds') ?? (flag('--million') ? 1_000_000 : quick ? 10_000 : 100_000));
 const ITER = quick ? 10 : 30;

@@ -26,13 +26,8 @@ import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../src/store/types.js';
+import { flag, option } from './support/args.js';
 
-const argv = process.argv.slice(2);
-const flag = (name: string): boolean => argv.includes(name);
-const option = (name: string): string | undefined => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const quick = flag('--quick');
 const BUILDS = Number(option('--builds') ?? (flag('--million') ? 1_000_000 : quick ? 10_000 : 100_000));
 const ITER = quick ? 5 : 15;

@@ -12,10 +12,10 @@ export interface Serving {
   stop(): Promise<number | null>;
 }
 
-/** Starts `serve` and resolves once it prints where to go. */
-export function serve(args: readonly string[]): Promise<Serving> {
+/** Starts `serve` and resolves once it prints where to go (`cli`: the built command instead of the sources). */
+export function serve(args: readonly string[], options: { cli?: readonly string[] } = {}): Promise<Serving> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
     const lines: string[] = [];
     let buffer = '';
     let stderr = '';
