@@ -153,10 +153,18 @@ interface AcceptPath {
   boundTwoCoresBalanced: number;
 }
 
+/** Per label, the count at which a log file gets its next progress line. */
+const nextLogged = new Map<string, number>();
+
 function progress(label: string, done: number, total: number): void {
   if (!process.stderr.isTTY) {
-    // A log file gets a line every 50,000 builds (long runs in the background).
-    if (done % 50_000 === 0 || done >= total) process.stderr.write(`${label}: ${done}/${total} at ${new Date().toISOString()}\n`);
+    // A log file gets a line every 50,000 builds (long runs in the background). Batches are not
+    // always whole (a stalled input is committed early), so crossing the mark counts.
+    const next = nextLogged.get(label) ?? 50_000;
+    if (done >= next || done >= total) {
+      process.stderr.write(`${label}: ${done}/${total} at ${new Date().toISOString()}\n`);
+      nextLogged.set(label, (Math.floor(done / 50_000) + 1) * 50_000);
+    }
     return;
   }
   process.stderr.write(`\r${label}: ${done}/${total}`);
