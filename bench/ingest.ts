@@ -32,7 +32,7 @@
 //
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
-import { closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,8 +66,23 @@ const memoryMb = arg('--memory-mb') === undefined ? undefined : Number(arg('--me
 /** How many builds before N the rate "at N stored" is taken over. */
 const bandOf = (n: number): number => Math.min(n, Math.max(10_000, Math.min(50_000, Math.round(n / 10))));
 
-/** Elapsed time and CPU time after every committed batch: [builds done, ms since start, CPU µs since start]. */
-type Trace = [done: number, ms: number, cpuMicros: number][];
+/**
+ * Elapsed time, CPU time and I/O after every committed batch: [builds done, ms since start, CPU µs
+ * since start, bytes written and read by the process's system calls since start (Linux
+ * /proc/self/io wchar and rchar: the WAL, the checkpoints and page reads; rchar also counts the input)].
+ */
+type Trace = [done: number, ms: number, cpuMicros: number, written: number, read: number][];
+
+/** Bytes the process has written and read through system calls so far (0, 0 where /proc is absent). */
+function ioBytes(): [number, number] {
+  try {
+    const text = readFileSync('/proc/self/io', 'utf8');
+    const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return [field('wchar'), field('rchar')];
+  } catch {
+    return [0, 0];
+  }
+}
 
 interface Band {
   /** Builds stored when measured. */
@@ -80,25 +95,31 @@ interface Band {
   ratioToPeer: number;
   /** This band's rate over the rate of the first size's band (the smallest store). */
   ratioToFirst: number;
+  /** Wall-clock µs per build over the band. */
+  wallMicrosPerBuild: number;
+  /** KB written per build by the process over the band (WAL appends and checkpoint copies). */
+  writtenKbPerBuild: number;
+  /** KB read per build by the process over the band (pages read back, and the input). */
+  readKbPerBuild: number;
 }
 
 /** Rate and CPU per build over the band ending at `n` builds, interpolating between batch ends. */
-function bandRate(trace: Trace, n: number): { rate: number; cpu: number } {
-  const at = (k: number): [number, number] => {
-    if (k <= 0) return [0, 0];
+function bandRate(trace: Trace, n: number): { rate: number; cpu: number; written: number; read: number } {
+  const at = (k: number): number[] => {
+    if (k <= 0) return [0, 0, 0, 0];
     for (let i = 0; i < trace.length; i++) {
-      const [d, ms, cpu] = trace[i]!;
-      if (d < k) continue;
-      const [d0, ms0, cpu0] = i === 0 ? [0, 0, 0] : trace[i - 1]!;
-      const f = (k - d0) / (d - d0);
-      return [ms0 + f * (ms - ms0), cpu0 + f * (cpu - cpu0)];
+      const now = trace[i]!;
+      if (now[0] < k) continue;
+      const before = i === 0 ? [0, 0, 0, 0, 0] : trace[i - 1]!;
+      const f = (k - before[0]!) / (now[0] - before[0]!);
+      return [1, 2, 3, 4].map((j) => before[j]! + f * (now[j]! - before[j]!));
     }
-    const last = trace[trace.length - 1]!;
-    return [last[1], last[2]];
+    return trace[trace.length - 1]!.slice(1);
   };
-  const [t1, c1] = at(n);
-  const [t0, c0] = at(n - bandOf(n));
-  return { rate: bandOf(n) / ((t1 - t0) / 1000), cpu: (c1 - c0) / bandOf(n) };
+  const [t1, c1, w1, r1] = at(n);
+  const [t0, c0, w0, r0] = at(n - bandOf(n));
+  const band = bandOf(n);
+  return { rate: band / ((t1! - t0!) / 1000), cpu: (c1! - c0!) / band, written: (w1! - w0!) / band, read: (r1! - r0!) / band };
 }
 
 interface Result {
@@ -132,8 +153,20 @@ interface AcceptPath {
   boundTwoCoresBalanced: number;
 }
 
+/** Per label, the count at which a log file gets its next progress line. */
+const nextLogged = new Map<string, number>();
+
 function progress(label: string, done: number, total: number): void {
-  if (!process.stderr.isTTY) return;
+  if (!process.stderr.isTTY) {
+    // A log file gets a line every 50,000 builds (long runs in the background). Batches are not
+    // always whole (a stalled input is committed early), so crossing the mark counts.
+    const next = nextLogged.get(label) ?? 50_000;
+    if (done >= next || done >= total) {
+      process.stderr.write(`${label}: ${done}/${total} at ${new Date().toISOString()}\n`);
+      nextLogged.set(label, (Math.floor(done / 50_000) + 1) * 50_000);
+    }
+    return;
+  }
   process.stderr.write(`\r${label}: ${done}/${total}`);
   if (done >= total) process.stderr.write('\n');
 }
@@ -149,7 +182,6 @@ if (memoryMb !== undefined) {
  */
 async function memoryRun(megabytes: number): Promise<void> {
   const { spawnSync } = await import('node:child_process');
-  const { readFileSync } = await import('node:fs');
   const dir = mkdtempSync(join(tmpdir(), 'bs-bench-memory-'));
   try {
     const file = join(dir, 'builds.ndjson');
@@ -246,6 +278,7 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   let done = 0;
+  const [w0, r0] = ioBytes();
   storeTrace = [];
   sampledRssMb = 0;
   await store.ingestNdjson(input(), {
@@ -257,7 +290,8 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
       for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
       done += rs.length;
       const cpu = process.cpuUsage(cpu0);
-      storeTrace.push([done, performance.now() - started, cpu.user + cpu.system]);
+      const [w, r] = ioBytes();
+      storeTrace.push([done, performance.now() - started, cpu.user + cpu.system, w - w0, r - r0]);
       sampledRssMb = Math.max(sampledRssMb, mb(process.memoryUsage.rss()));
       progress(label, done, builds);
     },
@@ -293,12 +327,14 @@ async function sqliteRun(ingestWorker: boolean): Promise<Result> {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const peerTrace: Trace = [];
+    const [pw0, pr0] = ioBytes();
     let from = 0;
     for await (const part of lineBatches(SQLITE_BULK_BATCH_SIZE)) {
       batch(part, from);
       from += part.length;
       const c = process.cpuUsage(c0);
-      peerTrace.push([from, performance.now() - t0, c.user + c.system]);
+      const [w, r] = ioBytes();
+      peerTrace.push([from, performance.now() - t0, c.user + c.system, w - pw0, r - pr0]);
       progress('raw-insert floor', from, builds);
     }
     const peerSeconds = (performance.now() - t0) / 1000;
@@ -426,6 +462,9 @@ function bands(store: Trace, peer: Trace): Band[] {
       peerBuildsPerSecond: Math.round(p.rate),
       ratioToPeer: round(s.rate / p.rate, 3),
       ratioToFirst: out.length === 0 ? 1 : round(s.rate / out[0]!.buildsPerSecond, 3),
+      wallMicrosPerBuild: Math.round(1e6 / s.rate),
+      writtenKbPerBuild: round(s.written / 1000, 1),
+      readKbPerBuild: round(s.read / 1000, 1),
     });
   }
   return out;
@@ -476,10 +515,12 @@ for (const r of results) {
 }
 for (const r of results.filter((x) => x.bands.length > 0)) {
   console.log(`\n${r.dialect}: rate at N builds stored (over the band of builds just before N)\n`);
-  console.log('| builds stored | band | builds/s | CPU µs/build | raw-insert floor builds/s | store / floor | rate / rate at first size |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| builds stored | band | builds/s | CPU µs/build | wall µs/build | KB written/build | KB read/build | raw-insert floor builds/s | store / floor | rate / rate at first size |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const b of r.bands) {
-    console.log(`| ${b.builds} | ${b.band} | ${b.buildsPerSecond} | ${b.cpuMicrosPerBuild} | ${b.peerBuildsPerSecond} | ${b.ratioToPeer} | ${b.ratioToFirst} |`);
+    console.log(
+      `| ${b.builds} | ${b.band} | ${b.buildsPerSecond} | ${b.cpuMicrosPerBuild} | ${b.wallMicrosPerBuild} | ${b.writtenKbPerBuild} | ${b.readKbPerBuild} | ${b.peerBuildsPerSecond} | ${b.ratioToPeer} | ${b.ratioToFirst} |`,
+    );
   }
 }
 if (accept) {

@@ -107,12 +107,17 @@ function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   }
   mkdirSync(full, { recursive: true });
   const sqlite = new BetterSqlite3(file);
-  // 16 KiB pages (takes effect only on a new database, so before WAL is switched on): an events
-  // chunk of a few KiB no longer leaves most of a 4 KiB page empty (databases ~13% smaller),
-  // and B-tree inserts split pages less often.
-  sqlite.pragma('page_size = 16384');
+  // 4 KiB pages for a new database (the page size of an existing one stays; it takes effect only
+  // before WAL is switched on). Several indexes take every build at a random position (the build
+  // IDs of builds and build_events, unique custom values such as commit IDs, durations, IP
+  // addresses); once they outgrow a transaction's keys each key dirties a page of its own, which
+  // the commit writes to the WAL and the checkpoint again to the database. A quarter of the page
+  // is a quarter of those bytes; since the events are stored compressed (0008) the larger pages
+  // no longer save space (docs/store.md, "Ingest that scales with the data").
+  sqlite.pragma('page_size = 4096');
   // 64 MiB of page cache instead of 2 MiB: ingest inserts into a dozen indexes at random
-  // positions (start times, durations, values), whose pages should stay in memory between batches.
+  // positions (start times, durations, values), whose pages should stay in memory between
+  // batches. Not more: the ingest command's peak RSS must stay under 300 MB.
   sqlite.pragma('cache_size = -65536');
   sqlite.pragma('temp_store = MEMORY');
   // WAL: readers never block the writer; synchronous=NORMAL in WAL mode survives a process crash
