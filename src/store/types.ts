@@ -5,7 +5,6 @@ import type { BuildAttributes } from '../query/attributes.js';
 import type { ToolType } from '../query/catalog.js';
 import type { CheckedExpr } from '../query/checked.js';
 
-/** An event of a build, as ingested and as exported (seed 001 `BuildEvent` data). */
 /**
  * An event in the event model's JSON form, `{"timestamp":…,"type":{"majorVersion":…,
  * "minorVersion":…,"eventType":…},"data":…}`, as text, with its event type (for filters).
@@ -15,6 +14,7 @@ export interface BuildEventText {
   readonly json: string;
 }
 
+/** An event of a build, as ingested and as exported (seed 001 `BuildEvent` data). */
 export interface BuildEvent {
   readonly timestamp: number;
   readonly type: { readonly majorVersion: number; readonly minorVersion: number; readonly eventType: string };
