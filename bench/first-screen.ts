@@ -1,8 +1,9 @@
 // The builds list's first screen in headless Chromium: `buildscope serve --data DIR` (the compiled
 // command, as `npm start` runs it) on a SQLite data directory, signed in with an access key, and
 // the p50 over several loads of the time from the start of the navigation until the page shows
-// the exact count, the facets and the first page of builds (the `list-ready` performance mark of
-// web/src/list-page.ts), for the whole data set (`/builds`) and a selective query.
+// the exact count, the facets and the first page of builds (the `page-ready` performance mark
+// web/src/main.ts sets when a page's first screen is complete), for the whole data set
+// (`/builds`) and a selective query.
 //
 // Peer of the same run: the same pages with the facets computed from the builds. The page's
 // facets request is rewritten in the browser (page.route) to the same query with `buildTool:*`
@@ -81,7 +82,7 @@ const PEER_TERM = 'buildTool:*';
 /** Per request path: the time from the request's start to the end of its response (ms). */
 const requestTimes = new Map<string, number[]>();
 
-/** One load of the list page; ms from the navigation's start to the `list-ready` mark. */
+/** One load of the list page; ms from the navigation's start to the `page-ready` mark. */
 async function load(p: Page, query: string, facetsDirect: boolean): Promise<number> {
   const handler = async (route: Parameters<Parameters<Page['route']>[1]>[0]) => {
     const url = new URL(route.request().url());
@@ -101,8 +102,8 @@ async function load(p: Page, query: string, facetsDirect: boolean): Promise<numb
   p.on('requestfinished', onFinished);
   try {
     await p.goto(`${base}/builds${query === '' ? '' : `?query=${encodeURIComponent(query)}`}`);
-    await p.waitForFunction(() => performance.getEntriesByName('list-ready').length > 0, undefined, { timeout: 600_000, polling: 50 });
-    const ms = await p.evaluate(() => performance.getEntriesByName('list-ready')[0]!.startTime);
+    await p.waitForFunction(() => performance.getEntriesByName('page-ready').length > 0, undefined, { timeout: 600_000, polling: 50 });
+    const ms = await p.evaluate(() => performance.getEntriesByName('page-ready')[0]!.startTime);
     // What the screen shows: a count, the five facets' values, the first page of builds.
     const shown = await p.evaluate(() => ({
       count: document.querySelector('#match-count')?.textContent ?? '',

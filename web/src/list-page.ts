@@ -64,8 +64,6 @@ export async function listPage(ctx: PageContext, query: string, after: string | 
   );
   if (facets.status === 'fulfilled') renderFacets(facetsBox, facets.value, query, ctx);
   results.setAttribute('aria-busy', 'false');
-  // The first screen is complete (count, facets, first page): bench/first-screen.ts reads this mark.
-  performance.mark('list-ready');
   ctx.ready();
 }
 

@@ -56,7 +56,10 @@ async function show(): Promise<void> {
     navigate,
     setTitle,
     ready: () => {
-      if (!controller.signal.aborted) document.body.dataset['ready'] = 'true';
+      if (controller.signal.aborted) return;
+      document.body.dataset['ready'] = 'true';
+      // When the page's first screen was complete (bench/first-screen.ts reads it).
+      performance.mark('page-ready');
     },
   };
   switch (route.page) {
