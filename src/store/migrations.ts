@@ -10,7 +10,7 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
-import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements } from './rollups.js';
+import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements, rollupStatements } from './rollups.js';
 import { createLogger } from '../log.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -237,11 +237,21 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
  */
 async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createRollupTables(db, dialect);
+  await fillRollups(db, dialect, 'trend rollups', rollupStatements);
+}
+
+/** Fills rollups from the stored builds with a log line per batch (the logger made only when there are builds). */
+async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof rollupStatements): Promise<void> {
   let log: ReturnType<typeof createLogger> | undefined;
-  await backfillRollups(db, dialect, (done, total) => {
-    log ??= createLogger('store');
-    log.info({ done, total }, `trend rollups: ${done} of ${total} builds`);
-  });
+  await backfillRollups(
+    db,
+    dialect,
+    (done, total) => {
+      log ??= createLogger('store');
+      log.info({ done, total }, `${what}: ${done} of ${total} builds`);
+    },
+    statements,
+  );
 }
 
 /**
@@ -273,16 +283,7 @@ async function buildAttestations(db: Db): Promise<void> {
  */
 async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createFacetRollupTable(db, dialect);
-  let log: ReturnType<typeof createLogger> | undefined;
-  await backfillRollups(
-    db,
-    dialect,
-    (done, total) => {
-      log ??= createLogger('store');
-      log.info({ done, total }, `facet rollups: ${done} of ${total} builds`);
-    },
-    facetRollupStatements,
-  );
+  await fillRollups(db, dialect, 'facet rollups', facetRollupStatements);
 }
 
 /**

@@ -323,7 +323,7 @@ export async function backfillRollups(
   db: Db,
   dialect: Dialect,
   progress: (done: number, total: number) => void,
-  statements: typeof rollupStatements = rollupStatements,
+  statements: typeof rollupStatements,
 ): Promise<void> {
   const row = (await sql<{ lo: number | string | null; hi: number | string | null; n: number | string }>`SELECT min(seq) AS lo, max(seq) AS hi, count(seq) AS n FROM builds`.execute(db)).rows[0];
   if (row === undefined || row.lo === null || row.hi === null) return;
