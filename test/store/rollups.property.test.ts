@@ -17,7 +17,7 @@ import { parseQuery } from '../../src/query/index.js';
 import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
+import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
 import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-query.js';
 import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
@@ -174,7 +174,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
             // builds that remain: no stale sums, no empty rows, the right longest runs.
             const kept = await tables(handle);
             for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) await sql`DELETE FROM ${sql.raw(t)}`.execute(handle.db);
-            await backfillRollups(handle.db, handle.dialect, () => {});
+            await backfillRollups(handle.db, handle.dialect, () => {}, rollupStatements);
             await backfillRollups(handle.db, handle.dialect, () => {}, facetRollupStatements);
             expect(await tables(handle)).toEqual(kept);
           } finally {
