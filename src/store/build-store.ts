@@ -439,23 +439,24 @@ class KyselyBuildStore implements BuildStore {
    * small chunks or one slice of a large chunk (`substr`, both dialects), whatever the size of
    * the build, so that a client that stops reading costs a bounded buffer (docs/export.md).
    */
-  async *streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
-    const types = options.eventTypes === undefined ? undefined : new Set(options.eventTypes);
-    for await (const tuple of this.#storedTuples(id)) {
-      const e = decodeEvent(tuple);
-      if (types === undefined || types.has(e.type.eventType)) yield e;
-    }
+  streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
+    return this.#events(id, options.eventTypes, decodeEvent, (e) => e.type.eventType);
   }
 
   /**
    * The events of a build as streamEvents reads them, each as the text JSON.stringify makes of it,
    * without decoding its data (the export's path: event-codec.ts eventText).
    */
-  async *streamEventTexts(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEventText> {
-    const types = options.eventTypes === undefined ? undefined : new Set(options.eventTypes);
+  streamEventTexts(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEventText> {
+    return this.#events(id, options.eventTypes, eventText, (e) => e.eventType);
+  }
+
+  /** The stored tuples of a build read by `read`, those of the listed event types only when given. */
+  async *#events<T>(id: string, eventTypes: readonly string[] | undefined, read: (tuple: string) => T, typeOf: (event: T) => string): AsyncIterable<T> {
+    const types = eventTypes === undefined ? undefined : new Set(eventTypes);
     for await (const tuple of this.#storedTuples(id)) {
-      const e = eventText(tuple);
-      if (types === undefined || types.has(e.eventType)) yield e;
+      const e = read(tuple);
+      if (types === undefined || types.has(typeOf(e))) yield e;
     }
   }
 
