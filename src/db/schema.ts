@@ -9,6 +9,8 @@
 //
 // Numbers: PostgreSQL's int8/numeric are read as numbers (database.ts sets the type parsers).
 
+import type { Generated } from 'kysely';
+
 /**
  * The attribute columns of `builds`, one per single-valued catalog field, named by the field's
  * `column`: text, a number, or 0/1 for booleans; NULL when the build has no value.
@@ -70,11 +72,21 @@ export interface StoreFieldsTable {
 
 export interface BuildTasksTable {
   seq: number;
-  path: string;
-  outcome: string;
+  /** The task's position in its build: with seq, the primary key (store migration 0012). */
+  ord: number;
+  /** task_paths.id of the task's path. */
+  path_id: number;
+  /** TASK_OUTCOME_CODES (store/tasks.ts). */
+  outcome: number;
   start_ms: number;
   duration_ms: number;
   cacheable: number | null;
+}
+
+/** Store migration 0012: every task path once, by id (build_tasks.path_id). */
+export interface TaskPathsTable {
+  id: Generated<number>;
+  path: string;
 }
 
 /** One count per task outcome (store/tasks.ts TASK_COUNT_COLUMNS). */
@@ -160,6 +172,7 @@ export interface Database extends SearchDatabase {
   build_attributes: BuildAttributesTable;
   store_fields: StoreFieldsTable;
   build_tasks: BuildTasksTable;
+  task_paths: TaskPathsTable;
   build_task_counts: BuildTaskCountsTable;
   deleted_builds: DeletedBuildsTable;
   auth_user: AuthUserTable;

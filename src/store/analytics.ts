@@ -10,7 +10,7 @@ import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { AVOIDED_OUTCOMES, TASK_COUNT_COLUMNS, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
+import { AVOIDED_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import type { Visibility } from './types.js';
 import { facetsFromRollups, trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
 
@@ -307,15 +307,20 @@ async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: numbe
   // in path order or looked up by build is the dialect's hint (taskPathOrder).
   const matchedBuilds = buildRows.rows.reduce((n, r) => n + Number(r['builds']), 0);
   const pathOrder = await dialectOf(handle.dialect).taskPathOrder(handle.db, matchedBuilds);
+  // Grouped by the path's id (the order of build_tasks_path), the text joined to each group
+  // afterwards; outcomes by their codes (store migration 0012).
+  const ran = sql.raw(`t.outcome IN ${RAN_OUTCOME_CODES}`);
   const pathRows = await sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
-    SELECT t.path AS path,
-      sum(CASE WHEN t.outcome IN ('executed', 'failed') THEN 1 ELSE 0 END) AS runs,
-      sum(CASE WHEN t.outcome = 'failed' THEN 1 ELSE 0 END) AS failures,
-      avg(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mean,
-      max(CASE WHEN t.outcome IN ('executed', 'failed') THEN t.duration_ms END) AS mx
-    FROM build_tasks AS t ${pathOrder}
-    WHERE t.seq IN (SELECT seq FROM m)
-    GROUP BY t.path`.execute(handle.db);
+    SELECT p.path AS path, g.runs AS runs, g.failures AS failures, g.mean AS mean, g.mx AS mx
+    FROM (SELECT t.path_id AS path_id,
+        sum(CASE WHEN ${ran} THEN 1 ELSE 0 END) AS runs,
+        sum(CASE WHEN t.outcome = ${sql.lit(TASK_OUTCOME_CODES.failed)} THEN 1 ELSE 0 END) AS failures,
+        avg(CASE WHEN ${ran} THEN t.duration_ms END) AS mean,
+        max(CASE WHEN ${ran} THEN t.duration_ms END) AS mx
+      FROM build_tasks AS t ${pathOrder}
+      WHERE t.seq IN (SELECT seq FROM m)
+      GROUP BY t.path_id) AS g
+    JOIN task_paths AS p ON p.id = g.path_id`.execute(handle.db);
   const periods = new Map<number, PeriodRow>();
   for (const r of buildRows.rows) {
     periods.set(Number(r['i']), {

@@ -7,9 +7,9 @@ import type { ToolType } from '../query/catalog.js';
 import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
-import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation, type TaskTuple } from './prepare.js';
+import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
-import { TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
+import { TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
 import { projectVisible, seesEverything } from './visibility.js';
 
 /** What the database knows of a build before the batch. */
@@ -39,6 +39,12 @@ export interface ChunkRow {
   readonly events: string;
 }
 
+/**
+ * A task row to write: [seq, ord (the task's position in its build), path, outcome code
+ * (TASK_OUTCOME_CODES), start offset ms, duration ms, cacheable 0/1/null].
+ */
+export type TaskWrite = readonly [seq: number, ord: number, path: string, outcome: number, start: number, duration: number, cacheable: number | null];
+
 export interface BatchWrites {
   readonly insertBuilds: BuildRow[];
   readonly updateBuilds: BuildRow[];
@@ -49,8 +55,8 @@ export interface BatchWrites {
   readonly customValues: (readonly [number, string, string])[];
   /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
   readonly attributes: (readonly [number, string])[];
-  /** Rows of build_tasks: [seq, path, outcome, start, duration, cacheable] (store migration 0004). */
-  readonly tasks: (readonly [number, ...TaskTuple])[];
+  /** Rows of build_tasks (store migrations 0005, 0012), the path as text: the writer stores its dictionary id. */
+  readonly tasks: TaskWrite[];
   /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
   readonly taskCounts: (readonly number[])[];
   /** Highest seq assigned in the batch, or 0. */
@@ -123,10 +129,12 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson]);
     const counts = TASK_OUTCOMES.map(() => 0);
-    for (const t of derived.tasks) {
-      writes.tasks.push([b.seq, ...t]);
-      counts[TASK_OUTCOMES.indexOf(t[1] as TaskOutcome)]! += 1;
-    }
+    const seq = b.seq;
+    derived.tasks.forEach((t, ord) => {
+      const outcome = t[1] as TaskOutcome;
+      writes.tasks.push([seq, ord, t[0], TASK_OUTCOME_CODES[outcome], t[2], t[3], t[4]]);
+      counts[TASK_OUTCOMES.indexOf(outcome)]! += 1;
+    });
     writes.taskCounts.push([b.seq, ...counts]);
   };
 

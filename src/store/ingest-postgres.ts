@@ -7,7 +7,7 @@ import { packAttributes, packEvents } from './event-codec.js';
 import { addIngestedToRollupsAsync } from './rollups.js';
 import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
-import { BUILD_ROW_COLUMNS, planBatch } from './ingest-plan.js';
+import { BUILD_ROW_COLUMNS, planBatch, type TaskWrite } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import { maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
@@ -80,8 +80,11 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
         SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? packAttributes(a[1]) : null))}::bytea[])
         ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed`.execute(t);
     }
-    // Task rows of a new seq: only inserted, as on SQLite.
-    await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks);
+    // Task rows of a new seq: only inserted, as on SQLite, their paths by dictionary id.
+    if (writes.tasks.length > 0) {
+      const ids = await taskPathIds(t, writes.tasks);
+      await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks.map((r) => [r[0], r[1], ids.get(r[2])!, r[3], r[4], r[5], r[6]]));
+    }
     await unnestInsert(t, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
     await addIngestedToRollupsAsync(t, 'postgres', Number(max.m), writes.maxSeq);
     // Delivered to every listener (all server processes) when the transaction commits.
@@ -163,12 +166,27 @@ const VALUE_COLUMN_TYPES: ColumnTypes = [
 ];
 const TASK_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],
-  ['path', 'text'],
-  ['outcome', 'text'],
+  ['ord', 'integer'],
+  ['path_id', 'bigint'],
+  ['outcome', 'smallint'],
   ['start_ms', 'double precision'],
   ['duration_ms', 'double precision'],
-  ['cacheable', 'integer'],
+  ['cacheable', 'smallint'],
 ];
+
+/**
+ * The dictionary ids of the tasks' paths (store migration 0012), the new ones added: two
+ * statements for the whole part, whatever its number of tasks. In path order, so that two
+ * transactions adding the same new paths (the advisory lock aside) wait on each other in one
+ * order rather than deadlock; after ON CONFLICT DO NOTHING, the read sees a path another
+ * transaction committed meanwhile (READ COMMITTED: each statement its own snapshot).
+ */
+async function taskPathIds(t: Trx, tasks: readonly TaskWrite[]): Promise<Map<string, number>> {
+  const paths = [...new Set(tasks.map((r) => r[2]))].sort();
+  await sql`INSERT INTO task_paths (path) SELECT p FROM unnest(${paths}::text[]) AS u(p) ORDER BY p ON CONFLICT (path) DO NOTHING`.execute(t);
+  const rows = (await sql<{ id: string | number; path: string }>`SELECT id, path FROM task_paths WHERE path = ANY(${paths}::text[])`.execute(t)).rows;
+  return new Map(rows.map((r) => [r.path, Number(r.id)]));
+}
 const TASK_COUNT_COLUMN_TYPES: ColumnTypes = [['seq', 'bigint'], ...TASK_COUNT_COLUMNS.map((c) => [c, 'integer'] as const)];
 const CUSTOM_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],

@@ -8,7 +8,7 @@ import { packAttributes, packEvents } from './event-codec.js';
 import { addIngestedToRollups } from './rollups.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { newBuildId } from './build-id.js';
-import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow } from './ingest-plan.js';
+import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import { maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
@@ -174,7 +174,20 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
   const insertAttributes = db.prepare(
     'INSERT INTO build_attributes (seq, attributes, attributes_packed) VALUES (?, ?, ?) ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed',
   );
-  const insertTask = db.prepare('INSERT INTO build_tasks (seq, path, outcome, start_ms, duration_ms, cacheable) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertTasks = rowInserter(db, 'INSERT INTO build_tasks (seq, ord, path_id, outcome, start_ms, duration_ms, cacheable) VALUES', 7);
+  // The task path dictionary (store migration 0012): a batch looks up each of its distinct paths
+  // once and adds the new ones, inside its transaction (a rolled-back batch leaves none behind).
+  const selectPathId = db.prepare('SELECT id FROM task_paths WHERE path = ?').pluck();
+  const insertPath = db.prepare('INSERT INTO task_paths (path) VALUES (?)');
+  const pathIds = (tasks: readonly TaskWrite[]): Map<string, number> => {
+    const ids = new Map<string, number>();
+    for (const t of tasks) {
+      if (ids.has(t[2])) continue;
+      const id = selectPathId.get(t[2]) as number | undefined;
+      ids.set(t[2], id ?? Number(insertPath.run(t[2]).lastInsertRowid));
+    }
+    return ids;
+  };
   const upsertTaskCounts = db.prepare(
     `INSERT INTO build_task_counts (seq, ${TASK_COUNT_COLUMNS.join(', ')}) VALUES (?${', ?'.repeat(TASK_COUNT_COLUMNS.length)})
      ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
@@ -204,7 +217,11 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     }
     // A new seq every time (a deleted build's seq is never reused, and prune deletes its task
     // rows), so task rows are only ever inserted.
-    for (const t of w.tasks) insertTask.run(t);
+    if (w.tasks.length > 0) {
+      const ids = pathIds(w.tasks);
+      // In key order (seq, ord), as planned: appended at the end of build_tasks.
+      insertTasks(w.tasks.map((t) => [t[0], t[1], ids.get(t[2])!, t[3], t[4], t[5], t[6]]));
+    }
     for (const c of w.taskCounts) upsertTaskCounts.run(c);
   };
 
@@ -230,27 +247,26 @@ const byFirst = (a: BuildRow, b: BuildRow): number => {
 };
 
 /**
- * Inserts [a, b, c] rows `ROWS_PER_INSERT` at a time with one multi-row INSERT, the rest one by
- * one. Per statement, not per row: SQLite's own statement overhead and, because the tables'
+ * Inserts rows of `width` values `ROWS_PER_INSERT` at a time with one multi-row INSERT, the rest
+ * one by one. Per statement, not per row: SQLite's own statement overhead and, because the tables'
  * search triggers name FTS5 tables, the virtual tables' begin/savepoint calls (about 9 µs a
  * statement even when the triggers stand aside), which made child rows the costliest part of
  * the ingest's writes.
  */
-function rowInserter(db: BetterSqlite3.Database, insert: string): (rows: readonly (readonly [number, string, string])[]) => void {
-  const many = db.prepare(`${insert} ${Array.from({ length: ROWS_PER_INSERT }, () => '(?, ?, ?)').join(', ')}`);
-  const one = db.prepare(`${insert} (?, ?, ?)`);
-  const params = new Array<number | string>(ROWS_PER_INSERT * 3);
+function rowInserter(db: BetterSqlite3.Database, insert: string, width = 3): (rows: readonly (readonly unknown[])[]) => void {
+  const tuple = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+  const many = db.prepare(`${insert} ${Array.from({ length: ROWS_PER_INSERT }, () => tuple).join(', ')}`);
+  const one = db.prepare(`${insert} ${tuple}`);
+  const params = new Array<unknown>(ROWS_PER_INSERT * width);
   return (rows) => {
     let i = 0;
     for (; i + ROWS_PER_INSERT <= rows.length; i += ROWS_PER_INSERT) {
       for (let k = 0; k < ROWS_PER_INSERT; k++) {
         const r = rows[i + k]!;
-        params[3 * k] = r[0];
-        params[3 * k + 1] = r[1];
-        params[3 * k + 2] = r[2];
+        for (let j = 0; j < width; j++) params[width * k + j] = r[j];
       }
       many.run(params);
     }
-    for (; i < rows.length; i++) one.run(rows[i]![0], rows[i]![1], rows[i]![2]);
+    for (; i < rows.length; i++) one.run(rows[i]!);
   };
 }

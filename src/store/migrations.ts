@@ -12,6 +12,7 @@ import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
 import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements, rollupStatements } from './rollups.js';
 import { createLogger } from '../log.js';
+import { compactTasks } from './compact-tasks.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -237,7 +238,8 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
  */
 async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createRollupTables(db, dialect);
-  await fillRollups(db, dialect, 'trend rollups', rollupStatements);
+  // From build_tasks as it was then (0005's layout; 0012 compacts it later).
+  await fillRollups(db, dialect, 'trend rollups', (d, di, selection, sign) => rollupStatements(d, di, selection, sign, 'text'));
 }
 
 /** Fills rollups from the stored builds with a log line per batch (the logger made only when there are builds). */
@@ -287,6 +289,19 @@ async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise
 }
 
 /**
+ * 0012: the task rows in a compact layout (compact-tasks.ts): each task path once in task_paths,
+ * build_tasks keyed by (seq, ord) with the path's id and the outcome's code. An existing
+ * database is converted here, in batches of seqs, with progress in the log.
+ */
+async function compactTaskRows(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await compactTasks(db, dialect, (done, total) => {
+    log ??= createLogger('store');
+    log.info({ done, total }, `compact task rows: ${done} of ${total} rows`);
+  });
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -304,6 +319,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0009_trend_rollups': { up: (db) => rollups(db, dialect) },
     '0010_build_attestations': { up: buildAttestations },
     '0011_facet_rollups': { up: (db) => facetRollups(db, dialect) },
+    '0012_compact_tasks': { up: (db) => compactTaskRows(db, dialect) },
   };
 }
 

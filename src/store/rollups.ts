@@ -15,7 +15,7 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import { dialectOf } from '../sql/index.js';
-import { TASK_COUNT_COLUMNS } from './tasks.js';
+import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -104,7 +104,37 @@ function keyExpr(dialect: Dialect, b: string): RawBuilder<string> {
 
 const dims = (b: string) => sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
 const dimNames = sql.raw(ROLLUP_DIMENSIONS.join(', '));
-const EXECUTED_OR_FAILED = sql.raw(`('executed', 'failed')`);
+
+/**
+ * How the task rollup statements read build_tasks: as migration 0005 wrote it (`text`: path and
+ * outcome as text; migration 0009 fills the rollups of an existing database from that layout) or
+ * as migration 0012 keeps it (`coded`: the path by its task_paths id, the outcome by its
+ * TASK_OUTCOME_CODES code). The rollup tables themselves hold the path text either way.
+ */
+export type TaskLayout = 'text' | 'coded';
+
+/** The task side of the statements for a layout; `t` is build_tasks' alias. */
+function taskReads(layout: TaskLayout) {
+  if (layout === 'text') {
+    return {
+      /** Joins the tasks of builds `b` (and whatever gives their path text). */
+      join: (t: string) => sql.raw(`JOIN build_tasks AS ${t} ON ${t}.seq = b.seq`),
+      path: (t: string) => sql.raw(`${t}.path`),
+      ran: (t: string) => sql.raw(`${t}.outcome IN ('executed', 'failed')`),
+      failed: (t: string) => sql.raw(`${t}.outcome = 'failed'`),
+      /** The task's path is the text `path`. */
+      pathIs: (t: string, path: string) => sql.raw(`${t}.path = ${path}`),
+    };
+  }
+  const { failed } = TASK_OUTCOME_CODES;
+  return {
+    join: (t: string) => sql.raw(`JOIN build_tasks AS ${t} ON ${t}.seq = b.seq JOIN task_paths AS ${t}p ON ${t}p.id = ${t}.path_id`),
+    path: (t: string) => sql.raw(`${t}p.path`),
+    ran: (t: string) => sql.raw(`${t}.outcome IN ${RAN_OUTCOME_CODES}`),
+    failed: (t: string) => sql.raw(`${t}.outcome = ${failed}`),
+    pathIs: (t: string, path: string) => sql.raw(`${t}.path_id = (SELECT p.id FROM task_paths AS p WHERE p.path = ${path})`),
+  };
+}
 
 /** The tables and the index of migration 0008 (frozen). */
 export async function createRollupTables(db: Db, dialect: Dialect): Promise<void> {
@@ -134,8 +164,9 @@ export async function createRollupTables(db: Db, dialect: Dialect): Promise<void
  * deleted; it also recomputes the longest task duration of the rows where a subtracted task may
  * have been the longest, and drops rows that become empty.
  */
-export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, layout: TaskLayout = 'coded'): CompiledQuery[] {
   const out: CompiledQuery[] = [];
+  const tasks = taskReads(layout);
   const s = lit(sign);
   const start = sql.raw('b.buildstarttime');
   for (const { lvl, size } of LEVELS) {
@@ -155,11 +186,11 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
     const maxSet = sign === 1 ? sql`, dur_max = ${dialectOf(dialect).greatest(sql.raw(`${TASK_ROLLUPS}.dur_max`), sql.raw('excluded.dur_max'))}` : sql.raw('');
     out.push(
       sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, k, ${dimNames}, path, runs, failures, dur_sum, dur_max)
-        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, tk.path, ${s} * count(*), ${s} * sum(CASE WHEN tk.outcome = 'failed' THEN 1 ELSE 0 END),
+        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
           ${s} * sum(tk.duration_ms), max(tk.duration_ms)
-        FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
-        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND tk.outcome IN ${EXECUTED_OR_FAILED}
-        GROUP BY ${unit}, ${key}, ${dims('b')}, tk.path
+        FROM builds AS b ${tasks.join('tk')}
+        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${tasks.ran('tk')}
+        GROUP BY ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}
         ON CONFLICT (lvl, t, k, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
           failures = ${sql.raw(TASK_ROLLUPS)}.failures + excluded.failures, dur_sum = ${sql.raw(TASK_ROLLUPS)}.dur_sum + excluded.dur_sum${maxSet}`.compile(db),
     );
@@ -176,12 +207,12 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
         sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
             SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
             WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
-              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND x.path = ${sql.raw(TASK_ROLLUPS)}.path AND x.outcome IN ${EXECUTED_OR_FAILED}
+              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND ${tasks.pathIs('x', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('x')}
               AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
           WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
             AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
               WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${key} = ${sql.raw(TASK_ROLLUPS)}.k
-                AND tk.path = ${sql.raw(TASK_ROLLUPS)}.path AND tk.outcome IN ${EXECUTED_OR_FAILED} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
+                AND ${tasks.pathIs('tk', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('tk')} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
       );
     }
   }

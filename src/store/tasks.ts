@@ -10,6 +10,21 @@ export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' |
 
 export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
 
+/**
+ * The code build_tasks.outcome stores for each outcome (store migration 0012). Frozen: stored rows
+ * carry these numbers, so a code is never changed or reused; a new outcome takes a new code.
+ */
+export const TASK_OUTCOME_CODES: Readonly<Record<TaskOutcome, number>> = Object.freeze({
+  executed: 0,
+  'up-to-date': 1,
+  'from-cache': 2,
+  skipped: 3,
+  failed: 4,
+});
+
+/** The outcomes whose tasks ran (trends count their runs and durations): their codes, as an SQL list. */
+export const RAN_OUTCOME_CODES = `(${TASK_OUTCOME_CODES.executed}, ${TASK_OUTCOME_CODES.failed})`;
+
 /** Columns of build_task_counts, one per outcome in TASK_OUTCOMES order. */
 export const TASK_COUNT_COLUMNS: readonly string[] = TASK_OUTCOMES.map((o) => o.replace(/-/g, '_'));
 
