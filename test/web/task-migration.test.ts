@@ -1,4 +1,4 @@
-// Store migrations 0005 to 0011 on a database that already holds builds: the task rows and the
+// Store migrations 0005 to 0012 on a database that already holds builds: the task rows and the
 // per-build task counts are filled from the stored events, and the trend rollups from those,
 // equal to what the ingest writes.
 
@@ -16,7 +16,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('fills build_tasks and build_task_counts for builds stored before them', async () => {
   const rows = async (h: Awaited<ReturnType<typeof openDatabase>>) => ({
-    tasks: (await sql`SELECT seq, path, outcome, start_ms, duration_ms, cacheable FROM build_tasks ORDER BY seq, path, start_ms`.execute(h.db)).rows,
+    // The path from the dictionary and the outcome's code (0012).
+    tasks: (await sql`SELECT t.seq, t.ord, p.path, t.outcome, t.start_ms, t.duration_ms, t.cacheable FROM build_tasks AS t JOIN task_paths AS p ON p.id = t.path_id ORDER BY t.seq, t.ord`.execute(h.db)).rows,
     counts: (await sql`SELECT * FROM build_task_counts ORDER BY seq`.execute(h.db)).rows,
     // Migration 0009 fills the trend rollups from these rows as the ingest keeps them.
     rollups: [
@@ -49,6 +50,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   await sql`DROP INDEX builds_duration_day`.execute(handle.db);
   await sql`DROP TABLE build_attestations`.execute(handle.db);
   await sql`DROP TABLE build_facet_rollups`.execute(handle.db);
+  // 0012 (compact task rows).
+  await sql`DROP TABLE task_paths`.execute(handle.db);
   // 0008 (compressed events): the builds were stored as text, as before it.
   await sql`DROP INDEX build_events_text`.execute(handle.db);
   await sql`DROP INDEX build_attributes_text`.execute(handle.db);
