@@ -9,7 +9,7 @@ import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
-import { TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
+import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from './tasks.js';
 import { projectVisible, seesEverything } from './visibility.js';
 
 /** What the database knows of a build before the batch. */
@@ -130,9 +130,8 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     writes.attributes.push([b.seq, derived.attributesJson]);
     const counts = TASK_OUTCOMES.map(() => 0);
     const seq = b.seq;
-    derived.tasks.forEach((t, ord) => {
-      const outcome = t[1] as TaskOutcome;
-      writes.tasks.push([seq, ord, t[0], TASK_OUTCOME_CODES[outcome], t[2], t[3], t[4]]);
+    derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {
+      writes.tasks.push([seq, ord, path, TASK_OUTCOME_CODES[outcome], start, duration, cacheable]);
       counts[TASK_OUTCOMES.indexOf(outcome)]! += 1;
     });
     writes.taskCounts.push([b.seq, ...counts]);

@@ -11,7 +11,7 @@ import { encodeEvents } from './event-codec.js';
 import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from './types.js';
 import { parseLine } from './validate.js';
-import { tasksOf } from './tasks.js';
+import { tasksOf, type TaskOutcome } from './tasks.js';
 
 /** A build's derived attributes as the store writes them (the attributes as JSON text). */
 export interface StoredDerivation {
@@ -24,7 +24,7 @@ export interface StoredDerivation {
   readonly tasks: readonly TaskTuple[];
 }
 
-export type TaskTuple = readonly [path: string, outcome: string, start: number, duration: number, cacheable: number | null];
+export type TaskTuple = readonly [path: string, outcome: TaskOutcome, start: number, duration: number, cacheable: number | null];
 
 export interface PreparedRecord {
   readonly ok: true;
