@@ -156,7 +156,9 @@ function patternCondition(dialect: Dialect, target: StringTarget, pattern: Patte
  * `walksNames`): the distinct names in the range of the name's literal prefix are walked one seek
  * each, those matching the name pattern are kept, and each one's value is sought in
  * `(name, value, seq)`. This is what the `(value, seq)` index used to answer (search migration
- * 0004 dropped it); the cost is two seeks per distinct name instead of one, and the names are few.
+ * 0004 dropped it, and its random-position key per build in every ingest commit); the price is
+ * about two seeks per distinct name where that index needed one seek in all, and names are few
+ * (keys such as `Git commit id`).
  */
 function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuilder<SqlBool> {
   const prefix = segmentsOf(name.segments)[0] ?? '';
