@@ -6,7 +6,7 @@
 // write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N[,N...]] [--dialects sqlite,postgres]
-//        [--worker-only] [--accept-path] [--memory-mb MB]
+//        [--worker-only] [--accept-path] [--memory-mb MB] [--value-index-peer]
 //
 // With several sizes (`--builds 10000,100000,1000000`) one store is filled up to the largest, and
 // the rate "at N builds stored" is the rate over the band of builds just before N (the last
@@ -16,7 +16,9 @@
 // ingest, and sampled after every batch.
 //
 // SQLite runs twice, with the store's worker thread and without (one thread); --worker-only skips
-// the second run (a million builds take several minutes each).
+// the second run (a million builds take several minutes each). --value-index-peer adds a first
+// SQLite run (with the worker) into the layout before search migration 0004, which also had the
+// custom values' (value, seq) index: its cost in the same process.
 //
 // --memory-mb MB: instead, writes an NDJSON file of about MB megabytes of demo builds and ingests
 // it through the command line (`buildscope ingest FILE`, the compiled dist/), reporting that
@@ -305,10 +307,16 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   return seconds;
 }
 
-async function sqliteRun(ingestWorker: boolean): Promise<Result> {
+async function sqliteRun(ingestWorker: boolean, valueIndex = false): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-bench-'));
   try {
     const handle = await openDatabase({ data: dir });
+    if (valueIndex) {
+      // The layout before search migration 0004: the schema as today, plus the custom values'
+      // (value, seq) index that migration dropped, exactly as migration 0001 made it.
+      await (await openBuildStore(handle, { ingestWorker: false })).close();
+      handle.sqlite!.exec('CREATE INDEX build_custom_values_value_idx ON build_custom_values (value, seq)');
+    }
     const seconds = await ingestRate(handle, 'sqlite', ingestWorker);
     handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
     await handle.close();
@@ -340,7 +348,8 @@ async function sqliteRun(ingestWorker: boolean): Promise<Result> {
     const peerSeconds = (performance.now() - t0) / 1000;
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
-    return result(ingestWorker ? 'sqlite' : 'sqlite, one thread', seconds, bytes, peerSeconds, bands(storeTrace, peerTrace));
+    const label = `${ingestWorker ? 'sqlite' : 'sqlite, one thread'}${valueIndex ? ', with the dropped (value, seq) index' : ''}`;
+    return result(label, seconds, bytes, peerSeconds, bands(storeTrace, peerTrace));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -495,6 +504,8 @@ const results: Result[] = [];
 // The store prepares the batches of a long input in a worker thread; the same ingest without it
 // shows what the second core adds.
 if (dialects.includes('sqlite')) {
+  // --value-index-peer: first the same ingest into the layout before search migration 0004.
+  if (args.includes('--value-index-peer')) results.push(await sqliteRun(true, true));
   results.push(await sqliteRun(true));
   if (!args.includes('--worker-only')) results.push(await sqliteRun(false));
 }

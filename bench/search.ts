@@ -15,6 +15,12 @@
 // BuildStore.listBuilds (what the REST listing does), and `count` = count(*) of all matches
 // (every match visited). In memory, `page` tests builds in order until 100 match, `count` filters all.
 // Writes bench/results/search.json.
+//
+// Peer for the custom values (search migration 0004 dropped their `(value, seq)` index): the
+// terms with a name pattern and a literal value start are also timed the way they ran before, the
+// old SQL (`c.name … AND c.value …` in one subquery) with the old index created for the occasion,
+// next to today's walk over the distinct names, both as raw statements in the same process; the
+// old index's size per build is reported. `--shapes a,b` times only those shapes.
 
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -65,6 +71,10 @@ function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
     { shape: 'range', query: `buildStartTime:[${day}T10:00 to ${day}T10:30]`, liqe: `buildStartTime:[${Date.parse(`${day}T10:00Z`)} TO ${Date.parse(`${day}T10:31Z`) - 1}]`, selective: true },
     { shape: 'tag', query: 'tag:flaky-retry', liqe: 'tag:"flaky-retry"', selective: false },
     { shape: 'key-value', query: 'value:"CI Provider=GitHub*"', liqe: 'value:/^ci provider=github/', selective: false },
+    // A value under any name, or under a name prefix: the distinct names walked on (name, value, seq).
+    { shape: 'any name', query: `value:*=${commit}`, liqe: `value:/=${commit}$/`, selective: true },
+    { shape: 'any name prefix', query: `value:*=${commit.slice(0, 5)}*`, liqe: `value:/=${commit.slice(0, 5)}/`, selective: true },
+    { shape: 'name prefix', query: `value:git*=${commit}`, liqe: `value:/^git[^=]*=${commit}$/`, selective: true },
     { shape: 'boolean', query: 'buildOutcome:failed hasNonVerificationFailure', liqe: 'buildOutcome:"failed" AND hasNonVerificationFailure:true', selective: false },
     { shape: 'negation', query: '-user:ci -tag:CI', liqe: 'NOT user:"ci" AND NOT tag:"ci"', selective: false },
     { shape: 'or', query: 'project:billing or project:docs-site', liqe: 'project:"billing" OR project:"docs-site"', selective: false },
@@ -287,6 +297,70 @@ async function countMatches(h: DatabaseHandle, expr: CheckedExpr): Promise<numbe
   return Number(r['n']);
 }
 
+/**
+ * The custom value terms that the dropped `(value, seq)` index served, timed both ways on each
+ * backend: `walk` = today's compiled SQL (the distinct names walked on `(name, value, seq)`),
+ * `old` = the SQL the compiler wrote before search migration 0004, with that index recreated as
+ * migration 0001 made it (and analysed), then dropped again. Raw statements, a page (ORDER BY seq
+ * LIMIT 100) and a count. Also the old index's bytes per build.
+ */
+async function valueIndexPeer(backends: readonly Backend[], sample: readonly BuildWithAttributes[]): Promise<Record<string, unknown>[]> {
+  const commit = (sample[0]!.attributes['value'] as { name: string; value: string }[]).find((v) => v.name === 'Git commit id')!.value.toLowerCase();
+  const p5 = commit.slice(0, 5);
+  const upper = (s: string) => s.slice(0, -1) + String.fromCodePoint(s.codePointAt(s.length - 1)! + 1);
+  const cases = [
+    { shape: 'any name', query: `value:*=${commit}`, old: { sqlite: ['c.name IS NOT NULL AND c.value = ?', [commit]], postgres: ['c.name IS NOT NULL AND c.value = $1', [commit]] } },
+    { shape: 'any name prefix', query: `value:*=${p5}*`, old: { sqlite: ['c.name IS NOT NULL AND (c.value >= ? AND c.value < ?)', [p5, upper(p5)]], postgres: ["c.name IS NOT NULL AND c.value LIKE $1 ESCAPE '\\'", [`${p5}%`]] } },
+    { shape: 'name prefix', query: `value:git*=${commit}`, old: { sqlite: ['(c.name >= ? AND c.name < ?) AND c.value = ?', ['git', 'giu', commit]], postgres: ["c.name LIKE $1 ESCAPE '\\' AND c.value = $2", ['git%', commit]] } },
+  ] as const;
+  const out: Record<string, unknown>[] = [];
+  for (const b of backends) {
+    const run = async (text: string, params: readonly unknown[]): Promise<unknown[]> =>
+      b.name === 'sqlite' ? b.handle.sqlite!.prepare(text).all(...params) : (await b.handle.pool!.query(text, params as unknown[])).rows;
+    const walk = cases.map((c) => {
+      const compiled = b.handle.db.selectFrom('builds').select('builds.id').where(compileQuery(parseQuery(c.query, { now: NOW }).expr!, b.handle.dialect)).compile();
+      const cond = compiled.sql.slice(compiled.sql.indexOf(' where ') + 7);
+      return { text: cond, params: compiled.parameters };
+    });
+    const measure = async (cond: string, params: readonly unknown[]) => {
+      const page = `SELECT builds.id FROM builds WHERE builds.seq IS NOT NULL AND ${cond} ORDER BY builds.seq LIMIT ${PAGE}`;
+      const count = `SELECT count(*) AS n FROM builds WHERE builds.seq IS NOT NULL AND ${cond}`;
+      return { matches: Number((await run(count, params) as { n: number }[])[0]!.n), page: await time(ITER, () => run(page, params)), count: await time(ITER, () => run(count, params)) };
+    };
+    const walked = [];
+    for (const [i, c] of cases.entries()) walked.push(await measure(walk[i]!.text, walk[i]!.params));
+    const create = b.name === 'sqlite' ? 'CREATE INDEX build_custom_values_value_idx ON build_custom_values (value, seq)' : 'CREATE INDEX build_custom_values_value_idx ON build_custom_values (value text_pattern_ops, seq)';
+    const ddl = async (text: string) => (b.name === 'sqlite' ? void b.handle.sqlite!.exec(text) : void (await b.handle.pool!.query(text)));
+    await ddl(create);
+    await ddl('ANALYZE build_custom_values');
+    const indexBytes =
+      b.name === 'sqlite'
+        ? Number((b.handle.sqlite!.prepare("SELECT sum(pgsize) AS n FROM dbstat WHERE name = 'build_custom_values_value_idx'").get() as { n: number }).n)
+        : Number(((await run("SELECT pg_relation_size('build_custom_values_value_idx') AS n", [])) as { n: string }[])[0]!.n);
+    const olds = [];
+    for (const c of cases) {
+      const [cond, params] = c.old[b.name];
+      olds.push(await measure(`builds.seq IN (SELECT c.seq FROM build_custom_values AS c WHERE ${cond})`, params));
+    }
+    await ddl('DROP INDEX build_custom_values_value_idx');
+    await ddl('ANALYZE build_custom_values');
+    for (const [i, c] of cases.entries()) {
+      if (walked[i]!.matches !== olds[i]!.matches) throw new Error(`${b.name} ${c.query}: ${walked[i]!.matches} matches walking the names, ${olds[i]!.matches} the old way`);
+      out.push({ backend: b.name, shape: c.shape, query: c.query, matches: walked[i]!.matches, walk: { page: walked[i]!.page, count: walked[i]!.count }, old: { page: olds[i]!.page, count: olds[i]!.count }, oldIndexBytesPerBuild: indexBytes / BUILDS });
+    }
+    log(`  ${b.name}: value index peer done (old index ${(indexBytes / BUILDS).toFixed(1)} bytes per build)`);
+  }
+  console.log(`\nCustom values, ${BUILDS} builds: the name walk on (name, value, seq) vs. the old SQL on the dropped (value, seq) index (raw statements, ms p50 wall / cpu)`);
+  for (const r of out) {
+    const w = r['walk'] as { page: Timing; count: Timing };
+    const o = r['old'] as { page: Timing; count: Timing };
+    console.log(
+      `${String(r['backend']).padEnd(8)} ${String(r['shape']).padEnd(17)} matches ${String(r['matches']).padStart(4)}  page walk ${fmt(w.page.p50)}/${fmt(w.page.cpuP50)} old ${fmt(o.page.p50)}/${fmt(o.page.cpuP50)}  count walk ${fmt(w.count.p50)}/${fmt(w.count.cpuP50)} old ${fmt(o.count.p50)}/${fmt(o.count.cpuP50)}  old index ${(r['oldIndexBytesPerBuild'] as number).toFixed(1)} B/build`,
+    );
+  }
+  return out;
+}
+
 const fmt = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 
 async function main(): Promise<void> {
@@ -302,7 +376,8 @@ async function main(): Promise<void> {
     // documents in this process slow its garbage collection, which showed in PostgreSQL's wall
     // times (waiting on the socket) as 10-20x on millisecond pages.
     const middle = (await backends[0]!.store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true, afterSeq: Math.floor(BUILDS / 2), maxBuilds: 1 })) as BuildWithAttributes[];
-    const corpus = shapes(middle);
+    const only = option('--shapes')?.split(',');
+    const corpus = shapes(middle).filter((s) => only === undefined || only.includes(s.shape));
     const rows: Record<string, unknown>[] = [];
     for (const s of corpus) {
       const parsed = parseQuery(s.query, { now: NOW });
@@ -318,6 +393,7 @@ async function main(): Promise<void> {
       rows.push(row);
       log(`  ${s.shape}: databases done`);
     }
+    const peer = await valueIndexPeer(backends, middle);
     const docs = ((await backends[0]!.store.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[]).map(toDoc);
     for (const [i, s] of corpus.entries()) {
       const ast = liqeParse(s.liqe);
@@ -387,6 +463,7 @@ async function main(): Promise<void> {
           at: new Date().toISOString(),
           backends: backends.map((b) => ({ name: b.name, ingestPerSecond: Math.round(b.ingestPerSecond), bytes: b.bytes })),
           rows,
+          valueIndexPeer: peer,
         },
         null,
         2,

@@ -25,9 +25,12 @@ export type TermAccess =
   /**
    * Child rows as a list, `builds.seq IN (SELECT seq …)`: every build the term names is collected
    * first (best when the term narrows the listing). `via: 'terms'`: the values come from the
-   * field's distinct terms (a wildcard without prefix). `value`: the one exact value it names.
+   * field's distinct terms (a wildcard without prefix). `via: 'names'`: a custom value whose name
+   * is a pattern and whose value has a literal start, read by walking the distinct names of the
+   * (name, value, seq) index and seeking each matching name's value (a skip scan).
+   * `value`: the one exact value it names.
    */
-  | { readonly kind: 'childList'; readonly via: 'index' | 'terms'; readonly value?: string }
+  | { readonly kind: 'childList'; readonly via: 'index' | 'terms' | 'names'; readonly value?: string }
   /**
    * Child rows probed per build, a correlated `EXISTS (… AND seq = builds.seq)`: one covering-index
    * seek per build visited, which is best under NOT (a negated term matches most builds, so a page
@@ -93,6 +96,7 @@ export function termAccess(field: FieldDef, predicate: Predicate, d: Dialect, ne
       if (wildcardWithoutPrefix(segments)) return { kind: 'childList', via: 'terms' };
       if (segments.length <= 1) return { kind: 'childList', via: 'index', value: segments[0] ?? '' };
     }
+    if (predicate.kind === 'keyValue' && walksNames(predicate.name, predicate.value)) return { kind: 'childList', via: 'names' };
     return { kind: 'childList', via: 'index' };
   }
   switch (predicate.kind) {
@@ -135,6 +139,19 @@ export function isExactChildTerm(field: FieldDef, predicate: Predicate): boolean
     ((predicate.kind === 'pattern' && field.type !== 'keyValue' && isExact(predicate.pattern)) ||
       (predicate.kind === 'keyValue' && isExact(predicate.name) && isExact(predicate.value)))
   );
+}
+
+/**
+ * Whether a key-value term is read by walking the distinct custom value names: the name is a
+ * pattern (not one exact name, which is a single seek already) and the value has a literal start
+ * (exact, or a prefix), so that each name is one seek of (name, value, seq). A value without a
+ * literal start (`*`, an infix) has nothing to seek in the second column: it keeps the name range,
+ * or the trigram candidates.
+ */
+export function walksNames(name: Pattern, value: Pattern): boolean {
+  if (isExact(name)) return false;
+  const v = segmentsOf(value.segments);
+  return v.length <= 1 || v[0] !== '';
 }
 
 /** Whether a pattern has no wildcard (a plain equality). */

@@ -8,7 +8,7 @@ import type { FieldDef } from '../query/catalog.js';
 import type { CheckedExpr, Pattern, Predicate } from '../query/checked.js';
 import { boundsOf } from './bounds.js';
 import { dialectOf, targetRef, type Dialect, type SqlDialect, type StringTarget } from './dialect.js';
-import { segmentsOf, wildcardWithoutPrefix } from './pattern.js';
+import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
 
@@ -100,6 +100,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
       case 'unknown':
         return sql<SqlBool>`NOT (${semi('build_custom_values', 'c', undefined)})`;
       case 'keyValue': {
+        if (access.kind === 'childList' && access.via === 'names') return byCustomNames(dialect, predicate.name, predicate.value);
         const name = customPattern(dialect, 'name', predicate.name);
         const value = customPattern(dialect, 'value', predicate.value);
         return semi('build_custom_values', 'c', sql<SqlBool>`${name} AND ${value}`);
@@ -148,6 +149,23 @@ function patternCondition(dialect: Dialect, target: StringTarget, pattern: Patte
   // first, then read the builds of each matching term from the (field, value, seq) index.
   if (target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${dialect.matchingTerms(target.field, segments)})`;
   return dialect.wildcardMatch(target, segments, trigram);
+}
+
+/**
+ * A key-value term whose name is a pattern and whose value has a literal start (access.ts
+ * `walksNames`): the distinct names in the range of the name's literal prefix are walked one seek
+ * each, those matching the name pattern are kept, and each one's value is sought in
+ * `(name, value, seq)`. This is what the `(value, seq)` index used to answer (search migration
+ * 0004 dropped it, and its random-position key per build in every ingest commit); the price is
+ * about two seeks per distinct name where that index needed one seek in all, and names are few
+ * (keys such as `Git commit id`).
+ */
+function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuilder<SqlBool> {
+  const prefix = segmentsOf(name.segments)[0] ?? '';
+  const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, false);
+  const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, false);
+  const rows = dialect.customValuesByName(prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
+  return sql<SqlBool>`builds.seq IN (${rows})`;
 }
 
 /** A pattern on a custom value's name or value (inside the child-row subquery). */

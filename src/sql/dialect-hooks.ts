@@ -78,6 +78,15 @@ export interface Dialect {
    * has to ask for it itself.
    */
   matchingTerms(field: string, segments: readonly string[]): RawBuilder<unknown>;
+  /**
+   * A SELECT of the `seq` of the custom values `c` that meet `where` (over `n.name`, `c.name`,
+   * `c.value`, with `c.name = n.name` in it), `n` being the distinct names from `from` (inclusive)
+   * to `below` (exclusive; none: to the end). The names are walked on the `(name, value, seq)`
+   * index one seek each (a recursive skip scan: SQLite skips through an index's leading column
+   * only with ANALYZE statistics, PostgreSQL 15 not at all), and each name is the outer loop of a
+   * seek into the same index.
+   */
+  customValuesByName(from: string, below: string | undefined, where: RawBuilder<SqlBool>): RawBuilder<unknown>;
 
   // ---- kysely ----
 

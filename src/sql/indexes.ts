@@ -286,6 +286,14 @@ export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<str
     '0003_value_terms': {
       up: (db) => run(db, dialect === 'sqlite' ? sqliteValueTermsStatements() : postgresValueTermsStatements()),
     },
+    // Custom values served by one index: the (value, seq) index only answered key-value terms
+    // whose name is a pattern (`value:*=abc`); the compiler now walks the distinct names of
+    // (name, value, seq) for those (compile.ts `byCustomNames`). The index cost a random-position
+    // key per build (a commit ID) in every ingest commit. Same statement on both databases; an
+    // index drop frees its pages without reading the rows, so there is nothing to batch.
+    '0004_custom_values_one_index': {
+      up: (db) => run(db, ['DROP INDEX IF EXISTS build_custom_values_value_idx']),
+    },
   };
 }
 

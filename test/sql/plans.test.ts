@@ -31,7 +31,8 @@ function corpus(n: number): TestBuild[] {
       buildOutcome: i % 7 ? 'succeeded' : 'failed',
       tag: [`tag-${i % 30}`, i % 3 ? 'ci' : 'local'],
       requested: [`task-${i % 40}`, 'build'],
-      value: [{ name: 'branch', value: `feature-${i % 200}` }],
+      // A unique commit per build next to a repetitive branch: the custom values' shape at scale.
+      value: [{ name: 'branch', value: `feature-${i % 200}` }, { name: 'commit', value: `c${(i * 7919).toString(16).padStart(8, '0')}` }],
     },
   }));
 }
@@ -77,6 +78,21 @@ describe('SQLite plans', () => {
   });
   it('a key-value pair is answered from the covering index of custom values', async () => {
     expect(await plan('value:branch=feature-1*')).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value>\? AND value<\?\)/);
+  });
+  it('a value under any name walks the distinct names of (name, value, seq) and seeks the value under each, never scanning', async () => {
+    for (const q of ['value:*=feature-1', 'value:*=c00001eef', 'value:*=feature-1*', 'value:*anc*=feature-1', 'value:br*=feature-1']) {
+      const p = await plan(q);
+      // The walk: one seek after the previous name (min(name) … name > ?), from the recursive CTE.
+      expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_search_idx \(name>\?( AND name<\?)?\)/);
+      expect(p, q).toMatch(/RECURSIVE STEP/);
+      // Then, per name, a seek of the value in the same index.
+      expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
+      expect(p, q).not.toMatch(/SCAN (c|w|build_custom_values)\b/);
+      expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
+    }
+  });
+  it('the (value, seq) index is gone (search migration 0004)', () => {
+    expect(db.handle.sqlite!.prepare("SELECT name FROM sqlite_master WHERE name = 'build_custom_values_value_idx'").all()).toEqual([]);
   });
 });
 
@@ -129,6 +145,21 @@ describe.skipIf(!pgAvailable())('PostgreSQL plans', () => {
     const shown = r.rows.map((x) => x['QUERY PLAN']).join('\n');
     expect(shown).toMatch(/hashed SubPlan/);
     expect(shown).not.toMatch(/Semi Join|HashAggregate/);
+  });
+  it('a value under any name walks the distinct names of (name, value, seq) and seeks the value under each', async () => {
+    for (const q of ['value:*=feature-1', 'value:*=feature-1*', 'value:*anc*=feature-1', 'value:br*=feature-1']) {
+      // Run (ANALYZE): only then does the plan show the recursive step's subplan. No seqscan switch:
+      // the per-name seek (a LATERAL subquery) is fixed by the SQL.
+      const { sql: text, parameters } = explainSql(parse(q), 'postgres');
+      const r = await db.handle.pool!.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) ${text} ORDER BY builds.seq LIMIT 100`, parameters as unknown[]);
+      const p = r.rows.map((x) => x['QUERY PLAN']).join('\n');
+      expect(p, q).toMatch(/Recursive Union/);
+      // Each step: the next name after the previous one, in the index's own (byte) order.
+      expect(p, q).toMatch(/SubPlan 1\s+->  Limit[\s\S]*Index Only Scan using build_custom_values_search_idx on public\.build_custom_values w\s[\s\S]*Index Cond: \(\(?w\.name ~>~ names(_\d)?\.name\)/);
+      // Per name: a seek of (name, value).
+      expect(p, q).toMatch(/Index Cond: \(\(c\.name = names\.name\) AND \(c\.value (=|~>=~) /);
+      expect(p, q).not.toMatch(/Seq Scan on build_custom_values|build_custom_values_value_idx|build_custom_values_value_trgm/);
+    }
   });
   it('a time range uses the column index', async () => {
     expect(await plan('buildStartTime:[2024-01-01T01:00 to 2024-01-01T02:00]')).toMatch(/Index Scan using builds_buildstarttime_idx/);

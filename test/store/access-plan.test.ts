@@ -41,6 +41,7 @@ const EXAMPLES: readonly { name: string; expr: CheckedExpr; kind: TermAccessKind
   { name: 'a multi-valued exact value', expr: term('tag', { kind: 'pattern', pattern: pat('release') }), kind: 'childList', planner: 'bitmap' },
   { name: 'a multi-valued infix (through its terms)', expr: term('requested', { kind: 'pattern', pattern: pat('', 'uil', '') }), kind: 'childList', planner: 'sql' },
   { name: 'a custom value', expr: term('value', { kind: 'keyValue', name: pat('branch'), value: pat('main') }), kind: 'childList', planner: 'sql' },
+  { name: 'a custom value under any name (the walk over the names)', expr: term('value', { kind: 'keyValue', name: pat('', ''), value: pat('main') }), kind: 'childList', planner: 'sql' },
   { name: 'a negated multi-valued exact value', expr: not(term('tag', { kind: 'pattern', pattern: pat('release') })), kind: 'childProbe', planner: 'rest' },
   { name: 'a negated custom value', expr: not(term('value', { kind: 'keyValue', name: pat('branch'), value: pat('main') })), kind: 'childProbe', planner: 'rest' },
 ];
