@@ -9,4 +9,3 @@ export const maxSeqSql = (larger: 'max' | 'greatest'): string =>
  * deleted build is never given to another. Read and advanced under the ingest's write lock.
  */
 export const LAST_EVENTS_KEY_SQL = 'SELECT last FROM events_key_counter';
-export const UPDATE_LAST_EVENTS_KEY_SQL = 'UPDATE events_key_counter SET last = ?';

@@ -10,7 +10,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
-import { LAST_EVENTS_KEY_SQL, maxSeqSql, UPDATE_LAST_EVENTS_KEY_SQL } from './ingest-seq.js';
+import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
 import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
@@ -219,7 +219,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     selectChunks: db.prepare(`SELECT events_key, hash, events, events_packed FROM build_events WHERE events_key ${inList} ORDER BY events_key, chunk`),
     selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
     selectLastEventsKey: db.prepare(LAST_EVENTS_KEY_SQL).pluck(),
-    updateLastEventsKey: db.prepare(UPDATE_LAST_EVENTS_KEY_SQL),
+    updateLastEventsKey: db.prepare('UPDATE events_key_counter SET last = ?'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
