@@ -362,8 +362,11 @@ async function acceptPath(): Promise<AcceptPath> {
     await (await openBuildStore(handle, { ingestWorker: false })).close();
     const db = handle.sqlite!;
     db.exec('CREATE TABLE accept_queue (id INTEGER PRIMARY KEY, build_id TEXT NOT NULL)');
-    const known = db.prepare('SELECT 1 FROM build_events WHERE build_id = ?');
-    const chunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events) VALUES (?, 0, ?, ?, ?)');
+    // Whether the build exists is a look-up of its ID in builds; its events are keyed by the next
+    // events_key (store migration 0014), as the ingest stores them.
+    const known = db.prepare('SELECT events_key FROM builds WHERE id = ?');
+    const chunk = db.prepare('INSERT INTO build_events (events_key, chunk, hash, event_count, events) VALUES (?, 0, ?, ?, ?)');
+    let lastKey = 0;
     const queue = db.prepare('INSERT INTO accept_queue (build_id) VALUES (?)');
     type Accepted = readonly [id: string, hash: string, count: number, events: string];
     const write = db.transaction((part: readonly Accepted[]) => {
@@ -371,7 +374,7 @@ async function acceptPath(): Promise<AcceptPath> {
         // An accepting ingest must know whether the build exists (re-sends, parts).
         known.get(id);
         queue.run(id);
-        chunk.run(id, hash, count, events);
+        chunk.run(++lastKey, hash, count, events);
       }
     });
     let prepareMicros = 0;

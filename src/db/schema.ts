@@ -33,10 +33,16 @@ export interface BuildsTable {
   /** Always '{}' since store migration 0002 (the attributes live in build_attributes). */
   attributes: string;
   received_at: number;
+  /**
+   * The key of the build's rows in build_events (store migration 0014): given when the build is
+   * first stored, from events_key_counter, so new builds' events are appended in arrival order.
+   */
+  events_key: number | null;
 }
 
+/** The events of a build, keyed by the build's `events_key` (store migration 0014), not its ID. */
 export interface BuildEventsTable {
-  build_id: string;
+  events_key: number;
   chunk: number;
   hash: string;
   event_count: number;
@@ -97,6 +103,11 @@ export interface BuildTaskCountsTable {
   from_cache: number;
   skipped: number;
   failed: number;
+}
+
+/** The one row holding the last events_key handed out (store migration 0014); it only grows. */
+export interface EventsKeyCounterTable {
+  last: number;
 }
 
 export interface DeletedBuildsTable {
@@ -175,6 +186,7 @@ export interface Database extends SearchDatabase {
   task_paths: TaskPathsTable;
   build_task_counts: BuildTaskCountsTable;
   deleted_builds: DeletedBuildsTable;
+  events_key_counter: EventsKeyCounterTable;
   auth_user: AuthUserTable;
   auth_access_key: AuthAccessKeyTable;
   auth_signing_key: AuthSigningKeyTable;

@@ -69,6 +69,8 @@ const CHUNKS_ID = '\u0001build';
 const CHUNKS_AFTER = -0x5eed;
 
 interface ChunkRow {
+  /** The build's events_key (store migration 0014), by which its slices are read. */
+  key: number | string;
   chunk: number | string;
   length: number | string;
   packedLength: number | string | null;
@@ -472,6 +474,7 @@ class KyselyBuildStore implements BuildStore {
       this.#chunkListing = this.handle.db
         .selectFrom('build_events')
         .select([
+          'events_key as key',
           'chunk',
           sql<number>`length(events)`.as('length'),
           sql<number | null>`length(events_packed)`.as('packedLength'),
@@ -479,7 +482,8 @@ class KyselyBuildStore implements BuildStore {
           sql<string | null>`case when length(events) <= ${sql.lit(INLINE_CHUNK_CHARS)} then events else null end`.as('events'),
           sql<Uint8Array | null>`case when length(events_packed) <= ${sql.lit(INLINE_PACKED_BYTES)} then events_packed else null end`.as('packed'),
         ])
-        .where('build_id', '=', CHUNKS_ID)
+        // The build's key looked up in the same statement: one query per batch, as before 0014.
+        .where('events_key', '=', (eb) => eb.selectFrom('builds').select('builds.events_key').where('builds.id', '=', CHUNKS_ID))
         .where('chunk', '>', CHUNKS_AFTER)
         .orderBy('chunk')
         .limit(sql.lit(CHUNK_BATCH))
@@ -499,7 +503,7 @@ class KyselyBuildStore implements BuildStore {
       for (const r of rows) {
         const chunk = Number(r.chunk);
         const splitter = new ArrayElementSplitter();
-        for await (const slice of this.#chunkText(id, chunk, r)) yield* splitter.push(slice);
+        for await (const slice of this.#chunkText(id, Number(r.key), chunk, r)) yield* splitter.push(slice);
         splitter.end();
         after = chunk;
       }
@@ -513,12 +517,12 @@ class KyselyBuildStore implements BuildStore {
    * other inflated as a stream of its bytes, which are read SLICE_CHARS at a time when the chunk is
    * large. Takes the listed value out of the row, so that the row no longer holds it.
    */
-  async *#chunkText(id: string, chunk: number, r: { length: number | string; packedLength: number | string | null; events: string | null; packed: Uint8Array | null }): AsyncIterable<string> {
+  async *#chunkText(id: string, key: number, chunk: number, r: { length: number | string; packedLength: number | string | null; events: string | null; packed: Uint8Array | null }): AsyncIterable<string> {
     if (r.packedLength === null) {
       const text = r.events;
       r.events = null;
       if (text !== null) yield text;
-      else yield* this.#slices(id, chunk, Number(r.length), 'events');
+      else yield* this.#slices(id, key, chunk, Number(r.length), 'events');
       return;
     }
     const packed = r.packed;
@@ -529,18 +533,18 @@ class KyselyBuildStore implements BuildStore {
       else yield* inflateSlices((async function* () { yield packed; })());
       return;
     }
-    yield* inflateSlices(this.#slices(id, chunk, Number(r.packedLength), 'events_packed'));
+    yield* inflateSlices(this.#slices(id, key, chunk, Number(r.packedLength), 'events_packed'));
   }
 
   /** A stored chunk's text (or compressed bytes) in slices of SLICE_CHARS characters (bytes). */
-  #slices(id: string, chunk: number, length: number, column: 'events'): AsyncIterable<string>;
-  #slices(id: string, chunk: number, length: number, column: 'events_packed'): AsyncIterable<Uint8Array>;
-  async *#slices(id: string, chunk: number, length: number, column: 'events' | 'events_packed'): AsyncIterable<string | Uint8Array> {
+  #slices(id: string, key: number, chunk: number, length: number, column: 'events'): AsyncIterable<string>;
+  #slices(id: string, key: number, chunk: number, length: number, column: 'events_packed'): AsyncIterable<Uint8Array>;
+  async *#slices(id: string, key: number, chunk: number, length: number, column: 'events' | 'events_packed'): AsyncIterable<string | Uint8Array> {
     for (let from = 1; from <= length; from += SLICE_CHARS) {
       const row = await this.handle.db
         .selectFrom('build_events')
         .select(sql<string | Uint8Array>`substr(${sql.ref(column)}, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('slice'))
-        .where('build_id', '=', id)
+        .where('events_key', '=', key)
         .where('chunk', '=', chunk)
         .executeTakeFirst();
       if (row === undefined) throw new Error(`Chunk ${chunk} of build ${id} vanished while it was read`);

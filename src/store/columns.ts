@@ -58,4 +58,6 @@ export const BOOKKEEPING_COLUMNS = [
   'content_hash',
   'attributes',
   'received_at',
+  // The key of the build's events (store migration 0014).
+  'events_key',
 ] as const;

@@ -42,7 +42,7 @@ interface Table {
 }
 
 const TABLES: Record<CompactProgress['table'], Table> = {
-  build_events: { what: 'event chunks', text: 'events', packed: 'events_packed', key: ['build_id', 'chunk'], pack: packEvents },
+  build_events: { what: 'event chunks', text: 'events', packed: 'events_packed', key: ['events_key', 'chunk'], pack: packEvents },
   build_attributes: { what: 'attribute documents', text: 'attributes', packed: 'attributes_packed', key: ['seq'], pack: packAttributes },
 };
 

@@ -19,6 +19,8 @@ export interface StoredBuild {
   readonly toolVersion: string;
   readonly agentVersion: string;
   readonly seq: number | null;
+  /** The key of its events (store migration 0014); kept by every later part of the build. */
+  readonly eventsKey: number;
   readonly contentHash: string;
   readonly chunkHashes: readonly string[];
   /** The encoded events of each chunk (event-codec.ts). */
@@ -32,7 +34,7 @@ export interface StoredBuild {
 export type BuildRow = (string | number | null)[];
 
 export interface ChunkRow {
-  readonly build_id: string;
+  readonly events_key: number;
   readonly chunk: number;
   readonly hash: string;
   readonly event_count: number;
@@ -61,6 +63,8 @@ export interface BatchWrites {
   readonly taskCounts: (readonly number[])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
+  /** Highest events_key assigned in the batch, or the context's `lastEventsKey` when none was. */
+  lastEventsKey: number;
 }
 
 interface WorkingBuild {
@@ -69,6 +73,7 @@ interface WorkingBuild {
   readonly toolVersion: string;
   readonly agentVersion: string;
   readonly inDatabase: boolean;
+  readonly eventsKey: number;
   seq: number | null;
   availableAt: number | null;
   contentHash: string;
@@ -89,6 +94,11 @@ export interface PlanContext {
   readonly newId: () => string;
   /** Highest seq stored before this batch. */
   readonly maxSeq: number;
+  /**
+   * The last events_key handed out before this batch (events_key_counter, store migration 0014):
+   * a new build gets the next one, so its chunks are appended in arrival order.
+   */
+  readonly lastEventsKey: number;
   /**
    * What the publisher may see; absent: everything. A publisher restricted to projects appends
    * only to builds she may see, names no new build's ID, and never moves a build into or out of
@@ -116,7 +126,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], maxSeq: 0 };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -140,7 +150,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
     // Same rule as the `project` field: the last ProjectStructure event decides.
     if (r.project !== undefined) b.project = r.project;
-    writes.chunks.push({ build_id: b.id, chunk: b.chunkHashes.length, hash: r.hash, event_count: r.eventCount, events: r.eventsJson });
+    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: r.hash, event_count: r.eventCount, events: r.eventsJson });
     b.chunkHashes.push(r.hash);
     b.chunkEvents.push(r.eventsJson);
     b.dirty = true;
@@ -197,6 +207,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
         toolVersion: r.toolVersion,
         agentVersion: r.agentVersion,
         inDatabase: false,
+        eventsKey: ++writes.lastEventsKey,
         seq: null,
         availableAt: null,
         contentHash: hash,
@@ -270,6 +281,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
       // row (to check a column) then touch far fewer pages.
       '{}',
       b.receivedAt,
+      b.eventsKey,
     ];
     const cols = b.derived?.columns;
     for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row.push(cols ? cols[i]! : null);

@@ -9,9 +9,9 @@ import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type TaskWrite } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
-import { maxSeqSql } from './ingest-seq.js';
+import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
-import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
+import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import type { FieldDef } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
@@ -42,15 +42,15 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
     const ids = namedBuildIds(lines);
     if (ids.length === 0) return new Map();
     const rows = (await t.selectFrom('builds').select([...STORED_BUILD_COLUMNS]).where('id', 'in', ids).execute()) as StoredBuildRow[];
-    const readable = buildsToRead(rows, visibility);
+    const readable = keysToRead(rows, visibility);
     const chunks =
       readable.length === 0
         ? []
         : ((await t
             .selectFrom('build_events')
-            .select(['build_id', 'hash', 'events', 'events_packed'])
-            .where('build_id', 'in', readable)
-            .orderBy('build_id')
+            .select(['events_key', 'hash', 'events', 'events_packed'])
+            .where('events_key', 'in', readable)
+            .orderBy('events_key')
             .orderBy('chunk')
             .execute()) as StoredChunkRow[]);
     return storedBuilds(rows, chunks);
@@ -59,13 +59,17 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
   const part = async (t: Trx, lines: readonly PreparedLine[]): Promise<PartWritten> => {
     const stored = await load(t, lines);
     const max = (await sql<{ m: number | string }>`${sql.raw(maxSeqSql('greatest'))} AS m`.execute(t)).rows[0]!;
+    const lastEventsKey = Number((await sql<{ last: number | string }>`${sql.raw(LAST_EVENTS_KEY_SQL)}`.execute(t)).rows[0]!.last);
     const { results, writes } = planBatch(lines, {
       load: (id) => stored.get(id),
       now: ctx.clock,
       newId: newBuildId,
       maxSeq: Number(max.m),
+      lastEventsKey,
       ...(visibility ? { visibility } : {}),
     });
+    // The counter row, under the advisory lock like seq: keys are handed out in commit order.
+    if (writes.lastEventsKey !== lastEventsKey) await t.updateTable('events_key_counter').set({ last: writes.lastEventsKey }).execute();
     // Multi-row inserts as unnest() of one array per column: a handful of parameters however
     // many rows, so neither the statement builder nor the protocol grows with the part.
     await unnestInsert(t, 'builds', BUILD_COLUMN_TYPES, writes.insertBuilds);
@@ -79,7 +83,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       t,
       'build_events',
       CHUNK_COLUMN_TYPES,
-      writes.chunks.map((c) => [c.build_id, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
+      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
     );
     await unnestInsert(t, 'build_values', VALUE_COLUMN_TYPES, writes.values);
     await unnestInsert(t, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
@@ -163,13 +167,14 @@ const BOOKKEEPING_TYPES: Readonly<Record<string, string>> = {
   content_hash: 'text',
   attributes: 'text',
   received_at: 'bigint',
+  events_key: 'bigint',
 };
 const BUILD_COLUMN_TYPES: ColumnTypes = BUILD_ROW_COLUMNS.map((c) => {
   const field = COLUMN_FIELDS.get(c);
   return [c, field === undefined ? BOOKKEEPING_TYPES[c]! : sqlType(columnKind(field.type))] as const;
 });
 const CHUNK_COLUMN_TYPES: ColumnTypes = [
-  ['build_id', 'text'],
+  ['events_key', 'bigint'],
   ['chunk', 'integer'],
   ['hash', 'text'],
   ['event_count', 'integer'],

@@ -10,9 +10,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
-import { maxSeqSql } from './ingest-seq.js';
+import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './ingest-seq.js';
 import type { PreparedLine } from './prepare.js';
-import { buildsToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
+import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
@@ -56,7 +56,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     const ids = namedBuildIds(lines);
     if (ids.length === 0) return new Map();
     const rows = s.selectBuilds.all(JSON.stringify(ids)) as StoredBuildRow[];
-    const readable = buildsToRead(rows, visibility);
+    const readable = keysToRead(rows, visibility);
     const chunks = readable.length === 0 ? [] : (s.selectChunks.all(JSON.stringify(readable)) as StoredChunkRow[]);
     return storedBuilds(rows, chunks);
   };
@@ -64,16 +64,19 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   const part = (lines: readonly PreparedLine[]): PartWritten => {
     // The highest seq ever used: a deleted build's seq is never handed out again (deleted_builds).
     const maxSeq = Number(s.selectMaxSeq.get());
+    const lastEventsKey = Number(s.selectLastEventsKey.get());
     const stored = load(lines);
     const { results, writes } = planBatch(lines, {
       load: (id) => stored.get(id),
       now: ctx.clock,
       newId: newBuildId,
       maxSeq,
+      lastEventsKey,
       ...(visibility ? { visibility } : {}),
     });
     search?.begin();
     s.write(writes);
+    if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
     search?.finish(maxSeq);
     return { results, maxSeq: writes.maxSeq };
@@ -166,7 +169,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     }),
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
-  const insertChunk = db.prepare('INSERT INTO build_events (build_id, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertChunk = db.prepare('INSERT INTO build_events (events_key, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
   const insertValues = rowInserter(db, 'INSERT INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
@@ -204,10 +207,11 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     // In the order of the primary key (random build IDs): each B-tree page is visited once.
     for (const [tool, rows] of byTool) insertBuild.get(tool)!(rows.sort(byFirst));
     for (const row of w.updateBuilds) updateBuild.run([...row.slice(1), row[0]]);
-    const chunks = [...w.chunks].sort((a, b) => (a.build_id < b.build_id ? -1 : a.build_id > b.build_id ? 1 : a.chunk - b.chunk));
+    // In key order: new builds' keys are the highest, so their chunks are appended at the end.
+    const chunks = [...w.chunks].sort((a, b) => a.events_key - b.events_key || a.chunk - b.chunk);
     for (const c of chunks) {
-      if (pack) insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, '', packEvents(c.events));
-      else insertChunk.run(c.build_id, c.chunk, c.hash, c.event_count, c.events, null);
+      if (pack) insertChunk.run(c.events_key, c.chunk, c.hash, c.event_count, '', packEvents(c.events));
+      else insertChunk.run(c.events_key, c.chunk, c.hash, c.event_count, c.events, null);
     }
     insertValues(w.values);
     insertCustoms(w.customValues);
@@ -229,8 +233,10 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
   return {
     write,
     selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
-    selectChunks: db.prepare(`SELECT build_id, hash, events, events_packed FROM build_events WHERE build_id ${inList} ORDER BY build_id, chunk`),
+    selectChunks: db.prepare(`SELECT events_key, hash, events, events_packed FROM build_events WHERE events_key ${inList} ORDER BY events_key, chunk`),
     selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
+    selectLastEventsKey: db.prepare(LAST_EVENTS_KEY_SQL).pluck(),
+    updateLastEventsKey: db.prepare('UPDATE events_key_counter SET last = ?'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),

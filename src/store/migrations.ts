@@ -288,6 +288,93 @@ async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise
   await fillRollups(db, dialect, 'facet rollups', facetRollupStatements);
 }
 
+/** Table of the one row holding the last events_key handed out (0014). */
+export const EVENTS_KEY_COUNTER = 'events_key_counter';
+/** Builds per batch of migration 0014: their keys set and their chunks copied in one step. */
+const EVENTS_KEY_BATCH = 1000;
+
+/**
+ * 0014: the events of a build are keyed by an integer the build gets when it is first stored, in
+ * arrival order (`builds.events_key`, handed out from the one-row `events_key_counter`, which only
+ * grows), instead of by its random ID: storing a build appends its chunks at the end of the
+ * B-tree instead of inserting them at a random page (docs/store.md, "Events keyed in arrival
+ * order"). SQLite: a WITHOUT ROWID table on (events_key, chunk), so the key is the table and no
+ * second index is kept; PostgreSQL: that primary key. Existing builds get their seq as their key
+ * (seqs are unique and never handed out again), incomplete builds keys after the highest seq ever
+ * used; their chunks are copied into the new table in key order, a batch of builds at a time, with
+ * progress in the log. Text rows stay text: compact-events.ts converts them after the migrations.
+ */
+async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  const int = dialect === 'sqlite' ? 'integer' : 'bigint';
+  // On SQLite every batch commits by itself (PostgreSQL runs the migration in one transaction): a
+  // run that was interrupted left the column, the counter and a partial copy, and starts over.
+  const added =
+    dialect === 'sqlite' && (await sql`SELECT 1 FROM pragma_table_info('builds') WHERE name = 'events_key'`.execute(db)).rows.length > 0;
+  if (!added) await db.schema.alterTable('builds').addColumn('events_key', int).execute();
+  await db.schema.dropTable('build_events_keyed').ifExists().execute();
+  await db.schema.dropTable(EVENTS_KEY_COUNTER).ifExists().execute();
+  await db.schema.createTable(EVENTS_KEY_COUNTER).addColumn('last', int, (c) => c.notNull()).execute();
+  let table = db.schema
+    .createTable('build_events_keyed')
+    .addColumn('events_key', int, (c) => c.notNull())
+    .addColumn('chunk', 'integer', (c) => c.notNull())
+    .addColumn('hash', 'text', (c) => c.notNull())
+    .addColumn('event_count', 'integer', (c) => c.notNull())
+    .addColumn('events', 'text', (c) => c.notNull())
+    .addColumn('events_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .addPrimaryKeyConstraint('build_events_key_pk', ['events_key', 'chunk']);
+  if (dialect === 'sqlite') table = table.modifyEnd(sql`WITHOUT ROWID`);
+  await table.execute();
+
+  const count = async (where: ReturnType<typeof sql>): Promise<number> =>
+    Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE ${where}`.execute(db)).rows[0]!.n);
+  const total = await count(sql`true`);
+  let log: ReturnType<typeof createLogger> | undefined;
+  let done = 0;
+  const copy = async (range: ReturnType<typeof sql>, n: number): Promise<void> => {
+    await sql`INSERT INTO build_events_keyed (events_key, chunk, hash, event_count, events, events_packed)
+      SELECT b.events_key, e.chunk, e.hash, e.event_count, e.events, e.events_packed
+      FROM builds b JOIN build_events e ON e.build_id = b.id WHERE ${range} ORDER BY b.events_key, e.chunk`.execute(db);
+    done += n;
+    log ??= createLogger('store');
+    log.info({ done, total }, `events keyed in arrival order: ${done} of ${total} builds`);
+    // A turn of the event loop, so that the log line is written now (see fillRollups).
+    await new Promise((r) => setImmediate(r));
+  };
+
+  // Available builds: their seq is their key, in batches of seqs.
+  const seqs = (await sql<{ lo: number | string | null; hi: number | string | null }>`SELECT min(seq) AS lo, max(seq) AS hi FROM builds`.execute(db)).rows[0]!;
+  if (seqs.lo !== null && seqs.hi !== null) {
+    for (let after = Number(seqs.lo) - 1; after < Number(seqs.hi); after += EVENTS_KEY_BATCH) {
+      const range = sql`b.seq > ${after} AND b.seq <= ${after + EVENTS_KEY_BATCH}`;
+      await sql`UPDATE builds SET events_key = seq WHERE seq > ${after} AND seq <= ${after + EVENTS_KEY_BATCH}`.execute(db);
+      await copy(range, await count(sql`seq > ${after} AND seq <= ${after + EVENTS_KEY_BATCH}`));
+    }
+  }
+  // Incomplete builds: keys after the highest seq ever used, in batches of IDs (their arrival
+  // order is not indexed; the order among them only matters to where their later parts land).
+  let last = Number((await sql<{ m: number | string }>`SELECT ${sql.raw(dialect === 'sqlite' ? 'max' : 'greatest')}(
+      coalesce((SELECT max(seq) FROM builds), 0), coalesce((SELECT max(seq) FROM deleted_builds), 0)) AS m`.execute(db)).rows[0]!.m);
+  let afterId = '';
+  for (;;) {
+    const ids = (await sql<{ id: string }>`SELECT id FROM builds WHERE seq IS NULL AND id > ${afterId} ORDER BY id LIMIT ${EVENTS_KEY_BATCH}`.execute(db)).rows.map((r) => r.id);
+    if (ids.length === 0) break;
+    const upTo = ids[ids.length - 1]!;
+    await sql`UPDATE builds SET events_key = k.events_key
+      FROM (SELECT id, ${sql.lit(last)} + row_number() OVER (ORDER BY id) AS events_key FROM builds WHERE seq IS NULL AND id > ${afterId} AND id <= ${upTo}) AS k
+      WHERE builds.id = k.id`.execute(db);
+    await copy(sql`b.seq IS NULL AND b.id > ${afterId} AND b.id <= ${upTo}`, ids.length);
+    last += ids.length;
+    afterId = upTo;
+  }
+  await db.insertInto(EVENTS_KEY_COUNTER).values({ last }).execute();
+
+  await db.schema.dropTable('build_events').execute();
+  await db.schema.alterTable('build_events_keyed').renameTo('build_events').execute();
+  // The rows still to convert to the compressed form (0008's index, on the new key).
+  await sql`CREATE INDEX build_events_text ON build_events (events_key, chunk) WHERE events_packed IS NULL`.execute(db);
+}
+
 /**
  * 0012: the task rows in a compact layout (compact-tasks.ts): each task path once in task_paths,
  * build_tasks keyed by (seq, ord) with the path's id and the outcome's code. An existing
@@ -320,6 +407,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0010_build_attestations': { up: buildAttestations },
     '0011_facet_rollups': { up: (db) => facetRollups(db, dialect) },
     '0012_compact_tasks': { up: (db) => compactTaskRows(db, dialect) },
+    '0014_events_key': { up: (db) => eventsKey(db, dialect) },
   };
 }
 

@@ -91,7 +91,8 @@ export async function deleteBuilds(handle: DatabaseHandle, candidates: readonly 
     // The trend rollups first: they are computed from the rows about to be deleted.
     statements.push(...rollupRemovals(db, handle.dialect, seqs));
     if (seqs.length > 0) for (const t of BY_SEQ) statements.push(db.deleteFrom(t).where('seq', 'in', seqs).compile());
-    statements.push(db.deleteFrom('build_events').where('build_id', 'in', present).compile());
+    // By the builds' events keys (store migration 0014), read in the same statement.
+    statements.push(db.deleteFrom('build_events').where('events_key', 'in', (eb) => eb.selectFrom('builds').select('builds.events_key').where('builds.id', 'in', present)).compile());
     statements.push(db.deleteFrom('builds').where('id', 'in', present).compile());
     return { gone, statements };
   };

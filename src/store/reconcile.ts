@@ -87,7 +87,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
   for (;;) {
     const builds = await db
       .selectFrom('builds')
-      .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version'])
+      .select(['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'events_key'])
       .where('seq', '>', after)
       .orderBy('seq')
       .limit(PAGE)
@@ -95,22 +95,23 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
     if (builds.length === 0) break;
     const chunks = await db
       .selectFrom('build_events')
-      .select(['build_id', 'events', 'events_packed'])
-      .where('build_id', 'in', builds.map((b) => b.id as string))
-      .orderBy('build_id')
+      .select(['events_key', 'events', 'events_packed'])
+      .where('events_key', 'in', builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])))
+      .orderBy('events_key')
       .orderBy('chunk')
       .execute();
-    const events = new Map<string, BuildEvent[]>();
+    const events = new Map<number, BuildEvent[]>();
     for (const ch of chunks) {
-      const list = events.get(ch.build_id as string) ?? [];
+      const key = Number(ch.events_key);
+      const list = events.get(key) ?? [];
       for (const e of decodeEvents(storedEvents(ch.events as string, ch.events_packed as Uint8Array | null))) list.push(e);
-      events.set(ch.build_id as string, list);
+      events.set(key, list);
     }
     for (const b of builds) {
       const seq = Number(b.seq);
       const d = deriveAttributes(
         { toolType: b.tool_type as ToolType, toolVersion: b.tool_version as string, agentVersion: b.agent_version as string },
-        events.get(b.id as string) ?? [],
+        events.get(Number(b.events_key)) ?? [],
       );
       if (singles.length > 0) {
         const set: Record<string, string | number | null> = {};

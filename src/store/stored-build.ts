@@ -9,13 +9,14 @@ import { projectVisible } from './visibility.js';
 import { storedEvents } from './event-codec.js';
 
 /** The builds columns the plan needs of a stored build. */
-export const STORED_BUILD_COLUMNS = ['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name'] as const;
+export const STORED_BUILD_COLUMNS = ['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name', 'events_key'] as const;
 
 export type StoredBuildRow = { readonly [K in (typeof STORED_BUILD_COLUMNS)[number]]: unknown };
 
-/** A stored events chunk, as the plan compares it (read in build, then chunk order). */
+/** A stored events chunk, as the plan compares it (read in key, then chunk order). */
 export interface StoredChunkRow {
-  readonly build_id: string;
+  /** The build's events_key (store migration 0014). */
+  readonly events_key: number | string;
   readonly hash: string;
   /** The events as text, or '' when `events_packed` holds them (store migration 0008). */
   readonly events: string;
@@ -28,32 +29,34 @@ export function mayAppend(visibility: Visibility | undefined, project: string | 
 }
 
 /**
- * The builds whose events must be read: only those the publisher may append to. A build out of
- * her sight is refused on its header alone (ingest-plan.ts), so its events are not even read and
- * the time of the answer does not grow with them.
+ * The events keys of the builds whose events must be read: only those the publisher may append
+ * to. A build out of her sight is refused on its header alone (ingest-plan.ts), so its events are
+ * not even read and the time of the answer does not grow with them.
  */
-export function buildsToRead(rows: readonly StoredBuildRow[], visibility: Visibility | undefined): string[] {
-  return rows.filter((r) => mayAppend(visibility, r.project_name as string | null)).map((r) => r.id as string);
+export function keysToRead(rows: readonly StoredBuildRow[], visibility: Visibility | undefined): number[] {
+  return rows.filter((r) => r.events_key !== null && mayAppend(visibility, r.project_name as string | null)).map((r) => Number(r.events_key));
 }
 
-/** The stored builds of `rows` with their `chunks` (ordered by build, then chunk), by ID. */
+/** The stored builds of `rows` with their `chunks` (ordered by key, then chunk), by ID. */
 export function storedBuilds(rows: readonly StoredBuildRow[], chunks: readonly StoredChunkRow[]): Map<string, StoredBuild> {
-  const byBuild = new Map<string, StoredChunkRow[]>();
+  const byKey = new Map<number, StoredChunkRow[]>();
   for (const c of chunks) {
-    const list = byBuild.get(c.build_id);
-    if (list === undefined) byBuild.set(c.build_id, [c]);
+    const key = Number(c.events_key);
+    const list = byKey.get(key);
+    if (list === undefined) byKey.set(key, [c]);
     else list.push(c);
   }
   const out = new Map<string, StoredBuild>();
   for (const r of rows) {
     const id = r.id as string;
-    const cs = byBuild.get(id) ?? [];
+    const cs = r.events_key === null ? [] : (byKey.get(Number(r.events_key)) ?? []);
     out.set(id, {
       id,
       toolType: r.tool_type as ToolType,
       toolVersion: r.tool_version as string,
       agentVersion: r.agent_version as string,
       seq: r.seq === null ? null : Number(r.seq),
+      eventsKey: Number(r.events_key),
       contentHash: r.content_hash as string,
       receivedAt: Number(r.received_at),
       project: r.project_name as string | null,

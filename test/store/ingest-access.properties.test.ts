@@ -44,6 +44,7 @@ function stored(id: string, project: string | null, finished: boolean, seq: numb
     toolVersion: p.toolVersion,
     agentVersion: p.agentVersion,
     seq: finished ? seq : null,
+    eventsKey: seq,
     contentHash: p.hash,
     chunkHashes: [p.hash],
     chunkEvents: [p.eventsJson],
@@ -68,7 +69,7 @@ const visibility = fc.record({
 function plan(lines: readonly string[], builds: ReadonlyMap<string, StoredBuild>, v: Visibility) {
   let n = 0;
   const prepared: PreparedLine[] = lines.map((t, i) => ({ line: i + 1, prepared: prepareLine(t) }));
-  return planBatch(prepared, { load: (id) => builds.get(id), now: () => 5, newId: () => `n${String(n++).padStart(12, '0')}`, maxSeq: 10, visibility: v });
+  return planBatch(prepared, { load: (id) => builds.get(id), now: () => 5, newId: () => `n${String(n++).padStart(12, '0')}`, maxSeq: 10, lastEventsKey: 10, visibility: v });
 }
 
 describe('restricted ingest laws', () => {
@@ -85,7 +86,8 @@ describe('restricted ingest laws', () => {
 
           // 1. Nothing of an invisible build is written.
           for (const row of [...writes.insertBuilds, ...writes.updateBuilds]) expect(invisible).not.toContain(row[0]);
-          for (const c of writes.chunks) expect(invisible).not.toContain(c.build_id);
+          const invisibleKeys = invisible.map((id) => builds.get(id)!.eventsKey);
+          for (const c of writes.chunks) expect(invisibleKeys).not.toContain(c.events_key);
           // 2. Every build written ends in a project she may see.
           for (const row of [...writes.insertBuilds, ...writes.updateBuilds]) expect(projectVisible(v, row[6] as string | null)).toBe(true);
           // 3. The same lines with each invisible ID replaced by one that does not exist get the

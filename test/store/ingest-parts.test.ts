@@ -30,13 +30,13 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
   /** Makes inserting the events of build `bad` fail in the database (a trigger); returns its removal. */
   async function failingBuild(bad: string): Promise<() => Promise<void>> {
     if (name === 'sqlite') {
-      t.handle.sqlite!.exec(`CREATE TEMP TRIGGER fail_one BEFORE INSERT ON build_events WHEN new.build_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`);
+      t.handle.sqlite!.exec(`CREATE TEMP TRIGGER fail_one BEFORE INSERT ON build_events WHEN new.events_key = (SELECT events_key FROM builds WHERE id = '${bad}') BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`);
       return async () => void t.handle.sqlite!.exec('DROP TRIGGER temp.fail_one');
     }
     await sql
       .raw(
         `CREATE OR REPLACE FUNCTION fail_one() RETURNS trigger AS $$ BEGIN
-           IF NEW.build_id = '${bad}' THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+           IF NEW.events_key = (SELECT events_key FROM builds WHERE id = '${bad}') THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
       )
       .execute(t.handle.db);
     await sql.raw('CREATE TRIGGER fail_one BEFORE INSERT ON build_events FOR EACH ROW EXECUTE FUNCTION fail_one()').execute(t.handle.db);

@@ -47,13 +47,18 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
   const listed = async (o: { query?: string; visibility?: Visibility } = {}) =>
     (await t.store.listBuilds({ visibility: o.visibility ?? SEE_EVERYTHING, ...(o.query ? { query: q(o.query) } : {}) })).map((b) => b.id);
 
+  const eventsKeys = new Map<string, number>();
   async function rowsOf(seqs: readonly number[], ids: readonly string[]): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     for (const table of ['build_values', 'build_custom_values', 'build_attributes', 'build_attestations'] as const) {
       const r = await t.handle.db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('seq', 'in', seqs).executeTakeFirstOrThrow();
       out[table] = Number(r.n);
     }
-    const e = await t.handle.db.selectFrom('build_events').select(sql<number>`count(*)`.as('n')).where('build_id', 'in', ids).executeTakeFirstOrThrow();
+    // The events are keyed by the builds' events_key (store migration 0014), remembered while the builds exist.
+    for (const r of await t.handle.db.selectFrom('builds').select(['id', 'events_key']).where('id', 'in', ids).execute()) eventsKeys.set(r.id, Number(r.events_key));
+    const keys = ids.map((id) => eventsKeys.get(id)!);
+    expect(keys.every((k) => Number.isInteger(k))).toBe(true);
+    const e = await t.handle.db.selectFrom('build_events').select(sql<number>`count(*)`.as('n')).where('events_key', 'in', keys).executeTakeFirstOrThrow();
     out['build_events'] = Number(e.n);
     return out;
   }

@@ -10,6 +10,7 @@ import { afterAll, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { undoEventsKey } from '../store/events-key-rewind.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'buildscope-task-migration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,6 +41,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   expect(new Set(facetRows.map((r) => r.field))).toEqual(new Set(['buildTool', 'user', 'tag']));
   // Back to the state before 0005: no task tables, those migrations and the later ones not run
   // (kysely runs migrations in order only).
+  // 0014 (events keyed in arrival order): build_events keyed by build ID again.
+  await undoEventsKey(handle.db, 'sqlite');
   await sql`DROP TABLE build_tasks`.execute(handle.db);
   await sql`DROP TABLE build_task_counts`.execute(handle.db);
   await sql`DROP INDEX builds_trend`.execute(handle.db);
