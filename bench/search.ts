@@ -1,7 +1,7 @@
 // Search latency per query shape on SQLite and PostgreSQL, against the naive alternative in the
 // same run: the same builds in memory, filtered by liqe.
 //
-//   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg] [--via-ingest] [--sqlite-data DIR]
+//   node --import tsx bench/search.ts [--quick] [--builds N] [--million] [--no-pg] [--via-ingest] [--sqlite-data DIR] [--shapes a,b]
 //
 // --sqlite-data DIR keeps the SQLite corpus in DIR and reuses it when DIR already holds one of the
 // same size (loading a million builds takes minutes; the corpus is deterministic). Likewise a
