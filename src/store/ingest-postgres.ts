@@ -28,6 +28,15 @@ type Trx = ControlledTransaction<any>;
 export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions): IngestWriter {
   const db = ctx.handle.db;
   let trx: Trx | undefined;
+  // Task path ids (store migration 0012) this ingest need not look up again: those read or added
+  // by a transaction of it that committed (dictionary rows are never changed or deleted), and
+  // those of the open transaction's parts that were written (a part rolled back to its savepoint
+  // contributes none; a rolled-back transaction's are dropped). A long input's parts then send
+  // only the paths they are the first to meet.
+  const committedPaths = new Map<string, number>();
+  let openPaths = new Map<string, number>();
+  const knownPath = (path: string): number | undefined => committedPaths.get(path) ?? openPaths.get(path);
+  let partPaths: Map<string, number> | undefined;
 
   const load = async (t: Trx, lines: readonly PreparedLine[]): Promise<ReturnType<typeof storedBuilds>> => {
     const ids = namedBuildIds(lines);
@@ -82,8 +91,9 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
     }
     // Task rows of a new seq: only inserted, as on SQLite, their paths by dictionary id.
     if (writes.tasks.length > 0) {
-      const ids = await taskPathIds(t, writes.tasks);
-      await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks.map((r) => [r[0], r[1], ids.get(r[2])!, r[3], r[4], r[5], r[6]]));
+      const ids = await taskPathIds(t, writes.tasks, knownPath);
+      partPaths = ids;
+      await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks.map((r) => [r[0], r[1], ids.get(r[2]) ?? knownPath(r[2])!, r[3], r[4], r[5], r[6]]));
     }
     await unnestInsert(t, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
     await addIngestedToRollupsAsync(t, 'postgres', Number(max.m), writes.maxSeq);
@@ -95,7 +105,10 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
   const commit = async (): Promise<void> => {
     const t = trx;
     trx = undefined;
+    const paths = openPaths;
+    openPaths = new Map();
     await t?.commit().execute();
+    for (const [path, id] of paths) committedPaths.set(path, id);
   };
 
   return {
@@ -113,9 +126,12 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       const t = trx;
       await sql`SAVEPOINT ingest_part`.execute(t);
       let written: PartWritten;
+      partPaths = undefined;
       try {
         written = await part(t, lines);
         await sql`RELEASE SAVEPOINT ingest_part`.execute(t);
+        // (Set by part(): a closure's assignment TypeScript's narrowing does not see.)
+        for (const [path, id] of (partPaths as Map<string, number> | undefined) ?? []) openPaths.set(path, id);
       } catch (e) {
         await sql`ROLLBACK TO SAVEPOINT ingest_part`.execute(t);
         await sql`RELEASE SAVEPOINT ingest_part`.execute(t);
@@ -128,6 +144,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
     async rollback() {
       const t = trx;
       trx = undefined;
+      openPaths = new Map();
       await t?.rollback().execute();
     },
   };
@@ -175,14 +192,16 @@ const TASK_COLUMN_TYPES: ColumnTypes = [
 ];
 
 /**
- * The dictionary ids of the tasks' paths (store migration 0012), the new ones added: two
- * statements for the whole part, whatever its number of tasks. In path order, so that two
- * transactions adding the same new paths (the advisory lock aside) wait on each other in one
- * order rather than deadlock; after ON CONFLICT DO NOTHING, the read sees a path another
- * transaction committed meanwhile (READ COMMITTED: each statement its own snapshot).
+ * The dictionary ids of the tasks' paths that `known` does not give (store migration 0012), the
+ * new ones added: two statements for the whole part, whatever its number of tasks, none when
+ * every path is known. In path order, so that two transactions adding the same new paths (the
+ * advisory lock aside) wait on each other in one order rather than deadlock; after ON CONFLICT
+ * DO NOTHING, the read sees a path another transaction committed meanwhile (READ COMMITTED:
+ * each statement its own snapshot).
  */
-async function taskPathIds(t: Trx, tasks: readonly TaskWrite[]): Promise<Map<string, number>> {
-  const paths = [...new Set(tasks.map((r) => r[2]))].sort();
+async function taskPathIds(t: Trx, tasks: readonly TaskWrite[], known: (path: string) => number | undefined): Promise<Map<string, number>> {
+  const paths = [...new Set(tasks.map((r) => r[2]))].filter((p) => known(p) === undefined).sort();
+  if (paths.length === 0) return new Map();
   await sql`INSERT INTO task_paths (path) SELECT p FROM unnest(${paths}::text[]) AS u(p) ORDER BY p ON CONFLICT (path) DO NOTHING`.execute(t);
   const rows = (await sql<{ id: string | number; path: string }>`SELECT id, path FROM task_paths WHERE path = ANY(${paths}::text[])`.execute(t)).rows;
   return new Map(rows.map((r) => [r.path, Number(r.id)]));

@@ -14,8 +14,8 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
-import { TASK_OUTCOME_CODES } from '../../src/store/tasks.js';
-import { SEE_EVERYTHING } from '../../src/store/types.js';
+import { TASK_OUTCOME_CODES, tasksOf } from '../../src/store/tasks.js';
+import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, openTestStore } from './support.js';
 import { tasksBefore0012 } from './tasks-before-0012.js';
@@ -143,6 +143,31 @@ describe.each(dialects)('compact task rows on $name', ({ name, skip }) => {
       await t.close();
     }
   }, 180_000);
+
+  it.skipIf(skip)('a long input in many transactions: every task row is its own task, path included', async () => {
+    const t = await openTestStore(name, { ingestWorker: false });
+    try {
+      // Transactions of 7 builds: the paths a transaction added are known to the later ones.
+      const lines = [...demoBuilds({ builds: 70, seed: 11, now: NOW }), oddBuild(':late:path')];
+      const results = await t.store.ingestNdjson(lines.join('\n'), { bulk: true, batchSize: 7 });
+      expect(results.every((r) => r.status === 'stored')).toBe(true);
+      const rows = await taskRows(t.handle);
+      const expected: Record<string, unknown>[] = [];
+      for (const b of await t.store.listBuilds({ visibility: SEE_EVERYTHING })) {
+        const events: BuildEvent[] = [];
+        for await (const e of t.store.streamEvents(b.id)) events.push(e);
+        const seq = Number((await sql<{ seq: number | string }>`SELECT seq FROM builds WHERE id = ${b.id}`.execute(t.handle.db)).rows[0]!.seq);
+        tasksOf(events).forEach((task, ord) =>
+          expected.push({ seq, ord, path: task.path, outcome: TASK_OUTCOME_CODES[task.outcome], start_ms: task.start, duration_ms: task.duration, cacheable: task.cacheable === null ? null : Number(task.cacheable) }),
+        );
+      }
+      expected.sort((a, b) => Number(a['seq']) - Number(b['seq']) || Number(a['ord']) - Number(b['ord']));
+      expect(rows).toEqual(expected);
+      expect(rows.length).toBeGreaterThan(70 * 5);
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
 
   it.skipIf(skip)('two servers ingesting builds with the same new paths at once store each path once', async () => {
     const t = await openTestStore(name, { ingestWorker: false });
