@@ -10,7 +10,8 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
-import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements, rollupStatements } from './rollups.js';
+import { backfillRollups, createFacetRollupTable, createRollupTables, textKeyedFacetRollupStatements, textKeyedRollupStatements } from './rollups.js';
+import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -237,11 +238,12 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
  */
 async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createRollupTables(db, dialect);
-  await fillRollups(db, dialect, 'trend rollups', rollupStatements);
+  // The statements of this layout (key text and dimension columns): 0013 converts it.
+  await fillRollups(db, dialect, 'trend rollups', textKeyedRollupStatements);
 }
 
 /** Fills rollups from the stored builds with a log line per batch (the logger made only when there are builds). */
-async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof rollupStatements): Promise<void> {
+async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof textKeyedRollupStatements): Promise<void> {
   let log: ReturnType<typeof createLogger> | undefined;
   await backfillRollups(
     db,
@@ -283,7 +285,20 @@ async function buildAttestations(db: Db): Promise<void> {
  */
 async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createFacetRollupTable(db, dialect);
-  await fillRollups(db, dialect, 'facet rollups', facetRollupStatements);
+  await fillRollups(db, dialect, 'facet rollups', textKeyedFacetRollupStatements);
+}
+
+/**
+ * 0013: the rollups keyed by an integer key ID (store/rollup-keys.ts): the distinct dimension
+ * values once in `rollup_keys`, every rollup row naming them by `kid` instead of holding their
+ * JSON text and the values again. Converts the tables of 0009 and 0011 in batches, with progress.
+ */
+async function rollupKeys(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await migrateRollupKeys(db, dialect, (table, done, total) => {
+    log ??= createLogger('store');
+    log.info({ table, done, total }, `rollup keys: ${table} ${done} of ${total} rows`);
+  });
 }
 
 /**
@@ -304,6 +319,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0009_trend_rollups': { up: (db) => rollups(db, dialect) },
     '0010_build_attestations': { up: buildAttestations },
     '0011_facet_rollups': { up: (db) => facetRollups(db, dialect) },
+    '0013_rollup_keys': { up: (db) => rollupKeys(db, dialect) },
   };
 }
 
