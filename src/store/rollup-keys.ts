@@ -56,7 +56,12 @@ const NEW = (t: Table) => `${t.name}_0013`;
  * to the layout keyed by `(lvl, t, kid, ...)` / `(field, value, kid)`, in batches, reporting the
  * rows converted of each table after every batch.
  */
-export async function migrateRollupKeys(db: Db, dialect: Dialect, progress: (table: string, done: number, total: number) => void): Promise<void> {
+export async function migrateRollupKeys(
+  db: Db,
+  dialect: Dialect,
+  progress: (table: string, done: number, total: number) => void,
+  batchRows = ROLLUP_KEYS_BATCH,
+): Promise<void> {
   const big = dialect === 'sqlite' ? 'integer' : 'bigint';
   const real = dialect === 'sqlite' ? 'real' : 'double precision';
   const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
@@ -84,7 +89,7 @@ export async function migrateRollupKeys(db: Db, dialect: Dialect, progress: (tab
         // The last range value of the batch: the batch takes every row up to it, inclusive.
         const upTo = (
           await sql<{ v: unknown }>`SELECT ${sql.raw(t.inner)} AS v FROM ${sql.raw(t.name)} WHERE ${sql.raw(t.outer)} = ${outer} ${from}
-            ORDER BY ${sql.raw(t.inner)} LIMIT 1 OFFSET ${sql.raw(String(ROLLUP_KEYS_BATCH - 1))}`.execute(db)
+            ORDER BY ${sql.raw(t.inner)} LIMIT 1 OFFSET ${sql.raw(String(Math.max(1, Math.trunc(batchRows)) - 1))}`.execute(db)
         ).rows[0]?.v;
         const batch = sql`o.${sql.raw(t.outer)} = ${outer} ${after === undefined ? sql`` : sql`AND o.${sql.raw(t.inner)} > ${after}`} ${upTo === undefined ? sql`` : sql`AND o.${sql.raw(t.inner)} <= ${upTo}`}`;
         await sql`INSERT INTO ${sql.raw(ROLLUP_KEYS)} (k, ${sql.raw(dimNames)})
