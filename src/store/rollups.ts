@@ -148,9 +148,10 @@ const DICTIONARY_KEYS: KeySide = {
 /**
  * The statement that adds the keys of the builds `selection` names that the dictionary lacks, in
  * bulk, before the rollup statements look them up. Only keys not there yet are proposed: on
- * PostgreSQL every proposed row takes an identity value even when it conflicts. ON CONFLICT
- * still, for a key another transaction added meanwhile (ingest is serialised, but not against a
- * migration's fill). Subtracting needs none: the builds' keys are there since they were added.
+ * PostgreSQL every proposed row takes an identity value even when it conflicts. ON CONFLICT all
+ * the same, for a key another transaction adds meanwhile (the PostgreSQL ingest is serialised by
+ * its advisory lock, but these statements do not rely on it). Subtracting needs none: the
+ * builds' keys are there since they were added, and dictionary rows are never deleted.
  */
 function keyAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
   if (sign === -1) return [];
