@@ -10,7 +10,8 @@ import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
-import { backfillRollups, createFacetRollupTable, createRollupTables, facetRollupStatements, rollupStatements } from './rollups.js';
+import { backfillRollups, createFacetRollupTable, createRollupTables, textKeyedFacetRollupStatements, textKeyedRollupStatements } from './rollups.js';
+import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 
@@ -238,12 +239,13 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
  */
 async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createRollupTables(db, dialect);
-  // From build_tasks as it was then (0005's layout; 0012 compacts it later).
-  await fillRollups(db, dialect, 'trend rollups', (d, di, selection, sign) => rollupStatements(d, di, selection, sign, 'text'));
+  // The statements of this layout (key text and dimension columns), reading build_tasks as 0005
+  // wrote it: 0012 compacts the task rows and 0013 converts the rollups later.
+  await fillRollups(db, dialect, 'trend rollups', (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'text'));
 }
 
 /** Fills rollups from the stored builds with a log line per batch (the logger made only when there are builds). */
-async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof rollupStatements): Promise<void> {
+async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof textKeyedFacetRollupStatements): Promise<void> {
   let log: ReturnType<typeof createLogger> | undefined;
   await backfillRollups(
     db,
@@ -285,7 +287,20 @@ async function buildAttestations(db: Db): Promise<void> {
  */
 async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await createFacetRollupTable(db, dialect);
-  await fillRollups(db, dialect, 'facet rollups', facetRollupStatements);
+  await fillRollups(db, dialect, 'facet rollups', textKeyedFacetRollupStatements);
+}
+
+/**
+ * 0013: the rollups keyed by an integer key ID (store/rollup-keys.ts): the distinct dimension
+ * values once in `rollup_keys`, every rollup row naming them by `kid` instead of holding their
+ * JSON text and the values again. Converts the tables of 0009 and 0011 in batches, with progress.
+ */
+async function rollupKeys(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await migrateRollupKeys(db, dialect, (table, done, total) => {
+    log ??= createLogger('store');
+    log.info({ table, done, total }, `rollup keys: ${table} ${done} of ${total} rows`);
+  });
 }
 
 /** Table of the one row holding the last events_key handed out (0014). */
@@ -407,6 +422,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0010_build_attestations': { up: buildAttestations },
     '0011_facet_rollups': { up: (db) => facetRollups(db, dialect) },
     '0012_compact_tasks': { up: (db) => compactTaskRows(db, dialect) },
+    '0013_rollup_keys': { up: (db) => rollupKeys(db, dialect) },
     '0014_events_key': { up: (db) => eventsKey(db, dialect) },
   };
 }

@@ -10,7 +10,7 @@ import { compileQuery, dialectOf } from '../sql/index.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import type { Visibility } from './types.js';
-import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, FACET_ROLLUPS, FACET_ROLLUP_FIELDS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
+import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, FACET_ROLLUPS, FACET_ROLLUP_FIELDS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, rollupsAsBuilds, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
 
 /** What the direct path computes per period, and per task path over the whole range. */
 export interface PeriodRow {
@@ -111,8 +111,9 @@ export async function trendRowsFromRollups(
   if (!rollupEligible(query)) return undefined;
   const ranges = coverPeriods(periods);
   if (ranges === undefined) return undefined;
-  // The rollup tables are read under the name `builds`: the visibility and the query's terms are
-  // then the very conditions the direct path uses, on columns of the same names and values.
+  // The rollup tables are read under the name `builds`, joined with their keys' dimension values
+  // (rollupsAsBuilds): the visibility and the query's terms are then the very conditions the
+  // direct path uses, on columns of the same names and values.
   const filter = query === undefined || query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(query, handle.dialect) as unknown as RawBuilder<SqlBool>);
   const where = (r: Range) => sql`builds.lvl = ${int(r.lvl)} AND builds.t >= ${int(r.from)} AND builds.t < ${int(r.to)} AND ${visibility} AND ${filter as Expression<SqlBool>}`;
   const t = sql.raw('builds.t');
@@ -126,7 +127,7 @@ export async function trendRowsFromRollups(
     const rows = await sql<Record<string, unknown>>`SELECT ${periodOf(t)} AS i, sum(builds) AS builds, sum(known) AS known,
         sum(CASE WHEN buildoutcome = 'succeeded' THEN builds ELSE 0 END) AS succeeded, sum(CASE WHEN buildoutcome = 'failed' THEN builds ELSE 0 END) AS failed,
         ${sql.join(ROLLUP_TASK_COLUMNS.map((c, k) => sql`sum(${sql.ref(c)}) AS ${sql.ref(`c${k}`)}`))}
-      FROM ${sql.raw(BUILD_ROLLUPS)} AS builds WHERE ${where(r)} GROUP BY 1`.execute(handle.db);
+      FROM ${rollupsAsBuilds(BUILD_ROLLUPS)} WHERE ${where(r)} GROUP BY 1`.execute(handle.db);
     for (const row of rows.rows) {
       const i = num(row['i']);
       const p = periodRows.get(i) ?? { builds: 0, succeeded: 0, failed: 0, known: 0, percentiles: null };
@@ -140,7 +141,7 @@ export async function trendRowsFromRollups(
       tasks.set(i, c);
     }
     const buckets = await sql<{ i: unknown; bucket: unknown; n: unknown }>`SELECT ${periodOf(t)} AS i, bucket, sum(n) AS n
-      FROM ${sql.raw(DURATION_ROLLUPS)} AS builds WHERE ${where(r)} GROUP BY 1, 2`.execute(handle.db);
+      FROM ${rollupsAsBuilds(DURATION_ROLLUPS)} WHERE ${where(r)} GROUP BY 1, 2`.execute(handle.db);
     for (const row of buckets.rows) {
       const i = num(row.i);
       const h = hist.get(i) ?? new Map<number, number>();
@@ -149,7 +150,7 @@ export async function trendRowsFromRollups(
     }
     const tasksByPath = await sql<{ path: string; runs: unknown; failures: unknown; total: unknown; mx: unknown }>`SELECT path, sum(runs) AS runs,
         sum(failures) AS failures, sum(dur_sum) AS total, max(dur_max) AS mx
-      FROM ${sql.raw(TASK_ROLLUPS)} AS builds WHERE ${where(r)} GROUP BY path`.execute(handle.db);
+      FROM ${rollupsAsBuilds(TASK_ROLLUPS)} WHERE ${where(r)} GROUP BY path`.execute(handle.db);
     for (const row of tasksByPath.rows) {
       const s = paths.get(row.path) ?? { runs: 0, failures: 0, sum: 0, max: null };
       s.runs += num(row.runs);
@@ -222,7 +223,7 @@ export async function trendRowsFromRollups(
 export async function countFromRollups(handle: DatabaseHandle, query: CheckedExpr | undefined, visibility: RawBuilder<SqlBool>): Promise<number | undefined> {
   if (!rollupEligible(query)) return undefined;
   const filter = query === undefined || query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(query, handle.dialect) as unknown as RawBuilder<SqlBool>);
-  const row = await sql<{ n: unknown }>`SELECT coalesce(sum(builds), 0) AS n FROM ${sql.raw(BUILD_ROLLUPS)} AS builds
+  const row = await sql<{ n: unknown }>`SELECT coalesce(sum(builds), 0) AS n FROM ${rollupsAsBuilds(BUILD_ROLLUPS)}
     WHERE builds.lvl = ${int(ALL_TIME)} AND builds.t = 0 AND ${visibility} AND ${filter as Expression<SqlBool>}`.execute(handle.db);
   return Number(row.rows[0]?.n ?? 0);
 }
@@ -250,11 +251,11 @@ export async function facetsFromRollups(
   const filter = query === undefined || query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(query, handle.dialect) as unknown as RawBuilder<SqlBool>);
   const top = sql`ORDER BY n DESC, value LIMIT ${int(limit)}`;
   const allTime = (column: 'buildoutcome' | 'project_name') =>
-    sql<FacetRow>`SELECT builds.${sql.raw(column)} AS value, sum(builds.builds) AS n FROM ${sql.raw(BUILD_ROLLUPS)} AS builds
+    sql<FacetRow>`SELECT builds.${sql.raw(column)} AS value, sum(builds.builds) AS n FROM ${rollupsAsBuilds(BUILD_ROLLUPS)}
       WHERE builds.lvl = ${int(ALL_TIME)} AND builds.t = 0 AND builds.${sql.raw(column)} IS NOT NULL AND ${visibility} AND ${filter as Expression<SqlBool>}
       GROUP BY builds.${sql.raw(column)} ${top}`.execute(handle.db);
   const facet = (field: string) =>
-    sql<FacetRow>`SELECT builds.value AS value, sum(builds.n) AS n FROM ${sql.raw(FACET_ROLLUPS)} AS builds
+    sql<FacetRow>`SELECT builds.value AS value, sum(builds.n) AS n FROM ${rollupsAsBuilds(FACET_ROLLUPS)}
       WHERE builds.field = ${sql.lit(field)} AND ${visibility} AND ${filter as Expression<SqlBool>}
       GROUP BY builds.value ${top}`.execute(handle.db);
   const [buildOutcome, project, buildTool, user, tag] = await Promise.all([allTime('buildoutcome'), allTime('project_name'), facet('buildTool'), facet('user'), facet('tag')]);

@@ -9,8 +9,10 @@
 // build_rollups also has all-time rows (`lvl` 3) for exact counts. Every
 // time zone's days and weeks (offsets are multiples of 15 minutes) are unions of slots, and most
 // of a period is whole hours or whole UTC days, so a period is read at the coarsest level that
-// fits it. Each row is also keyed by the build's dimension values (`k`, one text of all of them,
-// because NULL is a value here and a primary key cannot hold NULLs on both databases).
+// fits it. Each row is also keyed by the build's dimension values: since migration 0013 by `kid`,
+// the integer ID of the values in the dictionary `rollup_keys` (whose `k` is one text of all of
+// them, because NULL is a value here and a unique key cannot hold NULLs on both databases). Before
+// 0013 every row held that text and the values themselves (the frozen layout of 0009 and 0011).
 
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
@@ -136,6 +138,62 @@ function taskReads(layout: TaskLayout) {
   };
 }
 
+/** The dictionary of rollup keys (migration 0013): one row per distinct dimension values. */
+export const ROLLUP_KEYS = 'rollup_keys';
+
+/**
+ * How a rollup row names its dimension values, for the statements that write rollups:
+ * `dictionary` (migration 0013 on) one integer `kid` of rollup_keys; `text` (the frozen layout
+ * of 0009 and 0011, which only their fills write) the key text `k` and the values themselves.
+ */
+interface KeySide {
+  /** The key's columns of a rollup table. */
+  readonly columns: RawBuilder<unknown>;
+  /** Their values for the builds of a group (grouped by the key text and the dimension values). */
+  values(key: RawBuilder<string>, b: string): RawBuilder<unknown>;
+  /** The key column(s) of the primary key after (lvl, t) or (field, value). */
+  readonly conflict: string;
+  /** A condition: `table`'s row is of the builds whose key text is `key`. */
+  is(table: string, key: RawBuilder<string>): RawBuilder<SqlBool>;
+}
+
+const TEXT_KEYS: KeySide = {
+  columns: sql`k, ${dimNames}`,
+  values: (key, b) => sql`${key}, ${dims(b)}`,
+  conflict: 'k',
+  is: (table, key) => sql<SqlBool>`${key} = ${sql.raw(table)}.k`,
+};
+
+// One look-up of the unique key text per group (not per build): the batch's new keys are in the
+// dictionary already (keyAdditions runs first).
+const lookUp = (key: RawBuilder<string>) => sql`(SELECT rk.id FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = ${key})`;
+
+const DICTIONARY_KEYS: KeySide = {
+  columns: sql`kid`,
+  values: (key) => lookUp(key),
+  conflict: 'kid',
+  is: (table, key) => sql<SqlBool>`${sql.raw(table)}.kid = ${lookUp(key)}`,
+};
+
+/**
+ * The statement that adds the keys of the builds `selection` names that the dictionary lacks, in
+ * bulk, before the rollup statements look them up. Only keys not there yet are proposed: on
+ * PostgreSQL every proposed row takes an identity value even when it conflicts. ON CONFLICT all
+ * the same, for a key another transaction adds meanwhile (the PostgreSQL ingest is serialised by
+ * its advisory lock, but these statements do not rely on it). Subtracting needs none: the
+ * builds' keys are there since they were added, and dictionary rows are never deleted.
+ */
+function keyAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  if (sign === -1) return [];
+  const key = keyExpr(dialect, 'b');
+  return [
+    sql`INSERT INTO ${sql.raw(ROLLUP_KEYS)} (k, ${dimNames})
+      SELECT DISTINCT ${key}, ${dims('b')} FROM builds AS b
+      WHERE ${selection} AND NOT EXISTS (SELECT 1 FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = ${key})
+      ON CONFLICT (k) DO NOTHING`.compile(db),
+  ];
+}
+
 /** The tables and the index of migration 0008 (frozen). */
 export async function createRollupTables(db: Db, dialect: Dialect): Promise<void> {
   const big = dialect === 'sqlite' ? 'integer' : 'bigint';
@@ -159,39 +217,63 @@ export async function createRollupTables(db: Db, dialect: Dialect): Promise<void
 }
 
 /**
- * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
- * `b`, an alias of builds) to or from every rollup. Subtracting runs before the builds are
- * deleted; it also recomputes the longest task duration of the rows where a subtracted task may
- * have been the longest, and drops rows that become empty.
+ * A rollup table joined with its keys' dimension values (and key text), as the FROM item named
+ * `builds`: readers (rollups-query.ts) apply the visibility and the query's terms to it, the very
+ * SQL of the direct path on columns of the same names and values. CROSS JOIN fixes SQLite's
+ * order: the rollup rows by their primary key range, then each one's key by its rowid (the
+ * dictionary holds a few hundred keys); PostgreSQL plans it as an inner join.
  */
-export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, layout: TaskLayout = 'coded'): CompiledQuery[] {
+export function rollupsAsBuilds(table: string): RawBuilder<unknown> {
+  return sql`(SELECT r.*, rk.k, ${dims('rk')} FROM ${sql.raw(table)} AS r CROSS JOIN ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.id = r.kid) AS builds`;
+}
+
+/**
+ * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
+ * `b`, an alias of builds) to or from every trend rollup, the new keys to the dictionary first.
+ * Subtracting runs before the builds are deleted; it also recomputes the longest task duration
+ * of the rows where a subtracted task may have been the longest, and drops rows that become empty.
+ */
+export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded')];
+}
+
+/**
+ * The trend rollup statements of the frozen layout of migration 0009 (key text and dimension
+ * columns), reading build_tasks in `layout`: 0009's fill reads them as 0005 wrote them (`text`;
+ * 0012 and 0013 convert later); tests rebuild that layout over today's task rows (`coded`).
+ */
+export function textKeyedRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, layout: TaskLayout): CompiledQuery[] {
+  return trendStatements(db, dialect, selection, sign, TEXT_KEYS, layout);
+}
+
+function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, layout: TaskLayout): CompiledQuery[] {
   const out: CompiledQuery[] = [];
   const tasks = taskReads(layout);
   const s = lit(sign);
   const start = sql.raw('b.buildstarttime');
+  const key = keyExpr(dialect, 'b');
   for (const { lvl, size } of LEVELS) {
     const unit = unitExpr(dialect, start, size);
-    const key = keyExpr(dialect, 'b');
     const L = lit(lvl);
-    out.push(buildRollupUpsert(db, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
+    out.push(buildRollupUpsert(db, keys, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
     const bucket = bucketCase(sql.raw('b.buildduration'), 0, DURATION_BOUNDS.length);
     out.push(
-      sql`INSERT INTO ${sql.raw(DURATION_ROLLUPS)} (lvl, t, k, ${dimNames}, bucket, n)
-        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${bucket}, ${s} * count(*)
+      sql`INSERT INTO ${sql.raw(DURATION_ROLLUPS)} (lvl, t, ${keys.columns}, bucket, n)
+        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${bucket}, ${s} * count(*)
         FROM builds AS b
         WHERE ${selection} AND b.buildstarttime IS NOT NULL AND b.buildduration IS NOT NULL
         GROUP BY ${unit}, ${key}, ${dims('b')}, ${bucket}
-        ON CONFLICT (lvl, t, k, bucket) DO UPDATE SET n = ${sql.raw(DURATION_ROLLUPS)}.n + excluded.n`.compile(db),
+        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, bucket) DO UPDATE SET n = ${sql.raw(DURATION_ROLLUPS)}.n + excluded.n`.compile(db),
     );
     const maxSet = sign === 1 ? sql`, dur_max = ${dialectOf(dialect).greatest(sql.raw(`${TASK_ROLLUPS}.dur_max`), sql.raw('excluded.dur_max'))}` : sql.raw('');
     out.push(
-      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, k, ${dimNames}, path, runs, failures, dur_sum, dur_max)
-        SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
+      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, ${keys.columns}, path, runs, failures, dur_sum, dur_max)
+        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${tasks.path('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
           ${s} * sum(tk.duration_ms), max(tk.duration_ms)
         FROM builds AS b ${tasks.join('tk')}
         WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${tasks.ran('tk')}
         GROUP BY ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}
-        ON CONFLICT (lvl, t, k, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
+        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
           failures = ${sql.raw(TASK_ROLLUPS)}.failures + excluded.failures, dur_sum = ${sql.raw(TASK_ROLLUPS)}.dur_sum + excluded.dur_sum${maxSet}`.compile(db),
     );
     if (sign === -1) {
@@ -207,18 +289,18 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
         sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
             SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
             WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
-              AND ${keyExpr(dialect, 'o')} = ${sql.raw(TASK_ROLLUPS)}.k AND ${tasks.pathIs('x', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('x')}
+              AND ${keys.is(TASK_ROLLUPS, keyExpr(dialect, 'o'))} AND ${tasks.pathIs('x', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('x')}
               AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
           WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
             AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
-              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${key} = ${sql.raw(TASK_ROLLUPS)}.k
+              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${keys.is(TASK_ROLLUPS, key)}
                 AND ${tasks.pathIs('tk', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('tk')} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
       );
     }
   }
   // All time (ALL_TIME, t 0): every available build, with a start time or not, for the exact
   // count of a query the rollups answer (a few rows whatever the number of builds).
-  out.push(buildRollupUpsert(db, lit(ALL_TIME), lit(0), keyExpr(dialect, 'b'), selection, undefined, s));
+  out.push(buildRollupUpsert(db, keys, lit(ALL_TIME), lit(0), key, selection, undefined, s));
   if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${lit(ALL_TIME)} AND t = 0 AND builds = 0`.compile(db));
   return out;
 }
@@ -227,14 +309,23 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
 export const ALL_TIME = 3;
 
 /** The build_rollups statement; `started` undefined for the all-time rows (every build, one unit). */
-function buildRollupUpsert(db: Db, L: RawBuilder<number>, unit: RawBuilder<number>, key: RawBuilder<string>, selection: RawBuilder<SqlBool>, started: RawBuilder<unknown> | undefined, s: RawBuilder<number>): CompiledQuery {
+function buildRollupUpsert(
+  db: Db,
+  keys: KeySide,
+  L: RawBuilder<number>,
+  unit: RawBuilder<number>,
+  key: RawBuilder<string>,
+  selection: RawBuilder<SqlBool>,
+  started: RawBuilder<unknown> | undefined,
+  s: RawBuilder<number>,
+): CompiledQuery {
   const taskSums = sql.join(TASK_COUNT_COLUMNS.map((c) => sql`${s} * coalesce(sum(c.${sql.raw(c)}), 0)`));
-  return sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, k, ${dimNames}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
-    SELECT ${L}, ${unit}, ${key}, ${dims('b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
+  return sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, ${keys.columns}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
+    SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
     FROM builds AS b LEFT JOIN build_task_counts AS c ON c.seq = b.seq
     WHERE ${selection} ${started ?? sql``}
     GROUP BY ${started === undefined ? sql`` : sql`${unit}, `}${key}, ${dims('b')}
-    ON CONFLICT (lvl, t, k) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
+    ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
       ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db);
 }
 
@@ -273,16 +364,25 @@ export async function createFacetRollupTable(db: Db, dialect: Dialect): Promise<
  * buildFacets): non-null values of the builds' columns, and every build_values row of a tag.
  */
 export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS)];
+}
+
+/** The facet rollup statements of the frozen layout of migration 0011, for its fill. */
+export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return facetStatements(db, dialect, selection, sign, TEXT_KEYS);
+}
+
+function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide): CompiledQuery[] {
   const s = lit(sign);
   const key = keyExpr(dialect, 'b');
-  const upsert = sql.raw(`ON CONFLICT (field, value, k) DO UPDATE SET n = ${FACET_ROLLUPS}.n + excluded.n`);
+  const upsert = sql.raw(`ON CONFLICT (field, value, ${keys.conflict}) DO UPDATE SET n = ${FACET_ROLLUPS}.n + excluded.n`);
   const out = FACET_ROLLUP_FIELDS.map((f) => {
     const name = sql.lit(f.field);
     if ('column' in f) {
       // Quoted: `user` is a reserved word on PostgreSQL.
       const v = sql.raw(`b."${f.column}"`);
-      return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, k, ${dimNames}, n)
-        SELECT ${name}, ${v}, ${key}, ${dims('b')}, ${s} * count(*)
+      return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
+        SELECT ${name}, ${v}, ${keys.values(key, 'b')}, ${s} * count(*)
         FROM builds AS b WHERE ${selection} AND ${v} IS NOT NULL
         GROUP BY ${v}, ${key}, ${dims('b')} ${upsert}`.compile(db);
     }
@@ -291,8 +391,8 @@ export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBu
     // tag row of the database through the search index (field, value, seq), 500 ms for a batch
     // of 5,000 builds at 1M, and minutes a batch once the order alone was fixed. PostgreSQL
     // plans it as an inner join and needs no hint.
-    return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, k, ${dimNames}, n)
-      SELECT ${name}, v.value, ${key}, ${dims('b')}, ${s} * count(*)
+    return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
+      SELECT ${name}, v.value, ${keys.values(key, 'b')}, ${s} * count(*)
       FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint('build_values_seq')}
       WHERE v.seq = b.seq AND v.field = ${sql.lit(f.values)} AND ${selection}
       GROUP BY v.value, ${key}, ${dims('b')} ${upsert}`.compile(db);
@@ -303,7 +403,11 @@ export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBu
 
 /** Every rollup statement the ingest and prune run: the trend rollups' and the facet rollups'. */
 function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  return [...rollupStatements(db, dialect, selection, sign), ...facetRollupStatements(db, dialect, selection, sign)];
+  return [
+    ...keyAdditions(db, dialect, selection, sign),
+    ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
+    ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS),
+  ];
 }
 
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */

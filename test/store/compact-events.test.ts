@@ -101,6 +101,7 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
         'DROP TABLE build_rollups',
         'DROP TABLE build_duration_rollups',
         'DROP TABLE build_task_rollups',
+        'DROP TABLE rollup_keys',
         'DROP INDEX builds_duration_day',
         'DROP INDEX build_events_text',
         'DROP INDEX build_attributes_text',

@@ -3,7 +3,8 @@
 // equals the trend computed from the builds directly and the one computed in TypeScript, and the
 // exact count from the rollups equals the reference's, and the facets from the rollups (any
 // limit, so ties and the cut are exercised) equal the direct ones, on SQLite and PostgreSQL. And
-// the backfills of migrations 0009 and 0011 build the same rollups the ingest and prune keep.
+// the backfills of migrations 0009 and 0011 (converted by 0013) build the same rollups the ingest
+// and prune keep.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,22 @@ import { parseQuery } from '../../src/query/index.js';
 import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
+import {
+  backfillRollups,
+  BUILD_ROLLUPS,
+  createFacetRollupTable,
+  createRollupTables,
+  DURATION_ROLLUPS,
+  FACET_ROLLUPS,
+  facetRollupStatements,
+  ROLLUP_KEYS,
+  rollupsAsBuilds,
+  rollupStatements,
+  TASK_ROLLUPS,
+  textKeyedFacetRollupStatements,
+  textKeyedRollupStatements,
+} from '../../src/store/rollups.js';
+import { migrateRollupKeys } from '../../src/store/rollup-keys.js';
 import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-query.js';
 import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
@@ -118,12 +134,18 @@ async function reference(store: BuildStore): Promise<RefBuild[]> {
   return out;
 }
 
+/**
+ * Every rollup row with its key's text and dimension values instead of the key's ID (IDs depend
+ * on the order keys were first seen), in key order.
+ */
 async function tables(handle: DatabaseHandle): Promise<unknown[]> {
   const out = [];
   for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) {
-    const order = t === FACET_ROLLUPS ? sql`field, value, k` : sql`lvl, t, k, 4, 5, 6, 7`;
-    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${sql.raw(t)} ORDER BY ${order}`.execute(handle.db);
-    out.push(rows.rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]))));
+    const order = t === FACET_ROLLUPS ? sql`field, value, k` : t === BUILD_ROLLUPS ? sql`lvl, t, k` : t === DURATION_ROLLUPS ? sql`lvl, t, k, bucket` : sql`lvl, t, k, path`;
+    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(t)} ORDER BY ${order}`.execute(handle.db);
+    out.push(
+      rows.rows.map((r) => Object.fromEntries(Object.entries(r).flatMap(([k, v]) => (k === 'kid' ? [] : [[k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]])))),
+    );
   }
   return out;
 }
@@ -176,6 +198,16 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
             for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) await sql`DELETE FROM ${sql.raw(t)}`.execute(handle.db);
             await backfillRollups(handle.db, handle.dialect, () => {}, rollupStatements);
             await backfillRollups(handle.db, handle.dialect, () => {}, facetRollupStatements);
+            expect(await tables(handle)).toEqual(kept);
+            // And what migrations 0009 and 0011 fill (key text and dimension columns) and 0013
+            // converts to key IDs, with a fresh dictionary.
+            for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS, ROLLUP_KEYS]) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
+            await sql`DROP INDEX builds_duration_day`.execute(handle.db);
+            await createRollupTables(handle.db, handle.dialect);
+            await createFacetRollupTable(handle.db, handle.dialect);
+            await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'coded'));
+            await backfillRollups(handle.db, handle.dialect, () => {}, textKeyedFacetRollupStatements);
+            await migrateRollupKeys(handle.db, handle.dialect, () => {});
             expect(await tables(handle)).toEqual(kept);
           } finally {
             await store.close();

@@ -1,4 +1,4 @@
-// Store migrations 0005 to 0012 on a database that already holds builds: the task rows and the
+// Store migrations 0005 to 0014 on a database that already holds builds: the task rows and the
 // per-build task counts are filled from the stored events, and the trend rollups from those,
 // equal to what the ingest writes.
 
@@ -11,22 +11,28 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { undoEventsKey } from '../store/events-key-rewind.js';
+import { rollupsAsBuilds } from '../../src/store/rollups.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'buildscope-task-migration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('fills build_tasks and build_task_counts for builds stored before them', async () => {
+  // Rollup rows with their keys' text and values, not the key IDs (0013 numbers the keys in
+  // another order than the ingest did).
+  const keyed = async (h: Awaited<ReturnType<typeof openDatabase>>, table: string, order: string) =>
+    (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(h.db)).rows.map(({ kid: _kid, ...r }) => r);
   const rows = async (h: Awaited<ReturnType<typeof openDatabase>>) => ({
     // The path from the dictionary and the outcome's code (0012).
     tasks: (await sql`SELECT t.seq, t.ord, p.path, t.outcome, t.start_ms, t.duration_ms, t.cacheable FROM build_tasks AS t JOIN task_paths AS p ON p.id = t.path_id ORDER BY t.seq, t.ord`.execute(h.db)).rows,
     counts: (await sql`SELECT * FROM build_task_counts ORDER BY seq`.execute(h.db)).rows,
     // Migration 0009 fills the trend rollups from these rows as the ingest keeps them.
+    // Migration 0013 then converts them to key IDs.
     rollups: [
-      (await sql`SELECT * FROM build_rollups ORDER BY lvl, t, k`.execute(h.db)).rows,
-      (await sql`SELECT * FROM build_duration_rollups ORDER BY lvl, t, k, bucket`.execute(h.db)).rows,
-      (await sql`SELECT * FROM build_task_rollups ORDER BY lvl, t, k, path`.execute(h.db)).rows,
+      await keyed(h, 'build_rollups', 'lvl, t, k'),
+      await keyed(h, 'build_duration_rollups', 'lvl, t, k, bucket'),
+      await keyed(h, 'build_task_rollups', 'lvl, t, k, path'),
       // And migration 0011 the facet rollups.
-      (await sql`SELECT * FROM build_facet_rollups ORDER BY field, value, k`.execute(h.db)).rows,
+      await keyed(h, 'build_facet_rollups', 'field, value, k'),
     ],
   });
   let handle = await openDatabase({ data: dir });
@@ -53,8 +59,9 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   await sql`DROP INDEX builds_duration_day`.execute(handle.db);
   await sql`DROP TABLE build_attestations`.execute(handle.db);
   await sql`DROP TABLE build_facet_rollups`.execute(handle.db);
-  // 0012 (compact task rows).
+  // 0012 (compact task rows) and 0013 (rollup keys).
   await sql`DROP TABLE task_paths`.execute(handle.db);
+  await sql`DROP TABLE rollup_keys`.execute(handle.db);
   // 0008 (compressed events): the builds were stored as text, as before it.
   await sql`DROP INDEX build_events_text`.execute(handle.db);
   await sql`DROP INDEX build_attributes_text`.execute(handle.db);

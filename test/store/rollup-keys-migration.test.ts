@@ -1,0 +1,148 @@
+// Store migration 0013 (src/store/rollup-keys.ts) on both databases: rollups in the layout of
+// migrations 0009 and 0011 (every row keyed by the JSON text of its dimension values, the values
+// stored again) are converted to rows keyed by an integer key ID, in batches with progress, and
+// every reader answers as before: trends, facets and counts from the rollups, for queries the
+// rollups answer under several visibilities, equal to the answers before the conversion and to
+// the direct path's.
+
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { parseQuery } from '../../src/query/index.js';
+import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+import { deleteBuilds } from '../../src/store/prune.js';
+import { migrateRollupKeys } from '../../src/store/rollup-keys.js';
+import {
+  BUILD_ROLLUPS,
+  createFacetRollupTable,
+  createRollupTables,
+  backfillRollups,
+  DURATION_ROLLUPS,
+  FACET_ROLLUPS,
+  ROLLUP_KEYS,
+  rollupsAsBuilds,
+  TASK_ROLLUPS,
+  textKeyedFacetRollupStatements,
+  textKeyedRollupStatements,
+} from '../../src/store/rollups.js';
+import { SEE_EVERYTHING, type BuildStore, type Visibility } from '../../src/store/types.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { pgAvailable } from '../support/postgres.js';
+import { completeBuild, id, openTestStore } from './support.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+const TABLES = [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS];
+const QUERIES = ['', 'project:inventory', 'buildOutcome:failed', 'project:inventory buildOutcome:failed', 'project:nothing'];
+const VISIBILITIES: readonly Visibility[] = [SEE_EVERYTHING, { projects: ['Inventory', 'Billing'], withoutProject: false }, { projects: [], withoutProject: true }];
+const OPTIONS: readonly TrendOptions[] = [
+  { from: NOW - 30 * DAY, to: NOW, interval: 'day', tz: 'UTC' },
+  { from: NOW - 28 * DAY, to: NOW, interval: 'week', tz: 'Asia/Kathmandu' },
+];
+
+/** What the readers answer from the rollups. */
+async function answers(handle: DatabaseHandle, store: BuildStore): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const text of QUERIES) {
+    const query = parseQuery(text, { now: NOW }).expr!;
+    for (const visibility of VISIBILITIES) {
+      const scope = { query, visibility };
+      out.push(await store.countBuilds(scope), await buildFacets(handle, scope, 5));
+      for (const o of OPTIONS) out.push(await buildTrends(handle, scope, o));
+    }
+  }
+  return out;
+}
+
+/** Every rollup row with its key's text and values in place of the key ID, in key order. */
+async function keyedRows(handle: DatabaseHandle): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const t of TABLES) {
+    const order = t === FACET_ROLLUPS ? 'field, value, k' : t === BUILD_ROLLUPS ? 'lvl, t, k' : t === DURATION_ROLLUPS ? 'lvl, t, k, bucket' : 'lvl, t, k, path';
+    const rows = (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(t)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows;
+    out.push(rows.map(({ kid: _kid, ...r }) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]))));
+  }
+  return out;
+}
+
+async function columns(handle: DatabaseHandle, table: string): Promise<string[]> {
+  const q =
+    handle.dialect === 'sqlite'
+      ? sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`
+      : sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns WHERE table_name = ${table} AND table_schema = current_schema()`;
+  return (await q.execute(handle.db)).rows.map((r) => r.name).sort();
+}
+
+/** Back to the layout before 0013: the tables of 0009 and 0011, filled as they fill them, and 0013 not run. */
+async function rewind(handle: DatabaseHandle): Promise<void> {
+  for (const t of [...TABLES, ROLLUP_KEYS]) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
+  await sql`DROP INDEX builds_duration_day`.execute(handle.db);
+  await createRollupTables(handle.db, handle.dialect);
+  await createFacetRollupTable(handle.db, handle.dialect);
+  await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'coded'));
+  await backfillRollups(handle.db, handle.dialect, () => {}, textKeyedFacetRollupStatements);
+  await sql`DELETE FROM store_migration WHERE name = '0013_rollup_keys'`.execute(handle.db);
+}
+
+const dialects = [
+  { name: 'sqlite' as const, skip: false },
+  { name: 'postgres' as const, skip: !pgAvailable() },
+];
+
+describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
+  it.skipIf(skip)('converts rollups keyed by text to key IDs in batches, and every reader answers the same', async () => {
+    const t = await openTestStore(name);
+    try {
+      await t.store.ingestNdjson([...demoBuilds({ builds: 400, seed: 11, now: NOW })].join('\n'));
+      // Some deletions, so the rollups are what ingest and prune left.
+      const listed = (await t.store.listBuilds({ visibility: SEE_EVERYTHING, maxBuilds: 40 })) as { id: string; seq: number | null; project: string | null }[];
+      await deleteBuilds(t.handle, listed.filter((_, i) => i % 3 === 0).map((b) => ({ id: b.id, seq: b.seq, project: b.project })), NOW);
+      const before = await answers(t.handle, t.store);
+      let rows = await keyedRows(t.handle);
+      expect((rows[2] as unknown[]).length).toBeGreaterThan(1000);
+      // The answers are the direct path's too (so a wrong conversion cannot match by accident).
+      const scope = { query: parseQuery('project:inventory', { now: NOW }).expr!, visibility: SEE_EVERYTHING };
+      expect(await buildTrends(t.handle, scope, OPTIONS[0]!)).toEqual(await buildTrends(t.handle, scope, OPTIONS[0]!, { rollups: false }));
+
+      // Through the store's migrations, as a database of the old layout opens.
+      await rewind(t.handle);
+      expect(await columns(t.handle, BUILD_ROLLUPS)).toContain('k');
+      const reopened = await openBuildStore(t.handle, { ingestWorker: false });
+      try {
+        for (const table of TABLES) {
+          const cols = await columns(t.handle, table);
+          expect(cols).toContain('kid');
+          expect(cols.filter((c) => ['k', 'project_name', 'project', 'buildoutcome'].includes(c))).toEqual([]);
+        }
+        expect(await keyedRows(t.handle)).toEqual(rows);
+        expect(await answers(t.handle, reopened)).toEqual(before);
+        // New builds after the conversion go to the converted tables, new keys to the dictionary.
+        const keyCount = async () => Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM rollup_keys`.execute(t.handle.db)).rows[0]!.n);
+        const keys = await keyCount();
+        await reopened.ingestNdjson([completeBuild(id(), 'Fresh-Project'), completeBuild(id(), 'Fresh-Project')].join('\n'));
+        expect(await keyCount()).toBe(keys + 1);
+        const fresh = { query: parseQuery('project:fresh-project', { now: NOW }).expr!, visibility: SEE_EVERYTHING };
+        expect(await reopened.countBuilds(fresh)).toBe(2);
+        expect(await buildFacets(t.handle, fresh, 5)).toEqual(await buildFacets(t.handle, fresh, 5, { rollups: false }));
+        rows = await keyedRows(t.handle);
+      } finally {
+        await reopened.close();
+      }
+
+      // Directly, in batches of 7 rows (ranges of t or value that end inside a batch), with progress.
+      await rewind(t.handle);
+      const progress: string[] = [];
+      await migrateRollupKeys(t.handle.db, t.handle.dialect, (table, done, total) => progress.push(`${table} ${done}/${total}`), 7);
+      for (const table of TABLES) {
+        const lines = progress.filter((p) => p.startsWith(`${table} `));
+        expect(lines.length).toBeGreaterThan(2);
+        const last = lines.at(-1)!.split(' ')[1]!.split('/');
+        expect(last[0]).toBe(last[1]);
+      }
+      expect(await keyedRows(t.handle)).toEqual(rows);
+    } finally {
+      await t.close();
+    }
+  }, 180_000);
+});
