@@ -13,12 +13,14 @@ import { buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
+import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupsAsBuilds, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
 import { TASK_OUTCOME_CODES, tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, openTestStore } from './support.js';
 import { tasksBefore0012 } from './tasks-before-0012.js';
+import { undoEventsKey } from './events-key-rewind.js';
+import { rollupKeysBefore0013 } from './rollup-keys-rewind.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -60,12 +62,17 @@ async function taskRows(handle: DatabaseHandle) {
   ).rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : k === 'path' ? v : Number(v)])));
 }
 
+/** A rollup table's rows with their keys' text and values, not the key IDs (a conversion numbers them anew). */
+async function keyed(handle: DatabaseHandle, table: string, order: string) {
+  return (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows.map(({ kid: _kid, ...r }) => r);
+}
+
 async function rollupTables(handle: DatabaseHandle) {
   return {
-    builds: (await sql`SELECT * FROM ${sql.raw(BUILD_ROLLUPS)} ORDER BY lvl, t, k`.execute(handle.db)).rows,
-    durations: (await sql`SELECT * FROM ${sql.raw(DURATION_ROLLUPS)} ORDER BY lvl, t, k, bucket`.execute(handle.db)).rows,
-    tasks: (await sql`SELECT * FROM ${sql.raw(TASK_ROLLUPS)} ORDER BY lvl, t, k, path`.execute(handle.db)).rows,
-    facets: (await sql`SELECT * FROM ${sql.raw(FACET_ROLLUPS)} ORDER BY field, value, k`.execute(handle.db)).rows,
+    builds: await keyed(handle, BUILD_ROLLUPS, 'lvl, t, k'),
+    durations: await keyed(handle, DURATION_ROLLUPS, 'lvl, t, k, bucket'),
+    tasks: await keyed(handle, TASK_ROLLUPS, 'lvl, t, k, path'),
+    facets: await keyed(handle, FACET_ROLLUPS, 'field, value, k'),
   };
 }
 
@@ -101,6 +108,9 @@ describe.each(dialects)('compact task rows on $name', ({ name, skip }) => {
       expect(trendTasks.failingTasks.length).toBeGreaterThan(0);
 
       // Back to the layout before 0012, the rows kept (as a store before it wrote them).
+      // (0014 and 0013 undone first: kysely runs migrations in order only.)
+      await undoEventsKey(t.handle.db, name);
+      await rollupKeysBefore0013(t.handle, 'coded');
       await tasksBefore0012(t.handle.db);
       await sql`DELETE FROM store_migration WHERE name >= '0012'`.execute(t.handle.db);
       const old = (await sql<{ path: string; outcome: string }>`SELECT path, outcome FROM build_tasks WHERE path = ':odd:twice'`.execute(t.handle.db)).rows;

@@ -31,6 +31,7 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, id, openTestStore } from './support.js';
 import { undoEventsKey } from './events-key-rewind.js';
+import { rollupKeysBefore0013 } from './rollup-keys-rewind.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -75,19 +76,10 @@ async function columns(handle: DatabaseHandle, table: string): Promise<string[]>
   return (await q.execute(handle.db)).rows.map((r) => r.name).sort();
 }
 
-/**
- * Back to the layout before 0013: the tables of 0009 and 0011, filled as they fill them, and 0013
- * not run (nor 0014, which kysely would otherwise find run before it).
- */
+/** Back to the layout before 0013 (0014 undone first: kysely runs migrations in order only). */
 async function rewind(handle: DatabaseHandle): Promise<void> {
   await undoEventsKey(handle.db, handle.dialect);
-  for (const t of [...TABLES, ROLLUP_KEYS]) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
-  await sql`DROP INDEX builds_duration_day`.execute(handle.db);
-  await createRollupTables(handle.db, handle.dialect);
-  await createFacetRollupTable(handle.db, handle.dialect);
-  await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'coded'));
-  await backfillRollups(handle.db, handle.dialect, () => {}, textKeyedFacetRollupStatements);
-  await sql`DELETE FROM store_migration WHERE name = '0013_rollup_keys'`.execute(handle.db);
+  await rollupKeysBefore0013(handle, 'coded');
 }
 
 const dialects = [
