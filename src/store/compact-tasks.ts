@@ -64,7 +64,7 @@ function outcomeCode(column: string) {
  * the stored rows in batches of seqs (reporting done and total task rows), and replaces the old
  * table and its indexes.
  */
-export async function compactTasks(db: Db, dialect: Dialect, progress: (done: number, total: number) => void): Promise<void> {
+export async function compactTasks(db: Db, dialect: Dialect, progress: (done: number, total: number) => void, batch = COMPACT_TASKS_BATCH): Promise<void> {
   await createTaskPaths(db, dialect);
   const next = 'build_tasks_0012';
   await createTasks(db, dialect, next);
@@ -74,8 +74,8 @@ export async function compactTasks(db: Db, dialect: Dialect, progress: (done: nu
     const hi = Number(range.hi);
     const position = sql.raw(dialect === 'sqlite' ? 't.rowid' : 't.ctid');
     let done = 0;
-    for (let after = Number(range.lo) - 1; after < hi; after += COMPACT_TASKS_BATCH) {
-      const last = Math.min(after + COMPACT_TASKS_BATCH, hi);
+    for (let after = Number(range.lo) - 1; after < hi; after += batch) {
+      const last = Math.min(after + batch, hi);
       // In path order, each path once (build_tasks_seq finds the batch's rows).
       await sql`INSERT INTO task_paths (path) SELECT DISTINCT t.path FROM build_tasks AS t WHERE t.seq > ${after} AND t.seq <= ${last} ORDER BY t.path
         ON CONFLICT (path) DO NOTHING`.execute(db);

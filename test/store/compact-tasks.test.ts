@@ -11,6 +11,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { parseQuery } from '../../src/query/index.js';
 import { buildTrends, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
+import { compactTasks } from '../../src/store/compact-tasks.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupsAsBuilds, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
@@ -153,6 +154,27 @@ describe.each(dialects)('compact task rows on $name', ({ name, skip }) => {
       await t.close();
     }
   }, 180_000);
+
+  it.skipIf(skip)('converts in batches of seqs, reporting the rows done after each', async () => {
+    const t = await openTestStore(name, { ingestWorker: false });
+    try {
+      await t.store.ingestNdjson([...demoBuilds({ builds: 120, seed: 12, now: NOW })].join('\n'));
+      const rows = await taskRows(t.handle);
+      await tasksBefore0012(t.handle.db);
+      const progress: [number, number][] = [];
+      await compactTasks(t.handle.db, name, (done, total) => progress.push([done, total]), 50);
+      // Seqs 1-120 in batches of 50: three batches, the last one the rest.
+      expect(progress.map(([, total]) => total)).toEqual([rows.length, rows.length, rows.length]);
+      expect(progress.map(([done]) => done)).toEqual([
+        rows.filter((r) => Number(r['seq']) <= 50).length,
+        rows.filter((r) => Number(r['seq']) <= 100).length,
+        rows.length,
+      ]);
+      expect(await taskRows(t.handle)).toEqual(rows);
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
 
   it.skipIf(skip)('a long input in many transactions: every task row is its own task, path included', async () => {
     const t = await openTestStore(name, { ingestWorker: false });
