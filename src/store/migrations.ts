@@ -307,6 +307,8 @@ async function rollupKeys(db: Db, dialect: DatabaseHandle['dialect']): Promise<v
 export const EVENTS_KEY_COUNTER = 'events_key_counter';
 /** Builds per batch of migration 0014: their keys set and their chunks copied in one step. */
 const EVENTS_KEY_BATCH = 1000;
+/** Least time between two progress lines of migration 0014. */
+const EVENTS_KEY_LOG_MS = 5000;
 
 /**
  * 0014: the events of a build are keyed by an integer the build gets when it is first stored, in
@@ -346,11 +348,15 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
   const total = await count(sql`true`);
   let log: ReturnType<typeof createLogger> | undefined;
   let done = 0;
+  let lastLog = -Infinity;
   const copy = async (range: ReturnType<typeof sql>, n: number): Promise<void> => {
     await sql`INSERT INTO build_events_keyed (events_key, chunk, hash, event_count, events, events_packed)
       SELECT b.events_key, e.chunk, e.hash, e.event_count, e.events, e.events_packed
       FROM builds b JOIN build_events e ON e.build_id = b.id WHERE ${range} ORDER BY b.events_key, e.chunk`.execute(db);
     done += n;
+    // A line every few seconds and at the end (a batch is 1,000 builds: 1,000 batches at 1M).
+    if (done < total && performance.now() - lastLog < EVENTS_KEY_LOG_MS) return;
+    lastLog = performance.now();
     log ??= createLogger('store');
     log.info({ done, total }, `events keyed in arrival order: ${done} of ${total} builds`);
     // A turn of the event loop, so that the log line is written now (see fillRollups).
