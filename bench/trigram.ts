@@ -80,6 +80,22 @@ for (const [t, content, key] of [
   log(`peer ${FULL(t)} filled in ${fmt(peerFill[t])} ms`);
 }
 
+// The alternative: one detail=none table per column (column-exact candidates, each trigram of a
+// row stored once per column that has it). Bytes and candidates only.
+const PER = (t: string, c: string): string => `${t}_col_${c}`;
+const perColumn: Record<string, string[]> = {};
+for (const [t, content, key] of [
+  [BUILDS_TRIGRAM, 'builds', 'seq'],
+  [CUSTOM_VALUES_TRIGRAM, 'build_custom_values', 'rowid'],
+] as const) {
+  perColumn[t] = columnsOf(t);
+  for (const c of perColumn[t]!) {
+    db.exec(`DROP TABLE IF EXISTS ${PER(t, c)}`);
+    db.exec(`CREATE VIRTUAL TABLE ${PER(t, c)} USING fts5("${c}", content='${content}', content_rowid='${key}', tokenize='trigram case_sensitive 1', columnsize=0, detail=none)`);
+    db.exec(`INSERT INTO ${PER(t, c)}(rowid, "${c}") SELECT ${key}, "${c}" FROM ${content} WHERE ${key} IS NOT NULL`);
+  }
+}
+
 // Migration 0005 itself, on this corpus: forgotten and run again (drop, recreate, refill in batches).
 await sql`DELETE FROM search_migration WHERE name = '0005_trigram_without_positions'`.execute(handle.db);
 const t0 = performance.now();
@@ -87,10 +103,15 @@ await migrateSearchIndexes(handle);
 const migrationMs = performance.now() - t0;
 log(`migration 0005: ${fmt(migrationMs)} ms`);
 
-const sizes = (): Record<string, { none: number; full: number }> =>
-  Object.fromEntries([BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM].map((t) => [t, { none: bytesOf(t) / builds, full: bytesOf(FULL(t)) / builds }]));
+const sizes = (): Record<string, { none: number; full: number; perColumn: number }> =>
+  Object.fromEntries(
+    [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM].map((t) => [
+      t,
+      { none: bytesOf(t) / builds, full: bytesOf(FULL(t)) / builds, perColumn: perColumn[t]!.reduce((n, c) => n + bytesOf(PER(t, c)), 0) / builds },
+    ]),
+  );
 const asFilled = sizes();
-for (const t of [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) for (const x of [t, FULL(t)]) db.exec(`INSERT INTO ${x}(${x}) VALUES ('optimize')`);
+for (const t of [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) for (const x of [t, FULL(t), ...perColumn[t]!.map((c) => PER(t, c))]) db.exec(`INSERT INTO ${x}(${x}) VALUES ('optimize')`);
 const optimized = sizes();
 
 function median(n: number, f: () => unknown): number {
@@ -124,6 +145,7 @@ for (const s of SHAPES) {
     usesTrigram: match !== undefined && page.sql.includes(s.table),
     candidatesNone: candidates(s.table, match),
     candidatesFull: candidates(FULL(s.table), match === undefined ? undefined : ftsPhrase(s.literal, s.column)),
+    candidatesPerColumn: candidates(PER(s.table, s.column), match),
     pageNone: median(ITER, () => run(page)),
     pageFull: median(ITER, () => run(old(page))),
     countNone: median(ITER, () => run(count)),
@@ -133,21 +155,23 @@ for (const s of SHAPES) {
   log(`  ${s.query}: done`);
 }
 
-for (const t of [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) db.exec(`DROP TABLE ${FULL(t)}`);
+for (const t of [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) for (const x of [FULL(t), ...perColumn[t]!.map((c) => PER(t, c))]) db.exec(`DROP TABLE ${x}`);
 await store.close();
 await handle.close();
 
 console.log(`\nTrigram tables at ${builds} builds (${customRows} custom values): bytes per build (dbstat: _data, _idx, _config)`);
-console.log('table                         detail=full  detail=none  (after optimize: full / none)');
+console.log('table                         detail=full  detail=none  none per column  (after optimize: full / none / per column)');
 for (const t of [BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) {
-  console.log(`${t.padEnd(30)}${asFilled[t]!.full.toFixed(0).padStart(11)}  ${asFilled[t]!.none.toFixed(0).padStart(11)}  (${optimized[t]!.full.toFixed(0)} / ${optimized[t]!.none.toFixed(0)})`);
+  const a = asFilled[t]!;
+  const o = optimized[t]!;
+  console.log(`${t.padEnd(30)}${a.full.toFixed(0).padStart(11)}  ${a.none.toFixed(0).padStart(11)}  ${a.perColumn.toFixed(0).padStart(15)}  (${o.full.toFixed(0)} / ${o.none.toFixed(0)} / ${o.perColumn.toFixed(0)})`);
 }
 console.log(`migration 0005: ${fmt(migrationMs)} ms (peer: one INSERT … SELECT per table with positions, ${Object.values(peerFill).map(fmt).join(' + ')} ms)`);
 console.log(`\nInfix queries, ms (median of ${ITER}; page = first 100 in seq order, count = all matches; candidates = rows the trigram table names)`);
-const header = ['query', 'matches', 'cand full', 'cand none', 'page full', 'page none', 'count full', 'count none'];
+const header = ['query', 'matches', 'cand full', 'cand none', 'cand per col', 'page full', 'page none', 'count full', 'count none'];
 const table = rows.map((r) => [
   String(r['query']), String(r['matches']),
-  r['usesTrigram'] ? String(r['candidatesFull']) : '-', r['usesTrigram'] ? String(r['candidatesNone']) : '-',
+  r['usesTrigram'] ? String(r['candidatesFull']) : '-', r['usesTrigram'] ? String(r['candidatesNone']) : '-', r['usesTrigram'] ? String(r['candidatesPerColumn']) : '-',
   fmt(r['pageFull'] as number), fmt(r['pageNone'] as number), fmt(r['countFull'] as number), fmt(r['countNone'] as number),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
