@@ -44,15 +44,19 @@ const customRows = Number(db.prepare('SELECT count(*) FROM build_custom_values')
 log(`${builds} builds, ${customRows} custom values in ${dir}`);
 
 // A commit ID from the middle of the corpus: an infix of it names a handful of builds.
-const commit = String(db.prepare("SELECT value FROM build_custom_values WHERE name = 'git commit id' ORDER BY rowid LIMIT 1 OFFSET ?").pluck().get(Math.floor(customRows / 2)) ?? 'fd9f');
+const commits = Number(db.prepare("SELECT count(*) FROM build_custom_values WHERE name = 'git commit id'").pluck().get());
+const commit = String(db.prepare("SELECT value FROM build_custom_values WHERE name = 'git commit id' ORDER BY rowid LIMIT 1 OFFSET ?").pluck().get(Math.floor(commits / 2)));
 const SHAPES: Shape[] = [
   { query: 'hostname:*ci-r*', literal: 'ci-r', column: 'hostname', table: BUILDS_TRIGRAM },
   { query: 'hostname:*runner*', literal: 'runner', column: 'hostname', table: BUILDS_TRIGRAM },
+  { query: 'hostname:*.ci.*', literal: '.ci.', column: 'hostname', table: BUILDS_TRIGRAM },
   { query: 'project:*ventor*', literal: 'ventor', column: 'project', table: BUILDS_TRIGRAM },
   { query: 'user:*ren*', literal: 'ren', column: 'user', table: BUILDS_TRIGRAM },
   { query: 'user:*an*', literal: 'an', column: 'user', table: BUILDS_TRIGRAM },
   { query: 'value:*=*fd9f*', literal: 'fd9f', column: 'value', table: CUSTOM_VALUES_TRIGRAM },
   { query: `value:*=*${commit.slice(4, 12)}*`, literal: commit.slice(4, 12), column: 'value', table: CUSTOM_VALUES_TRIGRAM },
+  // A whole commit ID: 38 trigrams in the AND.
+  { query: `value:*=*${commit}*`, literal: commit, column: 'value', table: CUSTOM_VALUES_TRIGRAM },
   { query: 'value:*commit*=*', literal: 'commit', column: 'name', table: CUSTOM_VALUES_TRIGRAM },
 ];
 
