@@ -11,7 +11,7 @@ import { findField } from '../../src/query/catalog.js';
 import type { CheckedExpr, Pattern } from '../../src/query/checked.js';
 import { evaluate } from '../../src/query/evaluate.js';
 import { explainSql } from '../../src/sql/index.js';
-import { ftsTrigrams, likePattern } from '../../src/sql/pattern.js';
+import { ftsTrigrams, likePattern, MAX_TRIGRAMS } from '../../src/sql/pattern.js';
 import { clearBuilds, insertBuilds, openSearchDb, searchIds, type SearchDb, type TestBuild } from './support/search-db.js';
 
 const SPAN = { start: 0, end: 0 };
@@ -57,6 +57,15 @@ describe('ftsTrigrams', () => {
     expect(ftsTrigrams('😀😁😂x')).toBe('"😀😁😂" AND "😁😂x"');
     expect(ftsTrigrams('x\ud800y')).toBe('"x\ufffdy"');
     expect(ftsTrigrams('x\udc00y\ud800')).toBe('"x\ufffdy" AND "\ufffdy\ufffd"');
+  });
+  it('asks for at most MAX_TRIGRAMS of a long literal\'s trigrams, spread from the first to the last', () => {
+    const literal = Array.from({ length: 200 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 5000))).join('');
+    const terms = ftsTrigrams(literal)!.split(' AND ');
+    expect(terms).toHaveLength(MAX_TRIGRAMS);
+    expect(new Set(terms).size).toBe(MAX_TRIGRAMS);
+    const chars = Array.from(literal);
+    expect(terms[0]).toBe(`"${chars.slice(0, 3).join('')}"`);
+    expect(terms[MAX_TRIGRAMS - 1]).toBe(`"${chars.slice(-3).join('')}"`);
   });
   it('has nothing to ask for below 3 characters or with a NUL (FTS5 reads its query only up to a NUL)', () => {
     expect(ftsTrigrams('ab')).toBeUndefined();
@@ -110,8 +119,9 @@ describe('SQLite trigram candidates without positions', () => {
     }
   });
 
-  const ODD = ['a"b', '""""', 'q*r', '*:^', 'r:s', '^st', 'a\0bc', 'bc\0', '😀😁😂', '😁😂x', 'x\ud800y', '\udc00yz', 'ABC', 'Ünï', 'a b', '%_\\', 'and', 'NOT', 'near(', '{u}'];
-  const VALUES = ['xa"by', '"""""', 'q*r:s^t', 'pa\0bcq', 'bc\0d', '😀😁😂x', 'x\ud800yz', 'abcd', 'ÜnÏcode', 'a b c', '100%_\\x', 'and or not near({u})'];
+  const LONG = `${'xyz'.repeat(3)}abcd${Array.from({ length: 60 }, (_, i) => String.fromCharCode(97 + ((i * 11) % 26))).join('')}`;
+  const ODD = [LONG, LONG.slice(2, 50), 'a"b', '""""', 'q*r', '*:^', 'r:s', '^st', 'a\0bc', 'bc\0', '😀😁😂', '😁😂x', 'x\ud800y', '\udc00yz', 'ABC', 'Ünï', 'a b', '%_\\', 'and', 'NOT', 'near(', '{u}'];
+  const VALUES = [`<${LONG}>`, LONG.slice(0, 40) + LONG.slice(41), 'xa"by', '"""""', 'q*r:s^t', 'pa\0bcq', 'bc\0d', '😀😁😂x', 'x\ud800yz', 'abcd', 'ÜnÏcode', 'a b c', '100%_\\x', 'and or not near({u})'];
 
   it('accepts every odd literal and answers as the LIKE alone (and the evaluator where SQLite keeps the text as written)', async () => {
     await clearBuilds(db.handle);
