@@ -291,7 +291,7 @@ const TRIGRAM_FILL_BATCH = 20_000;
  * Migration 0005 (SQLite): the trigram tables of `builds` and of the custom values without
  * positions (`detail=none`). The compiler only asks them for candidates, always followed by the
  * exact LIKE on the real column, so positions and columns bought nothing but bytes: at 100k demo
- * builds the two tables fell from 181 + 194 to 37 + 55 bytes a build (docs/search-sql.md,
+ * builds the two tables fell from 181 + 196 to 38 + 56 bytes a build (docs/search-sql.md,
  * "Trigram tables without positions"). Both are dropped and recreated (columns of `builds_trigram`
  * as they stand: the catalog reconciliation may have changed them since 0002) and refilled a range
  * of keys at a time, with progress in the log. SQLite runs the search migrations without a

@@ -65,6 +65,9 @@ export function ftsPhrase(text: string, column?: string): string {
   return column === undefined ? phrase : `{${column}} : ${phrase}`;
 }
 
+/** The most trigrams one infix literal asks a trigram table for (see ftsTrigrams). */
+export const MAX_TRIGRAMS = 32;
+
 // Lone surrogates reach SQLite as U+FFFD (the driver writes UTF-8), in the stored text and in a
 // bound query alike; counting them so here keeps the trigram windows where SQLite sees them.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -76,7 +79,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * `text` (a trigram may come from another column, the trigrams need not be adjacent); the LIKE
  * next to it decides. Undefined when no trigram can be expressed, and the caller asks for no
  * candidates: `text` shorter than 3 characters, or holding a NUL (FTS5 reads its query only up to
- * a NUL, and SQLite's LIKE its pattern likewise, so no trigram set is a safe superset then).
+ * a NUL, and SQLite's LIKE its pattern likewise, so no trigram set is a safe superset then; the
+ * query parser rejects NUL, so only a checked query built by code can hold one).
  * A long literal asks for MAX_TRIGRAMS of its trigrams, spread evenly from the first to the last:
  * each costs FTS5 a doclist merge (~25 µs), and a few dozen already name the rows that hold
  * them all (fewer trigrams only widen the superset the LIKE filters).
@@ -92,5 +96,3 @@ export function ftsTrigrams(text: string): string | undefined {
   return picked.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
 }
 
-/** The most trigrams one infix literal asks a trigram table for (see ftsTrigrams). */
-export const MAX_TRIGRAMS = 32;
