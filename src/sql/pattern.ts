@@ -82,8 +82,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * a NUL, and SQLite's LIKE its pattern likewise, so no trigram set is a safe superset then; the
  * query parser rejects NUL, so only a checked query built by code can hold one).
  * A long literal asks for MAX_TRIGRAMS of its trigrams, spread evenly from the first to the last:
- * each costs FTS5 a doclist merge (~25 µs), and a few dozen already name the rows that hold
- * them all (fewer trigrams only widen the superset the LIKE filters).
+ * each costs FTS5 a doclist merge (~25 µs), and leaving trigrams out only widens the superset
+ * the LIKE filters.
  */
 export function ftsTrigrams(text: string): string | undefined {
   if (text.includes('\0')) return undefined;
