@@ -9,7 +9,7 @@ import type { CheckedExpr, Pattern, Predicate } from '../query/checked.js';
 import { assertNever } from '../query/assert.js';
 import { dialectOf, type Dialect, type SqlDialect } from './dialect.js';
 import { BUILDS_TRIGRAM_COLUMNS, MIN_TRIGRAM_CHARS } from './layout.js';
-import { charCount, longestSegment, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
+import { charCount, ftsTrigrams, longestSegment, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 
 /** How SQL reaches the builds a term matches. */
 export type TermAccess =
@@ -125,7 +125,8 @@ export function termAccess(field: FieldDef, predicate: Predicate, d: Dialect, ne
  */
 export function usesTrigram(d: Dialect, target: { kind: 'builds'; column: string } | { kind: 'customValues' }, segments: readonly string[]): boolean {
   if (d.infix !== 'candidates' || !wildcardWithoutPrefix(segments)) return false;
-  if (charCount(longestSegment(segments)) < MIN_TRIGRAM_CHARS) return false;
+  const longest = longestSegment(segments);
+  if (charCount(longest) < MIN_TRIGRAM_CHARS || ftsTrigrams(longest) === undefined) return false;
   return target.kind === 'customValues' || BUILDS_TRIGRAM_COLUMNS.includes(target.column);
 }
 

@@ -3,8 +3,9 @@
 // in docs/search-sql.md.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { migrate, type DatabaseHandle } from '../db/database.js';
+import { createLogger } from '../log.js';
 import { INDEXED_0001, TRIGRAM_0001 } from '../db/frozen-schema.js';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
@@ -109,12 +110,18 @@ function postgresStatements(): string[] {
 const DEFERRED = 'search_trigram_deferred';
 const NOT_DEFERRED = `NOT EXISTS (SELECT 1 FROM ${DEFERRED})`;
 
+/** The FTS5 options of a trigram table: with positions (0002) or without (0005 on). */
+type TrigramDetail = 'full' | 'none';
+const ftsDetail = (detail: TrigramDetail): string => (detail === 'none' ? ', detail=none' : '');
+
 /**
  * The bulk-filled SQLite trigram table over the `builds` columns `columns`, with its triggers,
- * dropped first and filled from the available builds: search migration 0002 with the columns of
- * that time, and the schema reconciliation when the catalog's `infix` fields change.
+ * dropped first and (when `fill`) filled from the available builds in one statement: search
+ * migration 0002 with the columns of that time (positions kept), migration 0005 (no positions,
+ * filled by the migration in batches), and the schema reconciliation when the catalog's `infix`
+ * fields change (no positions).
  */
-export function sqliteBuildsTrigramStatements(columns: readonly string[]): string[] {
+export function sqliteBuildsTrigramStatements(columns: readonly string[], detail: TrigramDetail = 'none', fill = true): string[] {
   const out: string[] = [];
   const cols = columns.map(q).join(', ');
   const news = columns.map((c) => `new.${q(c)}`).join(', ');
@@ -122,7 +129,7 @@ export function sqliteBuildsTrigramStatements(columns: readonly string[]): strin
   const T = BUILDS_TRIGRAM;
   for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${T}_${suffix}`);
   out.push(`DROP TABLE IF EXISTS ${T}`);
-  out.push(`CREATE VIRTUAL TABLE ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1', columnsize=0)`);
+  out.push(`CREATE VIRTUAL TABLE ${T} USING fts5(${cols}, content='builds', content_rowid='seq', tokenize='trigram case_sensitive 1', columnsize=0${ftsDetail(detail)})`);
   out.push(`CREATE TRIGGER ${T}_ai AFTER INSERT ON builds WHEN new.seq IS NOT NULL AND ${NOT_DEFERRED} BEGIN
     INSERT INTO ${T}(rowid, ${cols}) VALUES (new.seq, ${news});
   END`);
@@ -135,13 +142,13 @@ export function sqliteBuildsTrigramStatements(columns: readonly string[]): strin
     INSERT INTO ${T}(${T}, rowid, ${cols}) SELECT 'delete', old.seq, ${olds} WHERE old.seq IS NOT NULL;
     INSERT INTO ${T}(rowid, ${cols}) SELECT new.seq, ${news} WHERE new.seq IS NOT NULL;
   END`);
-  out.push(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
+  if (fill) out.push(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq IS NOT NULL`);
   return out;
 }
 
 function sqliteBulkStatements(): string[] {
   const out: string[] = [`CREATE TABLE IF NOT EXISTS ${DEFERRED} (flag INTEGER PRIMARY KEY)`];
-  out.push(...sqliteBuildsTrigramStatements(TRIGRAM_0001));
+  out.push(...sqliteBuildsTrigramStatements(TRIGRAM_0001, 'full'));
   for (const t of [VALUES_TRIGRAM, CUSTOM_VALUES_TRIGRAM]) {
     for (const suffix of ['ai', 'ad', 'au']) out.push(`DROP TRIGGER IF EXISTS ${t}_${suffix}`);
     out.push(`DROP TABLE IF EXISTS ${t}`);
@@ -150,22 +157,29 @@ function sqliteBulkStatements(): string[] {
     ['build_values', VALUES_TRIGRAM, ['value']],
     ['build_custom_values', CUSTOM_VALUES_TRIGRAM, ['name', 'value']],
   ] as const) {
-    const c = columns.join(', ');
-    const n = columns.map((x) => `new.${x}`).join(', ');
-    const o = columns.map((x) => `old.${x}`).join(', ');
-    out.push(`CREATE VIRTUAL TABLE ${fts} USING fts5(${c}, content='${table}', content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0)`);
-    out.push(`CREATE TRIGGER ${fts}_ai AFTER INSERT ON ${table} WHEN ${NOT_DEFERRED} BEGIN
-      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
-    END`);
-    out.push(`CREATE TRIGGER ${fts}_ad AFTER DELETE ON ${table} BEGIN
-      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
-    END`);
-    out.push(`CREATE TRIGGER ${fts}_au AFTER UPDATE ON ${table} BEGIN
-      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
-      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
-    END`);
+    out.push(...sqliteChildTrigramStatements(table, fts, columns, 'full'));
     out.push(`INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`);
   }
+  return out;
+}
+
+/** A bulk-filled trigram table over child rows keyed by their implicit rowid, with its triggers (not filled). */
+function sqliteChildTrigramStatements(table: string, fts: string, columns: readonly string[], detail: TrigramDetail): string[] {
+  const out: string[] = [];
+  const c = columns.join(', ');
+  const n = columns.map((x) => `new.${x}`).join(', ');
+  const o = columns.map((x) => `old.${x}`).join(', ');
+  out.push(`CREATE VIRTUAL TABLE ${fts} USING fts5(${c}, content='${table}', content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0${ftsDetail(detail)})`);
+  out.push(`CREATE TRIGGER ${fts}_ai AFTER INSERT ON ${table} WHEN ${NOT_DEFERRED} BEGIN
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
+  out.push(`CREATE TRIGGER ${fts}_ad AFTER DELETE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+    END`);
+  out.push(`CREATE TRIGGER ${fts}_au AFTER UPDATE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${c}) VALUES ('delete', old.rowid, ${o});
+      INSERT INTO ${fts}(rowid, ${c}) VALUES (new.rowid, ${n});
+    END`);
   return out;
 }
 
@@ -270,6 +284,55 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   };
 }
 
+/** Rows per statement when migration 0005 refills a trigram table (each its own commit on SQLite). */
+const TRIGRAM_FILL_BATCH = 20_000;
+
+/**
+ * Migration 0005 (SQLite): the trigram tables of `builds` and of the custom values without
+ * positions (`detail=none`). The compiler only asks them for candidates, always followed by the
+ * exact LIKE on the real column, so positions and columns bought nothing but bytes: at 100k demo
+ * builds the two tables fell from 181 + 196 to 38 + 56 bytes a build (docs/search-sql.md,
+ * "Trigram tables without positions"). Both are dropped and recreated (columns of `builds_trigram`
+ * as they stand: the catalog reconciliation may have changed them since 0002) and refilled a range
+ * of keys at a time, with progress in the log. SQLite runs the search migrations without a
+ * transaction: each batch commits by itself, and an interrupted run starts over from the drop.
+ * The value terms' table (0003) keeps its positions: it is small (one row per distinct term).
+ */
+async function sqliteTrigramWithoutPositions(db: Kysely<unknown>): Promise<void> {
+  const indexed = (await sql<{ name: string }>`SELECT name FROM pragma_table_info(${BUILDS_TRIGRAM})`.execute(db)).rows.map((r) => r.name);
+  const columns = indexed.length > 0 ? indexed : TRIGRAM_0001;
+  const cols = columns.map(q).join(', ');
+  await run(db, sqliteBuildsTrigramStatements(columns, 'none', false));
+  await fillInBatches(db, 'builds', 'seq', (lo, hi) => sql`INSERT INTO ${sql.table(BUILDS_TRIGRAM)}(rowid, ${sql.raw(cols)}) SELECT seq, ${sql.raw(cols)} FROM builds WHERE seq > ${lo} AND seq <= ${hi}`);
+
+  const C = CUSTOM_VALUES_TRIGRAM;
+  await run(db, [...['ai', 'ad', 'au'].map((suffix) => `DROP TRIGGER IF EXISTS ${C}_${suffix}`), `DROP TABLE IF EXISTS ${C}`]);
+  await run(db, sqliteChildTrigramStatements('build_custom_values', C, ['name', 'value'], 'none'));
+  await fillInBatches(db, 'build_custom_values', 'rowid', (lo, hi) => sql`INSERT INTO ${sql.table(C)}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ${lo} AND rowid <= ${hi}`);
+}
+
+/**
+ * Runs `insert(lo, hi)` over the key range of `table` in steps of TRIGRAM_FILL_BATCH keys, with a
+ * log line per step (the logger made only when the table has rows).
+ */
+async function fillInBatches(db: Kysely<unknown>, table: string, key: string, insert: (lo: number, hi: number) => RawBuilder<unknown>): Promise<void> {
+  const range = (await sql<{ lo: number | null; hi: number | null; n: number }>`SELECT min(${sql.ref(key)}) AS lo, max(${sql.ref(key)}) AS hi, count(${sql.ref(key)}) AS n FROM ${sql.table(table)}`.execute(db)).rows[0];
+  if (range === undefined || range.lo === null || range.hi === null) return;
+  const log = createLogger('search');
+  const started = performance.now();
+  log.info({ table, rows: range.n }, `trigram table of ${table}: indexing ${range.n} rows without positions`);
+  let done = 0;
+  for (let after = Number(range.lo) - 1; after < Number(range.hi); after += TRIGRAM_FILL_BATCH) {
+    const hi = Math.min(after + TRIGRAM_FILL_BATCH, Number(range.hi));
+    await insert(after, hi).execute(db);
+    done += Number((await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(key)} > ${after} AND ${sql.ref(key)} <= ${hi}`.execute(db)).rows[0]!.n);
+    log.info({ table, done, total: range.n }, `trigram table of ${table}: ${done} of ${range.n} rows`);
+    // A turn of the event loop, so that the log line is written now.
+    await new Promise((r) => setImmediate(r));
+  }
+  log.info({ table, rows: range.n, ms: Math.round(performance.now() - started) }, `trigram table of ${table}: ${range.n} rows indexed`);
+}
+
 /**
  * The migrations of component `search` for one dialect. They choose their statements by the
  * dialect's name, not through the dialect hooks (sqlite.ts, postgres.ts): a released migration
@@ -293,6 +356,13 @@ export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<str
     // index drop frees its pages without reading the rows, so there is nothing to batch.
     '0004_custom_values_one_index': {
       up: (db) => run(db, ['DROP INDEX IF EXISTS build_custom_values_value_idx']),
+    },
+    // Trigram tables without positions (SQLite; see sqliteTrigramWithoutPositions). PostgreSQL's
+    // pg_trgm GIN indexes keep no positions anyway: nothing to do there.
+    '0005_trigram_without_positions': {
+      up: async (db) => {
+        if (dialect === 'sqlite') await sqliteTrigramWithoutPositions(db);
+      },
     },
   };
 }

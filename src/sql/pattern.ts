@@ -56,8 +56,43 @@ export function longestSegment(segments: readonly string[]): string {
   return segments.reduce((a, b) => (charCount(b) > charCount(a) ? b : a), '');
 }
 
-/** An FTS5 query for the literal substring `text` in `column` (a quoted phrase; `"` doubled). */
+/**
+ * An FTS5 query for the literal substring `text` in `column` (a quoted phrase; `"` doubled), for a
+ * trigram table with positions (`detail=full`: the value terms' table).
+ */
 export function ftsPhrase(text: string, column?: string): string {
   const phrase = `"${text.replace(/"/g, '""')}"`;
   return column === undefined ? phrase : `{${column}} : ${phrase}`;
 }
+
+/** The most trigrams one infix literal asks a trigram table for (see ftsTrigrams). */
+export const MAX_TRIGRAMS = 32;
+
+// Lone surrogates reach SQLite as U+FFFD (the driver writes UTF-8), in the stored text and in a
+// bound query alike; counting them so here keeps the trigram windows where SQLite sees them.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * An FTS5 query for the rows whose text holds every trigram of `text`, for a trigram table without
+ * positions (`detail=none`, which has neither phrases of several trigrams nor column filters): the
+ * AND of its distinct trigrams, each a quoted string (`"` doubled). A superset of the rows holding
+ * `text` (a trigram may come from another column, the trigrams need not be adjacent); the LIKE
+ * next to it decides. Undefined when no trigram can be expressed, and the caller asks for no
+ * candidates: `text` shorter than 3 characters, or holding a NUL (FTS5 reads its query only up to
+ * a NUL, and SQLite's LIKE its pattern likewise, so no trigram set is a safe superset then; the
+ * query parser rejects NUL, so only a checked query built by code can hold one).
+ * A long literal asks for MAX_TRIGRAMS of its trigrams, spread evenly from the first to the last:
+ * each costs FTS5 a doclist merge (~25 µs), and leaving trigrams out only widens the superset
+ * the LIKE filters.
+ */
+export function ftsTrigrams(text: string): string | undefined {
+  if (text.includes('\0')) return undefined;
+  const chars = Array.from(text.replace(LONE_SURROGATE, '\ufffd'));
+  const distinct = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) distinct.add(chars.slice(i, i + 3).join(''));
+  if (distinct.size === 0) return undefined;
+  const all = [...distinct];
+  const picked = all.length <= MAX_TRIGRAMS ? all : Array.from({ length: MAX_TRIGRAMS }, (_, i) => all[Math.round((i * (all.length - 1)) / (MAX_TRIGRAMS - 1))]!);
+  return picked.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+}
+

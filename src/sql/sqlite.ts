@@ -5,21 +5,28 @@ import { sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type RawBu
 import { likeCondition, targetRef, type DbOrTransaction, type Dialect, type StringTarget } from './dialect-hooks.js';
 import { sqliteBuildsTrigramStatements, sqliteColumnIndex } from './indexes.js';
 import { BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUE_TERMS, VALUE_TERMS_TRIGRAM } from './layout.js';
-import { charCount, ftsPhrase, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
+import { charCount, ftsPhrase, ftsTrigrams, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
 
 function prefixRange(ref: RawBuilder<unknown>, prefix: string): RawBuilder<SqlBool> {
   const upper = prefixUpperBound(prefix);
   return upper === undefined ? sql<SqlBool>`${ref} >= ${prefix}` : sql<SqlBool>`(${ref} >= ${prefix} AND ${ref} < ${upper})`;
 }
 
-/** Candidate rows from an FTS5 trigram table (a superset; the LIKE next to it is exact). */
-function trigramCandidates(target: StringTarget, literal: string): RawBuilder<SqlBool> {
+/**
+ * Candidate rows from an FTS5 trigram table (a superset; the LIKE next to it is exact), or
+ * undefined when the literal has no trigram FTS5 can be asked for (pattern.ts `ftsTrigrams`).
+ * The tables keep no positions (search migration 0005, `detail=none`): the query is every trigram
+ * of the literal in any column of the row, never a phrase or a column filter.
+ */
+function trigramCandidates(target: StringTarget, literal: string): RawBuilder<SqlBool> | undefined {
+  const match = ftsTrigrams(literal);
+  if (match === undefined) return undefined;
   switch (target.kind) {
     case 'builds':
       // The builds trigram table is keyed by seq (stable, unlike an implicit rowid).
-      return sql<SqlBool>`builds.seq IN (SELECT rowid FROM ${sql.table(BUILDS_TRIGRAM)} WHERE ${sql.table(BUILDS_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
+      return sql<SqlBool>`builds.seq IN (SELECT rowid FROM ${sql.table(BUILDS_TRIGRAM)} WHERE ${sql.table(BUILDS_TRIGRAM)} MATCH ${match})`;
     case 'customValues':
-      return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(CUSTOM_VALUES_TRIGRAM)} WHERE ${sql.table(CUSTOM_VALUES_TRIGRAM)} MATCH ${ftsPhrase(literal, target.column)})`;
+      return sql<SqlBool>`${sql.ref(`${target.alias}.rowid`)} IN (SELECT rowid FROM ${sql.table(CUSTOM_VALUES_TRIGRAM)} WHERE ${sql.table(CUSTOM_VALUES_TRIGRAM)} MATCH ${match})`;
     case 'values':
       // Values of multi-valued fields are matched through their terms (matchingTerms).
       throw new Error('a multi-valued field has no trigram table of its own rows');
@@ -43,7 +50,8 @@ export const SQLITE: Dialect = {
       parts.push(prefixRange(ref, first));
       if (segments.length === 2 && segments[1] === '') return parts[0]!;
     } else if (trigram) {
-      parts.push(trigramCandidates(target, longestSegment(segments)));
+      const candidates = trigramCandidates(target, longestSegment(segments));
+      if (candidates !== undefined) parts.push(candidates);
     }
     parts.push(likeCondition(ref, segments));
     return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;

@@ -59,6 +59,23 @@ describe('SQLite plans', () => {
     expect(p).toMatch(/SCAN builds_trigram VIRTUAL TABLE/);
     expect(p).toMatch(/SEARCH builds USING INDEX sqlite_autoindex_builds_\d \(seq=\?\)/);
   });
+  it('the trigram tables keep no positions: an infix asks for every trigram of its literal, without a column filter, then the LIKE decides', async () => {
+    const sqlOf = (q: string) => explainSql(parse(q), 'sqlite');
+    const host = sqlOf('hostname:*st-4*');
+    expect(host.parameters).toContain('"st-" AND "t-4"');
+    expect(host.sql).toMatch(/"builds_trigram" MATCH \?/);
+    expect(host.sql).toMatch(/"hostname" LIKE \? ESCAPE/);
+    // A custom value's infix: candidates from its trigram table, then the LIKE on the value.
+    const kv = sqlOf('value:*=*0001e*');
+    expect(kv.parameters).toContain('"000" AND "001" AND "01e"');
+    const p = await plan('value:*=*0001e*');
+    expect(p).toMatch(/SCAN build_custom_values_trigram VIRTUAL TABLE/);
+    // Too short for a trigram: the LIKE alone.
+    expect(await plan('hostname:*st*')).not.toMatch(/builds_trigram/);
+    for (const t of ['builds_trigram', 'build_custom_values_trigram']) {
+      expect(db.handle.sqlite!.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(t)).toMatch(/detail=none/);
+    }
+  });
   it('an infix pattern on a multi-valued field matches the distinct terms by trigram, then reads each term\'s builds by exact value', async () => {
     const p = await plan('requested:*sk-1*');
     expect(p).toMatch(/SCAN build_value_terms_trigram VIRTUAL TABLE/);
