@@ -6,7 +6,10 @@
 // write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N[,N...]] [--dialects sqlite,postgres]
-//        [--worker-only] [--accept-path] [--memory-mb MB] [--value-index-peer]
+//        [--worker-only] [--accept-path] [--memory-mb MB] [--value-index-peer] [--tables]
+//
+// --tables: after the SQLite store's ingest, the bytes per build of each of its B-trees (dbstat,
+// the pages of each table and index), largest first: where the size per million builds goes.
 //
 // With several sizes (`--builds 10000,100000,1000000`) one store is filled up to the largest, and
 // the rate "at N builds stored" is the rate over the band of builds just before N (the last
@@ -141,6 +144,8 @@ interface Result {
   maxRssMb: number;
   /** Highest RSS seen after a batch (MB). */
   sampledRssMb: number;
+  /** With --tables: bytes per build of each B-tree of the store (SQLite dbstat), largest first. */
+  tables?: { name: string; bytesPerBuild: number }[];
 }
 
 /** The halves of an accept-then-index ingest (SQLite), measured apart. */
@@ -319,6 +324,11 @@ async function sqliteRun(ingestWorker: boolean, valueIndex = false): Promise<Res
     }
     const seconds = await ingestRate(handle, 'sqlite', ingestWorker);
     handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+    const tables = args.includes('--tables')
+      ? (handle.sqlite!.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC').all() as { name: string; bytes: number }[]).map(
+          (t) => ({ name: t.name, bytesPerBuild: round(t.bytes / builds, 1) }),
+        )
+      : undefined;
     await handle.close();
     const file = join(dir, 'buildscope.db');
     const bytes = statSync(file).size + (existsSync(file + '-wal') ? statSync(file + '-wal').size : 0);
@@ -349,7 +359,7 @@ async function sqliteRun(ingestWorker: boolean, valueIndex = false): Promise<Res
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
     const label = `${ingestWorker ? 'sqlite' : 'sqlite, one thread'}${valueIndex ? ', with the dropped (value, seq) index' : ''}`;
-    return result(label, seconds, bytes, peerSeconds, bands(storeTrace, peerTrace));
+    return { ...result(label, seconds, bytes, peerSeconds, bands(storeTrace, peerTrace)), ...(tables ? { tables } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -536,6 +546,16 @@ for (const r of results.filter((x) => x.bands.length > 0)) {
       `| ${b.builds} | ${b.band} | ${b.buildsPerSecond} | ${b.cpuMicrosPerBuild} | ${b.wallMicrosPerBuild} | ${b.writtenKbPerBuild} | ${b.readKbPerBuild} | ${b.peerBuildsPerSecond} | ${b.ratioToPeer} | ${b.ratioToFirst} |`,
     );
   }
+}
+for (const r of results.filter((x) => x.tables !== undefined)) {
+  console.log(`\n${r.dialect}: bytes per build of each B-tree (dbstat), largest first\n`);
+  console.log('| table or index | bytes/build |');
+  console.log('|---|---|');
+  const shown = r.tables!.slice(0, 25);
+  for (const t of shown) console.log(`| ${t.name} | ${t.bytesPerBuild} |`);
+  const rest = r.tables!.slice(shown.length).reduce((sum, t) => sum + t.bytesPerBuild, 0);
+  console.log(`| ${r.tables!.length - shown.length} others | ${round(rest, 1)} |`);
+  console.log(`| all | ${round(r.tables!.reduce((sum, t) => sum + t.bytesPerBuild, 0), 1)} |`);
 }
 if (accept) {
   console.log('\naccept-then-index halves (SQLite; the store does not ingest this way, see docs/store.md):\n');
