@@ -45,12 +45,15 @@ async function shiftFacets(db: Db, dialect: Dialect, seqs: readonly number[], si
   }
 }
 
-export async function migrateValuesKey(db: Db, dialect: Dialect, progress: ValuesKeyProgress): Promise<void> {
-  if (dialect === 'sqlite') await sqliteValuesKey(db, progress);
+export async function migrateValuesKey(db: Db, dialect: Dialect, progress: ValuesKeyProgress, batch = VALUES_KEY_BATCH): Promise<void> {
+  if (dialect === 'sqlite') await sqliteValuesKey(db, progress, batch);
   else await postgresValuesKey(db, progress);
 }
 
-async function sqliteValuesKey(db: Db, progress: ValuesKeyProgress): Promise<void> {
+async function sqliteValuesKey(db: Db, progress: ValuesKeyProgress, batch: number): Promise<void> {
+  // A run stopped after the swap (kysely records a migration after it returns) has nothing to do.
+  const ddl = (await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'build_values'`.execute(db)).rows[0]?.sql ?? '';
+  if (/WITHOUT ROWID/i.test(ddl)) return;
   // Every batch commits by itself: a run that was interrupted left a partial copy and starts over.
   await sql`DROP TABLE IF EXISTS build_values_keyed`.execute(db);
   await sql`CREATE TABLE build_values_keyed (field text NOT NULL, value text NOT NULL, seq integer NOT NULL, PRIMARY KEY (field, value, seq)) WITHOUT ROWID`.execute(db);
@@ -64,13 +67,12 @@ async function sqliteValuesKey(db: Db, progress: ValuesKeyProgress): Promise<voi
     const after = from === undefined ? sql`` : sql`WHERE (field, value, seq) > (${from[0]}, ${from[1]}, ${from[2]})`;
     const last = (
       await sql<{ field: string; value: string; seq: number }>`SELECT field, value, seq FROM build_values INDEXED BY build_values_search_idx ${after}
-        ORDER BY field, value, seq LIMIT 1 OFFSET ${VALUES_KEY_BATCH - 1}`.execute(db)
+        ORDER BY field, value, seq LIMIT 1 OFFSET ${batch - 1}`.execute(db)
     ).rows[0];
     const upTo = last === undefined ? sql`` : sql`${from === undefined ? sql`WHERE` : sql`AND`} (field, value, seq) <= (${last.field}, ${last.value}, ${last.seq})`;
-    const copied = await sql`INSERT OR IGNORE INTO build_values_keyed (field, value, seq)
+    await sql`INSERT OR IGNORE INTO build_values_keyed (field, value, seq)
       SELECT field, value, seq FROM build_values INDEXED BY build_values_search_idx ${after} ${upTo} ORDER BY field, value, seq`.execute(db);
-    done = last === undefined ? total : done + VALUES_KEY_BATCH;
-    void copied;
+    done = last === undefined ? total : done + batch;
     progress(Math.min(done, total), total);
     // A turn of the event loop, so that the log line is written now (see fillRollups).
     await new Promise((r) => setImmediate(r));
