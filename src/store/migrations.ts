@@ -15,7 +15,7 @@ import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
-import { migrateSearchIndexes } from '../sql/indexes.js';
+import { migrateSearchIndexes, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -444,29 +444,48 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
   };
 }
 
-/** The last store migration before 0015, which needs the search migrations run first. */
+/** The last store migration before 0015, which needs the search migrations up to 0003 run first. */
 const BEFORE_VALUES_KEY = '0014_events_key';
+const SEARCH_BEFORE_VALUES_KEY = '0003_value_terms';
 
-export async function migrateStore(handle: DatabaseHandle): Promise<void> {
-  const migrations = storeMigrations(handle.dialect);
-  // 0015 rebuilds build_values as the search migrations left it (their value-term triggers are
-  // recreated on the new table; SQLite's search migrations 0001-0002 made trigram tables keyed by
-  // the rowid the new table no longer has). So a database still without 0015 (a new one too) gets
-  // the store migrations up to 0014, then the search migrations, then 0015.
-  const migrator = new Migrator({
+/** The kysely migrator of a component, for the steps `migrate` does not take. */
+function migrator(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Migrator {
+  return new Migrator({
     db: handle.db,
     provider: { getMigrations: async () => migrations },
-    migrationTableName: 'store_migration',
-    migrationLockTableName: 'store_migration_lock',
+    migrationTableName: `${component}_migration`,
+    migrationLockTableName: `${component}_migration_lock`,
   });
-  const ran = (await migrator.getMigrations()).find((m) => m.name === '0015_values_key')?.executedAt !== undefined;
-  if (!ran) {
-    const { error, results } = await migrator.migrateTo(BEFORE_VALUES_KEY);
-    if (error) {
-      const failed = results?.find((r) => r.status === 'Error');
-      throw new Error(`Migration of store${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
-    }
-    await migrateSearchIndexes(handle);
+}
+
+async function ran(m: Migrator, name: string): Promise<boolean> {
+  return (await m.getMigrations()).find((x) => x.name === name)?.executedAt !== undefined;
+}
+
+/**
+ * Runs the store migrations. 0015 rebuilds build_values as the search migrations 0001-0003 leave
+ * it: their value-term triggers are recreated on the new table, and SQLite's search migrations
+ * 0001-0002 made trigram tables over the rowid the new table no longer has. So while the search
+ * migrations have not run that far (a new database, or one from before them), the store is
+ * migrated up to 0014 only; `migrateStoreAndSearch` runs the rest after them.
+ */
+export async function migrateStore(handle: DatabaseHandle): Promise<void> {
+  const migrations = storeMigrations(handle.dialect);
+  const store = migrator(handle, 'store', migrations);
+  if ((await ran(store, '0015_values_key')) || (await ran(migrator(handle, 'search', searchMigrations(handle.dialect)), SEARCH_BEFORE_VALUES_KEY))) {
+    await migrate(handle, 'store', migrations);
+    return;
   }
-  await migrate(handle, 'store', migrations);
+  const { error, results } = await store.migrateTo(BEFORE_VALUES_KEY);
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration of store${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
+  }
+}
+
+/** The store migrations, the search migrations (sql/indexes.ts), then the store migrations that wait for them. */
+export async function migrateStoreAndSearch(handle: DatabaseHandle): Promise<void> {
+  await migrateStore(handle);
+  await migrateSearchIndexes(handle);
+  await migrateStore(handle);
 }

@@ -5,7 +5,7 @@
 // one B-tree on SQLite and a unique key on PostgreSQL; the ingest after it adds new value terms
 // (their watermark is the seq), prune and the facet rollups stay equal to the direct facets.
 
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
@@ -67,7 +67,7 @@ async function rows(handle: DatabaseHandle, where: string): Promise<number> {
 
 /** Stores the builds `seqs`' value (tag, `value`) a second time, as the ingest before 0015 did, the facet rollups counting it. */
 async function duplicateTheOldWay(handle: DatabaseHandle, seqs: readonly number[], value: string): Promise<void> {
-  const selection = sql`b.seq IN (${sql.join(seqs.map((s) => sql.lit(s)))})`;
+  const selection = sql<SqlBool>`b.seq IN (${sql.join(seqs.map((s) => sql.lit(s)))})`;
   await handle.db.transaction().execute(async (trx) => {
     for (const q of facetRollupStatements(trx, handle.dialect, selection, -1)) await trx.executeQuery(q);
     for (const seq of seqs) await sql`INSERT INTO build_values (seq, field, value) VALUES (${seq}, 'tag', ${value})`.execute(trx);
