@@ -73,7 +73,8 @@ async function sqliteValuesKey(db: Db, progress: ValuesKeyProgress, batch: numbe
     await sql`INSERT OR IGNORE INTO build_values_keyed (field, value, seq)
       SELECT field, value, seq FROM build_values INDEXED BY build_values_search_idx ${after} ${upTo} ORDER BY field, value, seq`.execute(db);
     done = last === undefined ? total : done + batch;
-    progress(Math.min(done, total), total);
+    // A new database has no rows to report.
+    if (total > 0) progress(Math.min(done, total), total);
     // A turn of the event loop, so that the log line is written now (see fillRollups).
     await new Promise((r) => setImmediate(r));
     if (last === undefined) break;
@@ -109,5 +110,4 @@ async function postgresValuesKey(db: Db, progress: ValuesKeyProgress): Promise<v
   if (total > 0) await shiftFacets(db, 'postgres', duplicated, 1);
   await sql`DROP INDEX IF EXISTS build_values_search_idx`.execute(db);
   await sql`CREATE UNIQUE INDEX build_values_search_idx ON build_values (field, value text_pattern_ops, seq)`.execute(db);
-  progress(total, total);
 }
