@@ -70,6 +70,8 @@ function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
     { shape: 'infix (requested)', query: 'requested:*bundle*', liqe: 'requested:/bundle/', selective: false },
     { shape: 'range', query: `buildStartTime:[${day}T10:00 to ${day}T10:30]`, liqe: `buildStartTime:[${Date.parse(`${day}T10:00Z`)} TO ${Date.parse(`${day}T10:31Z`) - 1}]`, selective: true },
     { shape: 'tag', query: 'tag:flaky-retry', liqe: 'tag:"flaky-retry"', selective: false },
+    // A multi-valued prefix: the IP addresses of the JVM tools' builds (build_values, field then value range).
+    { shape: 'prefix (IP)', query: 'jvmbuild.environment.localIPAddress:10.0.3.*', liqe: 'jvmbuild_environment_localIPAddress:/^10\\.0\\.3\\./', selective: false },
     { shape: 'key-value', query: 'value:"CI Provider=GitHub*"', liqe: 'value:/^ci provider=github/', selective: false },
     // A value under any name, or under a name prefix: the distinct names walked on (name, value, seq).
     { shape: 'any name', query: `value:*=${commit}`, liqe: `value:/=${commit}$/`, selective: true },

@@ -261,23 +261,23 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   const setFlag = sqlite.prepare(`INSERT INTO ${DEFERRED} (flag) VALUES (1)`);
   const clearFlag = sqlite.prepare(`DELETE FROM ${DEFERRED}`);
   // New rows get rowids above the highest one (no AUTOINCREMENT: max(rowid) + 1).
-  const maxValue = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_values').pluck();
   const maxCustom = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM build_custom_values').pluck();
   const fillBuilds = sqlite.prepare(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq > ?`);
-  // New terms only (the few not seen before); each new term's trigger indexes its trigrams.
-  const addTerms = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE rowid > ?`);
+  // New terms only (the few not seen before); each new term's trigger indexes its trigrams. The
+  // batch's value rows are those of its new builds, every one with a seq above the highest seq
+  // ever used before the batch (ingest-plan.ts hands out seqs after it): read through the seq
+  // index, which holds the key (field, value) too (store migration 0015: build_values has no rowid).
+  const addTerms = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE seq > ?`);
   const fillCustom = sqlite.prepare(`INSERT INTO ${CUSTOM_VALUES_TRIGRAM}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ?`);
-  let valuesFrom = 0;
   let customFrom = 0;
   return {
     begin() {
-      valuesFrom = Number(maxValue.get());
       customFrom = Number(maxCustom.get());
       setFlag.run();
     },
     finish(maxSeqBefore) {
       fillBuilds.run(maxSeqBefore);
-      addTerms.run(valuesFrom);
+      addTerms.run(maxSeqBefore);
       fillCustom.run(customFrom);
       clearFlag.run();
     },

@@ -12,10 +12,10 @@ import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
 import { compactStoredEvents } from './compact-events.js';
 import { ArrayElementSplitter } from './event-splitter.js';
-import { migrateStore } from './migrations.js';
+import { migrateStoreAndSearch } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
 import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.js';
-import { migrateSearchIndexes, trigramBatch } from '../sql/indexes.js';
+import { trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
 import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
@@ -139,8 +139,7 @@ export class UnknownBuildError extends DomainError {
 }
 
 export async function openBuildStore(handle: DatabaseHandle, options: BuildStoreOptions = {}): Promise<BuildStore> {
-  await migrateStore(handle);
-  await migrateSearchIndexes(handle);
+  await migrateStoreAndSearch(handle);
   await reconcileCatalog(handle, options.logger);
   if (options.packEvents !== false) await compactStoredEvents(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);

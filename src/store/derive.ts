@@ -160,7 +160,9 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
         }
         if (collected.length > 0) {
           attributes[field.name] = collected;
-          for (const c of collected) values.push([field.column, String(c).toLowerCase()]);
+          // A value listed twice (or in two cases) is one value for search and facets: build_values
+          // holds a (field, value, seq) row once (store migration 0015).
+          for (const v of new Set(collected.map((c) => String(c).toLowerCase()))) values.push([field.column, v]);
         }
         continue;
       }

@@ -85,7 +85,9 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       CHUNK_COLUMN_TYPES,
       writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
     );
-    await unnestInsert(t, 'build_values', VALUE_COLUMN_TYPES, writes.values);
+    // A (field, value, seq) row is stored once (store migration 0015): derive.ts lists each value
+    // of a build once; a row left behind under a reused seq is kept rather than failing the batch.
+    await unnestInsert(t, 'build_values', VALUE_COLUMN_TYPES, writes.values, sql`ON CONFLICT DO NOTHING`);
     await unnestInsert(t, 'build_custom_values', CUSTOM_COLUMN_TYPES, writes.customValues);
     if (writes.attributes.length > 0) {
       // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
@@ -218,10 +220,10 @@ const CUSTOM_COLUMN_TYPES: ColumnTypes = [
   ['value', 'text'],
 ];
 
-async function unnestInsert(t: Trx, table: string, columns: ColumnTypes, rows: readonly (readonly unknown[])[]): Promise<void> {
+async function unnestInsert(t: Trx, table: string, columns: ColumnTypes, rows: readonly (readonly unknown[])[], onConflict = sql``): Promise<void> {
   if (rows.length === 0) return;
   const arrays = columns.map((_, i) => rows.map((r) => r[i] ?? null));
   const names = sql.join(columns.map(([n]) => sql.ref(n)));
   const unnest = sql.join(columns.map(([, type], i) => sql`${arrays[i]}::${sql.raw(type)}[]`));
-  await sql`INSERT INTO ${sql.table(table)} (${names}) SELECT * FROM unnest(${unnest})`.execute(t);
+  await sql`INSERT INTO ${sql.table(table)} (${names}) SELECT * FROM unnest(${unnest}) ${onConflict}`.execute(t);
 }

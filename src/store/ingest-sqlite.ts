@@ -170,7 +170,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
   const insertChunk = db.prepare('INSERT INTO build_events (events_key, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
-  const insertValues = rowInserter(db, 'INSERT INTO build_values (seq, field, value) VALUES');
+  const insertValues = rowInserter(db, 'INSERT OR IGNORE INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
   // is replaced rather than failing the batch.

@@ -4,7 +4,7 @@
 // of the schema (columns, indexes and derived values of fields added since) is reconciled after
 // the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
-import { sql, type Kysely, type Migration } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
@@ -14,6 +14,8 @@ import { backfillRollups, createFacetRollupTable, createRollupTables, textKeyedF
 import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
+import { migrateValuesKey } from './values-key.js';
+import { migrateSearchIndexes, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -410,6 +412,20 @@ async function compactTaskRows(db: Db, dialect: DatabaseHandle['dialect']): Prom
 }
 
 /**
+ * 0015: build_values keyed by its search key (field, value, seq), a value a build lists twice
+ * stored once (store/values-key.ts; docs/store.md "Multi-valued values keyed by their search
+ * key"). SQLite: a WITHOUT ROWID table, copied in key order in batches with progress; PostgreSQL:
+ * the search index becomes the unique key.
+ */
+async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await migrateValuesKey(db, dialect, (done, total) => {
+    log ??= createLogger('store');
+    log.info({ done, total }, `values keyed by their search key: ${done} of ${total} rows`);
+  });
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -430,9 +446,52 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0012_compact_tasks': { up: (db) => compactTaskRows(db, dialect) },
     '0013_rollup_keys': { up: (db) => rollupKeys(db, dialect) },
     '0014_events_key': { up: (db) => eventsKey(db, dialect) },
+    '0015_values_key': { up: (db) => valuesKey(db, dialect) },
   };
 }
 
+/** The last store migration before 0015, which needs the search migrations up to 0003 run first. */
+const BEFORE_VALUES_KEY = '0014_events_key';
+const SEARCH_BEFORE_VALUES_KEY = '0003_value_terms';
+
+/** The kysely migrator of a component, for the steps `migrate` does not take. */
+function migrator(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Migrator {
+  return new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: `${component}_migration`,
+    migrationLockTableName: `${component}_migration_lock`,
+  });
+}
+
+async function ran(m: Migrator, name: string): Promise<boolean> {
+  return (await m.getMigrations()).find((x) => x.name === name)?.executedAt !== undefined;
+}
+
+/**
+ * Runs the store migrations. 0015 rebuilds build_values as the search migrations 0001-0003 leave
+ * it: their value-term triggers are recreated on the new table, and SQLite's search migrations
+ * 0001-0002 made trigram tables over the rowid the new table no longer has. So while the search
+ * migrations have not run that far (a new database, or one from before them), the store is
+ * migrated up to 0014 only; `migrateStoreAndSearch` runs the rest after them.
+ */
 export async function migrateStore(handle: DatabaseHandle): Promise<void> {
-  await migrate(handle, 'store', storeMigrations(handle.dialect));
+  const migrations = storeMigrations(handle.dialect);
+  const store = migrator(handle, 'store', migrations);
+  if ((await ran(store, '0015_values_key')) || (await ran(migrator(handle, 'search', searchMigrations(handle.dialect)), SEARCH_BEFORE_VALUES_KEY))) {
+    await migrate(handle, 'store', migrations);
+    return;
+  }
+  const { error, results } = await store.migrateTo(BEFORE_VALUES_KEY);
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration of store${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
+  }
+}
+
+/** The store migrations, the search migrations (sql/indexes.ts), then the store migrations that wait for them. */
+export async function migrateStoreAndSearch(handle: DatabaseHandle): Promise<void> {
+  await migrateStore(handle);
+  await migrateSearchIndexes(handle);
+  await migrateStore(handle);
 }

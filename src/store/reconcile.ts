@@ -119,7 +119,8 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
         await db.updateTable('builds').set(set).where('seq', '=', seq).execute();
       }
       const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field, value }));
-      if (rows.length > 0) await db.insertInto('build_values').values(rows).execute();
+      // Keyed by (field, value, seq) since store migration 0015: a row already there is kept.
+      if (rows.length > 0) await db.insertInto('build_values').values(rows).onConflict((oc) => oc.doNothing()).execute();
       // Compressed like every attributes row (store migration 0008).
       await db.updateTable('build_attributes').set({ attributes: '', attributes_packed: packAttributes(JSON.stringify(d.attributes)) }).where('seq', '=', seq).execute();
       after = seq;

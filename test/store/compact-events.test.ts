@@ -95,6 +95,7 @@ describe.each(dialects)('compressed event chunks on $name', ({ name, skip }) => 
       await t.store.ingestNdjson(lines.join('\n'));
       const before = await eventsOf(t.store);
       // Back to the schema before 0008 (kysely runs migrations in order only: the later ones too).
+      // undoEventsKey undoes 0015 (values keyed by their search key) and 0014.
       await undoEventsKey(t.handle.db, name);
       await tasksBefore0012(t.handle.db);
       for (const statement of [

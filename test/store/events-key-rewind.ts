@@ -1,12 +1,15 @@
 // Takes a store back to the events layout before store migration 0014, for the tests that rewind
 // the migrations to an older schema: build_events keyed by (build_id, chunk) as 0001 and 0008 made
 // it (with 0008's index of the rows still stored as text), no builds.events_key, no counter, and
-// 0014 not recorded as run. The rows keep their text or compressed form.
+// 0014 not recorded as run. The rows keep their text or compressed form. Migration 0015 (values
+// keyed by their search key) is undone first: kysely runs migrations in order only.
 
 import { sql, type Kysely } from 'kysely';
+import { undoValuesKey } from './values-key-rewind.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoEventsKey(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  await undoValuesKey(db, dialect);
   await sql
     .raw(
       `CREATE TABLE build_events_by_id (build_id text NOT NULL, chunk integer NOT NULL, hash text NOT NULL, event_count integer NOT NULL,

@@ -47,7 +47,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   expect(new Set(facetRows.map((r) => r.field))).toEqual(new Set(['buildTool', 'user', 'tag']));
   // Back to the state before 0005: no task tables, those migrations and the later ones not run
   // (kysely runs migrations in order only).
-  // 0014 (events keyed in arrival order): build_events keyed by build ID again.
+  // 0015 (values keyed by their search key) and 0014 (events keyed in arrival order):
+  // build_values a rowid table and build_events keyed by build ID again.
   await undoEventsKey(handle.db, 'sqlite');
   await sql`DROP TABLE build_tasks`.execute(handle.db);
   await sql`DROP TABLE build_task_counts`.execute(handle.db);
