@@ -154,20 +154,31 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
-/**
- * Runs one component's migrations, tracked in its own table (`<component>_migration`), so that
- * components migrate independently in the shared database. Safe to call from several processes.
- */
-export async function migrate(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Promise<void> {
-  const migrator = new Migrator({
+/** The kysely migrator of one component, tracked in its own table (`<component>_migration`). */
+function migrator(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Migrator {
+  return new Migrator({
     db: handle.db,
     provider: { getMigrations: async () => migrations },
     migrationTableName: `${component}_migration`,
     migrationLockTableName: `${component}_migration_lock`,
   });
-  const { error, results } = await migrator.migrateToLatest();
+}
+
+/**
+ * Runs one component's migrations, tracked in its own table, so that components migrate
+ * independently in the shared database: all of them, or up to and including `upTo`. Safe to call
+ * from several processes.
+ */
+export async function migrate(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>, upTo?: string): Promise<void> {
+  const m = migrator(handle, component, migrations);
+  const { error, results } = upTo === undefined ? await m.migrateToLatest() : await m.migrateTo(upTo);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`Migration of ${component}${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
   }
+}
+
+/** Whether the component's migration `name` has run on this database. */
+export async function migrationRan(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>, name: string): Promise<boolean> {
+  return (await migrator(handle, component, migrations).getMigrations()).find((x) => x.name === name)?.executedAt !== undefined;
 }

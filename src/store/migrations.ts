@@ -4,9 +4,9 @@
 // of the schema (columns, indexes and derived values of fields added since) is reconciled after
 // the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
-import { migrate, type DatabaseHandle } from '../db/database.js';
+import { migrate, migrationRan, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
@@ -454,20 +454,6 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
 const BEFORE_VALUES_KEY = '0014_events_key';
 const SEARCH_BEFORE_VALUES_KEY = '0003_value_terms';
 
-/** The kysely migrator of a component, for the steps `migrate` does not take. */
-function migrator(handle: DatabaseHandle, component: string, migrations: Record<string, Migration>): Migrator {
-  return new Migrator({
-    db: handle.db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: `${component}_migration`,
-    migrationLockTableName: `${component}_migration_lock`,
-  });
-}
-
-async function ran(m: Migrator, name: string): Promise<boolean> {
-  return (await m.getMigrations()).find((x) => x.name === name)?.executedAt !== undefined;
-}
-
 /**
  * Runs the store migrations. 0015 rebuilds build_values as the search migrations 0001-0003 leave
  * it: their value-term triggers are recreated on the new table, and SQLite's search migrations
@@ -477,16 +463,10 @@ async function ran(m: Migrator, name: string): Promise<boolean> {
  */
 export async function migrateStore(handle: DatabaseHandle): Promise<void> {
   const migrations = storeMigrations(handle.dialect);
-  const store = migrator(handle, 'store', migrations);
-  if ((await ran(store, '0015_values_key')) || (await ran(migrator(handle, 'search', searchMigrations(handle.dialect)), SEARCH_BEFORE_VALUES_KEY))) {
-    await migrate(handle, 'store', migrations);
-    return;
-  }
-  const { error, results } = await store.migrateTo(BEFORE_VALUES_KEY);
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`Migration of store${failed ? ` (${failed.migrationName})` : ''} failed: ${String(error)}`);
-  }
+  const ready =
+    (await migrationRan(handle, 'store', migrations, '0015_values_key')) ||
+    (await migrationRan(handle, 'search', searchMigrations(handle.dialect), SEARCH_BEFORE_VALUES_KEY));
+  await migrate(handle, 'store', migrations, ready ? undefined : BEFORE_VALUES_KEY);
 }
 
 /** The store migrations, the search migrations (sql/indexes.ts), then the store migrations that wait for them. */
