@@ -17,7 +17,7 @@ import { parseQuery } from '../src/query/index.js';
 import { compileQuery } from '../src/sql/index.js';
 import { ftsPhrase, ftsTrigrams } from '../src/sql/pattern.js';
 import { BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM } from '../src/sql/layout.js';
-import { migrateSearchIndexes } from '../src/sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG } from '../src/sql/indexes.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase } from '../src/db/database.js';
 import { flag, option } from './support/args.js';
@@ -103,7 +103,7 @@ for (const [t, content, key] of [
 // Migration 0005 itself, on this corpus: forgotten and run again (drop, recreate, refill in batches).
 await sql`DELETE FROM search_migration WHERE name = '0005_trigram_without_positions'`.execute(handle.db);
 const t0 = performance.now();
-await migrateSearchIndexes(handle);
+await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
 const migrationMs = performance.now() - t0;
 log(`migration 0005: ${fmt(migrationMs)} ms`);
 

@@ -5,7 +5,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { migrate, type DatabaseHandle } from '../db/database.js';
-import { createLogger } from '../log.js';
 import { INDEXED_0001, TRIGRAM_0001 } from '../db/frozen-schema.js';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
@@ -298,27 +297,27 @@ const TRIGRAM_FILL_BATCH = 20_000;
  * transaction: each batch commits by itself, and an interrupted run starts over from the drop.
  * The value terms' table (0003) keeps its positions: it is small (one row per distinct term).
  */
-async function sqliteTrigramWithoutPositions(db: Kysely<unknown>): Promise<void> {
+async function sqliteTrigramWithoutPositions(db: Kysely<unknown>, log: ProgressLog): Promise<void> {
   const indexed = (await sql<{ name: string }>`SELECT name FROM pragma_table_info(${BUILDS_TRIGRAM})`.execute(db)).rows.map((r) => r.name);
   const columns = indexed.length > 0 ? indexed : TRIGRAM_0001;
   const cols = columns.map(q).join(', ');
   await run(db, sqliteBuildsTrigramStatements(columns, 'none', false));
-  await fillInBatches(db, 'builds', 'seq', (lo, hi) => sql`INSERT INTO ${sql.table(BUILDS_TRIGRAM)}(rowid, ${sql.raw(cols)}) SELECT seq, ${sql.raw(cols)} FROM builds WHERE seq > ${lo} AND seq <= ${hi}`);
+  await fillInBatches(db, log, 'builds', 'seq', (lo, hi) => sql`INSERT INTO ${sql.table(BUILDS_TRIGRAM)}(rowid, ${sql.raw(cols)}) SELECT seq, ${sql.raw(cols)} FROM builds WHERE seq > ${lo} AND seq <= ${hi}`);
 
   const C = CUSTOM_VALUES_TRIGRAM;
   await run(db, [...['ai', 'ad', 'au'].map((suffix) => `DROP TRIGGER IF EXISTS ${C}_${suffix}`), `DROP TABLE IF EXISTS ${C}`]);
   await run(db, sqliteChildTrigramStatements('build_custom_values', C, ['name', 'value'], 'none'));
-  await fillInBatches(db, 'build_custom_values', 'rowid', (lo, hi) => sql`INSERT INTO ${sql.table(C)}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ${lo} AND rowid <= ${hi}`);
+  await fillInBatches(db, log, 'build_custom_values', 'rowid', (lo, hi) => sql`INSERT INTO ${sql.table(C)}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ${lo} AND rowid <= ${hi}`);
 }
 
 /**
  * Runs `insert(lo, hi)` over the key range of `table` in steps of TRIGRAM_FILL_BATCH keys, with a
  * log line per step (the logger made only when the table has rows).
  */
-async function fillInBatches(db: Kysely<unknown>, table: string, key: string, insert: (lo: number, hi: number) => RawBuilder<unknown>): Promise<void> {
+async function fillInBatches(db: Kysely<unknown>, progress: ProgressLog, table: string, key: string, insert: (lo: number, hi: number) => RawBuilder<unknown>): Promise<void> {
   const range = (await sql<{ lo: number | null; hi: number | null; n: number }>`SELECT min(${sql.ref(key)}) AS lo, max(${sql.ref(key)}) AS hi, count(${sql.ref(key)}) AS n FROM ${sql.table(table)}`.execute(db)).rows[0];
   if (range === undefined || range.lo === null || range.hi === null) return;
-  const log = createLogger('search');
+  const log = progress();
   const started = performance.now();
   log.info({ table, rows: range.n }, `trigram table of ${table}: indexing ${range.n} rows without positions`);
   let done = 0;
@@ -334,11 +333,20 @@ async function fillInBatches(db: Kysely<unknown>, table: string, key: string, in
 }
 
 /**
+ * Where a search migration writes its progress: a pino-like logger, made on first use (the store
+ * passes its own; the search layer makes none).
+ */
+export type ProgressLog = () => { info(fields: object, message: string): void };
+
+/** Progress nowhere, for a caller with no log. */
+export const NO_PROGRESS_LOG: ProgressLog = () => ({ info: () => {} });
+
+/**
  * The migrations of component `search` for one dialect. They choose their statements by the
  * dialect's name, not through the dialect hooks (sqlite.ts, postgres.ts): a released migration
  * must do what it did when it was written, whatever today's hooks do.
  */
-export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<string, Migration> {
+export function searchMigrations(dialect: DatabaseHandle['dialect'], log: ProgressLog): Record<string, Migration> {
   return {
     '0001_search_indexes': {
       up: (db) => run(db, dialect === 'sqlite' ? sqliteStatements() : postgresStatements()),
@@ -361,15 +369,15 @@ export function searchMigrations(dialect: DatabaseHandle['dialect']): Record<str
     // pg_trgm GIN indexes keep no positions anyway: nothing to do there.
     '0005_trigram_without_positions': {
       up: async (db) => {
-        if (dialect === 'sqlite') await sqliteTrigramWithoutPositions(db);
+        if (dialect === 'sqlite') await sqliteTrigramWithoutPositions(db, log);
       },
     },
   };
 }
 
 /** Creates the search indexes (component `search`); call after the `store` migration. */
-export async function migrateSearchIndexes(handle: DatabaseHandle): Promise<void> {
-  await migrate(handle, 'search', searchMigrations(handle.dialect));
+export async function migrateSearchIndexes(handle: DatabaseHandle, log: ProgressLog): Promise<void> {
+  await migrate(handle, 'search', searchMigrations(handle.dialect, log));
 }
 
 /**

@@ -15,7 +15,7 @@ import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
-import { migrateSearchIndexes, searchMigrations } from '../sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -465,13 +465,13 @@ export async function migrateStore(handle: DatabaseHandle): Promise<void> {
   const migrations = storeMigrations(handle.dialect);
   const ready =
     (await migrationRan(handle, 'store', migrations, '0015_values_key')) ||
-    (await migrationRan(handle, 'search', searchMigrations(handle.dialect), SEARCH_BEFORE_VALUES_KEY));
+    (await migrationRan(handle, 'search', searchMigrations(handle.dialect, NO_PROGRESS_LOG), SEARCH_BEFORE_VALUES_KEY));
   await migrate(handle, 'store', migrations, ready ? undefined : BEFORE_VALUES_KEY);
 }
 
 /** The store migrations, the search migrations (sql/indexes.ts), then the store migrations that wait for them. */
 export async function migrateStoreAndSearch(handle: DatabaseHandle): Promise<void> {
   await migrateStore(handle);
-  await migrateSearchIndexes(handle);
+  await migrateSearchIndexes(handle, () => createLogger('search'));
   await migrateStore(handle);
 }

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { compileQuery } from '../../src/sql/index.js';
-import { migrateSearchIndexes, searchMigrations } from '../../src/sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../src/sql/indexes.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateStore } from '../../src/store/migrations.js';
@@ -74,7 +74,7 @@ async function oldDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ handle: Da
   }
   await migrateStore(handle);
   // The search indexes as a release before 0004 left them: both custom value indexes.
-  const all = searchMigrations(handle.dialect);
+  const all = searchMigrations(handle.dialect, NO_PROGRESS_LOG);
   await migrate(handle, 'search', {
     '0001_search_indexes': all['0001_search_indexes']!,
     '0002_bulk_trigram': all['0002_bulk_trigram']!,
@@ -129,7 +129,7 @@ describe.each([
     }
     expect(old).toEqual(ANSWERS);
 
-    await migrateSearchIndexes(handle);
+    await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
     expect((await valueIndex(handle)).rows).toEqual([]);
     const store = await openBuildStore(handle, { ingestWorker: false });
     expect(await answers(store)).toEqual(Object.fromEntries(QUERIES.map((q) => [q, { seqs: ANSWERS[q], count: ANSWERS[q]!.length }])));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { migrateSearchIndexes, searchMigrations } from '../../src/sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../src/sql/indexes.js';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateStore } from '../../src/store/migrations.js';
 import { searchIds } from './support/search-db.js';
@@ -43,7 +43,7 @@ async function oldDatabase(): Promise<{ handle: DatabaseHandle; drop: () => Prom
   const handle = await openDatabase({ data: dir });
   await migrateStore(handle);
   // The search indexes as a release before 0005 left them: trigram tables with positions.
-  const all = searchMigrations(handle.dialect);
+  const all = searchMigrations(handle.dialect, NO_PROGRESS_LOG);
   await migrate(handle, 'search', {
     '0001_search_indexes': all['0001_search_indexes']!,
     '0002_bulk_trigram': all['0002_bulk_trigram']!,
@@ -111,7 +111,7 @@ describe('search migration 0005 on SQLite', () => {
     expect(before['user:"*\\"q*"']).toEqual(['build00090000']);
     expect(before['value:"*=*a\\"b*"']).toEqual(['build00090000']);
 
-    await migrateSearchIndexes(handle);
+    await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
 
     expect(tableSql(handle, 'builds_trigram')).toMatch(/detail=none/);
     expect(tableSql(handle, 'build_custom_values_trigram')).toMatch(/detail=none/);
@@ -138,7 +138,7 @@ describe('search migration 0005 on SQLite', () => {
     };
     await sql`DELETE FROM build_custom_values`.execute(handle.db);
     await sql`DELETE FROM builds`.execute(handle.db);
-    await migrateSearchIndexes(handle);
+    await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
     expect(tableSql(handle, 'builds_trigram')).toMatch(/detail=none/);
     integrity(handle);
     await insert(handle, BUILDS[0]!);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { migrateSearchIndexes, searchMigrations } from '../../src/sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../src/sql/indexes.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateStore } from '../../src/store/migrations.js';
@@ -36,7 +36,7 @@ async function oldDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ handle: Da
   }
   await migrateStore(handle);
   // The search indexes as a release before 0003 left them.
-  const all = searchMigrations(handle.dialect);
+  const all = searchMigrations(handle.dialect, NO_PROGRESS_LOG);
   await migrate(handle, 'search', { '0001_search_indexes': all['0001_search_indexes']!, '0002_bulk_trigram': all['0002_bulk_trigram']! });
   for (const b of BUILDS) {
     await sql`INSERT INTO builds (id, seq, available_at, tool_type, tool_version, agent_version, content_hash, attributes, received_at)
@@ -62,7 +62,7 @@ describe.each([
       await handle.close();
       await drop();
     };
-    await migrateSearchIndexes(handle);
+    await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
 
     const terms = await sql<{ field: string; value: string }>`SELECT field, value FROM build_value_terms ORDER BY field, value`.execute(handle.db);
     const distinct = [...new Set(BUILDS.flatMap((b) => b.values.map(([f, v]) => `${f}=${v}`)))].sort();
