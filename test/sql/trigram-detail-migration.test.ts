@@ -3,15 +3,12 @@
 // key ranges (here spread over several batches, with empty ones between), and every infix search
 // answers as it did on the old tables; the triggers keep the new tables in sync afterwards.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../src/sql/indexes.js';
-import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { migrateStore } from '../../src/store/migrations.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG } from '../../src/sql/indexes.js';
+import { searchDatabaseUpTo } from './support/old-search-db.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { searchIds } from './support/search-db.js';
 
 // Seqs and custom value rowids far apart: the refill runs 20,000 keys a statement.
@@ -39,22 +36,12 @@ const QUERIES = [
 ];
 
 async function oldDatabase(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'bs-trgm-'));
-  const handle = await openDatabase({ data: dir });
-  await migrateStore(handle);
-  // The search indexes as a release before 0005 left them: trigram tables with positions.
-  const all = searchMigrations(handle.dialect, NO_PROGRESS_LOG);
-  await migrate(handle, 'search', {
-    '0001_search_indexes': all['0001_search_indexes']!,
-    '0002_bulk_trigram': all['0002_bulk_trigram']!,
-    '0003_value_terms': all['0003_value_terms']!,
-    '0004_custom_values_one_index': all['0004_custom_values_one_index']!,
-  });
+  const { handle, drop } = await searchDatabaseUpTo('sqlite', '0004_custom_values_one_index');
   for (const b of BUILDS) await insert(handle, b);
   // An incomplete build (no seq) is never indexed.
   await sql`INSERT INTO builds (id, user, tool_type, tool_version, agent_version, content_hash, attributes, received_at)
     VALUES ('incomplete', 'carol-ci-r', 'native', '8.10', '3.19', 'h0', '{}', 1000)`.execute(handle.db);
-  return { handle, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  return { handle, drop };
 }
 
 async function insert(handle: DatabaseHandle, b: (typeof BUILDS)[number]): Promise<void> {

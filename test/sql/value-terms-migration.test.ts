@@ -2,18 +2,15 @@
 // the stored child rows, the per-row trigram index they replace is gone, and wildcard searches
 // over multi-valued fields find the stored builds (nothing stored before is lost to search).
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../src/sql/indexes.js';
+import { migrateSearchIndexes, NO_PROGRESS_LOG } from '../../src/sql/indexes.js';
+import { searchDatabaseUpTo } from './support/old-search-db.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { migrateStore } from '../../src/store/migrations.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
-import { createTestDatabase, pgAvailable } from '../support/postgres.js';
+import { pgAvailable } from '../support/postgres.js';
 
 const BUILDS = [
   { seq: 1, values: [['requested', ':app:bundlerelease'], ['tag', 'ci']] },
@@ -22,22 +19,7 @@ const BUILDS = [
 ] as const;
 
 async function oldDatabase(dialect: 'sqlite' | 'postgres'): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
-  let handle: DatabaseHandle;
-  let drop: () => Promise<void>;
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'bs-terms-'));
-    handle = await openDatabase({ data: dir });
-    drop = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const pg = await createTestDatabase();
-    if (pg === undefined) throw new Error('PostgreSQL unavailable');
-    handle = await openDatabase({ url: pg.url });
-    drop = () => pg.drop();
-  }
-  await migrateStore(handle);
-  // The search indexes as a release before 0003 left them.
-  const all = searchMigrations(handle.dialect, NO_PROGRESS_LOG);
-  await migrate(handle, 'search', { '0001_search_indexes': all['0001_search_indexes']!, '0002_bulk_trigram': all['0002_bulk_trigram']! });
+  const { handle, drop } = await searchDatabaseUpTo(dialect, '0002_bulk_trigram');
   for (const b of BUILDS) {
     await sql`INSERT INTO builds (id, seq, available_at, tool_type, tool_version, agent_version, content_hash, attributes, received_at)
       VALUES (${`build${String(b.seq).padStart(8, '0')}`}, ${b.seq}, ${1000 + b.seq}, 'native', '8.10', '3.19', ${`h${b.seq}`}, '{}', 1000)`.execute(handle.db);

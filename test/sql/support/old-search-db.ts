@@ -1,0 +1,28 @@
+// A database whose store is migrated and whose search indexes stand as a release left them, up to
+// and including search migration `upTo`: for the tests of a later search migration.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate, openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
+import { NO_PROGRESS_LOG, searchMigrations } from '../../../src/sql/indexes.js';
+import { migrateStore } from '../../../src/store/migrations.js';
+import { createTestDatabase } from '../../support/postgres.js';
+
+export async function searchDatabaseUpTo(dialect: 'sqlite' | 'postgres', upTo: string): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
+  let handle: DatabaseHandle;
+  let drop: () => Promise<void>;
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bs-old-search-'));
+    handle = await openDatabase({ data: dir });
+    drop = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const pg = await createTestDatabase();
+    if (pg === undefined) throw new Error('PostgreSQL unavailable');
+    handle = await openDatabase({ url: pg.url });
+    drop = () => pg.drop();
+  }
+  await migrateStore(handle);
+  await migrate(handle, 'search', searchMigrations(handle.dialect, NO_PROGRESS_LOG), upTo);
+  return { handle, drop };
+}
