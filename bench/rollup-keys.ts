@@ -14,22 +14,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { migrate, openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { demoBuilds } from '../src/store/demo-data.js';
-import { migrateStore } from '../src/store/migrations.js';
-import {
-  backfillRollups,
-  BUILD_ROLLUPS,
-  createFacetRollupTable,
-  createRollupTables,
-  DURATION_ROLLUPS,
-  FACET_ROLLUPS,
-  ROLLUP_KEYS,
-  TASK_ROLLUPS,
-  textKeyedFacetRollupStatements,
-  textKeyedRollupStatements,
-} from '../src/store/rollups.js';
+import { storeMigrations } from '../src/store/migrations.js';
+import { BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, ROLLUP_KEYS, TASK_ROLLUPS } from '../src/store/rollups.js';
+import { undoEventsKey } from '../test/store/events-key-rewind.js';
+import { rollupKeysBefore0013 } from '../test/store/rollup-keys-rewind.js';
 import { flag, option } from './support/args.js';
 
 const quick = flag('--quick');
@@ -65,15 +56,10 @@ async function bytes(h: DatabaseHandle): Promise<Record<string, number>> {
 }
 
 if (await hasTable(ROLLUP_KEYS)) {
-  log('taking the rollups back to the layout of migrations 0009 and 0011…');
+  log('taking the rollups back to the layout of migrations 0009 and 0011 (0015 and 0014 undone first)…');
   const t = performance.now();
-  for (const table of TABLES) await sql`DROP TABLE ${sql.raw(table)}`.execute(handle.db);
-  await sql`DROP INDEX builds_duration_day`.execute(handle.db);
-  await createRollupTables(handle.db, 'sqlite');
-  await createFacetRollupTable(handle.db, 'sqlite');
-  await backfillRollups(handle.db, 'sqlite', () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'coded'));
-  await backfillRollups(handle.db, 'sqlite', () => {}, textKeyedFacetRollupStatements);
-  await sql`DELETE FROM store_migration WHERE name >= '0013_rollup_keys'`.execute(handle.db);
+  await undoEventsKey(handle.db, 'sqlite');
+  await rollupKeysBefore0013(handle, 'coded');
   log(`  filled in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 await sql`VACUUM`.execute(handle.db);
@@ -82,7 +68,7 @@ const rowsBefore = await count(`SELECT count(*) AS n FROM ${TASK_ROLLUPS}`);
 
 log('migrating (0013_rollup_keys)…');
 const started = performance.now();
-await migrateStore(handle);
+await migrate(handle, 'store', storeMigrations('sqlite'), '0013_rollup_keys');
 const migrationMs = performance.now() - started;
 await handle.close();
 handle = await openDatabase({ data: dir });
