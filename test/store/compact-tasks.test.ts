@@ -14,14 +14,14 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { compactTasks } from '../../src/store/compact-tasks.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupsAsBuilds, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
+import { backfillRollups, BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, facetRollupStatements, rollupStatements, TASK_ROLLUPS } from '../../src/store/rollups.js';
 import { TASK_OUTCOME_CODES, tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, openTestStore } from './support.js';
 import { tasksBefore0012 } from './tasks-before-0012.js';
 import { undoEventsKey } from './events-key-rewind.js';
-import { rollupKeysBefore0013 } from './rollup-keys-rewind.js';
+import { rollupKeysBefore0013, rollupRowsByKeyText } from './rollup-keys-rewind.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -63,19 +63,7 @@ async function taskRows(handle: DatabaseHandle) {
   ).rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : k === 'path' ? v : Number(v)])));
 }
 
-/** A rollup table's rows with their keys' text and values, not the key IDs (a conversion numbers them anew). */
-async function keyed(handle: DatabaseHandle, table: string, order: string) {
-  return (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows.map(({ kid: _kid, ...r }) => r);
-}
-
-async function rollupTables(handle: DatabaseHandle) {
-  return {
-    builds: await keyed(handle, BUILD_ROLLUPS, 'lvl, t, k'),
-    durations: await keyed(handle, DURATION_ROLLUPS, 'lvl, t, k, bucket'),
-    tasks: await keyed(handle, TASK_ROLLUPS, 'lvl, t, k, path'),
-    facets: await keyed(handle, FACET_ROLLUPS, 'field, value, k'),
-  };
-}
+const rollupTables = rollupRowsByKeyText;
 
 /** Every trend of QUERIES x OPTIONS, from the rollups (where they answer) and from the builds. */
 async function trends(handle: DatabaseHandle) {

@@ -21,7 +21,6 @@ import {
   DURATION_ROLLUPS,
   FACET_ROLLUPS,
   ROLLUP_KEYS,
-  rollupsAsBuilds,
   TASK_ROLLUPS,
   textKeyedFacetRollupStatements,
   textKeyedRollupStatements,
@@ -31,7 +30,7 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, id, openTestStore } from './support.js';
 import { undoEventsKey } from './events-key-rewind.js';
-import { rollupKeysBefore0013 } from './rollup-keys-rewind.js';
+import { rollupKeysBefore0013, rollupRowsByKeyText } from './rollup-keys-rewind.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
@@ -57,16 +56,6 @@ async function answers(handle: DatabaseHandle, store: BuildStore): Promise<unkno
   return out;
 }
 
-/** Every rollup row with its key's text and values in place of the key ID, in key order. */
-async function keyedRows(handle: DatabaseHandle): Promise<unknown[]> {
-  const out: unknown[] = [];
-  for (const t of TABLES) {
-    const order = t === FACET_ROLLUPS ? 'field, value, k' : t === BUILD_ROLLUPS ? 'lvl, t, k' : t === DURATION_ROLLUPS ? 'lvl, t, k, bucket' : 'lvl, t, k, path';
-    const rows = (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(t)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows;
-    out.push(rows.map(({ kid: _kid, ...r }) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]))));
-  }
-  return out;
-}
 
 async function columns(handle: DatabaseHandle, table: string): Promise<string[]> {
   const q =
@@ -96,8 +85,8 @@ describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
       const listed = (await t.store.listBuilds({ visibility: SEE_EVERYTHING, maxBuilds: 40 })) as { id: string; seq: number | null; project: string | null }[];
       await deleteBuilds(t.handle, listed.filter((_, i) => i % 3 === 0).map((b) => ({ id: b.id, seq: b.seq, project: b.project })), NOW);
       const before = await answers(t.handle, t.store);
-      let rows = await keyedRows(t.handle);
-      expect((rows[2] as unknown[]).length).toBeGreaterThan(1000);
+      let rows = await rollupRowsByKeyText(t.handle);
+      expect(rows.tasks.length).toBeGreaterThan(1000);
       // The answers are the direct path's too (so a wrong conversion cannot match by accident).
       const scope = { query: parseQuery('project:inventory', { now: NOW }).expr!, visibility: SEE_EVERYTHING };
       expect(await buildTrends(t.handle, scope, OPTIONS[0]!)).toEqual(await buildTrends(t.handle, scope, OPTIONS[0]!, { rollups: false }));
@@ -112,7 +101,7 @@ describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
           expect(cols).toContain('kid');
           expect(cols.filter((c) => ['k', 'project_name', 'project', 'buildoutcome'].includes(c))).toEqual([]);
         }
-        expect(await keyedRows(t.handle)).toEqual(rows);
+        expect(await rollupRowsByKeyText(t.handle)).toEqual(rows);
         expect(await answers(t.handle, reopened)).toEqual(before);
         // New builds after the conversion go to the converted tables, new keys to the dictionary.
         const keyCount = async () => Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM rollup_keys`.execute(t.handle.db)).rows[0]!.n);
@@ -122,7 +111,7 @@ describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
         const fresh = { query: parseQuery('project:fresh-project', { now: NOW }).expr!, visibility: SEE_EVERYTHING };
         expect(await reopened.countBuilds(fresh)).toBe(2);
         expect(await buildFacets(t.handle, fresh, 5)).toEqual(await buildFacets(t.handle, fresh, 5, { rollups: false }));
-        rows = await keyedRows(t.handle);
+        rows = await rollupRowsByKeyText(t.handle);
       } finally {
         await reopened.close();
       }
@@ -137,7 +126,7 @@ describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
         const last = lines.at(-1)!.split(' ')[1]!.split('/');
         expect(last[0]).toBe(last[1]);
       }
-      expect(await keyedRows(t.handle)).toEqual(rows);
+      expect(await rollupRowsByKeyText(t.handle)).toEqual(rows);
     } finally {
       await t.close();
     }

@@ -1,7 +1,8 @@
 // Takes the rollups back to their layout before store migration 0013 (the tables of 0009 and 0011,
 // keyed by the key text with the dimension values in every row, filled the way those migrations
 // fill them from the builds stored now) and records 0013 as not run: for the tests that rewind the
-// store's migrations to an older schema. Later migrations must be undone first.
+// store's migrations to an older schema. Later migrations must be undone first. Also the rollup rows
+// as those tests compare them: by their keys' text, since a conversion numbers the keys anew.
 
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../src/db/database.js';
@@ -13,6 +14,7 @@ import {
   DURATION_ROLLUPS,
   FACET_ROLLUPS,
   ROLLUP_KEYS,
+  rollupsAsBuilds,
   TASK_ROLLUPS,
   textKeyedFacetRollupStatements,
   textKeyedRollupStatements,
@@ -28,4 +30,20 @@ export async function rollupKeysBefore0013(handle: DatabaseHandle, tasks: TaskLa
   await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, tasks));
   await backfillRollups(handle.db, handle.dialect, () => {}, textKeyedFacetRollupStatements);
   await sql`DELETE FROM store_migration WHERE name = '0013_rollup_keys'`.execute(handle.db);
+}
+
+/** A rollup table's rows, each with its key's text and values in place of the key ID, in key order (PostgreSQL's bigint strings as numbers). */
+async function byKeyText(handle: DatabaseHandle, table: string, order: string): Promise<Record<string, unknown>[]> {
+  const rows = (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows;
+  return rows.map(({ kid: _kid, ...r }) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v])));
+}
+
+/** Every rollup table's rows by their keys' text (byKeyText). */
+export async function rollupRowsByKeyText(handle: DatabaseHandle) {
+  return {
+    builds: await byKeyText(handle, BUILD_ROLLUPS, 'lvl, t, k'),
+    durations: await byKeyText(handle, DURATION_ROLLUPS, 'lvl, t, k, bucket'),
+    tasks: await byKeyText(handle, TASK_ROLLUPS, 'lvl, t, k, path'),
+    facets: await byKeyText(handle, FACET_ROLLUPS, 'field, value, k'),
+  };
 }

@@ -11,29 +11,19 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { undoEventsKey } from '../store/events-key-rewind.js';
-import { rollupsAsBuilds } from '../../src/store/rollups.js';
+import { rollupRowsByKeyText } from '../store/rollup-keys-rewind.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'buildscope-task-migration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('fills build_tasks and build_task_counts for builds stored before them', async () => {
-  // Rollup rows with their keys' text and values, not the key IDs (0013 numbers the keys in
-  // another order than the ingest did).
-  const keyed = async (h: Awaited<ReturnType<typeof openDatabase>>, table: string, order: string) =>
-    (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(h.db)).rows.map(({ kid: _kid, ...r }) => r);
   const rows = async (h: Awaited<ReturnType<typeof openDatabase>>) => ({
     // The path from the dictionary and the outcome's code (0012).
     tasks: (await sql`SELECT t.seq, t.ord, p.path, t.outcome, t.start_ms, t.duration_ms, t.cacheable FROM build_tasks AS t JOIN task_paths AS p ON p.id = t.path_id ORDER BY t.seq, t.ord`.execute(h.db)).rows,
     counts: (await sql`SELECT * FROM build_task_counts ORDER BY seq`.execute(h.db)).rows,
     // Migration 0009 fills the trend rollups from these rows as the ingest keeps them.
-    // Migration 0013 then converts them to key IDs.
-    rollups: [
-      await keyed(h, 'build_rollups', 'lvl, t, k'),
-      await keyed(h, 'build_duration_rollups', 'lvl, t, k, bucket'),
-      await keyed(h, 'build_task_rollups', 'lvl, t, k, path'),
-      // And migration 0011 the facet rollups.
-      await keyed(h, 'build_facet_rollups', 'field, value, k'),
-    ],
+    // Migration 0013 then converts them to key IDs: compared by the keys' text.
+    rollups: await rollupRowsByKeyText(h),
   });
   let handle = await openDatabase({ data: dir });
   // Stored as text, as a store before migration 0008 did.
@@ -42,8 +32,8 @@ it('fills build_tasks and build_task_counts for builds stored before them', asyn
   const written = await rows(handle);
   expect(written.tasks.length).toBeGreaterThan(60 * 5);
   expect(written.counts.length).toBe(60);
-  expect(written.rollups[0]!.length).toBeGreaterThan(60);
-  const facetRows = written.rollups[3] as { field: string }[];
+  expect(written.rollups.builds.length).toBeGreaterThan(60);
+  const facetRows = written.rollups.facets as { field: string }[];
   expect(new Set(facetRows.map((r) => r.field))).toEqual(new Set(['buildTool', 'user', 'tag']));
   // Back to the state before 0005: no task tables, those migrations and the later ones not run
   // (kysely runs migrations in order only).
