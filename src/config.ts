@@ -51,6 +51,13 @@ export interface ServerSection {
    * Absent: the listen address (see `publicUrlOf`).
    */
   readonly publicUrl?: string;
+  /**
+   * Seconds a shutdown (SIGTERM, SIGINT) may take, default 30. Waiting long-polls and export
+   * streams end at once; requests still running after this are cut off and the process exits with
+   * status 1, and the primary of several server processes kills those that have not stopped.
+   * Below the service manager's own limit (systemd's TimeoutStopSec, 90 s by default).
+   */
+  readonly stopTimeoutSeconds: number;
 }
 
 export interface DatabaseSection {
@@ -157,6 +164,7 @@ const serverSchema = {
     port: { ...portNumber, description: 'Listen port (0 picks a free one).', default: DEFAULT_PORT },
     workers: { description: 'Server processes sharing the port.', type: 'integer', minimum: 1, maximum: 64, default: 1 },
     publicUrl: { description: 'The address people and tools reach this server at (http:// or https://, no query).', type: 'string', minLength: 1 },
+    stopTimeoutSeconds: { description: 'Seconds a shutdown may take before running requests are cut off and the process exits with status 1.', type: 'integer', minimum: 1, maximum: 3600, default: 30 },
   },
 } as const;
 
@@ -273,7 +281,7 @@ const ownWording: Wording = { pattern: (segments) => (segments[0] === 'server' ?
 const KEEP_NULLS = PROVENANCE_KEEP_NULLS;
 
 interface CheckedFile {
-  server: { hostname: string; host: string; port: number; workers: number; publicUrl?: string };
+  server: { hostname: string; host: string; port: number; workers: number; stopTimeoutSeconds: number; publicUrl?: string };
   bes: { port?: number; maxMessageBytes: number };
   database: { data?: string; url?: string };
   auth: { signingKeys: string };
@@ -368,7 +376,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   const { database, bes, auth, limits } = checked;
   const faces = value as Record<string, unknown>;
   return {
-    server: { hostname: s.hostname, host: s.host, port: s.port, workers: s.workers, ...(s.publicUrl !== undefined ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}) },
+    server: { hostname: s.hostname, host: s.host, port: s.port, workers: s.workers, stopTimeoutSeconds: s.stopTimeoutSeconds, ...(s.publicUrl !== undefined ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}) },
     bes: { port: bes.port ?? null, maxMessageBytes: bes.maxMessageBytes },
     database: database.url !== undefined ? { url: database.url } : { data: database.data ?? DEFAULT_DATA_DIR },
     auth: { signingKeys: auth.signingKeys === 'database' ? { kind: 'database' } : { kind: 'directory', path: auth.signingKeys } },

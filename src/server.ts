@@ -257,11 +257,16 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
  * Closes the server on SIGINT/SIGTERM; a second signal exits at once. Installed before the server
  * starts, so that a signal arriving during start-up (or right after the ready line) is honoured.
  */
-export function closeOnSignals(logger: Logger): { attach(server: RunningServer): void; stop(reason: string): void } {
+export function closeOnSignals(logger: Logger, stopTimeoutSeconds: number): { attach(server: RunningServer): void; stop(reason: string): void } {
   let server: RunningServer | undefined;
   let requested: string | undefined;
   const close = () => {
     logger.info({ signal: requested }, 'shutting down');
+    // What still runs then (a request whose body never ends, say) is cut off: a shutdown ends.
+    setTimeout(() => {
+      logger.error({ stopTimeoutSeconds }, `the shutdown did not finish in ${stopTimeoutSeconds} s; exiting`);
+      process.exit(1);
+    }, stopTimeoutSeconds * 1000).unref();
     server!.close().then(
       () => process.exit(0),
       (e: unknown) => {

@@ -39,6 +39,7 @@ export function reportListening(server: RunningServer): void {
 /** In the primary: prepares the data, starts `count` workers, and supervises them until a signal. */
 export async function runPrimary(options: StartOptions & { readonly logger: Logger }, count: number): Promise<void> {
   const { logger } = options;
+  const stopTimeoutSeconds = options.config.server.stopTimeoutSeconds;
   const print = options.print ?? printToStdout;
   const { created, playground } = await prepareServer(options);
   let stopping = false;
@@ -83,6 +84,14 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
     stopping = true;
     logger.info({ signal }, 'shutting down every server process');
     if (alive.size === 0) process.exit();
+    // Each worker ends its own shutdown after stopTimeoutSeconds; one that cannot (stopped, or
+    // busy in one long synchronous call) is killed a little later, and the primary exits with 1.
+    setTimeout(() => {
+      const left = [...alive].map((w) => w.process.pid);
+      logger.error({ pids: left, stopTimeoutSeconds }, `${left.length} server process(es) did not stop in time; killing them`);
+      process.exitCode = 1;
+      for (const w of alive) w.process.kill('SIGKILL');
+    }, (stopTimeoutSeconds + 2) * 1000).unref();
     // A worker still starting may not listen for messages yet: a signal stops it either way.
     for (const w of alive) {
       if (listening.has(w) && w.isConnected()) w.send({ kind: 'stop' });
@@ -92,5 +101,11 @@ export async function runPrimary(options: StartOptions & { readonly logger: Logg
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
 
+  // The workers accept connections themselves from the one listening socket (SCHED_NONE), not
+  // through the primary (round-robin, Node's default elsewhere than Windows). With round-robin the
+  // primary accepts each connection and hands it to a worker; a worker that dies before it took
+  // the connection leaves it open in the primary for good, unanswered, and its client waits until
+  // its own timeout. A connection still waiting in the socket's queue is taken by another worker.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   for (let i = 0; i < count; i++) start();
 }

@@ -1,9 +1,11 @@
 // kill -9 of a server process while clients publish builds over HTTP, with `serve --workers 2`
 // (two processes writing one database), on SQLite and PostgreSQL. Every build the server
 // acknowledged is there and whole after the crash; no build is half-stored; the clients' retries
-// of what was not acknowledged store each build once.
+// of what was not acknowledged store each build once. And a worker that stops answering strands no
+// connection: the workers take connections from the socket themselves (src/workers.ts).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -112,6 +114,78 @@ describe.each([
       expect(await s.stop()).toBe(0);
     } finally {
       stop = true;
+      if (s.child.exitCode === null) await s.stop();
+    }
+  });
+});
+
+describe('a worker that stops answering, with `serve --workers 2`', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bs-stopped-worker-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** GET over a new connection of its own, answered or not within `ms`. */
+  const getOnNewConnection = (url: string, headers: Record<string, string>, ms: number): Promise<number | 'no answer'> =>
+    new Promise((resolve) => {
+      const req = httpGet(url, { headers, agent: false, timeout: ms }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.once('timeout', () => {
+        req.destroy();
+        resolve('no answer');
+      });
+      req.once('error', () => resolve('no answer'));
+    });
+
+  it('leaves no connection to it unanswered: the other worker takes them all', async () => {
+    const s = await serve(['--data', dir, '--workers', '2']);
+    const auth = { authorization: `Bearer ${printedAccessKey(s)}` };
+    let stoppedWorker: number | undefined;
+    try {
+      const workers = serverChildren(s.child.pid!);
+      expect(workers).toHaveLength(2);
+      stoppedWorker = workers[0]!;
+      process.kill(stoppedWorker, 'SIGSTOP');
+      // Each on a new connection: were connections handed out by the primary in turn, every
+      // second one would go to the stopped worker and wait there, and after it dies, for good.
+      const answers: (number | 'no answer')[] = [];
+      for (let i = 0; i < 6; i++) answers.push(await getOnNewConnection(`${s.url}/api/builds?since=0`, auth, 20_000));
+      process.kill(stoppedWorker, 'SIGKILL');
+      for (let i = 0; i < 4; i++) answers.push(await getOnNewConnection(`${s.url}/api/builds?since=0`, auth, 20_000));
+      expect(answers).toEqual(Array.from({ length: 10 }, () => 200));
+      expect(await s.stop()).toBe(0);
+    } finally {
+      if (stoppedWorker !== undefined) {
+        try {
+          process.kill(stoppedWorker, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      if (s.child.exitCode === null) await s.stop();
+    }
+  });
+  it('a shutdown ends within stopTimeoutSeconds even when a worker cannot stop: it is killed and the status is 1', async () => {
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'server:\n  stopTimeoutSeconds: 2\n');
+    const s = await serve(['--data', dir, '--workers', '2', '--config', config]);
+    const workers = serverChildren(s.child.pid!);
+    try {
+      expect(workers).toHaveLength(2);
+      process.kill(workers[0]!, 'SIGSTOP');
+      const stopping = Date.now();
+      expect(await s.stop()).toBe(1);
+      // Well before the test's own limit, whatever the machine's load: the timeout ended it.
+      expect(Date.now() - stopping).toBeLessThan(60_000);
+      for (const pid of workers) expect(() => process.kill(pid, 0), `process ${pid} is gone`).toThrow();
+    } finally {
+      for (const pid of workers) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
       if (s.child.exitCode === null) await s.stop();
     }
   });

@@ -39,7 +39,7 @@ export function register(program: Command): void {
         }
         return;
       }
-      const signals = closeOnSignals(logger);
+      const signals = closeOnSignals(logger, config.server.stopTimeoutSeconds);
       if (cluster.isWorker) workers.stopWhenAsked(signals.stop);
       try {
         // A worker of several: the primary loaded the demo and prints where to go.

@@ -103,12 +103,20 @@ function listingStart(q: ListQuery, fromBuild: string | undefined): ListingStart
   return { kind: 'instant', at: Math.min(instant + 1, Number.MAX_SAFE_INTEGER), reverse };
 }
 
-/** An AbortSignal that fires when the client goes away before the response is sent. */
-function clientGone(request: FastifyRequest, reply: FastifyReply): AbortController {
+/**
+ * An AbortSignal that ends a long-poll's wait: the client went away before the response was sent,
+ * or the server is shutting down (`closing`), which then answers what it has (an empty list) at once
+ * instead of holding its shutdown for the rest of the wait.
+ */
+function waitEnds(reply: FastifyReply, closing: AbortSignal): AbortSignal {
   const ac = new AbortController();
-  const onClose = () => ac.abort();
-  reply.raw.once('close', onClose);
-  return ac;
+  const end = () => ac.abort();
+  closing.addEventListener('abort', end, { once: true });
+  reply.raw.once('close', () => {
+    end();
+    closing.removeEventListener('abort', end);
+  });
+  return ac.signal;
 }
 
 export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
@@ -117,6 +125,8 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
   const limits = config.limits;
   // The Retry-After of a build still being stored is the export API's (one setting for both).
   const retryAfterSeconds = parseExportOptions(config.export).retryAfterSeconds;
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
 
   app.get<{ Querystring: ListQuery }>(
     '/api/builds',
@@ -209,9 +219,9 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         }
         if (builds.length === 0 && mayWait) {
           const deadline = clock() + maxWaitSecs * 1000;
-          const gone = clientGone(request, reply);
-          for (let left = deadline - clock(); left > 0 && !gone.signal.aborted; left = deadline - clock()) {
-            if (!(await store.waitForNewBuilds(seen, left, gone.signal))) break;
+          const ended = waitEnds(reply, closing.signal);
+          for (let left = deadline - clock(); left > 0 && !ended.aborted; left = deadline - clock()) {
+            if (!(await store.waitForNewBuilds(seen, left, ended))) break;
             seen = await store.latestSeq();
             builds = await store.listBuilds(options);
             if (builds.length > 0) break;
