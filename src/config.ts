@@ -147,6 +147,8 @@ export interface ConfigOverrides {
 
 export const DEFAULT_PORT = 5080;
 export const DEFAULT_HOST = '127.0.0.1';
+/** Seconds a shutdown may take (server.stopTimeoutSeconds; the cache node and the provenance service too). */
+export const DEFAULT_STOP_TIMEOUT_SECONDS = 30;
 
 // ---- the schema of the whole file ---------------------------------------------------------------
 
@@ -164,7 +166,7 @@ const serverSchema = {
     port: { ...portNumber, description: 'Listen port (0 picks a free one).', default: DEFAULT_PORT },
     workers: { description: 'Server processes sharing the port.', type: 'integer', minimum: 1, maximum: 64, default: 1 },
     publicUrl: { description: 'The address people and tools reach this server at (http:// or https://, no query).', type: 'string', minLength: 1 },
-    stopTimeoutSeconds: { description: 'Seconds a shutdown may take before running requests are cut off and the process exits with status 1.', type: 'integer', minimum: 1, maximum: 3600, default: 30 },
+    stopTimeoutSeconds: { description: 'Seconds a shutdown may take before running requests are cut off and the process exits with status 1.', type: 'integer', minimum: 1, maximum: 3600, default: DEFAULT_STOP_TIMEOUT_SECONDS },
   },
 } as const;
 

@@ -63,18 +63,16 @@ export function register(program: Command): void {
         cmd.error('error: --config <file> is required (the smallest valid file is {"version": 4})');
       }
       const { startCacheNode } = await import('../../cache-node/server.js');
-      let node;
+      const { closeOnSignals } = await import('./_signals.js');
+      const { createLogger } = await import('../../log.js');
+      const { DEFAULT_STOP_TIMEOUT_SECONDS } = await import('../../config.js');
+      const signals = closeOnSignals(createLogger('cache-node'), DEFAULT_STOP_TIMEOUT_SECONDS);
       try {
-        node = await startCacheNode({ configFile: opts.config!, dataDir: opts.data ?? './.buildscope-cache-node', port: opts.port, host: opts.host });
+        signals.attach(await startCacheNode({ configFile: opts.config!, dataDir: opts.data ?? './.buildscope-cache-node', port: opts.port, host: opts.host }));
       } catch (err) {
         process.stderr.write(`${(err as Error).message}\n`);
         process.exit(1);
       }
-      const stop = () => {
-        void node.close().then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     });
 
   cmd

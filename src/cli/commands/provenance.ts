@@ -39,16 +39,14 @@ export function register(program: Command): void {
       const { buildStandaloneApp } = await import('../../http/provenance-plugin.js');
       const config = cliConfig('provenance', opts);
       const logger = createLogger('provenance');
+      const { closeOnSignals } = await import('./_signals.js');
+      const signals = closeOnSignals(logger, config.server.stopTimeoutSeconds);
       try {
         const running = await buildStandaloneApp({ config, serverUrl: opts.server, accessKey, logger });
         const address = await running.app.listen({ host: config.server.host, port: config.server.port });
         logger.info({ address, server: opts.server }, 'provenance service listening');
         process.stdout.write(`provenance service listening on ${address}\n`);
-        const stop = () => {
-          void running.close().then(() => process.exit(0));
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        signals.attach(running);
       } catch (e) {
         fail((e as Error).message, 1);
       }

@@ -18,7 +18,8 @@ export function register(program: Command): void {
     .option('--bes-port <port>', 'serve the Build Event Service for Bazel (--bes_backend) on this port (off by default; npm start uses 5081; 0 picks a free one)')
     .action(async (opts: { host?: string; port?: string; hostname?: string; data?: string; db?: string; config?: string; demo?: string; workers?: string; besPort?: string }) => {
       const { cliConfig } = await import('./_config.js');
-      const { startServer, closeOnSignals } = await import('../../server.js');
+      const { startServer } = await import('../../server.js');
+      const { closeOnSignals } = await import('./_signals.js');
       const { createLogger } = await import('../../log.js');
       let demo: number | undefined;
       if (opts.demo !== undefined) {
