@@ -10,7 +10,7 @@ import { ConfigError, configFromCli, defaultConfig, DEFAULT_LIMITS, loadConfig, 
 describe('server configuration', () => {
   it('has defaults for everything', () => {
     const c = defaultConfig();
-    expect(c.server).toEqual({ hostname: 'localhost', host: '127.0.0.1', port: 5080, workers: 1 });
+    expect(c.server).toEqual({ hostname: 'localhost', host: '127.0.0.1', port: 5080, workers: 1, stopTimeoutSeconds: 30 });
     expect(c.database).toEqual({ data: './.buildscope' });
     expect(c.auth.signingKeys).toEqual({ kind: 'database' });
     expect(c.limits).toEqual(DEFAULT_LIMITS);
@@ -27,6 +27,7 @@ describe('server configuration', () => {
   host: 0.0.0.0
   port: 8080
   workers: 2
+  stopTimeoutSeconds: 60
 database:
   url: postgres://buildscope@db.example.com/buildscope
 auth:
@@ -45,7 +46,7 @@ playground:
 `,
     );
     const c = loadConfig(file);
-    expect(c.server).toEqual({ hostname: 'scans.example.com', host: '0.0.0.0', port: 8080, workers: 2 });
+    expect(c.server).toEqual({ hostname: 'scans.example.com', host: '0.0.0.0', port: 8080, workers: 2, stopTimeoutSeconds: 60 });
     expect(c.database).toEqual({ url: 'postgres://buildscope@db.example.com/buildscope' });
     expect(c.auth.signingKeys).toEqual({ kind: 'directory', path: '/etc/buildscope/keys' });
     expect(c.limits.maxBuildsDefault).toBe(50);
@@ -66,6 +67,7 @@ playground:
       [{ server: { prot: 1 } }, /server\.prot: unknown property \(did you mean "port"\?\)/],
       [{ server: { port: 70000 } }, /server\.port: must be <= 65535, found 70000/],
       [{ server: { workers: 0 } }, /server\.workers: must be >= 1, found 0/],
+      [{ server: { stopTimeoutSeconds: 0 } }, /server\.stopTimeoutSeconds: must be >= 1, found 0/],
       [{ server: { hostname: '' } }, /server\.hostname: must not be empty/],
       [{ database: { url: 'mysql://x' } }, /not a postgres/],
       [{ database: { url: 'postgres://x/y', data: '/d' } }, /either data or url/],
