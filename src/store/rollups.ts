@@ -376,9 +376,12 @@ export function namedFieldFacetRollupStatements(db: Db, dialect: Dialect, select
   return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'named')];
 }
 
-/** The facet rollup statements of the frozen layout of migration 0011, for its fill. */
-export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  return facetStatements(db, dialect, selection, sign, TEXT_KEYS, 'named');
+/**
+ * The facet rollup statements of the frozen layout of migration 0011, for its fill: over
+ * build_values as it was then (`named`) unless told otherwise.
+ */
+export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, fields: ValueFieldLayout = 'named'): CompiledQuery[] {
+  return facetStatements(db, dialect, selection, sign, TEXT_KEYS, fields);
 }
 
 /** How build_values names a row's field: by column name (before store migration 0016) or by its code. */
