@@ -94,7 +94,9 @@ async function sqliteValueFieldCodes(db: Db, progress: ValueFieldCodesProgress, 
       from = [last.value, num(last.seq)];
     }
   }
-  // The terms, ids kept (the trigram table is keyed by them).
+  // The terms, ids kept (the trigram table is keyed by them). A term of a name without a code can
+  // only be left from rows since deleted (terms are never removed; checkNames saw every row's
+  // name): it names no build and is not copied.
   await sql`CREATE TABLE build_value_terms_coded (id INTEGER PRIMARY KEY, field INTEGER NOT NULL, value TEXT NOT NULL, UNIQUE (field, value))`.execute(db);
   await sql`INSERT INTO build_value_terms_coded (id, field, value) SELECT id, ${sql.raw(valueFieldCodeCase('field'))}, value FROM build_value_terms
     WHERE field IN (${sql.join(CODES_0016.map(([n]) => n))}) ORDER BY id`.execute(db);
@@ -117,6 +119,7 @@ async function postgresValueFieldCodes(db: Db, progress: ValueFieldCodesProgress
   // One statement a table: PostgreSQL rewrites the rows and rebuilds the indexes (the unique
   // search key, the seq index) itself.
   await sql`ALTER TABLE build_values ALTER COLUMN field TYPE smallint USING (${sql.raw(valueFieldCodeCase('field'))})`.execute(db);
+  // Terms of a name without a code name no build (see the SQLite side).
   await sql`DELETE FROM build_value_terms WHERE field NOT IN (${sql.join(CODES_0016.map(([n]) => n))})`.execute(db);
   await sql`ALTER TABLE build_value_terms ALTER COLUMN field TYPE smallint USING (${sql.raw(valueFieldCodeCase('field'))})`.execute(db);
   if (total > 0) progress(total, total);
