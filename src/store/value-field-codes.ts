@@ -96,10 +96,10 @@ async function sqliteValueFieldCodes(db: Db, progress: ValueFieldCodesProgress, 
   }
   // The terms, ids kept (the trigram table is keyed by them). A term of a name without a code can
   // only be left from rows since deleted (terms are never removed; checkNames saw every row's
-  // name): it names no build and is not copied.
+  // name): it names no build, and is deleted first (its trigger takes it out of the trigram table).
+  await sql`DELETE FROM build_value_terms WHERE field NOT IN (${sql.join(CODES_0016.map(([n]) => n))})`.execute(db);
   await sql`CREATE TABLE build_value_terms_coded (id INTEGER PRIMARY KEY, field INTEGER NOT NULL, value TEXT NOT NULL, UNIQUE (field, value))`.execute(db);
-  await sql`INSERT INTO build_value_terms_coded (id, field, value) SELECT id, ${sql.raw(valueFieldCodeCase('field'))}, value FROM build_value_terms
-    WHERE field IN (${sql.join(CODES_0016.map(([n]) => n))}) ORDER BY id`.execute(db);
+  await sql`INSERT INTO build_value_terms_coded (id, field, value) SELECT id, ${sql.raw(valueFieldCodeCase('field'))}, value FROM build_value_terms ORDER BY id`.execute(db);
   const triggers = (
     await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('build_values', 'build_value_terms') ORDER BY name`.execute(db)
   ).rows;

@@ -4,7 +4,7 @@
 // count, facet, trend and offered value answers as before, plus the value added; the layout is
 // integers on SQLite (typed so in both tables, the terms' trigram table still matching its
 // content) and smallint on PostgreSQL; the ingest after it and prune keep the rollups equal to the
-// direct facets. SQLite converts in batches with progress and starts over after an interrupted
+// direct facets; a term of a field without a code is dropped. SQLite converts in batches with progress and starts over after an interrupted
 // run; a field name without a code stops the migration with an error naming it.
 
 import { sql, type SqlBool } from 'kysely';
@@ -133,6 +133,9 @@ describe.each(dialects)('value fields by code on $name', ({ name, skip }) => {
       await undoValueFieldCodes(t.handle.db, name);
       expect(await rows(t.handle, 'build_values', "field = 'tag' AND value = 'ci'")).toBe(before.counts['tag:ci']);
       await tagTheOldWay(t.handle, seq, 'old-way-only');
+      // A term left from the rows of a field without a code (terms are never removed): it names no
+      // build and does not survive the migration.
+      await sql`INSERT INTO build_value_terms (field, value) VALUES ('gone_field', 'orphan-term')`.execute(t.handle.db);
       if (name === 'sqlite') {
         // The old trigger added the new term, by name.
         expect(await rows(t.handle, 'build_value_terms', "field = 'tag' AND value = 'old-way-only'")).toBe(1);
@@ -157,6 +160,7 @@ describe.each(dialects)('value fields by code on $name', ({ name, skip }) => {
         expect(withoutOldWay(after)).toEqual(withoutOldWay(before));
         expect(await rows(t.handle, 'build_values')).toBe(total + 1);
         expect(await rows(t.handle, 'build_value_terms')).toBe(terms + 1);
+        expect(await rows(t.handle, 'build_value_terms', "value = 'orphan-term'")).toBe(0);
         // Every row holds a code.
         expect(await rows(t.handle, 'build_values', `field NOT IN (${Array.from({ length: 11 }, (_, i) => i + 1).join(', ')})`)).toBe(0);
 
