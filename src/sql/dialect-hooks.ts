@@ -73,9 +73,9 @@ export interface Dialect {
   wildcardMatch(target: StringTarget, segments: readonly string[], trigram: boolean): RawBuilder<SqlBool>;
   /**
    * The values of a multi-valued field's distinct terms (layout.ts VALUE_TERMS) that match the
-   * pattern as a whole (`field`: its code, sql/value-fields.ts). Case-insensitive because values are stored lower-cased and patterns are
-   * lower-cased too, so a plain LIKE does; narrowed by the terms' trigram index where the dialect
-   * has to ask for it itself.
+   * pattern as a whole; `field` is the field's code (value-fields.ts). Case-insensitive because
+   * values are stored lower-cased and patterns are lower-cased too, so a plain LIKE does; narrowed
+   * by the terms' trigram index where the dialect has to ask for it itself.
    */
   matchingTerms(field: number, segments: readonly string[]): RawBuilder<unknown>;
   /**
