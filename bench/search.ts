@@ -30,6 +30,7 @@ import { parse as liqeParse, test as liqeTest, filter as liqeFilter } from 'liqe
 import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
 import { compileQuery, explainPlan } from '../src/sql/index.js';
+import { valueFieldCode } from '../src/sql/value-fields.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
@@ -186,7 +187,7 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
     const flush = db.transaction((rows: DirectRow[]) => {
       for (const r of rows) {
         insertBuild.run(...r.row);
-        for (const [f, v] of r.values) insertValue.run(r.row[1], f, v);
+        for (const [f, v] of r.values) insertValue.run(r.row[1], valueFieldCode(f), v);
         for (const [n, v] of r.custom) insertCustom.run(r.row[1], n, v);
         insertAttributes.run(r.row[1], r.attributes);
       }
@@ -215,9 +216,9 @@ async function loadDirect(handle: DatabaseHandle): Promise<void> {
       const params: unknown[] = [];
       const tuples = rows.map((r) => `(${r.row.map((v) => (params.push(v), `$${params.length}`)).join(', ')})`);
       await client.query(`INSERT INTO builds (${cols}) VALUES ${tuples.join(', ')}`, params);
-      const vs = rows.flatMap((r) => r.values.map(([f, v]) => [r.row[1], f, v] as const));
+      const vs = rows.flatMap((r) => r.values.map(([f, v]) => [r.row[1], valueFieldCode(f), v] as const));
       const cs = rows.flatMap((r) => r.custom.map(([n, v]) => [r.row[1], n, v] as const));
-      await client.query('INSERT INTO build_values (seq, field, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])', [vs.map((x) => x[0]), vs.map((x) => x[1]), vs.map((x) => x[2])]);
+      await client.query('INSERT INTO build_values (seq, field, value) SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::text[])', [vs.map((x) => x[0]), vs.map((x) => x[1]), vs.map((x) => x[2])]);
       await client.query('INSERT INTO build_custom_values (seq, name, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])', [cs.map((x) => x[0]), cs.map((x) => x[1]), cs.map((x) => x[2])]);
       await client.query('INSERT INTO build_attributes (seq, attributes) SELECT * FROM unnest($1::bigint[], $2::text[])', [rows.map((r) => r.row[1]), rows.map((r) => r.attributes)]);
       await client.query('COMMIT');

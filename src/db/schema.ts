@@ -54,7 +54,8 @@ export interface BuildEventsTable {
 
 export interface BuildValuesTable {
   seq: number;
-  field: string;
+  /** The field's code (sql/value-fields.ts VALUE_FIELD_CODES; store migration 0016). */
+  field: number;
   value: string;
 }
 
@@ -120,7 +121,8 @@ export interface DeletedBuildsTable {
 /** The distinct (field, value) pairs of build_values (search migration 0003); `id` on SQLite only. */
 export interface BuildValueTermsTable {
   id?: number;
-  field: string;
+  /** The field's code, as in build_values (store migration 0016). */
+  field: number;
   value: string;
 }
 

@@ -11,6 +11,7 @@ import { dialectOf, targetRef, type Dialect, type SqlDialect, type StringTarget 
 import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
+import { valueFieldCode } from './value-fields.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -118,8 +119,10 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   }
   // Multi-valued string field: any of its values matches. In list form SQLite drives the
   // subquery from the (field, value, seq) covering index; in probe form it seeks that index.
+  // The field is stored as its code (store migration 0016), a literal so the plan is fixed.
+  const code = sql.lit(valueFieldCode(field.column));
   const rows = (where?: RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
-    semi('build_values', 'v', where === undefined ? sql<SqlBool>`v.field = ${field.column}` : sql<SqlBool>`v.field = ${field.column} AND ${where}`);
+    semi('build_values', 'v', where === undefined ? sql<SqlBool>`v.field = ${code}` : sql<SqlBool>`v.field = ${code} AND ${where}`);
   switch (predicate.kind) {
     case 'known':
       return rows();
@@ -147,7 +150,7 @@ function patternCondition(dialect: Dialect, target: StringTarget, pattern: Patte
   if (segments.every((s) => s === '')) return sql<SqlBool>`${ref} IS NOT NULL`;
   // A multi-valued field's value without a literal prefix: match the field's distinct terms
   // first, then read the builds of each matching term from the (field, value, seq) index.
-  if (target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${dialect.matchingTerms(target.field, segments)})`;
+  if (target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${dialect.matchingTerms(valueFieldCode(target.field), segments)})`;
   return dialect.wildcardMatch(target, segments, trigram);
 }
 

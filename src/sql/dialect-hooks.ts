@@ -73,11 +73,11 @@ export interface Dialect {
   wildcardMatch(target: StringTarget, segments: readonly string[], trigram: boolean): RawBuilder<SqlBool>;
   /**
    * The values of a multi-valued field's distinct terms (layout.ts VALUE_TERMS) that match the
-   * pattern as a whole. Case-insensitive because values are stored lower-cased and patterns are
-   * lower-cased too, so a plain LIKE does; narrowed by the terms' trigram index where the dialect
-   * has to ask for it itself.
+   * pattern as a whole; `field` is the field's code (value-fields.ts). Case-insensitive because
+   * values are stored lower-cased and patterns are lower-cased too, so a plain LIKE does; narrowed
+   * by the terms' trigram index where the dialect has to ask for it itself.
    */
-  matchingTerms(field: string, segments: readonly string[]): RawBuilder<unknown>;
+  matchingTerms(field: number, segments: readonly string[]): RawBuilder<unknown>;
   /**
    * A SELECT of the `seq` of the custom values `c` that meet `where` (over `n.name`, `c.name`,
    * `c.value`, with `c.name = n.name` in it), `n` being the distinct names from `from` (inclusive)

@@ -193,7 +193,9 @@ function sqliteChildTrigramStatements(table: string, fts: string, columns: reado
  * SQLite: the terms table is filled from build_values by a trigger (standing aside during a
  * bulk ingest, which fills it per batch, see trigramBatch), and keeps its FTS5 table by trigger.
  * Terms are never removed: a term without rows matches no build. Its `id` is an INTEGER PRIMARY
- * KEY, stable across VACUUM (unlike the implicit rowids the old table was keyed by).
+ * KEY, stable across VACUUM (unlike the implicit rowids the old table was keyed by). The `field`
+ * made here is the column name; store migration 0016 turns it into the field's code in both tables
+ * (store/value-field-codes.ts).
  */
 function sqliteValueTermsStatements(): string[] {
   const out: string[] = [];

@@ -8,6 +8,7 @@ import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kys
 import { DateTime, IANAZone } from 'luxon';
 import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery, dialectOf } from '../sql/index.js';
+import { valueFieldCode } from '../sql/value-fields.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
@@ -157,7 +158,7 @@ export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 
   const tags = handle.db
     .selectFrom('build_values')
     .select([sql<string>`value`.as('value'), sql<number>`count(*)`.as('n')])
-    .where('field', '=', 'tag')
+    .where('field', '=', valueFieldCode('tag'))
     .where('seq', 'in', seqs)
     .groupBy('value')
     .orderBy('n', 'desc')

@@ -13,6 +13,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
 import type { Database } from '../db/schema.js';
 import { dialectOf, type Dialect, type SqlDialect, type StringTarget } from '../sql/dialect.js';
+import { valueFieldCode } from '../sql/value-fields.js';
 
 /** Index entries read at most per call. */
 export const SCAN_ROWS = 20_000;
@@ -50,7 +51,7 @@ export function fieldValuesQuery(
     ? db
         .selectFrom('build_values as v')
         .innerJoin('builds', 'builds.seq', 'v.seq')
-        .where('v.field', '=', field.column)
+        .where('v.field', '=', valueFieldCode(field.column))
         .where(where)
         .select(column.as('value'))
         .limit(SCAN_ROWS)

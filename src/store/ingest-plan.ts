@@ -4,6 +4,7 @@
 // half-stored, and reports the lines' results only after the commit.
 
 import type { ToolType } from '../query/catalog.js';
+import { valueFieldCode } from '../sql/value-fields.js';
 import { contentHash, joinEventArrays } from './canonical.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
@@ -51,8 +52,8 @@ export interface BatchWrites {
   readonly insertBuilds: BuildRow[];
   readonly updateBuilds: BuildRow[];
   readonly chunks: ChunkRow[];
-  /** Rows of build_values: [seq, field, value]. */
-  readonly values: (readonly [number, string, string])[];
+  /** Rows of build_values: [seq, field code (sql/value-fields.ts), value]. */
+  readonly values: (readonly [number, number, string])[];
   /** Rows of build_custom_values: [seq, name, value]. */
   readonly customValues: (readonly [number, string, string])[];
   /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
@@ -135,7 +136,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     b.seq = nextSeq++;
     b.availableAt = ctx.now();
     writes.maxSeq = b.seq;
-    for (const [field, value] of derived.values) writes.values.push([b.seq, field, value]);
+    for (const [field, value] of derived.values) writes.values.push([b.seq, valueFieldCode(field), value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson]);
     const counts = TASK_OUTCOMES.map(() => 0);

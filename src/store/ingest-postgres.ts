@@ -185,7 +185,7 @@ const CHUNK_COLUMN_TYPES: ColumnTypes = [
 ];
 const VALUE_COLUMN_TYPES: ColumnTypes = [
   ['seq', 'bigint'],
-  ['field', 'text'],
+  ['field', 'smallint'],
   ['value', 'text'],
 ];
 const TASK_COLUMN_TYPES: ColumnTypes = [

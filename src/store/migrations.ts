@@ -15,6 +15,7 @@ import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
+import { migrateValueFieldCodes } from './value-field-codes.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -426,6 +427,19 @@ async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
 }
 
 /**
+ * 0016: build_values' and build_value_terms' field as the field's small integer code
+ * (sql/value-fields.ts, store/value-field-codes.ts; docs/store.md "Value fields by code"). SQLite:
+ * build_values rebuilt in key order in batches with progress; PostgreSQL: smallint in place.
+ */
+async function valueFieldCodes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await migrateValueFieldCodes(db, dialect, (done, total) => {
+    log ??= createLogger('store');
+    log.info({ done, total }, `value fields by code: ${done} of ${total} rows`);
+  });
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -447,6 +461,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0013_rollup_keys': { up: (db) => rollupKeys(db, dialect) },
     '0014_events_key': { up: (db) => eventsKey(db, dialect) },
     '0015_values_key': { up: (db) => valuesKey(db, dialect) },
+    '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
   };
 }
 
@@ -459,7 +474,8 @@ const SEARCH_BEFORE_VALUES_KEY = '0003_value_terms';
  * it: their value-term triggers are recreated on the new table, and SQLite's search migrations
  * 0001-0002 made trigram tables over the rowid the new table no longer has. So while the search
  * migrations have not run that far (a new database, or one from before them), the store is
- * migrated up to 0014 only; `migrateStoreAndSearch` runs the rest after them.
+ * migrated up to 0014 only; `migrateStoreAndSearch` runs the rest after them. 0016 converts the
+ * value terms of search migration 0003 along with build_values, so it waits for them the same way.
  */
 export async function migrateStore(handle: DatabaseHandle): Promise<void> {
   const migrations = storeMigrations(handle.dialect);

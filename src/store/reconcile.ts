@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
 import { dialectOf, type Dialect, type DbOrTransaction } from '../sql/index.js';
 import { BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
+import { valueFieldCode } from '../sql/value-fields.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
@@ -118,7 +119,7 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
         for (const { c, i } of singles) set[c.column] = d.columns[i] ?? null;
         await db.updateTable('builds').set(set).where('seq', '=', seq).execute();
       }
-      const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field, value }));
+      const rows = d.values.filter(([field]) => multiColumns.has(field)).map(([field, value]) => ({ seq, field: valueFieldCode(field), value }));
       // Keyed by (field, value, seq) since store migration 0015: a row already there is kept.
       if (rows.length > 0) await db.insertInto('build_values').values(rows).onConflict((oc) => oc.doNothing()).execute();
       // Compressed like every attributes row (store migration 0008).

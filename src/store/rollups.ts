@@ -17,6 +17,7 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import { dialectOf } from '../sql/index.js';
+import { valueFieldCode } from '../sql/value-fields.js';
 import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from './tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -364,15 +365,29 @@ export async function createFacetRollupTable(db: Db, dialect: Dialect): Promise<
  * buildFacets): non-null values of the builds' columns, and every build_values row of a tag.
  */
 export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS)];
+  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded')];
 }
 
-/** The facet rollup statements of the frozen layout of migration 0011, for its fill. */
-export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  return facetStatements(db, dialect, selection, sign, TEXT_KEYS);
+/**
+ * facetRollupStatements over build_values as it was before store migration 0016, its field the
+ * column name: for migration 0015, which recounts facet rollups before 0016 has run.
+ */
+export function namedFieldFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'named')];
 }
 
-function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide): CompiledQuery[] {
+/**
+ * The facet rollup statements of the frozen layout of migration 0011, for its fill: over
+ * build_values as it was then (`named`) unless told otherwise.
+ */
+export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, fields: ValueFieldLayout = 'named'): CompiledQuery[] {
+  return facetStatements(db, dialect, selection, sign, TEXT_KEYS, fields);
+}
+
+/** How build_values names a row's field: by column name (before store migration 0016) or by its code. */
+export type ValueFieldLayout = 'named' | 'coded';
+
+function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, fields: ValueFieldLayout): CompiledQuery[] {
   const s = lit(sign);
   const key = keyExpr(dialect, 'b');
   const upsert = sql.raw(`ON CONFLICT (field, value, ${keys.conflict}) DO UPDATE SET n = ${FACET_ROLLUPS}.n + excluded.n`);
@@ -394,7 +409,7 @@ function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
     return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
       SELECT ${name}, v.value, ${keys.values(key, 'b')}, ${s} * count(*)
       FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint('build_values_seq')}
-      WHERE v.seq = b.seq AND v.field = ${sql.lit(f.values)} AND ${selection}
+      WHERE v.seq = b.seq AND v.field = ${sql.lit(fields === 'coded' ? valueFieldCode(f.values) : f.values)} AND ${selection}
       GROUP BY v.value, ${key}, ${dims('b')} ${upsert}`.compile(db);
   });
   if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(FACET_ROLLUPS)} WHERE n = 0`.compile(db));
@@ -406,7 +421,7 @@ function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<Sql
   return [
     ...keyAdditions(db, dialect, selection, sign),
     ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
-    ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS),
+    ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
   ];
 }
 

@@ -13,7 +13,7 @@
 
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
-import { facetRollupStatements } from './rollups.js';
+import { namedFieldFacetRollupStatements } from './rollups.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -41,7 +41,7 @@ async function shiftFacets(db: Db, dialect: Dialect, seqs: readonly number[], si
   for (let i = 0; i < seqs.length; i += SEQS_PER_STATEMENT) {
     const part = seqs.slice(i, i + SEQS_PER_STATEMENT);
     const selection: RawBuilder<SqlBool> = sql<SqlBool>`b.seq IN (${sql.join(part.map((s) => sql.lit(s)))})`;
-    for (const q of facetRollupStatements(db, dialect, selection, sign)) await db.executeQuery(q);
+    for (const q of namedFieldFacetRollupStatements(db, dialect, selection, sign)) await db.executeQuery(q);
   }
 }
 

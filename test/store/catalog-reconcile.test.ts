@@ -1,4 +1,5 @@
-// Adding a search field is one catalog entry: a database made with today's catalog, opened by a
+// Adding a search field is one catalog entry (a multi-valued one also takes the next code in
+// sql/value-fields.ts, which stored rows carry): a database made with today's catalog, opened by a
 // build whose catalog has more fields, gets their columns and indexes, derives their values for
 // the builds it already holds, and ingests and searches new builds, on both databases.
 //
@@ -13,6 +14,7 @@ import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import { SEE_EVERYTHING, type BuildSummary } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { ev, line } from './support.js';
+import { VALUE_FIELD_CODES } from '../../src/sql/value-fields.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,8 +75,23 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
         fieldsOfTool: (tool: string) => fields.filter((f) => f.tool === null || f.tool === tool),
       };
     });
+    // The new multi-valued field's code, the next one after today's (the module itself, loaded
+    // over the later catalog, would refuse a field without one).
+    vi.doMock('../../src/sql/value-fields.js', () => {
+      const codes: Record<string, number> = { ...VALUE_FIELD_CODES, [NEW_MULTI.column]: Math.max(...Object.values(VALUE_FIELD_CODES)) + 1 };
+      return {
+        VALUE_FIELD_CODES: codes,
+        valueFieldCode: (column: string) => {
+          const code = codes[column];
+          if (code === undefined) throw new RangeError(`${column} has no code`);
+          return code;
+        },
+        valueFieldCodeCase: (column: string) => `CASE ${column} ${Object.entries(codes).map(([n, c]) => `WHEN '${n}' THEN ${c}`).join(' ')} END`,
+      };
+    });
   } else {
     vi.doUnmock('../../src/query/catalog.js');
+    vi.doUnmock('../../src/sql/value-fields.js');
   }
   const { openDatabase } = await import('../../src/db/database.js');
   const { openBuildStore } = await import('../../src/store/build-store.js');
@@ -140,6 +157,7 @@ async function scenario(location: { data?: string; url?: string }): Promise<void
   } finally {
     await again.close();
     vi.doUnmock('../../src/query/catalog.js');
+    vi.doUnmock('../../src/sql/value-fields.js');
     vi.resetModules();
   }
 }

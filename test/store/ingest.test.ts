@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
+import { valueFieldCode } from '../../src/sql/value-fields.js';
 import { completeBuild, ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
@@ -242,10 +243,11 @@ describe.each(dialects)('ingest on $name', ({ name, skip }) => {
     expect(row).toMatchObject({ user: 'renée', project: 'payments', project_name: 'Payments', buildtool: 'jvmbuild', hasverificationfailure: 0, hasnonverificationfailure: 1, buildduration: 60_000, hostname: null, native_rootprojectname: null });
     expect(Number(row['jvmbuild_environment_jvmmaxmemoryheapsize'])).toBe(1073741824);
     const values = await t.handle.db.selectFrom('build_values').select(['field', 'value']).where('seq', '=', row['seq'] as number).orderBy('field').orderBy('value').execute();
-    expect(values).toContainEqual({ field: 'requested', value: 'deploy' });
-    expect(values).toContainEqual({ field: 'jvmbuild_requestedgoals', value: 'clean' });
-    expect(values).toContainEqual({ field: 'tag', value: 'ci' });
-    expect(values.filter((v) => v.field === 'jvmbuild_environment_localipaddress')).toHaveLength(3);
+    // The field as its code (store migration 0016).
+    expect(values).toContainEqual({ field: valueFieldCode('requested'), value: 'deploy' });
+    expect(values).toContainEqual({ field: valueFieldCode('jvmbuild_requestedgoals'), value: 'clean' });
+    expect(values).toContainEqual({ field: valueFieldCode('tag'), value: 'ci' });
+    expect(values.filter((v) => v.field === valueFieldCode('jvmbuild_environment_localipaddress'))).toHaveLength(3);
     const custom = await t.handle.db.selectFrom('build_custom_values').select(['name', 'value']).where('seq', '=', row['seq'] as number).execute();
     expect(custom).toEqual([{ name: 'git branch', value: 'main' }]);
   });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { parseQuery } from '../../src/query/index.js';
+import { valueFieldCode } from '../../src/sql/value-fields.js';
 import type { BuildWithAttributes } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 
@@ -59,7 +60,8 @@ describe('SQLite trigram tables kept in bulk by the ingest', () => {
     // Writers other than the ingest keep the insert triggers.
     const db = t.handle.sqlite!;
     const seq = Number(db.prepare('SELECT max(seq) FROM builds').pluck().get());
-    db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)').run(seq, 'tag', 'direct-write-tag');
+    // The field by its code (store migration 0016).
+    db.prepare('INSERT INTO build_values (seq, field, value) VALUES (?, ?, ?)').run(seq, valueFieldCode('tag'), 'direct-write-tag');
     integrity();
     const hit = db.prepare("SELECT count(*) FROM build_value_terms_trigram WHERE build_value_terms_trigram MATCH '\"ct-write-t\"'").pluck().get();
     expect(hit).toBe(1);

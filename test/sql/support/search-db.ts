@@ -13,6 +13,7 @@ import type { BuildsTable, CatalogColumns } from '../../../src/db/schema.js';
 import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
+import { valueFieldCode } from '../../../src/sql/value-fields.js';
 import { createTestDatabase } from '../../support/postgres.js';
 
 export interface TestBuild {
@@ -74,7 +75,7 @@ interface Rows {
   readonly header: Insertable<BuildsTable>;
   /** The catalog columns of `builds` (and seq, available_at, attributes). */
   readonly attributes: CatalogColumns;
-  readonly values: { seq: number; field: string; value: string }[];
+  readonly values: { seq: number; field: number; value: string }[];
   readonly custom: { seq: number; name: string; value: string }[];
 }
 
@@ -98,7 +99,8 @@ function rowsOf(b: TestBuild, seq: number): Rows {
         // A value listed twice is one row, as the ingest stores it (build_values is keyed by
         // (field, value, seq) since store migration 0015).
         const value = String(v).toLowerCase();
-        if (!values.some((x) => x.field === f.column && x.value === value)) values.push({ seq, field: f.column, value });
+        const field = valueFieldCode(f.column);
+        if (!values.some((x) => x.field === field && x.value === value)) values.push({ seq, field, value });
       }
     }
   }
