@@ -15,6 +15,7 @@ import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
+import { migrateHashBytes } from './hash-bytes.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -426,6 +427,19 @@ async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
 }
 
 /**
+ * 0017: the content hashes (`builds.content_hash`, `build_events.hash`) stored as their 32 bytes
+ * instead of base64url text (store/hash-bytes.ts; docs/store.md "Content hashes as bytes").
+ * SQLite: the rows rewritten in place in batches, with progress; PostgreSQL: the columns become bytea.
+ */
+async function hashBytes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  await migrateHashBytes(db, dialect, (table, done, total) => {
+    log ??= createLogger('store');
+    log.info({ table, done, total }, `content hashes as bytes: ${table} ${done} of ${total} rows`);
+  });
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -447,6 +461,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0013_rollup_keys': { up: (db) => rollupKeys(db, dialect) },
     '0014_events_key': { up: (db) => eventsKey(db, dialect) },
     '0015_values_key': { up: (db) => valuesKey(db, dialect) },
+    '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
   };
 }
 

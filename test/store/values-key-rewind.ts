@@ -1,12 +1,15 @@
 // Takes a store back to the build_values layout before store migration 0015, for the tests that
 // rewind the migrations to an older schema: SQLite a rowid table with the search index
 // (field, value, seq) and the seq index, the value terms' triggers kept; PostgreSQL the search
-// index not unique; and 0015 not recorded as run. The rows stay as they are.
+// index not unique; and 0015 not recorded as run. The rows stay as they are. Migration 0017 (content
+// hashes as bytes) is undone first: kysely runs migrations in order only.
 
 import { sql, type Kysely } from 'kysely';
+import { undoHashBytes } from './hash-bytes-rewind.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoValuesKey(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  await undoHashBytes(db, dialect);
   if (dialect === 'sqlite') {
     const triggers = (await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'build_values' ORDER BY name`.execute(db)).rows;
     await sql`CREATE TABLE build_values_rowid (seq bigint NOT NULL, field text NOT NULL, value text NOT NULL)`.execute(db);
