@@ -358,7 +358,7 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
       FROM builds b JOIN build_events e ON e.build_id = b.id WHERE ${range} ORDER BY b.events_key, e.chunk`.execute(db);
     done += n;
     // A line every few seconds and at the end (a batch is 1,000 builds: 1,000 batches at 1M).
-    if (done < total && performance.now() - lastLog < EVENTS_KEY_LOG_MS) return;
+    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
     lastLog = performance.now();
     log ??= createLogger('store');
     log.info({ done, total }, `events keyed in arrival order: ${done} of ${total} builds`);
@@ -431,9 +431,16 @@ async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
  * instead of base64url text (store/hash-bytes.ts; docs/store.md "Content hashes as bytes").
  * SQLite: the rows rewritten in place in batches, with progress; PostgreSQL: the columns become bytea.
  */
+/** Least time between two progress lines of migration 0017 within a table. */
+const HASH_BYTES_LOG_MS = 5000;
+
 async function hashBytes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   let log: ReturnType<typeof createLogger> | undefined;
+  let lastLog = -Infinity;
   await migrateHashBytes(db, dialect, (table, done, total) => {
+    // A line every few seconds and at the end of each table (a batch is 2,000 rows: 500 batches at 1M).
+    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
+    lastLog = done < total ? performance.now() : -Infinity;
     log ??= createLogger('store');
     log.info({ table, done, total }, `content hashes as bytes: ${table} ${done} of ${total} rows`);
   });
