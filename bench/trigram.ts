@@ -102,8 +102,6 @@ for (const [t, content, key] of [
 
 // Migration 0005 itself, on this corpus: forgotten and run again (drop, recreate, refill in batches).
 await sql`DELETE FROM search_migration WHERE name = '0005_trigram_without_positions'`.execute(handle.db);
-// Migrations run in order only: the later ones are forgotten too (0007 drops an index again, a no-op).
-await sql`DELETE FROM search_migration WHERE name = '0007_start_time_in_trend_index'`.execute(handle.db);
 const t0 = performance.now();
 await migrateSearchIndexes(handle, NO_PROGRESS_LOG);
 const migrationMs = performance.now() - t0;

@@ -372,14 +372,6 @@ export function searchMigrations(dialect: DatabaseHandle['dialect'], log: Progre
         if (dialect === 'sqlite') await sqliteTrigramWithoutPositions(db, log);
       },
     },
-    // The start time's own (buildstarttime, seq) index goes: builds_trend (store migration 0006)
-    // leads with the same column and serves every range on it, and the compiler only ever
-    // compares a timestamp as a range (`field:value` is the span of the value's precision), where
-    // neither index hands out matches in seq order (docs/search-sql.md). Both databases; a drop
-    // reads no rows.
-    '0007_start_time_in_trend_index': {
-      up: (db) => run(db, ['DROP INDEX IF EXISTS builds_buildstarttime_idx']),
-    },
   };
 }
 

@@ -11,21 +11,11 @@ import { FIELDS } from '../query/catalog.js';
 export const BUILDS_TRIGRAM_COLUMNS: readonly string[] = FIELDS.filter((f) => f.infix === true && !f.multi).map((f) => f.column);
 
 /**
- * Generic columns whose search is served by an index that another part of the schema keeps and
- * that leads with the column, so they get no `(column, seq)` index of their own:
- * `buildstarttime` leads `builds_trend (buildstarttime, buildoutcome, buildduration, seq)` (store
- * migration 0006), which serves a range on it as well; search migration 0007 dropped the
- * `builds_buildstarttime_idx` that search migration 0001 made (docs/search-sql.md).
+ * Single-valued columns with a btree index: every generic field. Tool-specific columns are left
+ * to a scan: each build fills only its own tool's columns, their values are few and repetitive
+ * (versions, locales, flags), and every extra index slows ingest.
  */
-export const COLUMNS_INDEXED_ELSEWHERE: readonly string[] = ['buildstarttime'];
-
-/**
- * Single-valued columns with a btree index of their own, `(column, seq)`: every generic field but
- * those of COLUMNS_INDEXED_ELSEWHERE. Tool-specific columns are left to a scan: each build fills
- * only its own tool's columns, their values are few and repetitive (versions, locales, flags), and
- * every extra index slows ingest.
- */
-export const INDEXED_FIELDS = FIELDS.filter((f) => f.tool === null && !f.multi && !COLUMNS_INDEXED_ELSEWHERE.includes(f.column));
+export const INDEXED_FIELDS = FIELDS.filter((f) => f.tool === null && !f.multi);
 
 /** SQLite FTS5 trigram tables (external content, kept in sync by triggers). */
 export const BUILDS_TRIGRAM = 'builds_trigram';
