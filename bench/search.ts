@@ -62,6 +62,7 @@ interface Shape {
 function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
   const commit = (sample[Math.floor(sample.length / 2)]!.attributes['value'] as { name: string; value: string }[]).find((v) => v.name === 'Git commit id')!.value;
   const day = new Date(NOW - 10 * DAY).toISOString().slice(0, 10);
+  const week = new Date(NOW - 16 * DAY).toISOString().slice(0, 10);
   return [
     { shape: 'exact', query: `value:"Git commit id=${commit}"`, liqe: `value:"git commit id=${commit}"`, selective: true },
     { shape: 'exact (user)', query: 'user:Renée', liqe: 'user:"renée"', selective: false },
@@ -70,6 +71,9 @@ function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
     { shape: 'infix', query: 'project:*ventor*', liqe: 'project:/ventor/', selective: false },
     { shape: 'infix (requested)', query: 'requested:*bundle*', liqe: 'requested:/bundle/', selective: false },
     { shape: 'range', query: `buildStartTime:[${day}T10:00 to ${day}T10:30]`, liqe: `buildStartTime:[${Date.parse(`${day}T10:00Z`)} TO ${Date.parse(`${day}T10:31Z`) - 1}]`, selective: true },
+    // A week of start times: about a quarter of the builds, read as a range of the index that leads
+    // with the start time (builds_trend since search migration 0007).
+    { shape: 'range (week)', query: `buildStartTime:[${week} to ${day}]`, liqe: `buildStartTime:[${Date.parse(`${week}T00:00Z`)} TO ${Date.parse(`${day}T00:00Z`) + DAY - 1}]`, selective: false },
     { shape: 'tag', query: 'tag:flaky-retry', liqe: 'tag:"flaky-retry"', selective: false },
     // A multi-valued prefix: the IP addresses of the JVM tools' builds (build_values, field then value range).
     { shape: 'prefix (IP)', query: 'jvmbuild.environment.localIPAddress:10.0.3.*', liqe: 'jvmbuild_environment_localIPAddress:/^10\\.0\\.3\\./', selective: false },

@@ -13,10 +13,11 @@ import type { Generated } from 'kysely';
 
 /**
  * The attribute columns of `builds`, one per single-valued catalog field, named by the field's
- * `column`: text, a number, or 0/1 for booleans; NULL when the build has no value.
+ * `column`: text, a number, or 0/1 for booleans; NULL when the build has no value. The signature
+ * admits bytes too, only because it must admit every bookkeeping column (content_hash).
  */
 export interface CatalogColumns {
-  readonly [column: string]: string | number | null;
+  readonly [column: string]: string | number | Uint8Array | null;
 }
 
 /** The bookkeeping columns of `builds` (store/columns.ts BOOKKEEPING_COLUMNS). */
@@ -29,7 +30,8 @@ export interface BuildsTable {
   tool_version: string;
   agent_version: string;
   project_name: string | null;
-  content_hash: string;
+  /** The SHA-256 of the build's content, its 32 bytes (store migration 0017; text before it). */
+  content_hash: Uint8Array;
   /** Always '{}' since store migration 0002 (the attributes live in build_attributes). */
   attributes: string;
   received_at: number;
@@ -44,7 +46,8 @@ export interface BuildsTable {
 export interface BuildEventsTable {
   events_key: number;
   chunk: number;
-  hash: string;
+  /** The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it). */
+  hash: Uint8Array;
   event_count: number;
   /** The events as JSON text; '' once `events_packed` holds them (store migration 0008). */
   events: string;

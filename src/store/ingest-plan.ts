@@ -6,6 +6,7 @@
 import type { ToolType } from '../query/catalog.js';
 import { valueFieldCode } from '../sql/value-fields.js';
 import { contentHash, joinEventArrays } from './canonical.js';
+import { hashBytes } from './hash-bytes.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
@@ -31,13 +32,17 @@ export interface StoredBuild {
   readonly project: string | null;
 }
 
-/** A builds row: values in BUILD_ROW_COLUMNS order (an array: ingest builds many of them). */
-export type BuildRow = (string | number | null)[];
+/**
+ * A builds row: values in BUILD_ROW_COLUMNS order (an array: ingest builds many of them); the
+ * content hash as its bytes (store migration 0017).
+ */
+export type BuildRow = (string | number | Uint8Array | null)[];
 
 export interface ChunkRow {
   readonly events_key: number;
   readonly chunk: number;
-  readonly hash: string;
+  /** The content hash's bytes (store migration 0017). */
+  readonly hash: Uint8Array;
   readonly event_count: number;
   readonly events: string;
 }
@@ -151,7 +156,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
     // Same rule as the `project` field: the last ProjectStructure event decides.
     if (r.project !== undefined) b.project = r.project;
-    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: r.hash, event_count: r.eventCount, events: r.eventsJson });
+    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson });
     b.chunkHashes.push(r.hash);
     b.chunkEvents.push(r.eventsJson);
     b.dirty = true;
@@ -277,7 +282,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
       b.toolVersion,
       b.agentVersion,
       b.derived ? b.derived.project : b.project,
-      b.contentHash,
+      hashBytes(b.contentHash),
       // The attributes JSON lives in build_attributes (keyed by seq): searches that read a builds
       // row (to check a column) then touch far fewer pages.
       '{}',

@@ -166,7 +166,7 @@ const BOOKKEEPING_TYPES: Readonly<Record<string, string>> = {
   tool_version: 'text',
   agent_version: 'text',
   project_name: 'text',
-  content_hash: 'text',
+  content_hash: 'bytea',
   attributes: 'text',
   received_at: 'bigint',
   events_key: 'bigint',
@@ -178,7 +178,7 @@ const BUILD_COLUMN_TYPES: ColumnTypes = BUILD_ROW_COLUMNS.map((c) => {
 const CHUNK_COLUMN_TYPES: ColumnTypes = [
   ['events_key', 'bigint'],
   ['chunk', 'integer'],
-  ['hash', 'text'],
+  ['hash', 'bytea'],
   ['event_count', 'integer'],
   ['events', 'text'],
   ['events_packed', 'bytea'],

@@ -150,7 +150,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
       // search triggers make every statement pay for the FTS5 tables they name.
       const many = db.prepare(insert + Array.from({ length: BUILDS_PER_INSERT }, () => tuple).join(','));
       const one = db.prepare(insert + tuple);
-      const params = new Array<string | number | null>(BUILDS_PER_INSERT * own.length);
+      const params = new Array<string | number | Uint8Array | null>(BUILDS_PER_INSERT * own.length);
       const width = own.length;
       return [
         tool,

@@ -16,6 +16,7 @@ import { createLogger } from '../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
 import { migrateValueFieldCodes } from './value-field-codes.js';
+import { migrateHashBytes } from './hash-bytes.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -358,7 +359,7 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
       FROM builds b JOIN build_events e ON e.build_id = b.id WHERE ${range} ORDER BY b.events_key, e.chunk`.execute(db);
     done += n;
     // A line every few seconds and at the end (a batch is 1,000 builds: 1,000 batches at 1M).
-    if (done < total && performance.now() - lastLog < EVENTS_KEY_LOG_MS) return;
+    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
     lastLog = performance.now();
     log ??= createLogger('store');
     log.info({ done, total }, `events keyed in arrival order: ${done} of ${total} builds`);
@@ -439,6 +440,26 @@ async function valueFieldCodes(db: Db, dialect: DatabaseHandle['dialect']): Prom
   });
 }
 
+/** Least time between two progress lines of migration 0017 within a table. */
+const HASH_BYTES_LOG_MS = 5000;
+
+/**
+ * 0017: the content hashes (`builds.content_hash`, `build_events.hash`) stored as their 32 bytes
+ * instead of base64url text (store/hash-bytes.ts; docs/store.md "Content hashes as bytes").
+ * SQLite: the rows rewritten in place in batches, with progress; PostgreSQL: the columns become bytea.
+ */
+async function hashBytes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  let lastLog = -Infinity;
+  await migrateHashBytes(db, dialect, (table, done, total) => {
+    // A line every few seconds and at the end of each table (a batch is 2,000 rows: 500 batches at 1M).
+    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
+    lastLog = done < total ? performance.now() : -Infinity;
+    log ??= createLogger('store');
+    log.info({ table, done, total }, `content hashes as bytes: ${table} ${done} of ${total} rows`);
+  });
+}
+
 /**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
@@ -462,6 +483,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0014_events_key': { up: (db) => eventsKey(db, dialect) },
     '0015_values_key': { up: (db) => valuesKey(db, dialect) },
     '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
+    '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
   };
 }
 

@@ -7,6 +7,7 @@ import type { StoredBuild } from './ingest-plan.js';
 import type { Visibility } from './types.js';
 import { projectVisible } from './visibility.js';
 import { storedEvents } from './event-codec.js';
+import { hashText } from './hash-bytes.js';
 
 /** The builds columns the plan needs of a stored build. */
 export const STORED_BUILD_COLUMNS = ['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name', 'events_key'] as const;
@@ -17,7 +18,8 @@ export type StoredBuildRow = { readonly [K in (typeof STORED_BUILD_COLUMNS)[numb
 export interface StoredChunkRow {
   /** The build's events_key (store migration 0014). */
   readonly events_key: number | string;
-  readonly hash: string;
+  /** The content hash's 32 bytes (store migration 0017). */
+  readonly hash: Uint8Array | string;
   /** The events as text, or '' when `events_packed` holds them (store migration 0008). */
   readonly events: string;
   readonly events_packed: Uint8Array | null;
@@ -57,10 +59,10 @@ export function storedBuilds(rows: readonly StoredBuildRow[], chunks: readonly S
       agentVersion: r.agent_version as string,
       seq: r.seq === null ? null : Number(r.seq),
       eventsKey: Number(r.events_key),
-      contentHash: r.content_hash as string,
+      contentHash: hashText(r.content_hash),
       receivedAt: Number(r.received_at),
       project: r.project_name as string | null,
-      chunkHashes: cs.map((c) => c.hash),
+      chunkHashes: cs.map((c) => hashText(c.hash)),
       chunkEvents: cs.map((c) => storedEvents(c.events, c.events_packed)),
     });
   }

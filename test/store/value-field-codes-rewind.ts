@@ -1,16 +1,20 @@
 // Takes a store back to the layout before store migration 0016, for the tests that rewind the
 // migrations to an older schema: build_values' and build_value_terms' field the column name again
 // (SQLite: the WITHOUT ROWID table of 0015 with a text field, the terms with their ids kept, the
-// triggers of both kept; PostgreSQL: text columns), and 0016 not recorded as run.
+// triggers of both kept; PostgreSQL: text columns), and 0016 not recorded as run. Migration 0017
+// (content hashes as bytes) is undone first.
 
 import { sql, type Kysely } from 'kysely';
 import { VALUE_FIELD_CODES } from '../../src/sql/value-fields.js';
+import { undoHashBytes } from './hash-bytes-rewind.js';
 
 /** An SQL `CASE` from a code in `column` back to the field's column name. */
 const nameOf = (column: string): string => `CASE ${column} ${Object.entries(VALUE_FIELD_CODES).map(([name, code]) => `WHEN ${code} THEN '${name}'`).join(' ')} END`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoValueFieldCodes(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  // A later migration first: kysely runs migrations in order only.
+  await undoHashBytes(db, dialect);
   if (dialect === 'sqlite') {
     const type = (await sql<{ type: string }>`SELECT type FROM pragma_table_info('build_values') WHERE name = 'field'`.execute(db)).rows[0]?.type ?? '';
     if (/^integer$/i.test(type)) {

@@ -1,8 +1,8 @@
 // Takes a store back to the build_values layout before store migration 0015, for the tests that
 // rewind the migrations to an older schema: SQLite a rowid table with the search index
 // (field, value, seq) and the seq index, the value terms' triggers kept; PostgreSQL the search
-// index not unique; and 0015 not recorded as run. The rows stay as they are. Migration 0016
-// (value fields by code) is undone first: kysely runs migrations in order only.
+// index not unique; and 0015 not recorded as run. The rows stay as they are. Migrations 0017
+// and 0016 (through the 0016 rewind) are undone first: kysely runs migrations in order only.
 
 import { sql, type Kysely } from 'kysely';
 import { undoValueFieldCodes } from './value-field-codes-rewind.js';

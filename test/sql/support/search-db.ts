@@ -104,7 +104,7 @@ function rowsOf(b: TestBuild, seq: number): Rows {
       }
     }
   }
-  const header = { id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: b.id, attributes: '{}', received_at: seq };
+  const header = { id: b.id, tool_type: b.toolType, tool_version: '1', agent_version: '1', content_hash: Buffer.from(b.id), attributes: '{}', received_at: seq };
   return { header, attributes, values, custom };
 }
 
