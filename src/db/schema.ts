@@ -44,6 +44,12 @@ export interface BuildsTable {
 
 /** The events of a build, keyed by the build's `events_key` (store migration 0014), not its ID. */
 export interface BuildEventsTable {
+  /**
+   * SQLite (store migration 0018): the rowid table's key, `events_key * 2^20 + chunk`
+   * (store/events-rowid.ts), of which `events_key` and `chunk` are virtual columns; a condition on a
+   * build's chunks must be a range of `id` to be a range scan. Not a column on PostgreSQL.
+   */
+  id?: number;
   events_key: number;
   chunk: number;
   /** The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it). */
