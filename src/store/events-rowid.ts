@@ -8,6 +8,11 @@
 // VIRTUAL generated columns (computed from the rowid, not stored), so that a reader may select
 // them; a condition on the build's chunks must be a range on `id` (eventsRange) to be a range scan.
 //
+// The chunk's content hash (`hash`, 32 bytes and its header byte a row) is not kept on SQLite: it
+// is the content hash of the chunk's line, the SHA-256 of the build's header and the chunk's
+// encoded events as stored (prepare.ts), so the one reader of it, the ingest's plan loading a
+// stored build, computes it again from the events it reads anyway (stored-build.ts).
+//
 // PostgreSQL keeps its (events_key, chunk) primary key: a heap table's index holds keys only, so it
 // never had the problem. The migration does nothing there.
 //
@@ -57,7 +62,6 @@ export function eventsRange(key: RawBuilder<unknown>, column = 'id', after?: Raw
 export function createRowidEventsSql(name: string): RawBuilder<unknown> {
   return sql`CREATE TABLE ${sql.table(name)} (
     id integer PRIMARY KEY,
-    hash text NOT NULL,
     event_count integer NOT NULL,
     events text NOT NULL,
     events_packed blob,
@@ -100,8 +104,8 @@ export async function migrateEventsRowid(db: Db, dialect: DatabaseHandle['dialec
         AND (chunk >= ${CHUNK_SPAN} OR events_key < 0 OR events_key > ${MAX_EVENTS_KEY}) LIMIT 1`.execute(db)
     ).rows[0];
     if (beyond !== undefined) throw new Error(`build_events holds chunk ${beyond.c} of events_key ${beyond.k}, beyond what store migration 0018 can key (chunks below ${CHUNK_SPAN}, keys up to ${MAX_EVENTS_KEY})`);
-    await sql`INSERT INTO build_events_rowid (id, hash, event_count, events, events_packed)
-      SELECT events_key * ${sql.lit(CHUNK_SPAN)} + chunk, hash, event_count, events, events_packed FROM build_events
+    await sql`INSERT INTO build_events_rowid (id, event_count, events, events_packed)
+      SELECT events_key * ${sql.lit(CHUNK_SPAN)} + chunk, event_count, events, events_packed FROM build_events
       WHERE (events_key, chunk) > (${after[0]}, ${after[1]}) ${upTo} ORDER BY events_key, chunk`.execute(db);
     done = last === undefined ? total : done + batch;
     if (total > 0) progress(Math.min(done, total), total);

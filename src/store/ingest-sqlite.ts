@@ -170,8 +170,8 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     }),
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
-  // The rowid packs the key (store migration 0018, events-rowid.ts).
-  const insertChunk = db.prepare('INSERT INTO build_events (id, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?)');
+  // The rowid packs the key, and the chunk's hash is not stored (store migration 0018, events-rowid.ts).
+  const insertChunk = db.prepare('INSERT INTO build_events (id, event_count, events, events_packed) VALUES (?, ?, ?, ?)');
   const insertValues = rowInserter(db, 'INSERT OR IGNORE INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
@@ -213,8 +213,8 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     const chunks = [...w.chunks].sort((a, b) => a.events_key - b.events_key || a.chunk - b.chunk);
     for (const c of chunks) {
       const id = eventsId(c.events_key, c.chunk);
-      if (pack) insertChunk.run(id, c.hash, c.event_count, '', packEvents(c.events));
-      else insertChunk.run(id, c.hash, c.event_count, c.events, null);
+      if (pack) insertChunk.run(id, c.event_count, '', packEvents(c.events));
+      else insertChunk.run(id, c.event_count, c.events, null);
     }
     insertValues(w.values);
     insertCustoms(w.customValues);
@@ -238,7 +238,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
     // Each build's chunks a range of rowids (store migration 0018), in key order.
     selectChunks: db.prepare(
-      `SELECT e.events_key, e.hash, e.events, e.events_packed FROM json_each(?) AS k JOIN build_events AS e
+      `SELECT e.events_key, e.events, e.events_packed FROM json_each(?) AS k JOIN build_events AS e
          ON e.id >= k.value * ${CHUNK_SPAN} AND e.id < (k.value + 1) * ${CHUNK_SPAN} ORDER BY e.id`,
     ),
     selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
