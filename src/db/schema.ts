@@ -52,7 +52,10 @@ export interface BuildEventsTable {
   id?: number;
   events_key: number;
   chunk: number;
-  /** The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it). */
+  /**
+   * The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it).
+   * PostgreSQL only since store migration 0018: SQLite computes it from the events (stored-build.ts).
+   */
   hash: Uint8Array;
   event_count: number;
   /** The events as JSON text; '' once `events_packed` holds them (store migration 0008). */
