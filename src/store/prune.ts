@@ -96,7 +96,7 @@ export async function deleteBuilds(handle: DatabaseHandle, candidates: readonly 
     statements.push(
       handle.dialect === 'sqlite'
         ? // SQLite: each build's chunks a range of rowids (store migration 0018).
-          sql`DELETE FROM build_events WHERE id IN (SELECT e.id FROM builds JOIN build_events AS e ON ${eventsRange(sql`builds.events_key`, 'e.id')}
+          sql`DELETE FROM build_events WHERE id IN (SELECT e.id FROM builds CROSS JOIN build_events AS e ON ${eventsRange(sql`builds.events_key`, 'e.id')}
             WHERE builds.id IN (${sql.join(present)}))`.compile(db)
         : db.deleteFrom('build_events').where('events_key', 'in', (eb) => eb.selectFrom('builds').select('builds.events_key').where('builds.id', 'in', present)).compile(),
     );

@@ -101,7 +101,7 @@ async function backfill(db: Db, dialect: Dialect['name'], fields: readonly Field
         ? // Each build's chunks a range of rowids (store migration 0018), in key order.
           (
             await sql<{ events_key: number; events: string; events_packed: Uint8Array | null }>`SELECT e.events_key, e.events, e.events_packed
-              FROM json_each(${JSON.stringify(keys)}) AS k JOIN build_events AS e ON ${eventsRange(sql`k.value`, 'e.id')} ORDER BY e.id`.execute(db)
+              FROM json_each(${JSON.stringify(keys)}) AS k CROSS JOIN build_events AS e ON ${eventsRange(sql`k.value`, 'e.id')} ORDER BY e.id`.execute(db)
           ).rows
         : await db.selectFrom('build_events').select(['events_key', 'events', 'events_packed']).where('events_key', 'in', keys).orderBy('events_key').orderBy('chunk').execute();
     const events = new Map<number, BuildEvent[]>();

@@ -334,6 +334,49 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
     }
   }, 180_000);
 
+  // What keeps a build's chunks a range read: every statement the store runs on build_events
+  // (ingest of parts and re-sends, the export's listing and slices, prune) searches the rowid or
+  // the text rows' index; none scans the table (the virtual columns would allow a scan silently).
+  it.skipIf(skip || name !== 'sqlite')('reads and deletes a build\'s chunks by rowid range, never by a scan of the table', async () => {
+    const t = await openTestStore(name);
+    const db = t.handle.sqlite!;
+    const seen = new Set<string>();
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((source: string) => {
+      if (/build_events/.test(source)) seen.add(source);
+      return prepare(source);
+    }) as typeof db.prepare;
+    try {
+      const store = await openBuildStore(t.handle, { ingestWorker: false });
+      try {
+        const buildId = id();
+        const whole = (JSON.parse(completeBuild(buildId, 'alpha')) as { events: BuildEvent[] }).events;
+        const parts = [line({ buildId, events: whole.slice(0, 1) }), line({ buildId, events: whole.slice(1) })];
+        expect((await store.ingestNdjson(parts[0]!)).map((r) => r.status)).toEqual(['stored']);
+        expect((await store.ingestNdjson(parts.join('\n'))).map((r) => r.status)).toEqual(['unchanged', 'stored']);
+        expect((await exported(store, [buildId])).get(buildId)).toContain('BuildFinished');
+        expect((await store.deleteBuilds({ kind: 'oldest' }, 1)).map((g) => g.id)).toEqual([buildId]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      db.prepare = prepare;
+    }
+    try {
+      const statements = [...seen].filter((q) => !/^\s*(CREATE|DROP|ALTER)/i.test(q));
+      // The chunk insert, the stored chunks of a named build, the export's listing, prune's delete.
+      expect(statements.length).toBeGreaterThanOrEqual(4);
+      for (const q of statements) {
+        const n = (q.match(/\?/g) ?? []).length;
+        const plan = (prepare(`EXPLAIN QUERY PLAN ${q}`).all(...Array.from({ length: n }, () => null)) as { detail: string }[]).map((r) => r.detail);
+        for (const d of plan) expect(d, q).not.toMatch(/^SCAN (build_events|e)\b(?! USING INDEX build_events_text)/);
+        if (/^\s*(select|SELECT)/.test(q) && !/events_packed" is null|events_packed is null/i.test(q)) expect(plan.join('\n'), q).toMatch(/USING INTEGER PRIMARY KEY/);
+      }
+    } finally {
+      await t.close();
+    }
+  }, 180_000);
+
   it.skipIf(skip || name !== 'sqlite')('refuses to convert a chunk number beyond the bound, naming it', async () => {
     const t = await openTestStore(name);
     try {
