@@ -49,6 +49,7 @@ import { newBuildId } from '../src/store/build-id.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { prepareLine } from '../src/store/prepare.js';
+import { CHUNK_SPAN } from '../src/store/events-rowid.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
 
 const args = process.argv.slice(2);
@@ -375,16 +376,17 @@ async function acceptPath(): Promise<AcceptPath> {
     // Whether the build exists is a look-up of its ID in builds; its events are keyed by the next
     // events_key (store migration 0014), as the ingest stores them.
     const known = db.prepare('SELECT events_key FROM builds WHERE id = ?');
-    const chunk = db.prepare('INSERT INTO build_events (events_key, chunk, hash, event_count, events) VALUES (?, 0, ?, ?, ?)');
+    // The rowid packs (events_key, chunk) (store migration 0018): chunk 0 of the next key.
+    const chunk = db.prepare(`INSERT INTO build_events (id, event_count, events) VALUES (? * ${CHUNK_SPAN}, ?, ?)`);
     let lastKey = 0;
     const queue = db.prepare('INSERT INTO accept_queue (build_id) VALUES (?)');
     type Accepted = readonly [id: string, hash: string, count: number, events: string];
     const write = db.transaction((part: readonly Accepted[]) => {
-      for (const [id, hash, count, events] of part) {
+      for (const [id, , count, events] of part) {
         // An accepting ingest must know whether the build exists (re-sends, parts).
         known.get(id);
         queue.run(id);
-        chunk.run(++lastKey, hash, count, events);
+        chunk.run(++lastKey, count, events);
       }
     });
     let prepareMicros = 0;

@@ -108,7 +108,7 @@ async function load(name: Variant['name']): Promise<Variant> {
   let eventsTableBytes: number | undefined;
   try {
     // The autoindex of the key exists only in the layout before store migration 0014 (keyed by build ID).
-    eventsTableBytes = Number(handle.sqlite!.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('build_events', 'sqlite_autoindex_build_events_1', 'build_attributes')").pluck().get());
+    eventsTableBytes = Number(handle.sqlite!.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('build_events', 'build_attributes')").pluck().get());
   } catch {
     eventsTableBytes = undefined; // dbstat not compiled in
   }

@@ -44,9 +44,18 @@ export interface BuildsTable {
 
 /** The events of a build, keyed by the build's `events_key` (store migration 0014), not its ID. */
 export interface BuildEventsTable {
+  /**
+   * SQLite (store migration 0018): the rowid table's key, `events_key * 2^20 + chunk`
+   * (store/events-rowid.ts), of which `events_key` and `chunk` are virtual columns; a condition on a
+   * build's chunks must be a range of `id` to be a range scan. Not a column on PostgreSQL.
+   */
+  id?: number;
   events_key: number;
   chunk: number;
-  /** The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it). */
+  /**
+   * The SHA-256 of the chunk's line, its 32 bytes (store migration 0017; text before it).
+   * PostgreSQL only since store migration 0018: SQLite computes it from the events (stored-build.ts).
+   */
   hash: Uint8Array;
   event_count: number;
   /** The events as JSON text; '' once `events_packed` holds them (store migration 0008). */

@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
 import { compactStoredEvents } from './compact-events.js';
+import { eventsId, eventsRange } from './events-rowid.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStoreAndSearch } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
@@ -482,9 +483,14 @@ class KyselyBuildStore implements BuildStore {
           sql<Uint8Array | null>`case when length(events_packed) <= ${sql.lit(INLINE_PACKED_BYTES)} then events_packed else null end`.as('packed'),
         ])
         // The build's key looked up in the same statement: one query per batch, as before 0014.
-        .where('events_key', '=', (eb) => eb.selectFrom('builds').select('builds.events_key').where('builds.id', '=', CHUNKS_ID))
-        .where('chunk', '>', CHUNKS_AFTER)
-        .orderBy('chunk')
+        // SQLite: the build's chunks are a range of rowids (store migration 0018, events-rowid.ts).
+        .where(({ eb, selectFrom }) => {
+          const key = selectFrom('builds').select('builds.events_key').where('builds.id', '=', CHUNKS_ID);
+          return this.handle.dialect === 'sqlite'
+            ? eventsRange(sql`${key}`, 'id', sql`${CHUNKS_AFTER}`).$castTo<SqlBool>()
+            : eb.and([eb('events_key', '=', key), eb('chunk', '>', CHUNKS_AFTER)]);
+        })
+        .orderBy(this.handle.dialect === 'sqlite' ? sql.ref('id') : sql.ref('chunk'))
         .limit(sql.lit(CHUNK_BATCH))
         .compile();
     }
@@ -543,8 +549,7 @@ class KyselyBuildStore implements BuildStore {
       const row = await this.handle.db
         .selectFrom('build_events')
         .select(sql<string | Uint8Array>`substr(${sql.ref(column)}, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('slice'))
-        .where('events_key', '=', key)
-        .where('chunk', '=', chunk)
+        .where(({ eb }) => (this.handle.dialect === 'sqlite' ? eb(sql.ref('id'), '=', eventsId(key, chunk)) : eb.and([eb('events_key', '=', key), eb('chunk', '=', chunk)])))
         .executeTakeFirst();
       if (row === undefined) throw new Error(`Chunk ${chunk} of build ${id} vanished while it was read`);
       yield row.slice;

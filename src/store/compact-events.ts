@@ -28,8 +28,8 @@ type Db = Kysely<any>;
 
 /** Compresses every chunk and attributes row still stored as text; returns how many rows were converted. */
 export async function compactStoredEvents(handle: DatabaseHandle, logger?: Logger, onProgress?: (p: CompactProgress) => void): Promise<number> {
-  const chunks = await convert(handle.db, 'build_events', logger, onProgress);
-  const attributes = await convert(handle.db, 'build_attributes', logger, onProgress);
+  const chunks = await convert(handle.db, handle.dialect === 'sqlite' ? SQLITE_EVENTS : TABLES.build_events, 'build_events', logger, onProgress);
+  const attributes = await convert(handle.db, TABLES.build_attributes, 'build_attributes', logger, onProgress);
   return chunks + attributes;
 }
 
@@ -46,10 +46,12 @@ const TABLES: Record<CompactProgress['table'], Table> = {
   build_attributes: { what: 'attribute documents', text: 'attributes', packed: 'attributes_packed', key: ['seq'], pack: packAttributes },
 };
 
+/** SQLite's build_events since store migration 0018: keyed by its rowid (events-rowid.ts). */
+const SQLITE_EVENTS: Table = { ...TABLES.build_events, key: ['id'] };
+
 type Row = Record<string, unknown>;
 
-async function convert(db: Db, table: CompactProgress['table'], logger: Logger | undefined, onProgress: ((p: CompactProgress) => void) | undefined): Promise<number> {
-  const t = TABLES[table];
+async function convert(db: Db, t: Table, table: CompactProgress['table'], logger: Logger | undefined, onProgress: ((p: CompactProgress) => void) | undefined): Promise<number> {
   const unconverted = () => db.selectFrom(table).where(t.packed, 'is', null);
   // Cheap first: is there anything at all? (The partial index holds only unconverted rows.)
   if ((await unconverted().select(t.key[0]!).limit(1).executeTakeFirst()) === undefined) return 0;

@@ -13,6 +13,7 @@ import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDe
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
 import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from './tasks.js';
 import { projectVisible, seesEverything } from './visibility.js';
+import { MAX_BUILD_PARTS } from './events-rowid.js';
 
 /** What the database knows of a build before the batch. */
 export interface StoredBuild {
@@ -126,6 +127,11 @@ function projectRefusal(project: string | null, v: Visibility): string {
   const allowed = v.projects === 'all' ? 'any project' : v.projects.length === 0 ? 'no project' : `projects ${v.projects.map((p) => JSON.stringify(p)).join(', ')}`;
   const which = project === null ? 'no project' : `project ${JSON.stringify(project)}`;
   return `This line would leave the build with ${which}; you may publish builds of ${allowed}${v.withoutProject ? ' or without a project' : ''}`;
+}
+
+/** The answer to a part beyond the most a build may be stored in (MAX_BUILD_PARTS). */
+export function tooManyParts(id: string): string {
+  return `Build ${id} is stored in ${MAX_BUILD_PARTS} parts already, the most a build may have; send the rest of its events in fewer, larger lines`;
 }
 
 const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
@@ -259,6 +265,11 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     if (restricted !== undefined && r.project !== undefined && !projectVisible(restricted, r.project)) {
       // The build is hers to see (checked above); this line would move it out of her sight.
       results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: projectRefusal(r.project, restricted) });
+      continue;
+    }
+    if (b.chunkHashes.length >= MAX_BUILD_PARTS) {
+      // The part's number would not fit the key of its row (events-rowid.ts); same on both databases.
+      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: tooManyParts(id) });
       continue;
     }
     // Append to an incomplete build.

@@ -16,6 +16,7 @@ import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type Sto
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
+import { CHUNK_SPAN, eventsId } from './events-rowid.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -169,7 +170,8 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     }),
   );
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
-  const insertChunk = db.prepare('INSERT INTO build_events (events_key, chunk, hash, event_count, events, events_packed) VALUES (?, ?, ?, ?, ?, ?)');
+  // The rowid packs the key, and the chunk's hash is not stored (store migration 0018, events-rowid.ts).
+  const insertChunk = db.prepare('INSERT INTO build_events (id, event_count, events, events_packed) VALUES (?, ?, ?, ?)');
   const insertValues = rowInserter(db, 'INSERT OR IGNORE INTO build_values (seq, field, value) VALUES');
   const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
@@ -210,8 +212,9 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     // In key order: new builds' keys are the highest, so their chunks are appended at the end.
     const chunks = [...w.chunks].sort((a, b) => a.events_key - b.events_key || a.chunk - b.chunk);
     for (const c of chunks) {
-      if (pack) insertChunk.run(c.events_key, c.chunk, c.hash, c.event_count, '', packEvents(c.events));
-      else insertChunk.run(c.events_key, c.chunk, c.hash, c.event_count, c.events, null);
+      const id = eventsId(c.events_key, c.chunk);
+      if (pack) insertChunk.run(id, c.event_count, '', packEvents(c.events));
+      else insertChunk.run(id, c.event_count, c.events, null);
     }
     insertValues(w.values);
     insertCustoms(w.customValues);
@@ -233,7 +236,13 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
   return {
     write,
     selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
-    selectChunks: db.prepare(`SELECT events_key, hash, events, events_packed FROM build_events WHERE events_key ${inList} ORDER BY events_key, chunk`),
+    // Each build's chunks a range of rowids (store migration 0018), in key order. CROSS JOIN keeps
+    // the keys the outer loop: ordered by id, the planner may otherwise scan the whole table in
+    // rowid order to spare a sort of a few rows (it does on a small store without statistics).
+    selectChunks: db.prepare(
+      `SELECT e.events_key, e.events, e.events_packed FROM json_each(?) AS k CROSS JOIN build_events AS e
+         ON e.id >= k.value * ${CHUNK_SPAN} AND e.id < (k.value + 1) * ${CHUNK_SPAN} ORDER BY e.id`,
+    ),
     selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
     selectLastEventsKey: db.prepare(LAST_EVENTS_KEY_SQL).pluck(),
     updateLastEventsKey: db.prepare('UPDATE events_key_counter SET last = ?'),

@@ -17,6 +17,7 @@ import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
 import { migrateValueFieldCodes } from './value-field-codes.js';
 import { migrateHashBytes } from './hash-bytes.js';
+import { migrateEventsRowid } from './events-rowid.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -460,6 +461,25 @@ async function hashBytes(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
   });
 }
 
+/** Least time between two progress lines of migration 0018. */
+const EVENTS_ROWID_LOG_MS = 5000;
+
+/**
+ * 0018 (SQLite): build_events as a rowid table whose rowid packs (events_key, chunk)
+ * (store/events-rowid.ts; docs/store.md "Event chunks by rowid"), copied in key order in batches
+ * with progress, then swapped. PostgreSQL: nothing to do.
+ */
+async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  let log: ReturnType<typeof createLogger> | undefined;
+  let lastLog = -Infinity;
+  await migrateEventsRowid(db, dialect, (done, total) => {
+    if (done < total && performance.now() - lastLog < EVENTS_ROWID_LOG_MS) return;
+    lastLog = performance.now();
+    log ??= createLogger('store');
+    log.info({ done, total }, `event chunks by rowid: ${done} of ${total} rows`);
+  });
+}
+
 /**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
@@ -484,6 +504,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0015_values_key': { up: (db) => valuesKey(db, dialect) },
     '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
     '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
+    '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
   };
 }
 

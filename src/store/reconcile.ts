@@ -24,6 +24,7 @@ import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
 import { decodeEvents, packAttributes, storedEvents } from './event-codec.js';
+import { eventsRange } from './events-rowid.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
@@ -64,7 +65,7 @@ async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): 
   const fresh = FIELDS.filter((f) => !recorded.has(f.name));
   let backfilled = 0;
   if (fresh.length > 0) {
-    backfilled = await backfill(db, fresh, logger);
+    backfilled = await backfill(db, dialect.name, fresh, logger);
     await db.insertInto(STORE_FIELDS).values(fresh.map((f) => ({ name: f.name }))).execute();
   }
   const report = { addedColumns, rebuiltTrigram, newFields: fresh.map((f) => f.name), backfilled };
@@ -77,7 +78,7 @@ async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): 
  * them: the column of a single-valued field, the child rows of a multi-valued one, and the
  * attributes JSON (derived whole again, so it holds the new fields too). Logs progress.
  */
-async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | undefined): Promise<number> {
+async function backfill(db: Db, dialect: Dialect['name'], fields: readonly FieldDef[], logger: Logger | undefined): Promise<number> {
   const total = Number((await db.selectFrom('builds').select((eb) => eb.fn.countAll().as('n')).where('seq', 'is not', null).executeTakeFirstOrThrow()).n);
   if (total === 0) return 0;
   const singles = ATTRIBUTE_COLUMNS.map((c, i) => ({ c, i })).filter(({ c }) => fields.includes(c.field));
@@ -94,13 +95,15 @@ async function backfill(db: Db, fields: readonly FieldDef[], logger: Logger | un
       .limit(PAGE)
       .execute();
     if (builds.length === 0) break;
-    const chunks = await db
-      .selectFrom('build_events')
-      .select(['events_key', 'events', 'events_packed'])
-      .where('events_key', 'in', builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])))
-      .orderBy('events_key')
-      .orderBy('chunk')
-      .execute();
+    const keys = builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)]));
+    const chunks =
+      dialect === 'sqlite'
+        ? // Each build's chunks a range of rowids (store migration 0018), in key order.
+          (
+            await sql<{ events_key: number; events: string; events_packed: Uint8Array | null }>`SELECT e.events_key, e.events, e.events_packed
+              FROM json_each(${JSON.stringify(keys)}) AS k CROSS JOIN build_events AS e ON ${eventsRange(sql`k.value`, 'e.id')} ORDER BY e.id`.execute(db)
+          ).rows
+        : await db.selectFrom('build_events').select(['events_key', 'events', 'events_packed']).where('events_key', 'in', keys).orderBy('events_key').orderBy('chunk').execute();
     const events = new Map<number, BuildEvent[]>();
     for (const ch of chunks) {
       const key = Number(ch.events_key);

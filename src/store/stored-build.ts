@@ -8,6 +8,7 @@ import type { Visibility } from './types.js';
 import { projectVisible } from './visibility.js';
 import { storedEvents } from './event-codec.js';
 import { hashText } from './hash-bytes.js';
+import { contentHash } from './canonical.js';
 
 /** The builds columns the plan needs of a stored build. */
 export const STORED_BUILD_COLUMNS = ['id', 'seq', 'tool_type', 'tool_version', 'agent_version', 'content_hash', 'received_at', 'project_name', 'events_key'] as const;
@@ -18,8 +19,11 @@ export type StoredBuildRow = { readonly [K in (typeof STORED_BUILD_COLUMNS)[numb
 export interface StoredChunkRow {
   /** The build's events_key (store migration 0014). */
   readonly events_key: number | string;
-  /** The content hash's 32 bytes (store migration 0017). */
-  readonly hash: Uint8Array | string;
+  /**
+   * The content hash's 32 bytes (store migration 0017); absent on SQLite since store migration
+   * 0018, where it is computed again from the chunk's events (events-rowid.ts).
+   */
+  readonly hash?: Uint8Array | string;
   /** The events as text, or '' when `events_packed` holds them (store migration 0008). */
   readonly events: string;
   readonly events_packed: Uint8Array | null;
@@ -52,18 +56,20 @@ export function storedBuilds(rows: readonly StoredBuildRow[], chunks: readonly S
   for (const r of rows) {
     const id = r.id as string;
     const cs = r.events_key === null ? [] : (byKey.get(Number(r.events_key)) ?? []);
+    const header = { toolType: r.tool_type as ToolType, toolVersion: r.tool_version as string, agentVersion: r.agent_version as string };
+    const chunkEvents = cs.map((c) => storedEvents(c.events, c.events_packed));
     out.set(id, {
       id,
-      toolType: r.tool_type as ToolType,
-      toolVersion: r.tool_version as string,
-      agentVersion: r.agent_version as string,
+      ...header,
       seq: r.seq === null ? null : Number(r.seq),
       eventsKey: Number(r.events_key),
       contentHash: hashText(r.content_hash),
       receivedAt: Number(r.received_at),
       project: r.project_name as string | null,
-      chunkHashes: cs.map((c) => hashText(c.hash)),
-      chunkEvents: cs.map((c) => storedEvents(c.events, c.events_packed)),
+      // A chunk's hash is the content hash of its line: the build's header and the chunk's
+      // encoded events, as stored (prepare.ts); SQLite no longer stores it (store migration 0018).
+      chunkHashes: cs.map((c, i) => (c.hash === undefined ? contentHash(header, chunkEvents[i]!) : hashText(c.hash))),
+      chunkEvents,
     });
   }
   return out;

@@ -1,11 +1,14 @@
 // Takes a store back to the content hashes' layout before store migration 0017, for the tests that
 // rewind the migrations to an older schema: `builds.content_hash` and `build_events.hash` hold the
 // hashes' base64url text again (PostgreSQL: text columns), and 0017 is not recorded as run.
+// Migration 0018 is undone first: kysely runs migrations in order only.
 
 import { sql, type Kysely } from 'kysely';
+import { undoEventsRowid } from './events-rowid-rewind.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoHashBytes(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  await undoEventsRowid(db, dialect);
   const ran = (await sql`SELECT 1 FROM store_migration WHERE name = '0017_hash_bytes'`.execute(db)).rows.length > 0;
   if (!ran) return;
   if (dialect === 'sqlite') {
