@@ -1,8 +1,9 @@
 // Store migration 0018: SQLite's build_events as a rowid table (docs/store.md "Event chunks by
 // rowid"). Since 0014 the table was WITHOUT ROWID on (events_key, chunk): an index B-tree, whose
-// interior pages hold whole ~480-byte records, so the fan-out of a 4 KiB page was about 8 and the
-// interior pages about an eighth of the table. A rowid table's interior pages hold integer keys
-// only. The key is packed into the rowid: `id = events_key * 2^20 + chunk`, so one build's chunks
+// interior pages hold whole ~480-byte records (each stored once: in an interior page or a leaf),
+// so a 4 KiB page had a fan-out of about 8 and the tree 6 levels at 100k builds. A rowid table's
+// interior pages hold integer keys only (3 levels); the bytes are about the same, what saves them
+// is the hash no longer stored (below). The key is packed into the rowid: `id = events_key * 2^20 + chunk`, so one build's chunks
 // are the rowid range [events_key * 2^20, (events_key + 1) * 2^20), read in chunk order, and a new
 // build's chunks are still appended at the end of the tree. `events_key` and `chunk` stay as
 // VIRTUAL generated columns (computed from the rowid, not stored), so that a reader may select
