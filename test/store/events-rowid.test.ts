@@ -9,8 +9,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { buildEventTextMessage } from '../../src/export/messages.js';
 import { STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from '../../src/store/stored-build.js';
 import { CHUNK_SPAN, eventsId, eventsRange, MAX_BUILD_PARTS, MAX_EVENTS_KEY, migrateEventsRowid } from '../../src/store/events-rowid.js';
 import { planBatch, tooManyParts, type StoredBuild } from '../../src/store/ingest-plan.js';
@@ -19,31 +17,18 @@ import { contentHash } from '../../src/store/canonical.js';
 import { storedEvents } from '../../src/store/event-codec.js';
 import { hashText } from '../../src/store/hash-bytes.js';
 import type { ToolType } from '../../src/query/catalog.js';
-import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
+import type { BuildEvent, BuildStore } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { undoEventsRowid } from './events-rowid-rewind.js';
 import { undoEventsKey } from './events-key-rewind.js';
 import { completeBuild, ev, id, line, openTestStore } from './support.js';
+import { exported, NOW, storeCorpus, type Corpus } from './chunk-corpus.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
   { name: 'postgres' as const, skip: !pgAvailable() },
 ];
-
-const NOW = Date.UTC(2026, 0, 1);
-
-/** Each build's events as the export sends them (its SSE messages, concatenated), by ID. */
-async function exported(store: BuildStore, ids: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const buildId of ids) {
-    let text = '';
-    let sequence = 0;
-    for await (const e of store.streamEventTexts(buildId)) text += buildEventTextMessage(++sequence, e);
-    out.set(buildId, text);
-  }
-  return out;
-}
 
 /** The events API's answer for each build: its events of two types, as parsed events. */
 async function typed(store: BuildStore, ids: readonly string[]): Promise<Map<string, BuildEvent[]>> {
@@ -54,31 +39,6 @@ async function typed(store: BuildStore, ids: readonly string[]): Promise<Map<str
     out.set(buildId, list);
   }
   return out;
-}
-
-interface Corpus {
-  readonly packedLines: string[];
-  readonly textLines: string[];
-  readonly streamed: string;
-  readonly parts: string[];
-  readonly ids: string[];
-}
-
-/** Finished builds with compressed chunks and with text chunks, and a build of which two of three parts are stored. */
-async function storeCorpus(handle: DatabaseHandle, store: BuildStore): Promise<Corpus> {
-  const packedLines = [...demoBuilds({ builds: 40, seed: 27, now: NOW })];
-  await store.ingestNdjson(packedLines.join('\n'));
-  const textStore = await openBuildStore(handle, { packEvents: false });
-  const textLines = [...demoBuilds({ builds: 30, seed: 28, now: NOW + 86_400_000 })];
-  await textStore.ingestNdjson(textLines.join('\n'));
-  const streamed = id();
-  const whole = (JSON.parse(completeBuild(streamed, 'alpha', [ev('UserTag', { tag: 'streamed' })])) as { events: BuildEvent[] }).events;
-  const parts = [whole.slice(0, 1), whole.slice(1, 3), whole.slice(3)].map((events) => line({ buildId: streamed, events }));
-  expect((await textStore.ingestNdjson(parts.slice(0, 2).join('\n'))).map((r) => r.status)).toEqual(['stored', 'stored']);
-  await textStore.close();
-  const ids = [...(await store.listBuilds({ visibility: SEE_EVERYTHING })).map((b) => b.id), streamed];
-  expect(ids.length).toBe(71);
-  return { packedLines, textLines, streamed, parts, ids };
 }
 
 async function ddl(handle: DatabaseHandle): Promise<string> {
@@ -164,7 +124,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip || name !== 'postgres')('a stored chunk hash is the content hash of the header and the stored events', async () => {
     const t = await openTestStore(name);
     try {
-      await storeCorpus(t.handle, t.store);
+      await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       const rows = (
         await sql<{ h: Uint8Array; e: string; p: Uint8Array | null; t: string; v: string; a: string }>`SELECT e.hash AS h, e.events AS e, e.events_packed AS p,
           b.tool_type AS t, b.tool_version AS v, b.agent_version AS a FROM build_events AS e JOIN builds AS b ON b.events_key = e.events_key`.execute(t.handle.db)
@@ -208,7 +168,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip)('migrates a store from before 0018; export, events, re-sends and prune answer as before', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       // The answers before: read from the same rows before the rewind.
       const before = await exported(t.store, c.ids);
       const beforeTyped = await typed(t.store, c.ids);
@@ -251,7 +211,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip)('text chunks are compressed on the rowid after the migration; export and events read the same', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       const before = await exported(t.store, c.ids);
       const beforeTyped = await typed(t.store, c.ids);
       await undoEventsRowid(t.handle.db, name);
@@ -272,7 +232,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip)('a store from before 0014 migrates through 0014 to 0018', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       const before = await exported(t.store, c.ids);
       const beforeTyped = await typed(t.store, c.ids);
       // Undoes 0018, 0017, 0016, 0015 and 0014: events keyed by build ID, hashes as text.
@@ -295,7 +255,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip || name !== 'sqlite')('converts in batches with progress; a run stopped after a batch starts over', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       const before = await exported(t.store, c.ids);
       const beforeTyped = await typed(t.store, c.ids);
       await undoEventsRowid(t.handle.db, name);
@@ -380,7 +340,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
   it.skipIf(skip || name !== 'sqlite')('refuses to convert a chunk number beyond the bound, naming it', async () => {
     const t = await openTestStore(name);
     try {
-      await storeCorpus(t.handle, t.store);
+      await storeCorpus(t.handle, t.store, { packed: 40, text: 30, seed: 27 });
       await undoEventsRowid(t.handle.db, name);
       await sql`INSERT INTO build_events (events_key, chunk, hash, event_count, events) VALUES (5, ${CHUNK_SPAN}, 'h', 0, '[]')`.execute(t.handle.db);
       await expect(migrateEventsRowid(t.handle.db, name, () => {})).rejects.toThrow(`build_events holds chunk ${CHUNK_SPAN} of events_key 5`);

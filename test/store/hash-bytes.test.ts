@@ -9,36 +9,21 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { buildEventTextMessage } from '../../src/export/messages.js';
 import { contentHash } from '../../src/store/canonical.js';
 import { hashBytes, hashText, migrateHashBytes } from '../../src/store/hash-bytes.js';
-import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
+import type { BuildStore } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { undoHashBytes } from './hash-bytes-rewind.js';
 import { migrateEventsRowid } from '../../src/store/events-rowid.js';
 import { undoEventsKey } from './events-key-rewind.js';
-import { completeBuild, ev, id, line, openTestStore } from './support.js';
+import { completeBuild, ev, id, openTestStore } from './support.js';
+import { exported, storeCorpus, type Corpus } from './chunk-corpus.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
   { name: 'postgres' as const, skip: !pgAvailable() },
 ];
-
-const NOW = Date.UTC(2026, 0, 1);
-
-/** Each build's events as the export sends them (its SSE messages, concatenated), by ID. */
-async function exported(store: BuildStore, ids: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const buildId of ids) {
-    let text = '';
-    let sequence = 0;
-    for await (const e of store.streamEventTexts(buildId)) text += buildEventTextMessage(++sequence, e);
-    out.set(buildId, text);
-  }
-  return out;
-}
 
 /** The distinct storage forms of a hash column: [type, length in bytes]. */
 async function forms(handle: DatabaseHandle, table: string, column: string): Promise<[string, number][]> {
@@ -56,31 +41,6 @@ const BYTES = { sqlite: 'blob', postgres: 'bytea' } as const;
 async function storedHash(handle: DatabaseHandle, buildId: string): Promise<string> {
   const r = await handle.db.selectFrom('builds').select('content_hash').where('id', '=', buildId).executeTakeFirstOrThrow();
   return hashText(r.content_hash);
-}
-
-interface Corpus {
-  readonly packedLines: string[];
-  readonly textLines: string[];
-  readonly streamed: string;
-  readonly parts: string[];
-  readonly ids: string[];
-}
-
-/** Finished builds with compressed chunks and with text chunks, and a build of which two of three parts are stored. */
-async function storeCorpus(handle: DatabaseHandle, store: BuildStore): Promise<Corpus> {
-  const packedLines = [...demoBuilds({ builds: 60, seed: 17, now: NOW })];
-  await store.ingestNdjson(packedLines.join('\n'));
-  const textStore = await openBuildStore(handle, { packEvents: false });
-  const textLines = [...demoBuilds({ builds: 40, seed: 18, now: NOW + 86_400_000 })];
-  await textStore.ingestNdjson(textLines.join('\n'));
-  const streamed = id();
-  const whole = (JSON.parse(completeBuild(streamed, 'alpha', [ev('UserTag', { tag: 'streamed' })])) as { events: BuildEvent[] }).events;
-  const parts = [whole.slice(0, 1), whole.slice(1, 3), whole.slice(3)].map((events) => line({ buildId: streamed, events }));
-  expect((await textStore.ingestNdjson(parts.slice(0, 2).join('\n'))).map((r) => r.status)).toEqual(['stored', 'stored']);
-  await textStore.close();
-  const ids = [...(await store.listBuilds({ visibility: SEE_EVERYTHING })).map((b) => b.id), streamed];
-  expect(ids.length).toBe(101);
-  return { packedLines, textLines, streamed, parts, ids };
 }
 
 /** What every reader of the hashes answers after the migration, checked against `before`. */
@@ -127,7 +87,7 @@ describe.each(dialects)('content hashes as bytes on $name', ({ name, skip }) => 
   it.skipIf(skip)('migrates hashes stored as text; export, re-sends and refusals answer as before', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 60, text: 40, seed: 17 });
       expect(await forms(t.handle, 'builds', 'content_hash')).toEqual([[BYTES[name], 32]]);
       const before = await exported(t.store, c.ids);
       const hashes = new Map<string, string>();
@@ -153,7 +113,7 @@ describe.each(dialects)('content hashes as bytes on $name', ({ name, skip }) => 
   it.skipIf(skip)('a store from before 0014 migrates through 0014, 0015 and 0017', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 60, text: 40, seed: 17 });
       const before = await exported(t.store, c.ids);
       const hashes = new Map<string, string>();
       for (const buildId of c.ids) hashes.set(buildId, await storedHash(t.handle, buildId));
@@ -177,7 +137,7 @@ describe.each(dialects)('content hashes as bytes on $name', ({ name, skip }) => 
   it.skipIf(skip || name !== 'sqlite')('converts in batches with progress; a run stopped after a batch resumes', async () => {
     const t = await openTestStore(name);
     try {
-      const c = await storeCorpus(t.handle, t.store);
+      const c = await storeCorpus(t.handle, t.store, { packed: 60, text: 40, seed: 17 });
       const before = await exported(t.store, c.ids);
       const hashes = new Map<string, string>();
       for (const buildId of c.ids) hashes.set(buildId, await storedHash(t.handle, buildId));
