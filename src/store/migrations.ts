@@ -249,18 +249,28 @@ async function rollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void
   await fillRollups(db, dialect, 'trend rollups', (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, 'text'));
 }
 
-/** Fills rollups from the stored builds with a log line per batch (the logger made only when there are builds). */
-async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof textKeyedFacetRollupStatements): Promise<void> {
+/** Least time between two progress lines of a migration that converts data. */
+const PROGRESS_LOG_MS = 5000;
+
+/**
+ * The progress report of a migration that converts data, for every such migration: a line in the
+ * log (`store`, made only when there is something to convert) at most every PROGRESS_LOG_MS, and
+ * always the last of each table, so that a million builds do not make a thousand lines.
+ */
+function progressLog(what: string, unit: string): (done: number, total: number, table?: string) => void {
   let log: ReturnType<typeof createLogger> | undefined;
-  await backfillRollups(
-    db,
-    dialect,
-    (done, total) => {
-      log ??= createLogger('store');
-      log.info({ done, total }, `${what}: ${done} of ${total} builds`);
-    },
-    statements,
-  );
+  let lastLog = -Infinity;
+  return (done, total, table) => {
+    if (done < total && performance.now() - lastLog < PROGRESS_LOG_MS) return;
+    lastLog = done < total ? performance.now() : -Infinity;
+    log ??= createLogger('store');
+    log.info({ ...(table === undefined ? {} : { table }), done, total }, `${what}: ${table === undefined ? '' : `${table} `}${done} of ${total} ${unit}`);
+  };
+}
+
+/** Fills rollups from the stored builds, with progress in the log. */
+async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: string, statements: typeof textKeyedFacetRollupStatements): Promise<void> {
+  await backfillRollups(db, dialect, progressLog(what, 'builds'), statements);
 }
 
 /**
@@ -301,19 +311,14 @@ async function facetRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise
  * JSON text and the values again. Converts the tables of 0009 and 0011 in batches, with progress.
  */
 async function rollupKeys(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  await migrateRollupKeys(db, dialect, (table, done, total) => {
-    log ??= createLogger('store');
-    log.info({ table, done, total }, `rollup keys: ${table} ${done} of ${total} rows`);
-  });
+  const report = progressLog('rollup keys', 'rows');
+  await migrateRollupKeys(db, dialect, (table, done, total) => report(done, total, table));
 }
 
 /** Table of the one row holding the last events_key handed out (0014). */
 export const EVENTS_KEY_COUNTER = 'events_key_counter';
 /** Builds per batch of migration 0014: their keys set and their chunks copied in one step. */
 const EVENTS_KEY_BATCH = 1000;
-/** Least time between two progress lines of migration 0014. */
-const EVENTS_KEY_LOG_MS = 5000;
 
 /**
  * 0014: the events of a build are keyed by an integer the build gets when it is first stored, in
@@ -351,20 +356,15 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
   const count = async (where: ReturnType<typeof sql>): Promise<number> =>
     Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE ${where}`.execute(db)).rows[0]!.n);
   const total = await count(sql`true`);
-  let log: ReturnType<typeof createLogger> | undefined;
+  const report = progressLog('events keyed in arrival order', 'builds');
   let done = 0;
-  let lastLog = -Infinity;
   const copy = async (range: ReturnType<typeof sql>, n: number): Promise<void> => {
     await sql`INSERT INTO build_events_keyed (events_key, chunk, hash, event_count, events, events_packed)
       SELECT b.events_key, e.chunk, e.hash, e.event_count, e.events, e.events_packed
       FROM builds b JOIN build_events e ON e.build_id = b.id WHERE ${range} ORDER BY b.events_key, e.chunk`.execute(db);
     done += n;
-    // A line every few seconds and at the end (a batch is 1,000 builds: 1,000 batches at 1M).
-    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
-    lastLog = performance.now();
-    log ??= createLogger('store');
-    log.info({ done, total }, `events keyed in arrival order: ${done} of ${total} builds`);
-    // A turn of the event loop, so that the log line is written now (see fillRollups).
+    report(done, total);
+    // A turn of the event loop, so that a log line is written now.
     await new Promise((r) => setImmediate(r));
   };
 
@@ -407,11 +407,7 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
  * database is converted here, in batches of seqs, with progress in the log.
  */
 async function compactTaskRows(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  await compactTasks(db, dialect, (done, total) => {
-    log ??= createLogger('store');
-    log.info({ done, total }, `compact task rows: ${done} of ${total} rows`);
-  });
+  await compactTasks(db, dialect, progressLog('compact task rows', 'rows'));
 }
 
 /**
@@ -421,11 +417,7 @@ async function compactTaskRows(db: Db, dialect: DatabaseHandle['dialect']): Prom
  * the search index becomes the unique key.
  */
 async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  await migrateValuesKey(db, dialect, (done, total) => {
-    log ??= createLogger('store');
-    log.info({ done, total }, `values keyed by their search key: ${done} of ${total} rows`);
-  });
+  await migrateValuesKey(db, dialect, progressLog('values keyed by their search key', 'rows'));
 }
 
 /**
@@ -434,15 +426,8 @@ async function valuesKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
  * build_values rebuilt in key order in batches with progress; PostgreSQL: smallint in place.
  */
 async function valueFieldCodes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  await migrateValueFieldCodes(db, dialect, (done, total) => {
-    log ??= createLogger('store');
-    log.info({ done, total }, `value fields by code: ${done} of ${total} rows`);
-  });
+  await migrateValueFieldCodes(db, dialect, progressLog('value fields by code', 'rows'));
 }
-
-/** Least time between two progress lines of migration 0017 within a table. */
-const HASH_BYTES_LOG_MS = 5000;
 
 /**
  * 0017: the content hashes (`builds.content_hash`, `build_events.hash`) stored as their 32 bytes
@@ -450,19 +435,9 @@ const HASH_BYTES_LOG_MS = 5000;
  * SQLite: the rows rewritten in place in batches, with progress; PostgreSQL: the columns become bytea.
  */
 async function hashBytes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  let lastLog = -Infinity;
-  await migrateHashBytes(db, dialect, (table, done, total) => {
-    // A line every few seconds and at the end of each table (a batch is 2,000 rows: 500 batches at 1M).
-    if (done < total && performance.now() - lastLog < HASH_BYTES_LOG_MS) return;
-    lastLog = done < total ? performance.now() : -Infinity;
-    log ??= createLogger('store');
-    log.info({ table, done, total }, `content hashes as bytes: ${table} ${done} of ${total} rows`);
-  });
+  const report = progressLog('content hashes as bytes', 'rows');
+  await migrateHashBytes(db, dialect, (table, done, total) => report(done, total, table));
 }
-
-/** Least time between two progress lines of migration 0018. */
-const EVENTS_ROWID_LOG_MS = 5000;
 
 /**
  * 0018 (SQLite): build_events as a rowid table whose rowid packs (events_key, chunk)
@@ -470,14 +445,7 @@ const EVENTS_ROWID_LOG_MS = 5000;
  * with progress, then swapped. PostgreSQL: nothing to do.
  */
 async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  let log: ReturnType<typeof createLogger> | undefined;
-  let lastLog = -Infinity;
-  await migrateEventsRowid(db, dialect, (done, total) => {
-    if (done < total && performance.now() - lastLog < EVENTS_ROWID_LOG_MS) return;
-    lastLog = performance.now();
-    log ??= createLogger('store');
-    log.info({ done, total }, `event chunks by rowid: ${done} of ${total} rows`);
-  });
+  await migrateEventsRowid(db, dialect, progressLog('event chunks by rowid', 'rows'));
 }
 
 /**
