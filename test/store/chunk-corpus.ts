@@ -1,6 +1,6 @@
-// A store's event chunks in every form a migration of build_events meets, and the export's answer
-// to compare before and after: for the tests of store migrations 0017 (hashes as bytes) and 0018
-// (chunks by rowid).
+// For the migration tests of build_events: a store's event chunks in every form a migration meets
+// (store migrations 0017 and 0018), and each build's events as the export sends them, to compare
+// before and after (also 0014's test).
 
 import { expect } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';

@@ -9,29 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { buildEventTextMessage } from '../../src/export/messages.js';
-import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
+import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { undoEventsKey } from './events-key-rewind.js';
 import { completeBuild, ev, id, line, openTestStore } from './support.js';
+import { exported } from './chunk-corpus.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
   { name: 'postgres' as const, skip: !pgAvailable() },
 ];
-
-/** Each build's events as the export sends them (its SSE messages, concatenated), by ID. */
-async function exported(store: BuildStore, ids: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const buildId of ids) {
-    let text = '';
-    let sequence = 0;
-    for await (const e of store.streamEventTexts(buildId)) text += buildEventTextMessage(++sequence, e);
-    out.set(buildId, text);
-  }
-  return out;
-}
 
 async function keyOf(handle: DatabaseHandle, buildId: string): Promise<number> {
   const r = await handle.db.selectFrom('builds').select('events_key').where('id', '=', buildId).executeTakeFirstOrThrow();
