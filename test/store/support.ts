@@ -10,6 +10,8 @@ import { openBuildStore, type BuildStoreOptions } from '../../src/store/build-st
 import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/db/database.js';
 import type { BuildEvent, BuildStore } from '../../src/store/types.js';
 import { createTestDatabase } from '../support/postgres.js';
+import { parseQuery } from '../../src/query/index.js';
+import type { CheckedExpr } from '../../src/query/checked.js';
 
 export interface TestStore {
   readonly store: BuildStore;
@@ -129,4 +131,11 @@ export function completeBuild(buildId: string, project: string | null = 'alpha',
       ev('BuildFinished', { outcome: 'succeeded', failures: [] }),
     ],
   });
+}
+
+/** A search query checked as the server checks it at `now`, for tests that call the store directly. */
+export function checkedQuery(text: string, now: number): CheckedExpr {
+  const r = parseQuery(text, { now });
+  if (!r.ok || r.expr === undefined) throw new Error(`invalid query ${text}`);
+  return r.expr;
 }

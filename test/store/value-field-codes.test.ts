@@ -15,13 +15,12 @@ import { buildFacets, buildTrends, type Facets } from '../../src/store/analytics
 import { namedFieldFacetRollupStatements } from '../../src/store/rollups.js';
 import { migrateValueFieldCodes } from '../../src/store/value-field-codes.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
-import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { undoValueFieldCodes } from './value-field-codes-rewind.js';
-import { completeBuild, ev, id, openTestStore } from './support.js';
+import { checkedQuery, completeBuild, ev, id, openTestStore } from './support.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -31,11 +30,7 @@ const dialects = [
 const NOW = Date.UTC(2026, 0, 1);
 const LIMIT = 200;
 
-function checked(text: string): CheckedExpr {
-  const r = parseQuery(text, { now: NOW });
-  if (!r.ok || r.expr === undefined) throw new Error(`invalid query ${text}`);
-  return r.expr;
-}
+const checked = (text: string): CheckedExpr => checkedQuery(text, NOW);
 
 const QUERIES = [
   'tag:ci',

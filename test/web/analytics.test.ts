@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/query/evaluate.js';
-import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
+import { checkedQuery } from '../store/support.js';
 import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
@@ -65,11 +65,7 @@ const OPTIONS: readonly TrendOptions[] = [
   { from: NOW - 40 * DAY, to: NOW + DAY, interval: 'week', tz: 'America/New_York' },
 ];
 
-function checked(text: string): CheckedExpr {
-  const r = parseQuery(text, { now: NOW });
-  if (!r.ok || r.expr === undefined) throw new Error(`invalid query ${text}`);
-  return r.expr;
-}
+const checked = (text: string): CheckedExpr => checkedQuery(text, NOW);
 
 function referenceFacets(all: readonly RefBuild[], expr: CheckedExpr, v: Visibility): Facets {
   const matched = all.filter((r) => visible(r.build, v) && evaluate(expr, r.build));
