@@ -48,6 +48,9 @@ export interface DatabaseHandle {
 
 export const DEFAULT_DATA_DIR = './.buildscope';
 
+/** SQLite: the size the WAL file is cut back to when it restarts after a checkpoint. */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 export function isPostgresUrl(s: string): boolean {
   return /^postgres(ql)?:\/\//i.test(s);
 }
@@ -124,6 +127,10 @@ function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   // (kill -9) without losing a committed transaction.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
+  // A WAL that grew large (a bulk load spaces its checkpoints out to 400 MB of WAL,
+  // src/store/bulk-checkpoints.ts) is cut back to this when a checkpoint lets it restart, instead
+  // of keeping its largest size on disk for as long as the database is open.
+  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });

@@ -9,6 +9,7 @@
 // others down. Results are reported only after their transaction committed.
 
 import { batchSizeFor } from './batches.js';
+import { spaceCheckpoints } from './bulk-checkpoints.js';
 import { sqliteWriter } from './ingest-sqlite.js';
 import { postgresWriter } from './ingest-postgres.js';
 import { numberedLineChunks, type NumberedLine } from './lines.js';
@@ -57,6 +58,7 @@ export async function ingestNdjson(
 ): Promise<IngestLineResult[]> {
   const writerOptions: WriterOptions = { visibility: options.visibility };
   const writer = ctx.handle.dialect === 'sqlite' ? sqliteWriter(ctx, writerOptions) : postgresWriter(ctx, writerOptions);
+  const checkpointsBack = options.bulk === true && ctx.handle.sqlite !== undefined ? spaceCheckpoints(ctx.handle.sqlite) : undefined;
   const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const partSize = options.bulk === true ? Math.min(batchSize, BULK_PART_LINES) : batchSize;
   const keep = options.keepResults !== false;
@@ -183,6 +185,7 @@ export async function ingestNdjson(
     // An input that fails (a broken stream) leaves no transaction open; what was written of it
     // and not committed is not reported, so not stored.
     await writer.rollback().catch(() => undefined);
+    checkpointsBack?.();
   }
   return all;
 }

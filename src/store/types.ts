@@ -85,7 +85,8 @@ export interface IngestOptions {
   readonly batchSize?: number;
   /**
    * A bulk load: nothing else waits on this thread (a command-line load, demo builds before the
-   * server listens), so transactions may be as large as the database gains from (SQLite: 5,000 lines).
+   * server listens), so transactions may be as large as the database gains from (SQLite: 5,000
+   * lines), and on SQLite checkpoints come after up to 400 MB of WAL (bulk-checkpoints.ts).
    */
   readonly bulk?: boolean;
   /**
