@@ -58,7 +58,7 @@ export async function ingestNdjson(
 ): Promise<IngestLineResult[]> {
   const writerOptions: WriterOptions = { visibility: options.visibility };
   const writer = ctx.handle.dialect === 'sqlite' ? sqliteWriter(ctx, writerOptions) : postgresWriter(ctx, writerOptions);
-  const checkpointsBack = options.bulk === true && ctx.handle.sqlite !== undefined ? spaceCheckpoints(ctx.handle.sqlite) : undefined;
+  const checkpoints = options.bulk === true && ctx.handle.sqlite !== undefined ? spaceCheckpoints(ctx.handle.sqlite) : undefined;
   const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const partSize = options.bulk === true ? Math.min(batchSize, BULK_PART_LINES) : batchSize;
   const keep = options.keepResults !== false;
@@ -94,6 +94,7 @@ export async function ingestNdjson(
     pending = [];
     pendingMaxSeq = 0;
     inTx = 0;
+    checkpoints?.grown();
     report(out, maxSeq);
   };
   const failed = (e: unknown): void => {
@@ -185,7 +186,7 @@ export async function ingestNdjson(
     // An input that fails (a broken stream) leaves no transaction open; what was written of it
     // and not committed is not reported, so not stored.
     await writer.rollback().catch(() => undefined);
-    checkpointsBack?.();
+    checkpoints?.end();
   }
   return all;
 }

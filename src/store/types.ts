@@ -86,7 +86,7 @@ export interface IngestOptions {
   /**
    * A bulk load: nothing else waits on this thread (a command-line load, demo builds before the
    * server listens), so transactions may be as large as the database gains from (SQLite: 5,000
-   * lines), and on SQLite checkpoints come after up to 400 MB of WAL (bulk-checkpoints.ts).
+   * lines), and on SQLite checkpoints come after more WAL (bulk-checkpoints.ts).
    */
   readonly bulk?: boolean;
   /**
