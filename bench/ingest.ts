@@ -29,8 +29,8 @@
 //
 // --accept-path also measures the two halves of an ingest that would accept lines before indexing them
 // (docs/store.md, "The 20,000 builds/s goal"), which the store does not do: the CPU per line of
-// what needs no database (prepareLine without the derivation: parse, validate, encode the
-// events, hash), and the rate at which one thread writes what such an ingest would store (each
+// what needs no database (prepareLine without the derivation: parse, validate, encode and
+// compress the events, hash), and the rate at which one thread writes what such an ingest would store (each
 // line's encoded events into the store's own build_events table, plus a queue row, in bulk-sized
 // transactions; prepared beforehand, not timed). The slower half bounds the acceptance rate when
 // each runs on a core of its own; their sum bounds it when two cores share the work perfectly.

@@ -46,6 +46,8 @@ export interface ChunkRow {
   readonly hash: Uint8Array;
   readonly event_count: number;
   readonly events: string;
+  /** `events` compressed (prepare.ts). */
+  readonly packed: Uint8Array;
 }
 
 /**
@@ -162,7 +164,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
     // Same rule as the `project` field: the last ProjectStructure event decides.
     if (r.project !== undefined) b.project = r.project;
-    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson });
+    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
     b.chunkHashes.push(r.hash);
     b.chunkEvents.push(r.eventsJson);
     b.dirty = true;

@@ -3,7 +3,7 @@
 // the stored state of a part's builds loaded in two queries, and multi-row inserts as unnest()
 // of one array per column.
 
-import { packAttributes, packEvents } from './event-codec.js';
+import { packAttributes } from './event-codec.js';
 import { addIngestedToRollupsAsync } from './rollups.js';
 import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
@@ -83,7 +83,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       t,
       'build_events',
       CHUNK_COLUMN_TYPES,
-      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? packEvents(c.events) : null]),
+      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? Buffer.from(c.packed.buffer, c.packed.byteOffset, c.packed.byteLength) : null]),
     );
     // A (field, value, seq) row is stored once (store migration 0015): derive.ts lists each value
     // of a build once; a row left behind under a reused seq is kept rather than failing the batch.

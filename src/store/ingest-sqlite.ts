@@ -4,7 +4,7 @@
 // and its rows are written sorted by the key they are inserted under, so that consecutive
 // inserts into the same B-tree land on the same or neighbouring pages.
 
-import { packAttributes, packEvents } from './event-codec.js';
+import { packAttributes } from './event-codec.js';
 import { addIngestedToRollups } from './rollups.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { newBuildId } from './build-id.js';
@@ -215,7 +215,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     const chunks = [...w.chunks].sort((a, b) => a.events_key - b.events_key || a.chunk - b.chunk);
     for (const c of chunks) {
       const id = eventsId(c.events_key, c.chunk);
-      if (pack) insertChunk.run(id, c.event_count, '', packEvents(c.events));
+      if (pack) insertChunk.run(id, c.event_count, '', c.packed);
       else insertChunk.run(id, c.event_count, c.events, null);
     }
     insertValues(w.values);
