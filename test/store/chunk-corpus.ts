@@ -28,6 +28,8 @@ export interface Corpus {
   readonly packedLines: string[];
   readonly textLines: string[];
   readonly streamed: string;
+  /** The streamed build's events, all three parts. */
+  readonly whole: BuildEvent[];
   readonly parts: string[];
   readonly ids: string[];
 }
@@ -49,5 +51,5 @@ export async function storeCorpus(handle: DatabaseHandle, store: BuildStore, o: 
   await textStore.close();
   const ids = [...(await store.listBuilds({ visibility: SEE_EVERYTHING })).map((b) => b.id), streamed];
   expect(ids.length).toBe(o.packed + o.text + 1);
-  return { packedLines, textLines, streamed, parts, ids };
+  return { packedLines, textLines, streamed, whole, parts, ids };
 }

@@ -14,7 +14,7 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';
 import { undoEventsKey } from './events-key-rewind.js';
 import { completeBuild, ev, id, line, openTestStore } from './support.js';
-import { exported } from './chunk-corpus.js';
+import { exported, storeCorpus } from './chunk-corpus.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -39,24 +39,11 @@ async function collect(events: AsyncIterable<BuildEvent>): Promise<BuildEvent[]>
 
 describe.each(dialects)('events keyed in arrival order on $name', ({ name, skip }) => {
   it.skipIf(skip)('migrates text and compressed chunks keyed by build ID; the export sends the same bytes', async () => {
-    // Compressed chunks through the store's own writer, then text chunks through a second store
-    // on the same database that writes them as a store before 0008 did.
+    // Compressed chunks through the store's own writer, text chunks as a store before 0008 wrote
+    // them, and a build still being streamed: two parts stored, the rest sent after the migration.
     const t = await openTestStore(name);
     try {
-      const packedLines = [...demoBuilds({ builds: 80, seed: 8, now: Date.UTC(2026, 0, 1) })];
-      await t.store.ingestNdjson(packedLines.join('\n'));
-      const textStore = await openBuildStore(t.handle, { packEvents: false });
-      const textLines = [...demoBuilds({ builds: 120, seed: 9, now: Date.UTC(2026, 0, 2) })];
-      await textStore.ingestNdjson(textLines.join('\n'));
-      // A build still being streamed: two parts stored, the rest sent after the migration.
-      const streamed = id();
-      const whole = (JSON.parse(completeBuild(streamed, 'alpha', [ev('UserTag', { tag: 'streamed' })])) as { events: BuildEvent[] }).events;
-      const parts = [whole.slice(0, 1), whole.slice(1, 3), whole.slice(3)].map((events) => line({ buildId: streamed, events }));
-      expect((await textStore.ingestNdjson(parts.slice(0, 2).join('\n'))).map((r) => r.status)).toEqual(['stored', 'stored']);
-      await textStore.close();
-
-      const ids = [...(await t.store.listBuilds({ visibility: SEE_EVERYTHING })).map((b) => b.id), streamed];
-      expect(ids.length).toBe(201);
+      const { packedLines, textLines, streamed, whole, parts, ids } = await storeCorpus(t.handle, t.store, { packed: 80, text: 120, seed: 8 });
       const before = await exported(t.store, ids);
       expect([...before.values()].every((text) => text.length > 100)).toBe(true);
 
