@@ -7,6 +7,7 @@
 import { packAttributes } from './event-codec.js';
 import { addIngestedToRollups } from './rollups.js';
 import type BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './ingest-plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
@@ -16,7 +17,7 @@ import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type Sto
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
-import { CHUNK_SPAN, eventsId } from './events-rowid.js';
+import { eventsId, eventsRange } from './events-rowid.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -51,7 +52,10 @@ async function lock(db: BetterSqlite3.Database): Promise<() => void> {
 export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions): IngestWriter {
   const db = ctx.handle.sqlite!;
   // New chunks and attributes are stored compressed (store migration 0008) unless asked not to.
-  const s = statements(db, ctx.packEvents !== false);
+  // The rowid range of a build's chunks (store migration 0018), as SQL text for a prepared statement.
+  const chunksOfKey = eventsRange(sql.raw('k.value'), 'e.id').compile(ctx.handle.db);
+  if (chunksOfKey.parameters.length > 0) throw new Error('the chunk range of a key must be plain SQL');
+  const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
   let release: (() => void) | undefined;
 
@@ -136,7 +140,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
 }
 
 /** The prepared statements of the write path, and the function that writes a part's rows. */
-function statements(db: BetterSqlite3.Database, pack: boolean) {
+function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: string) {
   const cols = BUILD_ROW_COLUMNS;
   const q = (c: string): string => `"${c}"`;
   // One INSERT per tool type naming only the columns a build of that tool can fill: a third of
@@ -243,7 +247,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean) {
     // rowid order to spare a sort of a few rows (it does on a small store without statistics).
     selectChunks: db.prepare(
       `SELECT e.events_key, e.events, e.events_packed FROM json_each(?) AS k CROSS JOIN build_events AS e
-         ON e.id >= k.value * ${CHUNK_SPAN} AND e.id < (k.value + 1) * ${CHUNK_SPAN} ORDER BY e.id`,
+         ON ${chunksOfKey} ORDER BY e.id`,
     ),
     selectMaxSeq: db.prepare(maxSeqSql('max')).pluck(),
     selectLastEventsKey: db.prepare(LAST_EVENTS_KEY_SQL).pluck(),
