@@ -83,7 +83,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       t,
       'build_events',
       CHUNK_COLUMN_TYPES,
-      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? Buffer.from(c.packed.buffer, c.packed.byteOffset, c.packed.byteLength) : null]),
+      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : c.events, pack ? c.packed : null]),
     );
     // A (field, value, seq) row is stored once (store migration 0015): derive.ts lists each value
     // of a build once; a row left behind under a reused seq is kept rather than failing the batch.
