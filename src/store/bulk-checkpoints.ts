@@ -60,9 +60,10 @@ export function spaceCheckpoints(db: BetterSqlite3.Database): SpacedCheckpoints 
   }
   const state = mine;
   state.count++;
+  const pageSize = Number(db.pragma('page_size', { simple: true }));
   const grown = (): void => {
     if (!db.open || running.get(db) !== state) return;
-    const pages = bulkCheckpointPages(Number(db.pragma('page_count', { simple: true })), Number(db.pragma('page_size', { simple: true })), state.ownPages);
+    const pages = bulkCheckpointPages(Number(db.pragma('page_count', { simple: true })), pageSize, state.ownPages);
     db.pragma(`wal_autocheckpoint = ${pages}`);
   };
   grown();
