@@ -118,6 +118,8 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
   };
 
   return {
+    // Always under a savepoint, `guarded` or not (the interface allows it): ingest.ts writes
+    // unguarded parts only on SQLite, where the savepoints' cost was measured.
     async part(lines, andCommit) {
       if (trx === undefined) {
         const t = await db.startTransaction().execute();

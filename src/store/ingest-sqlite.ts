@@ -100,21 +100,24 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   };
 
   return {
-    async part(lines, andCommit) {
+    async part(lines, andCommit, guarded) {
       // IMMEDIATE: take the write lock up front, so max(seq) cannot change under us.
       if (release === undefined) release = await lock(db);
       if (!db.inTransaction) s.begin.run();
-      s.savepoint.run();
       let written: PartWritten;
-      try {
-        written = part(lines);
-        s.release.run();
-      } catch (e) {
-        if (db.inTransaction) {
-          s.rollbackTo.run();
+      if (!guarded) written = part(lines);
+      else {
+        s.savepoint.run();
+        try {
+          written = part(lines);
           s.release.run();
+        } catch (e) {
+          if (db.inTransaction) {
+            s.rollbackTo.run();
+            s.release.run();
+          }
+          throw e;
         }
-        throw e;
       }
       if (andCommit) {
         commit();

@@ -45,9 +45,11 @@ export interface IngestWriter {
    * Plans the lines against the stored state (including earlier parts of the open transaction)
    * and writes them, in the open transaction or a new one; with `commit`, commits it afterwards
    * (on SQLite in the same synchronous call: a one-part transaction never yields the thread).
-   * All or nothing: when it throws, nothing of the part remains and the transaction stays open.
+   * `guarded`: all or nothing (a savepoint), so that when it throws, nothing of the part remains
+   * and the transaction stays open. Unguarded (SQLite's bulk loads, see ingest.ts), a throw may
+   * leave part of the part written: the caller must roll the transaction back.
    */
-  part(lines: readonly PreparedLine[], commit: boolean): Promise<PartWritten>;
+  part(lines: readonly PreparedLine[], commit: boolean, guarded: boolean): Promise<PartWritten>;
   /** Commits the open transaction, if any. */
   commit(): Promise<void>;
   /** Rolls the open transaction back, if any. */

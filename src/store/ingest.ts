@@ -6,7 +6,10 @@
 // transaction of up to `batchSize` lines. Only a few parts are in memory at a time, however large
 // the transaction or the input. Each part is written under a savepoint: if it fails in the
 // database, its lines are written again one per savepoint, so one bad build cannot take the
-// others down. Results are reported only after their transaction committed.
+// others down. A bulk load on SQLite saves the savepoints' cost instead: it keeps the open
+// transaction's lines aside (transaction-lines.ts), and when a part fails, rolls the transaction
+// back and writes them all again that way. Results are reported only after their transaction
+// committed.
 
 import { batchSizeFor } from './batches.js';
 import { spaceCheckpoints } from './bulk-checkpoints.js';
@@ -14,10 +17,17 @@ import { sqliteWriter } from './ingest-sqlite.js';
 import { postgresWriter } from './ingest-postgres.js';
 import { numberedLineChunks, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
+import { transactionLines, type TransactionLines } from './transaction-lines.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './ingest-writer.js';
 import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 
 export { NOTIFY_CHANNEL } from './ingest-postgres.js';
+
+/** A part of the input: its lines, and their preparing (maybe in the worker thread). */
+interface Part {
+  readonly texts: readonly NumberedLine[];
+  readonly prepared: Promise<PreparedLine[]>;
+}
 
 export type { IngestContext, IngestWriter, PartWritten, SearchBatch, WriterOptions } from './ingest-writer.js';
 
@@ -68,12 +78,34 @@ export async function ingestNdjson(
   // Parts are prepared (parsed, validated, encoded, derived) ahead of their writing: from the
   // second part on, a long input's parts go to the worker thread, so that preparing one
   // overlaps writing another. A short input never waits for a worker to start.
-  const ahead: Promise<PreparedLine[]>[] = [];
+  const ahead: Part[] = [];
   let submitted = 0;
-  const submit = (lines: NumberedLine[]): void => {
-    const pool = submitted++ > 0 ? ctx.pool : undefined;
+  const prepare = (lines: readonly NumberedLine[], inWorker: boolean): Promise<PreparedLine[]> => {
+    const pool = inWorker ? ctx.pool : undefined;
     // Should the worker fail, the part is prepared here instead: same function, same results.
-    ahead.push(pool === undefined ? Promise.resolve(prepareLines(lines)) : pool.prepare(lines).catch(() => prepareLines(lines)));
+    return pool === undefined ? Promise.resolve(prepareLines(lines)) : pool.prepare(lines).catch(() => prepareLines(lines));
+  };
+  const submit = (lines: NumberedLine[]): void => {
+    ahead.push({ texts: lines, prepared: prepare(lines, submitted++ > 0) });
+  };
+
+  // A bulk load on SQLite writes its parts without a savepoint each and keeps the open
+  // transaction's lines aside instead, to write them again should a part fail
+  // (transaction-lines.ts says why). Everywhere else each part has its savepoint.
+  let aside = options.bulk === true && ctx.handle.dialect === 'sqlite' ? transactionLines() : undefined;
+  const setAside = (texts: readonly NumberedLine[]): void => {
+    try {
+      aside?.add(texts);
+    } catch {
+      // No room for them (a full temporary disk): the rest of the load takes savepoints. The parts
+      // before were written whole, so nothing needs writing again.
+      try {
+        aside?.close();
+      } catch {
+        // Nothing more to give back.
+      }
+      aside = undefined;
+    }
   };
 
   // Lines written in the open transaction so far and their results (reported at commit).
@@ -88,22 +120,31 @@ export async function ingestNdjson(
     options.onProgress?.(done);
     if (keep) for (const r of out) all.push(r);
   };
-  const committed = (): void => {
-    const out = pending;
-    const maxSeq = pendingMaxSeq;
+  /** The transaction ended: its results, and the highest seq it stored. */
+  const ended = (): [IngestLineResult[], number] => {
+    const out: [IngestLineResult[], number] = [pending, pendingMaxSeq];
     pending = [];
     pendingMaxSeq = 0;
     inTx = 0;
+    aside?.clear();
+    return out;
+  };
+  const committed = (): void => {
+    const [out, maxSeq] = ended();
     checkpoints?.grown();
     report(out, maxSeq);
   };
   const failed = (e: unknown): void => {
     // Nothing of the transaction was stored: every line of it that would have been says so.
-    const out = pending.map((r) => (r.status === 'rejected' ? r : notStored(r.line, r.buildId, e)));
-    pending = [];
-    pendingMaxSeq = 0;
-    inTx = 0;
-    report(out, 0);
+    const [out] = ended();
+    report(
+      out.map((r) => (r.status === 'rejected' ? r : notStored(r.line, r.buildId, e))),
+      0,
+    );
+  };
+  const took = (w: PartWritten): void => {
+    pending.push(...w.results);
+    pendingMaxSeq = Math.max(pendingMaxSeq, w.maxSeq);
   };
   const commit = async (): Promise<void> => {
     if (inTx === 0) return;
@@ -117,43 +158,66 @@ export async function ingestNdjson(
   };
 
   /** Writes a part; commits after it when the transaction is full or `end` (no part follows now). */
-  const write = async (lines: readonly PreparedLine[], end: boolean): Promise<void> => {
-    if (lines.length > 0) await writeNow(lines, end);
+  const write = async (part: Part, end: boolean): Promise<void> => {
+    const lines = await part.prepared;
+    if (lines.length > 0) await writeNow(part.texts, lines, end);
     else if (end) await commit();
   };
 
-  const writeNow = async (lines: readonly PreparedLine[], end: boolean): Promise<void> => {
+  const writeNow = async (texts: readonly NumberedLine[], lines: readonly PreparedLine[], end: boolean): Promise<void> => {
     const last = end || inTx + lines.length >= batchSize;
     inTx += lines.length;
+    setAside(texts);
     try {
-      const w = await writer.part(lines, last);
-      pending.push(...w.results);
-      pendingMaxSeq = Math.max(pendingMaxSeq, w.maxSeq);
+      took(await writer.part(lines, last, aside === undefined));
       if (last) committed();
       return;
     } catch (partError) {
-      if (lines.length === 1) pending.push(notStored(lines[0]!.line, lines[0]!.prepared.buildId, partError));
-      else {
-        // The part left nothing behind (savepoint): its lines one by one, so that only the line
-        // that fails is refused.
-        for (const l of lines) {
-          try {
-            const w = await writer.part([l], false);
-            pending.push(...w.results);
-            pendingMaxSeq = Math.max(pendingMaxSeq, w.maxSeq);
-          } catch (e) {
-            pending.push(notStored(l.line, l.prepared.buildId, e));
-          }
-        }
-      }
+      if (aside === undefined) await writeApart(lines, partError);
+      else await writeAgain(aside);
     }
     if (last) await commit();
   };
 
-  const writeNext = async (): Promise<void> => write(await ahead.shift()!, false);
+  /** A part that failed under its savepoint left nothing behind: its lines one by one, so that only the line that fails is refused. */
+  const writeApart = async (lines: readonly PreparedLine[], partError: unknown): Promise<void> => {
+    if (lines.length === 1) {
+      pending.push(notStored(lines[0]!.line, lines[0]!.prepared.buildId, partError));
+      return;
+    }
+    for (const l of lines) {
+      try {
+        took(await writer.part([l], false, true));
+      } catch (e) {
+        pending.push(notStored(l.line, l.prepared.buildId, e));
+      }
+    }
+  };
+
+  /**
+   * A part failed without a savepoint and may have left some of its rows: the transaction is
+   * rolled back and its lines, set aside, written again from the first, each part under a
+   * savepoint. (Parts are planned against what the transaction stored before them, so the parts
+   * before the failing one must be written again too, not just the one that failed.)
+   */
+  const writeAgain = async (lines: TransactionLines): Promise<void> => {
+    await writer.rollback();
+    pending = [];
+    pendingMaxSeq = 0;
+    for await (const texts of lines.parts(partSize)) {
+      const prepared = await prepare(texts, true);
+      try {
+        took(await writer.part(prepared, false, true));
+      } catch (e) {
+        await writeApart(prepared, e);
+      }
+    }
+  };
+
+  const writeNext = async (): Promise<void> => write(ahead.shift()!, false);
   /** Writes every part prepared and commits with the last: nothing more is read before that. */
   const writeAll = async (): Promise<void> => {
-    while (ahead.length > 0) await write(await ahead.shift()!, ahead.length === 0);
+    while (ahead.length > 0) await write(ahead.shift()!, ahead.length === 0);
     await commit();
   };
 
@@ -186,6 +250,7 @@ export async function ingestNdjson(
     // An input that fails (a broken stream) leaves no transaction open; what was written of it
     // and not committed is not reported, so not stored.
     await writer.rollback().catch(() => undefined);
+    aside?.close();
     checkpoints?.end();
   }
   return all;
