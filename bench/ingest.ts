@@ -6,7 +6,7 @@
 // write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N[,N...]] [--dialects sqlite,postgres]
-//        [--worker-only] [--accept-path] [--memory-mb MB] [--value-index-peer] [--tables]
+//        [--worker-only] [--rounds R] [--accept-path] [--memory-mb MB] [--value-index-peer] [--tables]
 //
 // --tables: after the SQLite store's ingest, the bytes per build of each of its B-trees (dbstat,
 // the pages of each table and index), largest first: where the size per million builds goes.
@@ -17,6 +17,25 @@
 // the start; the floor is measured at the same points. Peak RSS of the process (resourceUsage
 // maxRSS, all threads; the floor and the input generation use little) is read after the store's
 // ingest, and sampled after every batch.
+//
+// --rounds R (several sizes on SQLite; default 5, 0 for none): after that fill, each size is
+// measured again in R paired rounds. The cores of a shared machine change speed by 10-25% over
+// minutes, and the fill's first band is measured minutes before its last and includes the
+// process's warm-up (JIT, the worker thread's start), so the ratio of the two moves from run to run
+// by more than its margin to the goal. In a round every size gets one bulk load of fresh builds,
+// bandOf(N) of them (the same leading lines of a second input at every size), as `buildscope ingest
+// FILE` loads a file, timed from the start of the ingest to its end (with its final checkpoint);
+// the sizes follow each other in ascending order in even rounds and descending in odd ones, so a
+// steady drift of the machine cancels, and all of them run in a warmed-up process. The ratio of
+// each round's rate at the largest size to its rate at the smallest compares both under the same
+// conditions; its median over the rounds is the figure for the goal (0.8). The largest size loads
+// into the fill's own store, which keeps growing through the rounds (the fifth round at "1M" runs
+// at about 1.2M builds: the ratio errs low); each smaller size N loads into a fresh copy of a store
+// of the fill's first N builds, so it stays at its size in every round. All the loads share one
+// ingest worker thread, started and warmed up before the first round: a thread started in every
+// load would cost the same time in each, which weighs more on a 10k band than on a 50k one. Note
+// that the first size's round (10k builds into a store of 10k) is not the fill's first band (the
+// first 10k into an empty store).
 //
 // SQLite runs twice, with the store's worker thread and without (one thread); --worker-only skips
 // the second run (a million builds take several minutes each). --value-index-peer adds a first
@@ -37,7 +56,7 @@
 //
 // PostgreSQL: BUILDSCOPE_BENCH_PG_URL, else a throwaway server like the tests' (fsync off).
 
-import { closeSync, createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,9 +64,11 @@ import pg from 'pg';
 import BetterSqlite3 from 'better-sqlite3';
 import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
+import { PreparePool } from '../src/store/prepare-pool.js';
 import { newBuildId } from '../src/store/build-id.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
+import type { IngestLineResult, IngestOptions } from '../src/store/types.js';
 import { prepareLine } from '../src/store/prepare.js';
 import { CHUNK_SPAN } from '../src/store/events-rowid.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
@@ -68,6 +89,11 @@ const builds = sizes[sizes.length - 1]!;
 const dialects = (arg('--dialects') ?? 'sqlite,postgres').split(',');
 const batchSize = arg('--batch-size') === undefined ? undefined : Number(arg('--batch-size'));
 const memoryMb = arg('--memory-mb') === undefined ? undefined : Number(arg('--memory-mb'));
+/** Paired rounds after the SQLite fill (with several sizes only; see the top). */
+const rounds = new Set(sizes).size > 1 ? Number(arg('--rounds') ?? 5) : 0;
+if (!Number.isInteger(rounds) || rounds < 0) throw new Error(`--rounds needs a whole number, 0 or more, got ${arg('--rounds')}`);
+/** The median of the rounds' paired ratios (largest size / smallest) the project aims for. */
+const GOAL_PAIRED_RATIO = 0.8;
 
 /** How many builds before N the rate "at N stored" is taken over. */
 const bandOf = (n: number): number => Math.min(n, Math.max(10_000, Math.min(50_000, Math.round(n / 10))));
@@ -147,6 +173,33 @@ interface Result {
   sampledRssMb: number;
   /** With --tables: bytes per build of each B-tree of the store (SQLite dbstat), largest first. */
   tables?: { name: string; bytesPerBuild: number }[];
+  /** With several sizes (SQLite, with the worker): the paired rounds after the fill. */
+  rounds?: Rounds;
+}
+
+/** One size's bulk loads in the paired rounds, in round order. */
+interface RoundSize {
+  /** Builds in the store when its load starts (the largest store: at the first round). */
+  builds: number;
+  /** Builds loaded into it in each round. */
+  band: number;
+  rates: number[];
+  /** CPU µs per build of this process (all its threads) over each load. */
+  cpuMicros: number[];
+  /** KB written per build by the process over each load (WAL appends and checkpoint copies). */
+  writtenKb: number[];
+  /** KB read per build by the process over each load (pages read back, and the input). */
+  readKb: number[];
+  medianBuildsPerSecond: number;
+  /** This size's median over the first size's median. */
+  ratioToFirst: number;
+}
+
+interface Rounds {
+  sizes: RoundSize[];
+  /** Per round: its rate at the largest size over its rate at the smallest. */
+  pairedRatios: number[];
+  pairedRatioMedian: number;
 }
 
 /** The halves of an accept-then-index ingest (SQLite), measured apart. */
@@ -236,27 +289,63 @@ async function memoryRun(megabytes: number): Promise<void> {
   }
 }
 
+/** An NDJSON file of demo builds, and where some of its lines start. */
+interface InputFile {
+  path: string;
+  bytes: number;
+  /** Line index -> byte offset of its start (the line count -> the file's size), for the marks asked for. */
+  offsets: Map<number, number>;
+}
+
+/**
+ * Writes `lines` to `path` a few MB at a time (a million builds need no memory), noting the byte
+ * offset at which each line index of `marks` starts, so that a run of lines can be read back as a
+ * plain file stream (lineRange).
+ */
+function writeInput(path: string, lines: Iterable<string>, marks: Iterable<number>): InputFile {
+  const wanted = new Set(marks);
+  const offsets = new Map<number, number>();
+  const fd = openSync(path, 'w');
+  let bytes = 0;
+  let count = 0;
+  let buf = '';
+  for (const l of lines) {
+    if (wanted.has(count)) offsets.set(count, bytes);
+    buf += l + '\n';
+    bytes += Buffer.byteLength(l) + 1;
+    count++;
+    if (buf.length >= 1 << 22) {
+      writeSync(fd, buf);
+      buf = '';
+    }
+  }
+  if (wanted.has(count)) offsets.set(count, bytes);
+  writeSync(fd, buf);
+  closeSync(fd);
+  return { path, bytes, offsets };
+}
+
+/** Lines [from, to) of an input as a read stream of just their bytes, as `buildscope ingest FILE` reads a file. */
+function lineRange(input: InputFile, from: number, to: number): AsyncIterable<Uint8Array> {
+  const start = input.offsets.get(from);
+  const end = input.offsets.get(to);
+  if (start === undefined || end === undefined) throw new Error(`no offset of line ${start === undefined ? from : to} in ${input.path}`);
+  return createReadStream(input.path, { start, end: end - 1, highWaterMark: 1 << 20 });
+}
+
+/**
+ * The demo builds' clock (their start times end a little before it), shared by the fill's input
+ * and the rounds' fresh builds, so that both spread over the same 30 days.
+ */
+const inputNow = Date.now();
+
 // The input goes to a temporary file first (not timed), so a million builds need no memory.
 process.stderr.write(`generating ${builds} demo builds...\n`);
 const workDir = mkdtempSync(join(tmpdir(), 'bs-bench-input-'));
 const inputFile = join(workDir, 'builds.ndjson');
-let totalBytes = 0;
-{
-  const fd = openSync(inputFile, 'w');
-  let buf = '';
-  for (const l of demoBuilds({ builds, seed: 1, now: Date.now() })) {
-    buf += l + '\n';
-    if (buf.length >= 1 << 22) {
-      writeSync(fd, buf);
-      totalBytes += buf.length;
-      buf = '';
-    }
-  }
-  writeSync(fd, buf);
-  totalBytes += buf.length;
-  closeSync(fd);
-}
-const avgBytes = Math.round(totalBytes / builds);
+// Where each size ends: the rounds' smaller stores hold the first N builds.
+const fillInput = writeInput(inputFile, demoBuilds({ builds, seed: 1, now: inputNow }), [0, ...sizes]);
+const avgBytes = Math.round(fillInput.bytes / builds);
 const avgEvents = 30;
 process.on('exit', () => rmSync(workDir, { recursive: true, force: true }));
 
@@ -281,6 +370,19 @@ let maxRssMb = 0;
 let sampledRssMb = 0;
 const mb = (bytes: number): number => Math.round(bytes / 1e6);
 
+/** Every line of a committed batch must be stored (the inputs hold only new, valid builds). */
+function allStored(rs: readonly IngestLineResult[]): void {
+  for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
+}
+
+/** As the `ingest` command loads a file (src/store/batches.ts), unless --batch-size says otherwise. */
+const bulkLoad = (onResults: (rs: readonly IngestLineResult[]) => void): IngestOptions => ({
+  keepResults: false,
+  bulk: true,
+  ...(batchSize !== undefined ? { batchSize } : {}),
+  onResults,
+});
+
 async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = true): Promise<number> {
   const store = await openBuildStore(handle, { ingestWorker });
   const cpu0 = process.cpuUsage();
@@ -289,21 +391,18 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   const [w0, r0] = ioBytes();
   storeTrace = [];
   sampledRssMb = 0;
-  await store.ingestNdjson(input(), {
-    keepResults: false,
-    // As the `ingest` command loads a file (src/store/batches.ts), unless --batch-size says otherwise.
-    bulk: true,
-    ...(batchSize !== undefined ? { batchSize } : {}),
-    onResults: (rs) => {
-      for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
+  await store.ingestNdjson(
+    input(),
+    bulkLoad((rs) => {
+      allStored(rs);
       done += rs.length;
       const cpu = process.cpuUsage(cpu0);
       const [w, r] = ioBytes();
       storeTrace.push([done, performance.now() - started, cpu.user + cpu.system, w - w0, r - r0]);
       sampledRssMb = Math.max(sampledRssMb, mb(process.memoryUsage.rss()));
       progress(label, done, builds);
-    },
-  });
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   cpuMicros = cpu.user + cpu.system;
@@ -313,7 +412,8 @@ async function ingestRate(handle: DatabaseHandle, label: string, ingestWorker = 
   return seconds;
 }
 
-async function sqliteRun(ingestWorker: boolean, valueIndex = false): Promise<Result> {
+/** `withRounds`: the paired rounds follow the fill, in its store (see pairedRounds). */
+async function sqliteRun(ingestWorker: boolean, valueIndex = false, withRounds = false): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-bench-'));
   try {
     const handle = await openDatabase({ data: dir });
@@ -360,10 +460,169 @@ async function sqliteRun(ingestWorker: boolean, valueIndex = false): Promise<Res
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
     const label = `${ingestWorker ? 'sqlite' : 'sqlite, one thread'}${valueIndex ? ', with the dropped (value, seq) index' : ''}`;
-    return { ...result(label, seconds, bytes, peerSeconds, bands(storeTrace, peerTrace)), ...(tables ? { tables } : {}) };
+    const filled = result(label, seconds, bytes, peerSeconds, bands(storeTrace, peerTrace));
+    // After the fill's figures are taken: the rounds grow the store.
+    const paired = withRounds ? await pairedRounds(dir) : undefined;
+    return { ...filled, ...(tables ? { tables } : {}), ...(paired ? { rounds: paired } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** One timed bulk load of the paired rounds. */
+interface RoundLoad {
+  rate: number;
+  cpuMicrosPerBuild: number;
+  writtenKbPerBuild: number;
+  readKbPerBuild: number;
+}
+
+/**
+ * After the fill: each size measured again in `rounds` rounds of one bulk load each, the sizes in
+ * ascending order in even rounds and descending in odd ones (see the top). `largest` is the
+ * fill's store (closed, checkpointed); it grows through the rounds. The smaller sizes load into
+ * copies of snapshots of the fill's first N builds, so they stay at their size.
+ */
+async function pairedRounds(largest: string): Promise<Rounds> {
+  const dir = mkdtempSync(join(tmpdir(), 'bs-bench-rounds-'));
+  // One ingest worker for all the loads, warmed up by the snapshots' ingest: a store of its own
+  // would start a new thread in every timed load, a fixed cost that weighs on a 10k band five
+  // times as much as on a 50k one and so would flatter the largest size.
+  const pool = new PreparePool();
+  try {
+    const distinct = [...new Set(sizes)];
+    const maxBand = bandOf(builds);
+    // Round r loads lines [r * maxBand, r * maxBand + bandOf(N)) at size N: fresh builds, the same
+    // leading ones at every size within a round.
+    const marks = Array.from({ length: rounds }, (_, r) => distinct.flatMap((n) => [r * maxBand, r * maxBand + bandOf(n)])).flat();
+    process.stderr.write(`generating ${rounds * maxBand} demo builds for ${rounds} paired rounds...\n`);
+    const fresh = writeInput(join(dir, 'rounds.ndjson'), demoBuilds({ builds: rounds * maxBand, seed: 2, now: inputNow }), marks);
+    const stores = new Map<number, string>();
+    for (const n of distinct) stores.set(n, n === builds ? largest : await snapshot(n, join(dir, `snapshot-${n}`), pool));
+    const loads = new Map<number, RoundLoad[]>(distinct.map((n) => [n, []]));
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? distinct : [...distinct].reverse();
+      for (const n of order) {
+        const band = bandOf(n);
+        process.stderr.write(`round ${r + 1}/${rounds}: ${n} stored, ${band} builds ...`);
+        const target = n === builds ? largest : copyStore(stores.get(n)!, join(dir, `round-${r}-${n}`));
+        try {
+          const load = await timedLoad(target, lineRange(fresh, r * maxBand, r * maxBand + band), band, pool);
+          loads.get(n)!.push(load);
+          process.stderr.write(` ${Math.round(load.rate).toLocaleString('en-US')} builds/s\n`);
+        } finally {
+          if (target !== largest) rmSync(target, { recursive: true, force: true });
+        }
+      }
+    }
+    return roundsSummary(distinct, loads);
+  } finally {
+    await pool.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A store of the fill's first `n` builds in `dir` (not timed), its WAL checkpointed into
+ * buildscope.db before it closes, so that its files can be copied as they are.
+ */
+async function snapshot(n: number, dir: string, pool: PreparePool): Promise<string> {
+  const label = `snapshot of ${n} builds`;
+  const handle = await openDatabase({ data: dir });
+  const store = await openBuildStore(handle, { ingestWorker: pool });
+  let done = 0;
+  await store.ingestNdjson(
+    lineRange(fillInput, 0, n),
+    bulkLoad((rs) => {
+      allStored(rs);
+      done += rs.length;
+      progress(label, done, n);
+    }),
+  );
+  await store.close();
+  handle.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+  await handle.close();
+  if (done !== n) throw new Error(`${label}: ${done} lines stored`);
+  return dir;
+}
+
+/**
+ * A copy of a snapshot's files in a new directory, flushed to the disk before the load is timed:
+ * otherwise the copy's dirty pages would be written back during the load and slow the smaller
+ * size alone.
+ */
+function copyStore(from: string, to: string): string {
+  mkdirSync(to);
+  for (const name of ['buildscope.db', 'buildscope.db-wal', 'buildscope.db-shm']) {
+    if (!existsSync(join(from, name))) continue;
+    copyFileSync(join(from, name), join(to, name));
+    const fd = openSync(join(to, name), 'r+');
+    fsyncSync(fd);
+    closeSync(fd);
+  }
+  return to;
+}
+
+/**
+ * One complete bulk load into the store in `dir`, as `buildscope ingest FILE` does it (but with the
+ * rounds' running worker thread): timed from just before the ingest to its end, which includes the
+ * checkpoint a bulk load runs when it ends; opening (migrations, catalog) and closing are not timed.
+ */
+async function timedLoad(dir: string, input: AsyncIterable<Uint8Array>, lines: number, pool: PreparePool): Promise<RoundLoad> {
+  const handle = await openDatabase({ data: dir });
+  const store = await openBuildStore(handle, { ingestWorker: pool });
+  let done = 0;
+  const cpu0 = process.cpuUsage();
+  const [w0, r0] = ioBytes();
+  const started = performance.now();
+  await store.ingestNdjson(
+    input,
+    bulkLoad((rs) => {
+      allStored(rs);
+      done += rs.length;
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const [w, r] = ioBytes();
+  await store.close();
+  await handle.close();
+  if (done !== lines) throw new Error(`${dir}: ${done} of ${lines} lines stored`);
+  return {
+    rate: lines / seconds,
+    cpuMicrosPerBuild: (cpu.user + cpu.system) / lines,
+    writtenKbPerBuild: (w - w0) / 1000 / lines,
+    readKbPerBuild: (r - r0) / 1000 / lines,
+  };
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Per size its loads in round order; the paired ratios of the largest size to the smallest. */
+function roundsSummary(distinct: readonly number[], loads: ReadonlyMap<number, readonly RoundLoad[]>): Rounds {
+  const of = (n: number): readonly RoundLoad[] => loads.get(n)!;
+  const firstMedian = median(of(distinct[0]!).map((l) => l.rate));
+  const out: RoundSize[] = distinct.map((n) => {
+    const ls = of(n);
+    const m = median(ls.map((l) => l.rate));
+    return {
+      builds: n,
+      band: bandOf(n),
+      rates: ls.map((l) => Math.round(l.rate)),
+      cpuMicros: ls.map((l) => Math.round(l.cpuMicrosPerBuild)),
+      writtenKb: ls.map((l) => round(l.writtenKbPerBuild, 1)),
+      readKb: ls.map((l) => round(l.readKbPerBuild, 1)),
+      medianBuildsPerSecond: Math.round(m),
+      ratioToFirst: round(m / firstMedian, 3),
+    };
+  });
+  const smallest = of(distinct[0]!);
+  const ratios = of(distinct[distinct.length - 1]!).map((l, r) => l.rate / smallest[r]!.rate);
+  return { sizes: out, pairedRatios: ratios.map((x) => round(x, 3)), pairedRatioMedian: round(median(ratios), 3) };
 }
 
 async function acceptPath(): Promise<AcceptPath> {
@@ -521,7 +780,7 @@ const results: Result[] = [];
 if (dialects.includes('sqlite')) {
   // --value-index-peer: first the same ingest into the layout before search migration 0004.
   if (args.includes('--value-index-peer')) results.push(await sqliteRun(true, true));
-  results.push(await sqliteRun(true));
+  results.push(await sqliteRun(true, false, rounds > 0));
   if (!args.includes('--worker-only')) results.push(await sqliteRun(false));
 }
 const accept = dialects.includes('sqlite') && args.includes('--accept-path') ? await acceptPath() : undefined;
@@ -531,6 +790,27 @@ if (dialects.includes('postgres')) {
 }
 
 const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+const thousands = (x: number): string => x.toLocaleString('en-US');
+
+function printRounds(dialect: string, paired: Rounds): void {
+  const count = paired.pairedRatios.length;
+  console.log(`\n${dialect}: paired rounds after the fill, ${count} bulk loads of fresh builds at each size (ascending, then descending)\n`);
+  console.log('| builds stored | band | builds/s by round | median builds/s | min-max | CPU µs/build (median) | KB written/build (median) | median / median at first size |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const z of paired.sizes) {
+    const range = `${thousands(Math.min(...z.rates))}-${thousands(Math.max(...z.rates))}`;
+    console.log(
+      `| ${z.builds} | ${z.band} | ${z.rates.map(thousands).join(' / ')} | ${thousands(z.medianBuildsPerSecond)} | ${range} | ${Math.round(median(z.cpuMicros))} | ${round(median(z.writtenKb), 1)} | ${z.ratioToFirst} |`,
+    );
+  }
+  const first = paired.sizes[0]!.builds;
+  const last = paired.sizes[paired.sizes.length - 1]!.builds;
+  const met = paired.pairedRatioMedian >= GOAL_PAIRED_RATIO ? 'met' : 'not met';
+  console.log(
+    `\npaired ratios, ${last} / ${first} stored, by round: ${paired.pairedRatios.join(' / ')}; median ${paired.pairedRatioMedian} (min ${Math.min(...paired.pairedRatios)}, max ${Math.max(...paired.pairedRatios)}); goal ${GOAL_PAIRED_RATIO}x: ${met}`,
+  );
+}
+
 console.log(`\ningest: ${builds} demo builds, ~${avgEvents} events, ~${avgBytes} bytes of NDJSON each\n`);
 console.log('| database | builds/s (average) | time | CPU µs/build (this process) | size per 1M builds | raw-insert peer builds/s | store / peer | peak RSS (maxRSS; sampled) |');
 console.log('|---|---|---|---|---|---|---|---|');
@@ -548,6 +828,7 @@ for (const r of results.filter((x) => x.bands.length > 0)) {
       `| ${b.builds} | ${b.band} | ${b.buildsPerSecond} | ${b.cpuMicrosPerBuild} | ${b.wallMicrosPerBuild} | ${b.writtenKbPerBuild} | ${b.readKbPerBuild} | ${b.peerBuildsPerSecond} | ${b.ratioToPeer} | ${b.ratioToFirst} |`,
     );
   }
+  if (r.rounds) printRounds(r.dialect, r.rounds);
 }
 for (const r of results.filter((x) => x.tables !== undefined)) {
   console.log(`\n${r.dialect}: bytes per build of each B-tree (dbstat), largest first\n`);
