@@ -64,8 +64,8 @@ export interface BatchWrites {
   readonly values: (readonly [number, number, string])[];
   /** Rows of build_custom_values: [seq, name, value]. */
   readonly customValues: (readonly [number, string, string])[];
-  /** Rows of build_attributes: [seq, attributes JSON]; the builds row keeps '{}' (migration 0002). */
-  readonly attributes: (readonly [number, string])[];
+  /** Rows of build_attributes: [seq, attributes JSON, the same compressed]; the builds row keeps '{}' (migration 0002). */
+  readonly attributes: (readonly [number, string, Uint8Array])[];
   /** Rows of build_tasks (store migrations 0005, 0012), the path as text: the writer stores its dictionary id. */
   readonly tasks: TaskWrite[];
   /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
@@ -151,7 +151,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     writes.maxSeq = b.seq;
     for (const [field, value] of derived.values) writes.values.push([b.seq, valueFieldCode(field), value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
-    writes.attributes.push([b.seq, derived.attributesJson]);
+    writes.attributes.push([b.seq, derived.attributesJson, derived.attributesPacked]);
     const counts = TASK_OUTCOMES.map(() => 0);
     const seq = b.seq;
     derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {

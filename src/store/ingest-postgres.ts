@@ -3,7 +3,6 @@
 // the stored state of a part's builds loaded in two queries, and multi-row inserts as unnest()
 // of one array per column.
 
-import { packAttributes } from './event-codec.js';
 import { addIngestedToRollupsAsync } from './rollups.js';
 import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
@@ -92,7 +91,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
     if (writes.attributes.length > 0) {
       // Upsert, as on SQLite: a row of a deleted build with the same seq is replaced.
       await sql`INSERT INTO build_attributes (seq, attributes, attributes_packed)
-        SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? packAttributes(a[1]) : null))}::bytea[])
+        SELECT * FROM unnest(${writes.attributes.map((a) => a[0])}::bigint[], ${writes.attributes.map((a) => (pack ? '' : a[1]))}::text[], ${writes.attributes.map((a) => (pack ? a[2] : null))}::bytea[])
         ON CONFLICT (seq) DO UPDATE SET attributes = excluded.attributes, attributes_packed = excluded.attributes_packed`.execute(t);
     }
     // Task rows of a new seq: only inserted, as on SQLite, their paths by dictionary id.

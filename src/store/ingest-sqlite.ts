@@ -4,7 +4,6 @@
 // and its rows are written sorted by the key they are inserted under, so that consecutive
 // inserts into the same B-tree land on the same or neighbouring pages.
 
-import { packAttributes } from './event-codec.js';
 import { addIngestedToRollups } from './rollups.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
@@ -227,8 +226,8 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
     }
     insertValues(w.values);
     insertCustoms(w.customValues);
-    for (const [seq, json] of w.attributes) {
-      if (pack) insertAttributes.run(seq, '', packAttributes(json));
+    for (const [seq, json, packed] of w.attributes) {
+      if (pack) insertAttributes.run(seq, '', packed);
       else insertAttributes.run(seq, json, null);
     }
     // A new seq every time (a deleted build's seq is never reused, and prune deletes its task

@@ -9,7 +9,7 @@
 // (~25 MB of NDJSON), which would add its size to the peak memory of every load for a path that
 // runs only when a line fails in the database.
 
-import { closeSync, createReadStream, ftruncateSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NumberedLine } from './lines.js';
@@ -45,8 +45,8 @@ export function transactionLines(): TransactionLines {
       size += writeSync(fd, text, size, 'utf8');
     },
     clear() {
-      if (file === undefined || size === 0) return;
-      ftruncateSync(file.fd, 0);
+      // The next lines overwrite these (what lies beyond `size` is never read): truncating would
+      // have the file system free and allocate the same blocks again at every commit.
       size = 0;
     },
     async *parts(partSize) {
