@@ -99,11 +99,7 @@ export async function ingestNdjson(
     } catch {
       // No room for them (a full temporary disk): the rest of the load takes savepoints. The parts
       // before were written whole, so nothing needs writing again.
-      try {
-        aside?.close();
-      } catch {
-        // Nothing more to give back.
-      }
+      aside?.close();
       aside = undefined;
     }
   };
@@ -197,8 +193,7 @@ export async function ingestNdjson(
   /**
    * A part failed without a savepoint and may have left some of its rows: the transaction is
    * rolled back and its lines, set aside, written again from the first, each part under a
-   * savepoint. (Parts are planned against what the transaction stored before them, so the parts
-   * before the failing one must be written again too, not just the one that failed.)
+   * savepoint (the rollback took the parts before the failing one with it).
    */
   const writeAgain = async (lines: TransactionLines): Promise<void> => {
     await writer.rollback();

@@ -21,7 +21,10 @@ export interface TransactionLines {
   clear(): void;
   /** The lines added since the last `clear`, in order, in parts of at most `size` lines. */
   parts(size: number): AsyncGenerator<NumberedLine[]>;
-  /** Removes the file. */
+  /**
+   * Removes the file. Never throws: a file that cannot be removed is left to the cleaning of the
+   * temporary directory, and must not hide how the load ended.
+   */
   close(): void;
 }
 
@@ -75,8 +78,13 @@ export function transactionLines(): TransactionLines {
       const { fd, dir } = file;
       file = undefined;
       size = 0;
-      closeSync(fd);
-      rmSync(dir, { recursive: true, force: true });
+      for (const release of [() => closeSync(fd), () => rmSync(dir, { recursive: true, force: true })]) {
+        try {
+          release();
+        } catch {
+          // See above.
+        }
+      }
     },
   };
 }

@@ -99,6 +99,23 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     );
   }, 120_000);
 
+  it('takes savepoints again when the temporary directory cannot hold the lines set aside, and still refuses only the line that fails', async () => {
+    const ids = Array.from({ length: 300 }, () => id());
+    const remove = await failingBuild(ids[150]!);
+    const before = process.env.TMPDIR;
+    // A temporary directory that does not exist: the file for the lines set aside cannot be made.
+    process.env.TMPDIR = '/nonexistent/buildscope-test';
+    try {
+      const results = await t.store.ingestNdjson(ids.map((b) => completeBuild(b)).join('\n'), { bulk: true });
+      expect(results.filter((r) => r.status === 'rejected').map((r) => r.line)).toEqual([151]);
+      expect(results.filter((r) => r.status === 'stored')).toHaveLength(299);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+      await remove();
+    }
+  }, 60_000);
+
   it('commits what it has read when the input stalls: a build reported stored is listed while the sender waits', async () => {
     const first = Array.from({ length: 600 }, () => id());
     const later = id();
