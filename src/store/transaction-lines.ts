@@ -28,14 +28,22 @@ export interface TransactionLines {
   close(): void;
 }
 
-/** Lines in a temporary file, created at the first `add`, as `LINE<TAB>TEXT` per line. */
+/** Lines in a temporary file, created at the first `add` and removed at once (see `open`), as `LINE<TAB>TEXT` per line. */
 export function transactionLines(): TransactionLines {
-  let file: { fd: number; dir: string } | undefined;
+  let file: { fd: number; dir: string | undefined } | undefined;
   let size = 0;
-  const open = (): { fd: number; dir: string } => {
+  const open = (): { fd: number; dir: string | undefined } => {
     if (file !== undefined) return file;
     const dir = mkdtempSync(join(tmpdir(), 'buildscope-ingest-'));
-    file = { fd: openSync(join(dir, 'lines'), 'w+', 0o600), dir };
+    const fd = openSync(join(dir, 'lines'), 'w+', 0o600);
+    // Removed at once, kept open: the file lives as long as its descriptor, so even a load that
+    // is killed leaves nothing behind. (Where an open file cannot be removed, `close` removes it.)
+    try {
+      rmSync(dir, { recursive: true });
+      file = { fd, dir: undefined };
+    } catch {
+      file = { fd, dir };
+    }
     return file;
   };
   return {
@@ -78,7 +86,7 @@ export function transactionLines(): TransactionLines {
       const { fd, dir } = file;
       file = undefined;
       size = 0;
-      for (const release of [() => closeSync(fd), () => rmSync(dir, { recursive: true, force: true })]) {
+      for (const release of [() => closeSync(fd), () => dir !== undefined && rmSync(dir, { recursive: true, force: true })]) {
         try {
           release();
         } catch {
