@@ -35,7 +35,13 @@ export function transactionLines(): TransactionLines {
   const open = (): { fd: number; dir: string | undefined } => {
     if (file !== undefined) return file;
     const dir = mkdtempSync(join(tmpdir(), 'buildscope-ingest-'));
-    const fd = openSync(join(dir, 'lines'), 'w+', 0o600);
+    let fd: number;
+    try {
+      fd = openSync(join(dir, 'lines'), 'w+', 0o600);
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
     // Removed at once, kept open: the file lives as long as its descriptor, so even a load that
     // is killed leaves nothing behind. (Where an open file cannot be removed, `close` removes it.)
     try {
