@@ -34,7 +34,7 @@ const chunks = [...demoBuilds({ builds: 2000, seed: 1, now: NOW })].map((l) => B
 const rawBytes = chunks.reduce((a, c) => a + c.length, 0);
 const DICTIONARY = Buffer.from(EVENT_DICTIONARY_1);
 const brotli = (q: number) => (b: Buffer) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: q } });
-const candidates: [string, (b: Buffer) => Buffer, (b: Buffer) => unknown][] = [
+const candidates: [string, (b: Buffer) => Uint8Array, (b: Uint8Array) => unknown][] = [
   ['deflate-raw 1', (b) => zlib.deflateRawSync(b, { level: 1 }), (b) => zlib.inflateRawSync(b)],
   ['deflate-raw 6', (b) => zlib.deflateRawSync(b, { level: 6 }), (b) => zlib.inflateRawSync(b)],
   // packEvents itself (with its format byte); inflated as unpackEvents does, without the text.

@@ -38,7 +38,7 @@ interface Table {
   readonly text: string;
   readonly packed: string;
   readonly key: readonly string[];
-  readonly pack: (text: string) => Buffer;
+  readonly pack: (text: string) => Uint8Array;
 }
 
 const TABLES: Record<CompactProgress['table'], Table> = {
@@ -76,7 +76,7 @@ async function convert(db: Db, t: Table, table: CompactProgress['table'], logger
     for (const k of t.key) q = q.orderBy(k as never);
     const rows = (await q.limit(BATCH).execute()) as Row[];
     if (rows.length === 0) break;
-    const packed: { key: Row; bytes: Buffer }[] = [];
+    const packed: { key: Row; bytes: Uint8Array }[] = [];
     for (const r of rows) {
       let one = unconverted().select(t.text as never);
       for (const k of t.key) one = one.where(k, '=', r[k]);

@@ -115,21 +115,23 @@ function dictionaryOf(format: number | undefined): Buffer {
   return d;
 }
 
-function packWith(format: number, text: string): Buffer {
+function packWith(format: number, text: string): Uint8Array {
   const deflated = deflateRawSync(Buffer.from(text, 'utf8'), { level: 6, dictionary: dictionaryOf(format) });
-  const out = Buffer.allocUnsafe(deflated.length + 1);
+  // A plain Uint8Array of its own, exactly its size (not a slice of Node's shared Buffer pool): a
+  // worker thread that prepared it sends it whole, and it arrives as the same type it left.
+  const out = new Uint8Array(deflated.length + 1);
   out[0] = format;
-  deflated.copy(out, 1);
+  out.set(deflated, 1);
   return out;
 }
 
 /** The stored form of a chunk's encoded events. */
-export function packEvents(json: string): Buffer {
+export function packEvents(json: string): Uint8Array {
   return packWith(PACK_FORMAT, json);
 }
 
 /** The stored form of a build's attributes JSON (build_attributes.attributes_packed). */
-export function packAttributes(json: string): Buffer {
+export function packAttributes(json: string): Uint8Array {
   return packWith(ATTRIBUTES_FORMAT, json);
 }
 

@@ -74,7 +74,7 @@ export function storedDerivation(header: { readonly toolType: ToolType; readonly
   const d = deriveAttributes(header, events);
   const tasks = tasksOf(events).map((t): TaskTuple => [t.path, t.outcome, t.start, t.duration, t.cacheable === null ? null : t.cacheable ? 1 : 0]);
   const attributesJson = JSON.stringify(d.attributes);
-  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson, attributesPacked: new Uint8Array(packAttributes(attributesJson)), tasks };
+  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson, attributesPacked: packAttributes(attributesJson), tasks };
 }
 
 /** The last ProjectStructure event's rootProjectName: the rule of the `project` field. */
@@ -105,9 +105,7 @@ export function prepareLine(text: string, { derive = true }: { readonly derive?:
     toolVersion: r.toolVersion,
     agentVersion: r.agentVersion,
     eventsJson,
-    // Its own exact copy: packEvents' Buffer may be a slice of Node's shared pool, which a worker
-    // would send whole, and the result is the same type whichever thread prepared it.
-    eventsPacked: new Uint8Array(packEvents(eventsJson)),
+    eventsPacked: packEvents(eventsJson),
     hash: contentHash(r, eventsJson),
     eventCount: r.events.length,
     finished,
