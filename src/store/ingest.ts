@@ -23,13 +23,13 @@ import type { IngestLineResult, IngestOptions, Visibility } from './types.js';
 
 export { NOTIFY_CHANNEL } from './ingest-postgres.js';
 
+export type { IngestContext, IngestWriter, PartWritten, SearchBatch, WriterOptions } from './ingest-writer.js';
+
 /** A part of the input: its lines, and their preparing (maybe in the worker thread). */
 interface Part {
   readonly texts: readonly NumberedLine[];
   readonly prepared: Promise<PreparedLine[]>;
 }
-
-export type { IngestContext, IngestWriter, PartWritten, SearchBatch, WriterOptions } from './ingest-writer.js';
 
 /**
  * Lines prepared, planned and written together in a bulk load (a bulk SQLite transaction of 5,000
@@ -68,7 +68,12 @@ export async function ingestNdjson(
 ): Promise<IngestLineResult[]> {
   const writerOptions: WriterOptions = { visibility: options.visibility };
   const writer = ctx.handle.dialect === 'sqlite' ? sqliteWriter(ctx, writerOptions) : postgresWriter(ctx, writerOptions);
-  const checkpoints = options.bulk === true && ctx.handle.sqlite !== undefined ? spaceCheckpoints(ctx.handle.sqlite) : undefined;
+  // A bulk load on SQLite spaces its checkpoints out (bulk-checkpoints.ts), and writes its parts
+  // without a savepoint each, keeping the open transaction's lines aside instead, to write them
+  // again should a part fail (transaction-lines.ts says why). Everywhere else each part has its
+  // savepoint.
+  const bulkSqlite = options.bulk === true ? ctx.handle.sqlite : undefined;
+  const checkpoints = bulkSqlite === undefined ? undefined : spaceCheckpoints(bulkSqlite);
   const batchSize = options.batchSize ?? batchSizeFor(ctx.handle.dialect, options.bulk === true);
   const partSize = options.bulk === true ? Math.min(batchSize, BULK_PART_LINES) : batchSize;
   const keep = options.keepResults !== false;
@@ -89,10 +94,7 @@ export async function ingestNdjson(
     ahead.push({ texts: lines, prepared: prepare(lines, submitted++ > 0) });
   };
 
-  // A bulk load on SQLite writes its parts without a savepoint each and keeps the open
-  // transaction's lines aside instead, to write them again should a part fail
-  // (transaction-lines.ts says why). Everywhere else each part has its savepoint.
-  let aside = options.bulk === true && ctx.handle.dialect === 'sqlite' ? transactionLines() : undefined;
+  let aside = bulkSqlite === undefined ? undefined : transactionLines();
   const setAside = (texts: readonly NumberedLine[]): void => {
     try {
       aside?.add(texts);
