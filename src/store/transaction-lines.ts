@@ -9,7 +9,8 @@
 // (~25 MB of NDJSON), which would add its size to the peak memory of every load for a path that
 // runs only when a line fails in the database.
 
-import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, createReadStream, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NumberedLine } from './lines.js';
@@ -30,25 +31,19 @@ export interface TransactionLines {
 
 /** Lines in a temporary file, created at the first `add` and removed at once (see `open`), as `LINE<TAB>TEXT` per line. */
 export function transactionLines(): TransactionLines {
-  let file: { fd: number; dir: string | undefined } | undefined;
+  let file: { fd: number; path: string | undefined } | undefined;
   let size = 0;
-  const open = (): { fd: number; dir: string | undefined } => {
+  const open = (): { fd: number; path: string | undefined } => {
     if (file !== undefined) return file;
-    const dir = mkdtempSync(join(tmpdir(), 'buildscope-ingest-'));
-    let fd: number;
-    try {
-      fd = openSync(join(dir, 'lines'), 'w+', 0o600);
-    } catch (e) {
-      rmSync(dir, { recursive: true, force: true });
-      throw e;
-    }
+    const path = join(tmpdir(), `buildscope-ingest-${randomUUID()}`);
+    const fd = openSync(path, 'wx+', 0o600);
     // Removed at once, kept open: the file lives as long as its descriptor, so even a load that
     // is killed leaves nothing behind. (Where an open file cannot be removed, `close` removes it.)
     try {
-      rmSync(dir, { recursive: true });
-      file = { fd, dir: undefined };
+      unlinkSync(path);
+      file = { fd, path: undefined };
     } catch {
-      file = { fd, dir };
+      file = { fd, path };
     }
     return file;
   };
@@ -89,10 +84,10 @@ export function transactionLines(): TransactionLines {
     },
     close() {
       if (file === undefined) return;
-      const { fd, dir } = file;
+      const { fd, path } = file;
       file = undefined;
       size = 0;
-      for (const release of [() => closeSync(fd), () => dir !== undefined && rmSync(dir, { recursive: true, force: true })]) {
+      for (const release of [() => closeSync(fd), () => path !== undefined && rmSync(path, { force: true })]) {
         try {
           release();
         } catch {
