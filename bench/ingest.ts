@@ -246,23 +246,9 @@ async function memoryRun(megabytes: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-bench-memory-'));
   try {
     const file = join(dir, 'builds.ndjson');
-    const fd = openSync(file, 'w');
-    let bytes = 0;
-    let lines = 0;
-    let buf = '';
     // About 4.9 KB of NDJSON per demo build.
-    for (const l of demoBuilds({ builds: Math.ceil((megabytes * 1e6) / 4900), seed: 3, now: Date.now() })) {
-      buf += l + '\n';
-      lines++;
-      if (buf.length >= 1 << 22) {
-        writeSync(fd, buf);
-        bytes += buf.length;
-        buf = '';
-      }
-    }
-    writeSync(fd, buf);
-    bytes += buf.length;
-    closeSync(fd);
+    const lines = Math.ceil((megabytes * 1e6) / 4900);
+    const { bytes } = writeInput(file, demoBuilds({ builds: lines, seed: 3, now: Date.now() }), []);
     process.stderr.write(`ingesting ${(bytes / 1e6).toFixed(0)} MB (${lines} builds) with buildscope ingest...\n`);
     const rssFile = join(dir, 'max-rss');
     const started = performance.now();
