@@ -9,7 +9,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type IngestLineResult } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { completeBuild, id, useTestStore } from './support.js';
+import { completeBuild, id, line, useTestStore } from './support.js';
+import type { BuildEvent } from '../../src/store/types.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -98,6 +99,41 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
       { numRuns: 6, examples: [[[119], true], [[0, 100], true], [[5, 130, 259], true]] },
     );
   }, 120_000);
+
+  it('writes a transaction again with its build sent in two lines and its re-send as the first time', async () => {
+    const earlier = id();
+    const earlierLine = completeBuild(earlier);
+    expect((await t.store.ingestNdjson(earlierLine, { bulk: true }))[0]!.status).toBe('stored');
+    const seq = await t.store.latestSeq();
+    const ids = Array.from({ length: 150 }, () => id());
+    const streamed = id();
+    const whole = (JSON.parse(completeBuild(streamed)) as { events: BuildEvent[] }).events;
+    const input = ids.map((b) => completeBuild(b));
+    // The streamed build's two lines in the first and second parts of one transaction, the
+    // failing line after both, and a re-send of a build stored before at the end.
+    input.splice(10, 0, line({ buildId: streamed, events: whole.slice(0, 2) }));
+    input.splice(120, 0, line({ buildId: streamed, events: whole.slice(2) }));
+    input.push(earlierLine);
+    const bad = ids[140]!;
+    const badLine = input.findIndex((l) => l.includes(bad)) + 1;
+    expect(badLine).toBe(143);
+    const remove = await failingBuild(bad);
+    try {
+      const results = await t.store.ingestNdjson(input.join('\n'), { bulk: true, batchSize: 500 });
+      expect(results.filter((r) => r.status === 'rejected').map((r) => r.line)).toEqual([badLine]);
+      expect(results[10]).toMatchObject({ line: 11, status: 'stored', buildId: streamed, complete: false });
+      expect(results[120]).toMatchObject({ line: 121, status: 'stored', buildId: streamed, complete: true });
+      expect(results[results.length - 1]).toMatchObject({ status: 'unchanged', buildId: earlier });
+      // 149 new builds and the streamed one, each once.
+      expect(await t.store.latestSeq()).toBe(seq + 150);
+      // Both of its lines' events, in order.
+      const events: BuildEvent[] = [];
+      for await (const e of t.store.streamEvents(streamed)) events.push(e);
+      expect(events).toEqual(whole);
+    } finally {
+      await remove();
+    }
+  }, 60_000);
 
   it('takes savepoints again when the temporary directory cannot hold the lines set aside, and still refuses only the line that fails', async () => {
     const ids = Array.from({ length: 300 }, () => id());
