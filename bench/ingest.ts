@@ -187,6 +187,11 @@ interface RoundSize {
   rates: number[];
   /** CPU µs per build of this process (all its threads) over each load. */
   cpuMicros: number[];
+  /**
+   * Of which in the kernel: high where the page cache grows into memory the machine freed shortly
+   * before (docs/store.md, "Rounds of builds that follow the stored ones"), a noise of the machine.
+   */
+  systemMicros: number[];
   /** KB written per build by the process over each load (WAL appends and checkpoint copies). */
   writtenKb: number[];
   /** KB read per build by the process over each load (pages read back, and the input). */
@@ -465,6 +470,7 @@ async function sqliteRun(ingestWorker: boolean, valueIndex = false, withRounds =
 interface RoundLoad {
   rate: number;
   cpuMicrosPerBuild: number;
+  systemMicrosPerBuild: number;
   writtenKbPerBuild: number;
   readKbPerBuild: number;
 }
@@ -583,6 +589,7 @@ async function timedLoad(dir: string, input: AsyncIterable<Uint8Array>, lines: n
   return {
     rate: lines / seconds,
     cpuMicrosPerBuild: (cpu.user + cpu.system) / lines,
+    systemMicrosPerBuild: cpu.system / lines,
     writtenKbPerBuild: (w - w0) / 1000 / lines,
     readKbPerBuild: (r - r0) / 1000 / lines,
   };
@@ -606,6 +613,7 @@ function roundsSummary(distinct: readonly number[], loads: ReadonlyMap<number, r
       band: bandOf(n),
       rates: ls.map((l) => Math.round(l.rate)),
       cpuMicros: ls.map((l) => Math.round(l.cpuMicrosPerBuild)),
+      systemMicros: ls.map((l) => Math.round(l.systemMicrosPerBuild)),
       writtenKb: ls.map((l) => round(l.writtenKbPerBuild, 1)),
       readKb: ls.map((l) => round(l.readKbPerBuild, 1)),
       medianBuildsPerSecond: Math.round(m),
@@ -787,12 +795,12 @@ const thousands = (x: number): string => x.toLocaleString('en-US');
 function printRounds(dialect: string, paired: Rounds): void {
   const count = paired.pairedRatios.length;
   console.log(`\n${dialect}: paired rounds after the fill, ${count} bulk loads of fresh builds at each size (ascending, then descending)\n`);
-  console.log('| builds stored | band | builds/s by round | median builds/s | min-max | CPU µs/build (median) | KB written/build (median) | median / median at first size |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| builds stored | band | builds/s by round | median builds/s | min-max | CPU µs/build (median) | of which system, by round | KB written/build (median) | median / median at first size |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const z of paired.sizes) {
     const range = `${thousands(Math.min(...z.rates))}-${thousands(Math.max(...z.rates))}`;
     console.log(
-      `| ${z.builds} | ${z.band} | ${z.rates.map(thousands).join(' / ')} | ${thousands(z.medianBuildsPerSecond)} | ${range} | ${Math.round(median(z.cpuMicros))} | ${round(median(z.writtenKb), 1)} | ${z.ratioToFirst} |`,
+      `| ${z.builds} | ${z.band} | ${z.rates.map(thousands).join(' / ')} | ${thousands(z.medianBuildsPerSecond)} | ${range} | ${Math.round(median(z.cpuMicros))} | ${z.systemMicros.join(' / ')} | ${round(median(z.writtenKb), 1)} | ${z.ratioToFirst} |`,
     );
   }
   const first = paired.sizes[0]!.builds;
