@@ -188,8 +188,9 @@ interface RoundSize {
   /** CPU µs per build of this process (all its threads) over each load. */
   cpuMicros: number[];
   /**
-   * Of which in the kernel: high where the page cache grows into memory the machine freed shortly
-   * before (docs/store.md, "Rounds of builds that follow the stored ones"), a noise of the machine.
+   * Of which in the kernel (page reads, WAL writes and checkpoints), for each load: one far above
+   * the others of its size had its page cache grow into memory the machine freed shortly before,
+   * a noise of the machine (docs/store.md, "Rounds of builds that follow the stored ones").
    */
   systemMicros: number[];
   /** KB written per build by the process over each load (WAL appends and checkpoint copies). */
