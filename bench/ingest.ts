@@ -68,7 +68,7 @@ import { openBuildStore } from '../src/store/build-store.js';
 import { PreparePool } from '../src/store/prepare-pool.js';
 import { newBuildId } from '../src/store/build-id.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { DEMO_WINDOW_MS, demoBuilds } from '../src/store/demo-data.js';
 import type { IngestLineResult, IngestOptions } from '../src/store/types.js';
 import { prepareLine } from '../src/store/prepare.js';
 import { CHUNK_SPAN } from '../src/store/events-rowid.js';
@@ -335,7 +335,7 @@ function lineRange(input: InputFile, from: number, to: number): AsyncIterable<Ui
  * 10-15% slower at 1M than the same builds after them, docs/store.md.)
  */
 const roundsNow = Date.now();
-const fillNow = roundsNow - 30 * 24 * 3_600_000;
+const fillNow = roundsNow - DEMO_WINDOW_MS;
 
 // The input goes to a temporary file first (not timed), so a million builds need no memory.
 process.stderr.write(`generating ${builds} demo builds...\n`);

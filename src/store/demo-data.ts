@@ -8,7 +8,7 @@ import type { BuildEvent } from './types.js';
 export interface DemoOptions {
   readonly builds: number;
   readonly seed?: number;
-  /** End of the time window (epoch ms); the builds start over the 30 days before. */
+  /** End of the time window (epoch ms); the builds start over the DEMO_WINDOW_MS before. */
   readonly now?: number;
   /** Fraction (0..1) of builds sent without BuildFinished (incomplete); 0 by default. */
   readonly unfinished?: number;
@@ -26,7 +26,8 @@ function prng(seed: number): () => number {
   };
 }
 
-const DAY = 86_400_000;
+/** How long before `now` the demo builds' start times spread: 30 days. */
+export const DEMO_WINDOW_MS = 30 * 86_400_000;
 
 interface ToolProfile {
   readonly versions: readonly string[];
@@ -104,7 +105,7 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
     let buildId = '';
     for (let k = 0; k < 13; k++) buildId += ALPHA[Math.floor(rnd() * 36)];
     // Start times spread over 30 days, in order, ending a little before `now`.
-    const start = Math.round(now - 30 * DAY + ((i + rnd()) / Math.max(1, n)) * (30 * DAY - 3_600_000));
+    const start = Math.round(now - DEMO_WINDOW_MS + ((i + rnd()) / Math.max(1, n)) * (DEMO_WINDOW_MS - 3_600_000));
     const project = pick(PROJECTS);
     const failed = chance(0.18);
     let t = start;
