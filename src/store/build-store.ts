@@ -113,7 +113,7 @@ export interface BuildStoreOptions {
   readonly packEvents?: boolean;
   /**
    * SQLite: how many recent custom values make the ingest fold them into place
-   * (recent-custom-values.ts; default FOLD_ROWS, 100,000). Tests set a few to fold often.
+   * (recent-custom-values.ts; default FOLD_ROWS, 150,000). Tests set a few to fold often.
    */
   readonly customFoldRows?: number;
   /**

@@ -17,7 +17,7 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import { eventsId, eventsRange } from './events-rowid.js';
-import { hasRecentCustomValues, recentCustomValues, withRecentFlags } from './recent-custom-values.js';
+import { hasRecentCustomValues, recentCustomValues } from './recent-custom-values.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -89,7 +89,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
     search?.finish(maxSeq);
-    if (s.recentRows() > 0) recent?.added(s.recentRows());
+    if (writes.customValues.length > 0) recent?.added(writes.customValues.length);
     return { results, maxSeq: writes.maxSeq };
   };
 
@@ -213,10 +213,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
      ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
   );
 
-  /** Recent custom values the last `write` added. */
-  let recentRows = 0;
   const write = (w: BatchWrites): void => {
-    recentRows = 0;
     const byTool = new Map<ToolType, BuildRow[]>();
     for (const row of w.insertBuilds) {
       const tool = row[TOOL_TYPE_INDEX] as ToolType;
@@ -235,12 +232,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       else insertChunk.run(id, c.event_count, c.events, null);
     }
     insertValues(w.values);
-    if (!recentCustoms) insertCustoms(w.customValues);
-    else {
-      const rows = withRecentFlags(w.customValues);
-      insertCustoms(rows);
-      recentRows = rows.reduce((n, r) => n + r[3], 0);
-    }
+    insertCustoms(recentCustoms ? w.customValues.map(([seq, name, value]) => [seq, name, value, 1]) : w.customValues);
     for (const [seq, json, packed] of w.attributes) {
       if (pack) insertAttributes.run(seq, '', packed);
       else insertAttributes.run(seq, json, null);
@@ -258,7 +250,6 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
   const inList = 'IN (SELECT value FROM json_each(?))';
   return {
     write,
-    recentRows: () => recentRows,
     selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
     // Each build's chunks a range of rowids (store migration 0018), in key order. CROSS JOIN keeps
     // the keys the outer loop: ordered by id, the planner may otherwise scan the whole table in

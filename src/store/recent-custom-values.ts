@@ -23,12 +23,10 @@ import { CUSTOM_VALUES_TRIGRAM } from '../sql/layout.js';
 type Db = Kysely<any>;
 
 /**
- * Recent rows that make a fold due: 100,000 demo builds' commit IDs, some 5 MB of the index, well
- * inside the 64 MiB page cache (db/database.ts). A fold reads and writes most pages of the scattered
- * part of the index however many rows it brings, so the more rows a fold brings, the fewer pages a
- * row costs.
+ * Recent rows that make a fold due: ~60,000 demo builds' worth (2.5 custom values a build), some
+ * 7 MB of the index, well inside the 64 MiB page cache (db/database.ts).
  */
-export const FOLD_ROWS = 100_000;
+export const FOLD_ROWS = 150_000;
 
 /** Store migration 0019 (SQLite): the `recent` column, the index led by it, the trigram trigger on name and value only. */
 export async function migrateRecentCustomValues(db: Db, dialect: DatabaseHandle['dialect'], progress: (done: number, total: number) => void): Promise<void> {
@@ -54,31 +52,6 @@ export async function migrateRecentCustomValues(db: Db, dialect: DatabaseHandle[
       .execute(trx);
   });
   if (rows > 0) progress(rows, rows);
-}
-
-/** Rows of one name in a part below which its values say nothing about how scattered they are. */
-const MIN_ROWS = 16;
-/** The share of distinct values among a name's rows in a part that marks it scattered. */
-const DISTINCT_SHARE = 0.9;
-
-/**
- * A part's custom values `[seq, name, value]` with their `recent` flag: 1 for the rows of a name
- * whose values are nearly all different (a commit ID, a build URL), which would land at random
- * places in the index; 0 for the others (a branch, a CI provider), which go after the rows with the
- * same value, on a few pages the cache keeps anyway, and would only make the fold longer.
- */
-export function withRecentFlags(rows: readonly (readonly [number, string, string])[]): [number, string, string, 0 | 1][] {
-  const names = new Map<string, { rows: number; values: Set<string> }>();
-  for (const [, name, value] of rows) {
-    const n = names.get(name);
-    if (n === undefined) names.set(name, { rows: 1, values: new Set([value]) });
-    else {
-      n.rows++;
-      n.values.add(value);
-    }
-  }
-  const scattered = new Set([...names].filter(([, n]) => n.rows >= MIN_ROWS && n.values.size >= DISTINCT_SHARE * n.rows).map(([name]) => name));
-  return rows.map(([seq, name, value]) => [seq, name, value, scattered.has(name) ? 1 : 0]);
 }
 
 /** Whether the store has run migration 0019 (the ingest writes custom values in place before it: tests of older layouts). */
