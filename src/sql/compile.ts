@@ -104,11 +104,11 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
         if (access.kind === 'childList' && access.via === 'names') return byCustomNames(dialect, predicate.name, predicate.value);
         const name = customPattern(dialect, 'name', predicate.name);
         const value = customPattern(dialect, 'value', predicate.value);
-        return semi('build_custom_values', 'c', customRows(dialect, sql<SqlBool>`${name} AND ${value}`));
+        return semi('build_custom_values', 'c', sql<SqlBool>`${name} AND ${value}`);
       }
       case 'pattern':
         // `value:name` is `value:name=*`; the checker normally rewrites it, accept it here too.
-        return semi('build_custom_values', 'c', customRows(dialect, customPattern(dialect, 'name', predicate.pattern)));
+        return semi('build_custom_values', 'c', customPattern(dialect, 'name', predicate.pattern));
       case 'boolean':
       case 'compare':
       case 'range':
@@ -169,12 +169,6 @@ function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuil
   const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, false);
   const rows = dialect.customValuesByName(prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
   return sql<SqlBool>`builds.seq IN (${rows})`;
-}
-
-/** `where` on the custom values `c`, led by what the dialect's search index needs first (`customValueRows`). */
-function customRows(dialect: Dialect, where: RawBuilder<SqlBool>): RawBuilder<SqlBool> {
-  const rows = dialect.customValueRows('c');
-  return rows === undefined ? where : sql<SqlBool>`${rows} AND ${where}`;
 }
 
 /** A pattern on a custom value's name or value (inside the child-row subquery). */

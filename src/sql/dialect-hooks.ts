@@ -87,12 +87,6 @@ export interface Dialect {
    * seek into the same index.
    */
   customValuesByName(from: string, below: string | undefined, where: RawBuilder<SqlBool>): RawBuilder<unknown>;
-  /**
-   * What a search by name or value of the custom values `alias` must say for the search index to
-   * serve it: SQLite's index leads with the `recent` flag (store/recent-custom-values.ts), so both
-   * of its values (`recent IN (0, 1)`); undefined where the index starts with the name.
-   */
-  customValueRows(alias: string): RawBuilder<SqlBool> | undefined;
 
   // ---- kysely ----
 

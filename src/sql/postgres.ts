@@ -45,8 +45,6 @@ export const POSTGRES: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM build_custom_values AS c WHERE ${where} OFFSET 0) AS c`;
   },
 
-  customValueRows: () => undefined,
-
   kyselyParts: () => ({
     adapter: () => new PostgresAdapter(),
     queryCompiler: () => new PostgresQueryCompiler(),

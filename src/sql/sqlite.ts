@@ -71,20 +71,12 @@ export const SQLITE: Dialect = {
 
   customValuesByName(from, below, where) {
     // min(name) after a bound is one seek (SQLite's min/max optimisation), however many rows a
-    // name has: one in each part of the index (recent = 0 and 1, store/recent-custom-values.ts),
-    // the smaller of the two (the aggregate min() passes over a part without one). CROSS JOIN
-    // keeps the names as the outer loop.
+    // name has. CROSS JOIN keeps the names as the outer loop.
     const upper = below === undefined ? sql`` : sql` AND w.name < ${below}`;
-    const first = (after: RawBuilder<SqlBool>): RawBuilder<unknown> => {
-      const part = (recent: 0 | 1) => sql`SELECT (SELECT min(w.name) FROM build_custom_values AS w WHERE w.recent = ${sql.lit(recent)} AND ${after}${upper}) AS m`;
-      return sql`(SELECT min(m) FROM (${part(0)} UNION ALL ${part(1)}))`;
-    };
-    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS (SELECT ${first(sql<SqlBool>`w.name >= ${from}`)}
-      UNION ALL SELECT ${first(sql<SqlBool>`w.name > names.name`)} FROM names WHERE names.name IS NOT NULL)
-      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN build_custom_values AS c WHERE c.recent IN (0, 1) AND ${where}`;
+    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS (SELECT min(w.name) FROM build_custom_values AS w WHERE w.name >= ${from}${upper}
+      UNION ALL SELECT (SELECT min(w.name) FROM build_custom_values AS w WHERE w.name > names.name${upper}) FROM names WHERE names.name IS NOT NULL)
+      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN build_custom_values AS c WHERE ${where}`;
   },
-
-  customValueRows: (alias) => sql<SqlBool>`${sql.ref(`${alias}.recent`)} IN (0, 1)`,
 
   kyselyParts: () => ({
     adapter: () => new SqliteAdapter(),

@@ -112,11 +112,6 @@ export interface BuildStoreOptions {
    */
   readonly packEvents?: boolean;
   /**
-   * SQLite: how many recent custom values make the ingest fold them into place
-   * (recent-custom-values.ts; default FOLD_ROWS, 150,000). Tests set a few to fold often.
-   */
-  readonly customFoldRows?: number;
-  /**
    * Time limit of one search statement (a listing with a query, or one page of a streamed one),
    * in ms; default 10,000. PostgreSQL: `statement_timeout` for that statement. SQLite: the search
    * threads stop it. A search over the limit fails with SearchTimeoutError.
@@ -292,7 +287,6 @@ class KyselyBuildStore implements BuildStore {
         trigram: trigramBatch,
         ...(this.pool ? { pool: this.pool } : {}),
         ...(this.options.packEvents === false ? { packEvents: false } : {}),
-        ...(this.options.customFoldRows !== undefined ? { customFoldRows: this.options.customFoldRows } : {}),
       },
       input,
       observed,

@@ -17,7 +17,6 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import { eventsId, eventsRange } from './events-rowid.js';
-import { hasRecentCustomValues, recentCustomValues } from './recent-custom-values.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -55,10 +54,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   // The rowid range of a build's chunks (store migration 0018), as SQL text for a prepared statement.
   const chunksOfKey = eventsRange(sql.raw('k.value'), 'e.id').compile(ctx.handle.db);
   if (chunksOfKey.parameters.length > 0) throw new Error('the chunk range of a key must be plain SQL');
-  // New custom values go in as recent rows, folded into place in bulk (store migration 0019,
-  // recent-custom-values.ts); a store that has not run it yet writes them in place.
-  const recent = hasRecentCustomValues(db) ? recentCustomValues(db, ctx.customFoldRows) : undefined;
-  const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql, recent !== undefined);
+  const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
   let release: (() => void) | undefined;
 
@@ -89,7 +85,6 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
     search?.finish(maxSeq);
-    if (writes.customValues.length > 0) recent?.added(writes.customValues.length);
     return { results, maxSeq: writes.maxSeq };
   };
 
@@ -147,7 +142,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
 }
 
 /** The prepared statements of the write path, and the function that writes a part's rows. */
-function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: string, recentCustoms: boolean) {
+function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: string) {
   const cols = BUILD_ROW_COLUMNS;
   const q = (c: string): string => `"${c}"`;
   // One INSERT per tool type naming only the columns a build of that tool can fill: a third of
@@ -186,9 +181,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
   // The rowid packs the key, and the chunk's hash is not stored (store migration 0018, events-rowid.ts).
   const insertChunk = db.prepare('INSERT INTO build_events (id, event_count, events, events_packed) VALUES (?, ?, ?, ?)');
   const insertValues = rowInserter(db, 'INSERT OR IGNORE INTO build_values (seq, field, value) VALUES');
-  const insertCustoms = recentCustoms
-    ? rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value, recent) VALUES', 4)
-    : rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
+  const insertCustoms = rowInserter(db, 'INSERT INTO build_custom_values (seq, name, value) VALUES');
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
   // is replaced rather than failing the batch.
   const insertAttributes = db.prepare(
@@ -232,7 +225,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       else insertChunk.run(id, c.event_count, c.events, null);
     }
     insertValues(w.values);
-    insertCustoms(recentCustoms ? w.customValues.map(([seq, name, value]) => [seq, name, value, 1]) : w.customValues);
+    insertCustoms(w.customValues);
     for (const [seq, json, packed] of w.attributes) {
       if (pack) insertAttributes.run(seq, '', packed);
       else insertAttributes.run(seq, json, null);

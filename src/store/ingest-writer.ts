@@ -22,8 +22,6 @@ export interface IngestContext {
   readonly pool?: PreparePool;
   /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */
   readonly packEvents?: boolean;
-  /** SQLite: recent custom values that make a fold due (recent-custom-values.ts FOLD_ROWS by default). */
-  readonly customFoldRows?: number;
 }
 
 /** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */

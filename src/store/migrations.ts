@@ -18,7 +18,6 @@ import { migrateValuesKey } from './values-key.js';
 import { migrateValueFieldCodes } from './value-field-codes.js';
 import { migrateHashBytes } from './hash-bytes.js';
 import { migrateEventsRowid } from './events-rowid.js';
-import { migrateRecentCustomValues } from './recent-custom-values.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../sql/indexes.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
@@ -450,16 +449,6 @@ async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<
 }
 
 /**
- * 0019 (SQLite): the custom values' search index led by a `recent` flag, so that the ingest adds
- * new rows in a small part of it and folds them into place in bulk (store/recent-custom-values.ts;
- * docs/store.md "Recent custom values"); the index rebuilt once, with a progress line before and
- * after. PostgreSQL: nothing to do.
- */
-async function recentCustomValuesIndex(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  await migrateRecentCustomValues(db, dialect, progressLog('recent custom values: index', 'rows'));
-}
-
-/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -484,7 +473,6 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
     '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
     '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
-    '0019_recent_custom_values': { up: (db) => recentCustomValuesIndex(db, dialect) },
   };
 }
 

@@ -97,18 +97,16 @@ describe('SQLite plans', () => {
     expect(await plan('tag:tag-7')).toMatch(/SEARCH v USING PRIMARY KEY \(field=\? AND value=\?\)/);
   });
   it('a key-value pair is answered from the covering index of custom values', async () => {
-    // Led by the recent flag (store migration 0019): both of its values seek the same key.
-    expect(await plan('value:branch=feature-1*')).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(recent=\? AND name=\? AND value>\? AND value<\?\)/);
+    expect(await plan('value:branch=feature-1*')).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value>\? AND value<\?\)/);
   });
   it('a value under any name walks the distinct names of (name, value, seq) and seeks the value under each, never scanning', async () => {
     for (const q of ['value:*=feature-1', 'value:*=c00001eef', 'value:*=feature-1*', 'value:*anc*=feature-1', 'value:br*=feature-1']) {
       const p = await plan(q);
-      // The walk: one seek after the previous name (min(name) … name > ?) in each part of the
-      // index (recent = 0 and 1, store migration 0019), from the recursive CTE.
-      expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_search_idx \(recent=\? AND name>\?( AND name<\?)?\)/);
+      // The walk: one seek after the previous name (min(name) … name > ?), from the recursive CTE.
+      expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_search_idx \(name>\?( AND name<\?)?\)/);
       expect(p, q).toMatch(/RECURSIVE STEP/);
       // Then, per name, a seek of the value in the same index.
-      expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(recent=\? AND name=\? AND value(=\?|>\? AND value<\?)\)/);
+      expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
       expect(p, q).not.toMatch(/SCAN (c|w|build_custom_values)\b/);
       expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
     }

@@ -4,7 +4,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { migrate, openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import { NO_PROGRESS_LOG, searchMigrations } from '../../../src/sql/indexes.js';
 import { migrateStore } from '../../../src/store/migrations.js';
@@ -25,8 +24,5 @@ export async function searchDatabaseUpTo(dialect: 'sqlite' | 'postgres', upTo: s
   }
   await migrateStore(handle);
   await migrate(handle, 'search', searchMigrations(handle.dialect, NO_PROGRESS_LOG), upTo);
-  // Today's SQLite search statements name the custom values' recent flag of store migration 0019,
-  // which runs after these: the column alone (every row in place), so that they run here.
-  if (handle.dialect === 'sqlite') await sql`ALTER TABLE build_custom_values ADD COLUMN recent INTEGER NOT NULL DEFAULT 0`.execute(handle.db);
   return { handle, drop };
 }
