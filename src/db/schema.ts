@@ -176,6 +176,8 @@ export interface SearchDatabase {
   builds: BuildsTable & CatalogColumns;
   build_values: BuildValuesTable;
   build_custom_values: BuildCustomValuesTable;
+  /** Store migration 0019: the latest custom values in arrival order, same columns (store/recent-custom-values.ts). */
+  build_custom_values_recent: BuildCustomValuesTable;
   build_value_terms: BuildValueTermsTable;
 }
 

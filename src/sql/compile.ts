@@ -12,6 +12,7 @@ import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.j
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
 import { valueFieldCode } from './value-fields.js';
+import { RECENT_CUSTOM_VALUES } from './layout.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -79,36 +80,41 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
 
 function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, access: TermAccess): RawBuilder<SqlBool> {
   if (access.kind !== 'childList' && access.kind !== 'childProbe') throw impossible(field, predicate);
-  // Any of the build's child rows matches (a semi-join), in the form `access` asks for.
-  const semi = (table: 'build_values' | 'build_custom_values', alias: 'v' | 'c', where: RawBuilder<SqlBool> | undefined): RawBuilder<SqlBool> => {
-    const from = sql`${sql.table(table)} AS ${sql.raw(alias)}`;
-    const seq = sql.ref(`${alias}.seq`);
+  // Any of the build's child rows matches (a semi-join), in the form `access` asks for. `parts`
+  // are the tables that hold the rows, each with its own alias and condition: custom values are
+  // in two on SQLite (see customRows).
+  const semi = (parts: readonly ChildPart[]): RawBuilder<SqlBool> => {
+    const seq = (alias: string) => sql.ref(`${alias}.seq`);
+    const from = (table: string, alias: string) => sql`${sql.table(table)} AS ${sql.raw(alias)}`;
     if (access.kind === 'childProbe') {
       // The dialect's optimisation fence keeps the subquery as written: one seek per build.
       const keep = dialect.probeFence;
-      return where === undefined
-        ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${seq} = builds.seq${keep})`
-        : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${seq} = builds.seq${keep})`;
+      const probes = parts.map(({ table, alias, where }) =>
+        where === undefined
+          ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from(table, alias)} WHERE ${seq(alias)} = builds.seq${keep})`
+          : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from(table, alias)} WHERE ${where} AND ${seq(alias)} = builds.seq${keep})`,
+      );
+      return probes.length === 1 ? probes[0]! : sql<SqlBool>`(${sql.join(probes, sql` OR `)})`;
     }
-    return where === undefined
-      ? sql<SqlBool>`builds.seq IN (SELECT ${seq} FROM ${from})`
-      : sql<SqlBool>`builds.seq IN (SELECT ${seq} FROM ${from} WHERE ${where})`;
+    const lists = parts.map(({ table, alias, where }) =>
+      where === undefined ? sql`SELECT ${seq(alias)} FROM ${from(table, alias)}` : sql`SELECT ${seq(alias)} FROM ${from(table, alias)} WHERE ${where}`,
+    );
+    return sql<SqlBool>`builds.seq IN (${sql.join(lists, sql` UNION ALL `)})`;
   };
   if (field.type === 'keyValue') {
+    const custom = (where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): RawBuilder<SqlBool> => semi(customRows(dialect, where));
     switch (predicate.kind) {
       case 'known':
-        return semi('build_custom_values', 'c', undefined);
+        return custom(() => undefined);
       case 'unknown':
-        return sql<SqlBool>`NOT (${semi('build_custom_values', 'c', undefined)})`;
+        return sql<SqlBool>`NOT (${custom(() => undefined)})`;
       case 'keyValue': {
         if (access.kind === 'childList' && access.via === 'names') return byCustomNames(dialect, predicate.name, predicate.value);
-        const name = customPattern(dialect, 'name', predicate.name);
-        const value = customPattern(dialect, 'value', predicate.value);
-        return semi('build_custom_values', 'c', sql<SqlBool>`${name} AND ${value}`);
+        return custom((alias) => sql<SqlBool>`${customPattern(dialect, alias, 'name', predicate.name)} AND ${customPattern(dialect, alias, 'value', predicate.value)}`);
       }
       case 'pattern':
         // `value:name` is `value:name=*`; the checker normally rewrites it, accept it here too.
-        return semi('build_custom_values', 'c', customPattern(dialect, 'name', predicate.pattern));
+        return custom((alias) => customPattern(dialect, alias, 'name', predicate.pattern));
       case 'boolean':
       case 'compare':
       case 'range':
@@ -122,7 +128,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   // The field is stored as its code (store migration 0016), a literal so the plan is fixed.
   const code = sql.lit(valueFieldCode(field.column));
   const rows = (where?: RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
-    semi('build_values', 'v', where === undefined ? sql<SqlBool>`v.field = ${code}` : sql<SqlBool>`v.field = ${code} AND ${where}`);
+    semi([{ table: 'build_values', alias: 'v', where: where === undefined ? sql<SqlBool>`v.field = ${code}` : sql<SqlBool>`v.field = ${code} AND ${where}` }]);
   switch (predicate.kind) {
     case 'known':
       return rows();
@@ -168,13 +174,40 @@ function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuil
   const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, false);
   const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, false);
   const rows = dialect.customValuesByName(prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
-  return sql<SqlBool>`builds.seq IN (${rows})`;
+  if (!dialect.recentCustomValues) return sql<SqlBool>`builds.seq IN (${rows})`;
+  // The recent rows have no index to walk: scanned, with the name's pattern on their own names.
+  const recentName = patternCondition(dialect, { kind: 'customValues', alias: 'r', column: 'name' }, name, false);
+  const recentValue = patternCondition(dialect, { kind: 'customValues', alias: 'r', column: 'value' }, value, false);
+  return sql<SqlBool>`builds.seq IN (${rows} UNION ALL SELECT r.seq FROM ${sql.table(RECENT_CUSTOM_VALUES)} AS r WHERE ${recentName} AND ${recentValue})`;
 }
 
-/** A pattern on a custom value's name or value (inside the child-row subquery). */
-function customPattern(dialect: Dialect, column: 'name' | 'value', pattern: Pattern): RawBuilder<SqlBool> {
+/** A table that holds child rows of builds, as `alias`, with the condition its rows must meet (none: any row). */
+interface ChildPart {
+  readonly table: string;
+  readonly alias: string;
+  readonly where: RawBuilder<SqlBool> | undefined;
+}
+
+/** A row of build_custom_values (`c`) or of the recent custom values (`r`, read by a scan). */
+type CustomAlias = 'c' | 'r';
+
+/**
+ * Where custom values are: `build_custom_values`, and on a dialect whose ingest gathers the latest
+ * ones apart (store/recent-custom-values.ts) their table too, scanned. `where(alias)` is the
+ * condition on a row of either.
+ */
+function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): ChildPart[] {
+  const indexed = { table: 'build_custom_values', alias: 'c', where: where('c') };
+  return dialect.recentCustomValues ? [indexed, { table: RECENT_CUSTOM_VALUES, alias: 'r', where: where('r') }] : [indexed];
+}
+
+/**
+ * A pattern on a custom value's name or value (inside the child-row subquery). Only the rows of
+ * build_custom_values (`c`) are in the trigram table: a recent row's match is the exact one alone.
+ */
+function customPattern(dialect: Dialect, alias: CustomAlias, column: 'name' | 'value', pattern: Pattern): RawBuilder<SqlBool> {
   const segments = segmentsOf(pattern.segments);
-  return patternCondition(dialect, { kind: 'customValues', alias: 'c', column }, pattern, usesTrigram(dialect, { kind: 'customValues' }, segments));
+  return patternCondition(dialect, { kind: 'customValues', alias, column }, pattern, alias === 'c' && usesTrigram(dialect, { kind: 'customValues' }, segments));
 }
 
 function boundsCondition(ref: RawBuilder<unknown>, predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): RawBuilder<SqlBool> {

@@ -87,6 +87,11 @@ export interface Dialect {
    * seek into the same index.
    */
   customValuesByName(from: string, below: string | undefined, where: RawBuilder<SqlBool>): RawBuilder<unknown>;
+  /**
+   * Whether this dialect's ingest appends custom values to layout.ts RECENT_CUSTOM_VALUES before
+   * they reach `build_custom_values` (store/recent-custom-values.ts), so that searches read both.
+   */
+  readonly recentCustomValues: boolean;
 
   // ---- kysely ----
 

@@ -33,3 +33,10 @@ export const VALUE_TERMS_TRIGRAM = 'build_value_terms_trigram';
 
 /** A trigram index only helps when the query has a literal run of at least this many characters. */
 export const MIN_TRIGRAM_CHARS = 3;
+
+/**
+ * The custom values of the latest builds, in the order they arrived (store migration 0019; SQLite
+ * only writes it): appended at ingest, scanned by searches next to `build_custom_values`, and moved
+ * into it in bulk once it holds enough rows (store/recent-custom-values.ts).
+ */
+export const RECENT_CUSTOM_VALUES = 'build_custom_values_recent';

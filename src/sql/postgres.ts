@@ -45,6 +45,9 @@ export const POSTGRES: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM build_custom_values AS c WHERE ${where} OFFSET 0) AS c`;
   },
 
+  // Custom values go straight into their indexed table (store/ingest-postgres.ts).
+  recentCustomValues: false,
+
   kyselyParts: () => ({
     adapter: () => new PostgresAdapter(),
     queryCompiler: () => new PostgresQueryCompiler(),

@@ -78,6 +78,8 @@ export const SQLITE: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN build_custom_values AS c WHERE ${where}`;
   },
 
+  recentCustomValues: true,
+
   kyselyParts: () => ({
     adapter: () => new SqliteAdapter(),
     queryCompiler: () => new SqliteQueryCompiler(),

@@ -112,6 +112,11 @@ export interface BuildStoreOptions {
    */
   readonly packEvents?: boolean;
   /**
+   * SQLite: custom value rows gathered in arrival order before they are moved into the indexed
+   * table (recent-custom-values.ts, default FOLD_ROWS). Tests set it small, to move them often.
+   */
+  readonly foldRows?: number;
+  /**
    * Time limit of one search statement (a listing with a query, or one page of a streamed one),
    * in ms; default 10,000. PostgreSQL: `statement_timeout` for that statement. SQLite: the search
    * threads stop it. A search over the limit fails with SearchTimeoutError.
@@ -287,6 +292,7 @@ class KyselyBuildStore implements BuildStore {
         trigram: trigramBatch,
         ...(this.pool ? { pool: this.pool } : {}),
         ...(this.options.packEvents === false ? { packEvents: false } : {}),
+        ...(this.options.foldRows !== undefined ? { foldRows: this.options.foldRows } : {}),
       },
       input,
       observed,

@@ -20,6 +20,11 @@ export interface IngestContext {
   readonly trigram?: (sqlite: BetterSqlite3.Database) => SearchBatch | undefined;
   /** Worker thread that prepares the parts of long inputs; without it they are prepared inline. */
   readonly pool?: PreparePool;
+  /**
+   * SQLite: custom value rows gathered in arrival order before they are moved into the indexed
+   * table (store/recent-custom-values.ts FOLD_ROWS); smaller in tests, to move them often.
+   */
+  readonly foldRows?: number;
   /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */
   readonly packEvents?: boolean;
 }

@@ -449,6 +449,23 @@ async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<
 }
 
 /**
+ * 0019: the custom values of the latest builds in arrival order (store/recent-custom-values.ts),
+ * with their seq indexed for the per-build probes of searches and for deletions. Created on both
+ * databases (one schema); only SQLite's ingest writes it. Only where missing: the tests that take a
+ * store back to an older layout leave the table, empty.
+ */
+export async function recentCustomValuesTable(db: Db): Promise<void> {
+  await db.schema
+    .createTable('build_custom_values_recent')
+    .ifNotExists()
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('build_custom_values_recent_seq').ifNotExists().on('build_custom_values_recent').column('seq').execute();
+}
+
+/**
  * The migrations of component `store`. Like every migration they take Kysely<any> and branch on
  * the dialect's name themselves: a migration must not depend on today's typed tables or today's
  * dialect hooks (kysely's advice), it does what it did when it was released.
@@ -473,6 +490,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
     '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
     '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
+    '0019_recent_custom_values': { up: recentCustomValuesTable },
   };
 }
 

@@ -109,7 +109,19 @@ describe('SQLite plans', () => {
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
       expect(p, q).not.toMatch(/SCAN (c|w|build_custom_values)\b/);
       expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
+      // The custom values gathered since the last move (store/recent-custom-values.ts): a scan.
+      expect(p, q).toMatch(/UNION ALL\n\s*SCAN r\b/);
     }
+  });
+  it('reads the recent custom values by a scan next to the index, and probes them by seq', async () => {
+    const list = await plan('value:branch=feature-1');
+    expect(list).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value=\?\)/);
+    expect(list).toMatch(/UNION ALL\n\s*SCAN r\b/);
+    // Under NOT, each build probes both tables by its seq: never a scan per build.
+    const probe = await plan('not value:branch=feature-1 and tag:tag-7');
+    expect(probe).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value=\? AND seq=\?\)/);
+    expect(probe).toMatch(/SEARCH r USING INDEX build_custom_values_recent_seq \(seq=\?\)/);
+    expect(probe).not.toMatch(/SCAN r\b/);
   });
   it('the (value, seq) index is gone (search migration 0004)', () => {
     expect(db.handle.sqlite!.prepare("SELECT name FROM sqlite_master WHERE name = 'build_custom_values_value_idx'").all()).toEqual([]);

@@ -100,7 +100,7 @@ describe('SQLite trigram candidates without positions', () => {
       build('kv-across', 'u', 'h', 'p', [['xfd9fx', 'y9f1y']]),
       build('kv-real', 'u', 'h', 'p', [['commit', '00fd9f1ab']]),
     ];
-    await insertBuilds(db.handle, bs);
+    await insertBuilds(db.handle, bs, { allIndexed: true });
     const candidates = (table: string, literal: string): string[] =>
       db.handle.sqlite!.prepare(`SELECT b.id FROM builds b JOIN build_custom_values c ON c.seq = b.seq WHERE ${table === 'builds_trigram' ? 'b.seq' : 'c.rowid'} IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?) GROUP BY b.id ORDER BY b.id`).pluck().all(ftsTrigrams(literal)) as string[];
     // The trigram tables name the decoys (so the test sees the LIKE reject them) ...
@@ -126,7 +126,7 @@ describe('SQLite trigram candidates without positions', () => {
   it('accepts every odd literal and answers as the LIKE alone (and the evaluator where SQLite keeps the text as written)', async () => {
     await clearBuilds(db.handle);
     const bs = VALUES.map((v, i) => build(`b${String(i).padStart(2, '0')}`, v, `h-${v}`, 'p', [[`n-${v}`, `v-${v}`]]));
-    await insertBuilds(db.handle, bs);
+    await insertBuilds(db.handle, bs, { allIndexed: true });
     for (const literal of ODD) {
       const wellFormed = !literal.includes('\0') && !/[\ud800-\udfff]/.test(literal.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
       for (const [q, where] of [
@@ -154,7 +154,7 @@ describe('SQLite trigram candidates without positions', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(str(0, 10), str(0, 10)), { minLength: 1, maxLength: 8 }), fc.array(str(3, 6), { minLength: 4, maxLength: 4 }), async (rows, literals) => {
         await clearBuilds(db.handle);
-        await insertBuilds(db.handle, rows.map(([u, h], i) => build(`r${i}`, u, h, h, [[u, h]])));
+        await insertBuilds(db.handle, rows.map(([u, h], i) => build(`r${i}`, u, h, h, [[u, h]])), { allIndexed: true });
         for (const literal of literals) {
           expect(await searchIds(db.handle, stringTerm('user', literal)), JSON.stringify(literal)).toEqual(likeAlone(db, 'user', literal));
           expect(await searchIds(db.handle, customTerm('value', literal)), JSON.stringify(literal)).toEqual(likeAloneCustom(db, 'value', literal));

@@ -2,16 +2,19 @@
 // the migrations to an older schema: SQLite a WITHOUT ROWID table keyed by (events_key, chunk), with
 // 0008's partial index of the rows still held as text on that key, each chunk's content hash
 // stored again (computed as the ingest did: its line's header and encoded events); and 0018 not
-// recorded as run. PostgreSQL: 0018 changed nothing, only its record goes.
+// recorded as run. PostgreSQL: 0018 changed nothing, only its record goes. The later migrations
+// are undone first.
 
 import { sql, type Kysely } from 'kysely';
 import { contentHash } from '../../src/store/canonical.js';
 import { storedEvents } from '../../src/store/event-codec.js';
 import { hashBytes } from '../../src/store/hash-bytes.js';
 import type { ToolType } from '../../src/query/catalog.js';
+import { undoRecentCustomValues } from './recent-custom-values-rewind.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoEventsRowid(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  await undoRecentCustomValues(db);
   const ran = (await sql`SELECT 1 FROM store_migration WHERE name = '0018_events_rowid'`.execute(db)).rows.length > 0;
   if (!ran) return;
   if (dialect === 'sqlite') {

@@ -14,6 +14,7 @@ import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
 import { valueFieldCode } from '../../../src/sql/value-fields.js';
+import { dialectOf } from '../../../src/sql/dialect.js';
 import { createTestDatabase } from '../../support/postgres.js';
 
 export interface TestBuild {
@@ -110,11 +111,16 @@ function rowsOf(b: TestBuild, seq: number): Rows {
 
 /**
  * Stores builds as available, as the store does: the row first (incomplete), then seq and the
- * attribute columns in one update, then the child rows. `bulk` inserts complete rows in batches
+ * attribute columns in one update, then the child rows (custom values in either of their tables). `bulk` inserts complete rows in batches
  * instead (faster, for larger corpora; the insert triggers then keep the trigram tables).
  */
-export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[], options: { bulk?: boolean } = {}): Promise<void> {
+export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[], options: { bulk?: boolean; allIndexed?: boolean } = {}): Promise<void> {
   const all = builds.map((b) => rowsOf(b, nextSeq++));
+  // Where the ingest gathers the latest custom values apart (store/recent-custom-values.ts), every
+  // other build's are there, so that every search reads both tables and must find its rows in each.
+  // `allIndexed`: all in build_custom_values (tests of its trigram table).
+  const recent = dialectOf(handle.dialect).recentCustomValues && options.allIndexed !== true;
+  const customTable = (seq: number) => (recent && seq % 2 === 1 ? 'build_custom_values_recent' : 'build_custom_values');
   await handle.db.transaction().execute(async (trx) => {
     if (options.bulk) {
       for (let i = 0; i < all.length; i += 100) {
@@ -126,7 +132,10 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
         const values = chunk.flatMap((r) => r.values);
         const custom = chunk.flatMap((r) => r.custom);
         if (values.length) await trx.insertInto('build_values').values(values).execute();
-        if (custom.length) await trx.insertInto('build_custom_values').values(custom).execute();
+        for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) {
+          const rows = custom.filter((c) => customTable(c.seq) === table);
+          if (rows.length) await trx.insertInto(table).values(rows).execute();
+        }
       }
       return;
     }
@@ -134,7 +143,7 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
       await trx.insertInto('builds').values(r.header).execute();
       await trx.updateTable('builds').set(r.attributes).where('id', '=', r.header.id).execute();
       if (r.values.length) await trx.insertInto('build_values').values(r.values).execute();
-      if (r.custom.length) await trx.insertInto('build_custom_values').values(r.custom).execute();
+      if (r.custom.length) await trx.insertInto(customTable(r.custom[0]!.seq)).values(r.custom).execute();
     }
   });
 }
@@ -153,5 +162,6 @@ export async function searchIds(handle: DatabaseHandle, expr: CheckedExpr): Prom
 export async function clearBuilds(handle: DatabaseHandle): Promise<void> {
   await handle.db.deleteFrom('build_values').execute();
   await handle.db.deleteFrom('build_custom_values').execute();
+  await handle.db.deleteFrom('build_custom_values_recent').execute();
   await handle.db.deleteFrom('builds').execute();
 }

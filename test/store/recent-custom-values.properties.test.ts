@@ -1,0 +1,186 @@
+// Custom values gathered in arrival order and moved into the indexed table in bulk
+// (store/recent-custom-values.ts): with ingests, moves, deletions and searches interleaved at
+// random, every key-value search lists exactly the stored builds whose own custom values match,
+// whichever table holds them, and a build is found by its custom values as soon as it is stored.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { parseQuery } from '../../src/query/index.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
+
+const NOW = Date.UTC(2026, 0, 15);
+/** Small, so that moves happen every few dozen builds and both tables hold rows most of the time. */
+const FOLD_ROWS = 60;
+
+type Pair = readonly [name: string, value: string];
+
+type Query =
+  | { readonly kind: 'exact'; readonly build: number; readonly pick: number; readonly negated: boolean }
+  | { readonly kind: 'prefixes'; readonly build: number; readonly pick: number; readonly nameChars: number; readonly valueChars: number }
+  | { readonly kind: 'infix'; readonly build: number; readonly pick: number; readonly from: number }
+  | { readonly kind: 'name'; readonly build: number; readonly pick: number; readonly negated: boolean };
+
+type Op =
+  | { readonly kind: 'ingest'; readonly n: number }
+  | { readonly kind: 'deleteOldest'; readonly n: number }
+  | { readonly kind: 'search'; readonly query: Query };
+
+/** A wildcard pattern (`*` any run) matched as a whole, as the search language does. */
+const matches = (pattern: string, text: string): boolean =>
+  new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's').test(text);
+
+const quoted = (s: string): string => `"${s}"`;
+
+describe('recent custom values with moves and deletions interleaved (SQLite)', () => {
+  let dir: string;
+  let handle: DatabaseHandle;
+  let store: BuildStore;
+  let counter = 0;
+  /** Each build's custom values, lower-cased, as its events name them. */
+  const pairs = new Map<string, Pair[]>();
+  let pool: Iterator<string>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'recent-custom-'));
+    handle = await openDatabase({ data: dir });
+    store = await openBuildStore(handle, { clock: () => NOW, foldRows: FOLD_ROWS, postings: false });
+    pool = (function* () {
+      for (const l of demoBuilds({ builds: 20_000, seed: 41, now: NOW })) {
+        counter++;
+        yield l.replace(/"buildId":"[0-9a-z]{13}"/, `"buildId":"r${counter.toString(36).padStart(12, '0')}"`);
+      }
+    })();
+  }, 60_000);
+  afterAll(async () => {
+    await store?.close();
+    await handle?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function take(n: number): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const next = pool.next();
+      if (next.done) break;
+      const line = next.value;
+      const parsed = JSON.parse(line) as { buildId: string; events: { type: { eventType: string }; data: { key?: string; value?: string } }[] };
+      const own = parsed.events
+        .filter((e) => e.type.eventType === 'UserNamedValue' && typeof e.data.key === 'string' && typeof e.data.value === 'string')
+        .map((e) => [e.data.key!.toLowerCase(), e.data.value!.toLowerCase()] as const);
+      pairs.set(parsed.buildId, own);
+      out.push(line);
+    }
+    return out;
+  }
+
+  const storedIds = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for await (const b of store.streamBuilds({ visibility: SEE_EVERYTHING })) out.push(b.id);
+    return out;
+  };
+  const listed = async (text: string): Promise<string[]> => {
+    const parsed = parseQuery(text, { now: NOW });
+    if (parsed.expr === undefined) throw new Error(`the test's query does not parse: ${text}`);
+    const out: string[] = [];
+    for await (const b of store.streamBuilds({ visibility: SEE_EVERYTHING, query: parsed.expr })) out.push(b.id);
+    return out.sort();
+  };
+  const rowsIn = (table: string): number => Number(handle.sqlite!.prepare(`SELECT count(*) FROM ${table}`).pluck().get());
+
+  /** The query's text and which of its own custom values a build needs to match it. */
+  function query(q: Query, ids: readonly string[]): { text: string; match: (own: readonly Pair[]) => boolean } {
+    const own = pairs.get(ids[q.build % ids.length]!)!;
+    const [name, value] = own[q.pick % own.length]!;
+    switch (q.kind) {
+      case 'exact': {
+        const hit = (p: readonly Pair[]) => p.some(([n, v]) => n === name && v === value);
+        return q.negated ? { text: `not value:${quoted(`${name}=${value}`)}`, match: (p) => !hit(p) } : { text: `value:${quoted(`${name}=${value}`)}`, match: hit };
+      }
+      case 'prefixes': {
+        // A name pattern walks the distinct names (sql/compile.ts byCustomNames).
+        const n = `${name.slice(0, 1 + (q.nameChars % name.length))}*`;
+        const v = `${value.slice(0, q.valueChars % (value.length + 1))}*`;
+        return { text: `value:${quoted(`${n}=${v}`)}`, match: (p) => p.some(([pn, pv]) => matches(n, pn) && matches(v, pv)) };
+      }
+      case 'infix': {
+        // Three characters or more: the indexed rows' trigram table gives the candidates.
+        const from = q.from % Math.max(1, value.length - 2);
+        const v = `*${value.slice(from, from + 3)}*`;
+        return { text: `value:${quoted(`*=${v}`)}`, match: (p) => p.some(([, pv]) => matches(v, pv)) };
+      }
+      case 'name': {
+        const hit = (p: readonly Pair[]) => p.some(([n]) => n === name);
+        return q.negated ? { text: `not value:${quoted(name)}`, match: (p) => !hit(p) } : { text: `value:${quoted(name)}`, match: hit };
+      }
+    }
+  }
+
+  const pick = { build: fc.nat(), pick: fc.nat() };
+  const queryArb: fc.Arbitrary<Query> = fc.oneof(
+    fc.record({ kind: fc.constant('exact' as const), ...pick, negated: fc.boolean() }),
+    fc.record({ kind: fc.constant('prefixes' as const), ...pick, nameChars: fc.nat(), valueChars: fc.nat() }),
+    fc.record({ kind: fc.constant('infix' as const), ...pick, from: fc.nat() }),
+    fc.record({ kind: fc.constant('name' as const), ...pick, negated: fc.boolean() }),
+  );
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('ingest' as const), n: fc.integer({ min: 1, max: 40 }) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteOldest' as const), n: fc.integer({ min: 1, max: 30 }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('search' as const), query: queryArb }) },
+  );
+
+  it('lists exactly the builds whose custom values match, in either table, from the moment they are stored', async () => {
+    let searches = 0;
+    let bothHeld = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        for (const o of ops) {
+          switch (o.kind) {
+            case 'ingest': {
+              const lines = take(o.n);
+              await store.ingestNdjson(lines.join('\n'));
+              // Found at once by its commit ID, whichever table holds it now.
+              const last = JSON.parse(lines.at(-1)!) as { buildId: string };
+              const commit = pairs.get(last.buildId)!.find(([n]) => n === 'git commit id')!;
+              expect(await listed(`value:${quoted(`git commit id=${commit[1]}`)}`)).toContain(last.buildId);
+              break;
+            }
+            case 'deleteOldest':
+              await store.deleteBuilds({ kind: 'oldest' }, o.n);
+              break;
+            case 'search': {
+              const ids = await storedIds();
+              if (ids.length === 0) break;
+              const { text, match } = query(o.query, ids);
+              searches++;
+              if (rowsIn('build_custom_values') > 0 && rowsIn('build_custom_values_recent') > 0) bothHeld++;
+              expect(await listed(text), text).toEqual(ids.filter((id) => match(pairs.get(id)!)).sort());
+              break;
+            }
+          }
+        }
+      }),
+      { numRuns: 40 },
+    );
+    // The property ran its searches while both tables held rows, not only one of them.
+    expect(searches).toBeGreaterThan(30);
+    expect(bothHeld).toBeGreaterThan(searches / 4);
+  }, 300_000);
+
+  it('moves the gathered rows into the indexed table, in one statement, once there are enough', async () => {
+    const before = rowsIn('build_custom_values') + rowsIn('build_custom_values_recent');
+    await store.ingestNdjson(take(60).join('\n'));
+    // 60 demo builds hold well over FOLD_ROWS custom values: at least one move ran.
+    const indexed = rowsIn('build_custom_values');
+    const recent = rowsIn('build_custom_values_recent');
+    expect(indexed + recent).toBeGreaterThan(before + FOLD_ROWS);
+    expect(recent).toBeLessThan(FOLD_ROWS + 300);
+    // Every moved row is in the trigram table (the ingest fills it for the rows the move added).
+    expect(() => handle.sqlite!.exec("INSERT INTO build_custom_values_trigram(build_custom_values_trigram, rank) VALUES ('integrity-check', 1)")).not.toThrow();
+  }, 60_000);
+});
