@@ -173,12 +173,9 @@ function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuil
   const prefix = segmentsOf(name.segments)[0] ?? '';
   const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, false);
   const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, false);
-  const rows = dialect.customValuesByName(prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
-  if (!dialect.recentCustomValues) return sql<SqlBool>`builds.seq IN (${rows})`;
-  // The recent rows have no index to walk: scanned, with the name's pattern on their own names.
-  const recentName = patternCondition(dialect, { kind: 'customValues', alias: 'r', column: 'name' }, name, false);
-  const recentValue = patternCondition(dialect, { kind: 'customValues', alias: 'r', column: 'value' }, value, false);
-  return sql<SqlBool>`builds.seq IN (${rows} UNION ALL SELECT r.seq FROM ${sql.table(RECENT_CUSTOM_VALUES)} AS r WHERE ${recentName} AND ${recentValue})`;
+  const walk = (table: string) => dialect.customValuesByName(table, prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
+  const tables = dialect.recentCustomValues ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
+  return sql<SqlBool>`builds.seq IN (${sql.join(tables.map(walk), sql` UNION ALL `)})`;
 }
 
 /** A table that holds child rows of builds, as `alias`, with the condition its rows must meet (none: any row). */
@@ -188,12 +185,13 @@ interface ChildPart {
   readonly where: RawBuilder<SqlBool> | undefined;
 }
 
-/** A row of build_custom_values (`c`) or of the recent custom values (`r`, read by a scan). */
+/** A row of build_custom_values (`c`) or of the recent custom values (`r`). */
 type CustomAlias = 'c' | 'r';
 
 /**
  * Where custom values are: `build_custom_values`, and on a dialect whose ingest gathers the latest
- * ones apart (store/recent-custom-values.ts) their table too, scanned. `where(alias)` is the
+ * ones apart (store/recent-custom-values.ts) their table too, which has the same
+ * `(name, value, seq)` index (the rows of a few recent commits). `where(alias)` is the
  * condition on a row of either.
  */
 function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): ChildPart[] {

@@ -36,7 +36,7 @@ export const MIN_TRIGRAM_CHARS = 3;
 
 /**
  * The custom values of the latest builds, in the order they arrived (store migration 0019; SQLite
- * only writes it): appended at ingest, scanned by searches next to `build_custom_values`, and moved
+ * only writes it): written at ingest, read by searches next to `build_custom_values`, and moved
  * into it in bulk once it holds enough rows (store/recent-custom-values.ts).
  */
 export const RECENT_CUSTOM_VALUES = 'build_custom_values_recent';

@@ -34,15 +34,16 @@ export const POSTGRES: Dialect = {
   matchingTerms: (field, segments) =>
     sql`SELECT t.value FROM ${sql.table(VALUE_TERMS)} AS t WHERE t.field = ${field} AND t.value LIKE ${likePattern(segments)} ESCAPE '\\'`,
 
-  customValuesByName(from, below, where) {
+  customValuesByName(table, from, below, where) {
     // The index is text_pattern_ops: it serves the ~<~ family (byte order), not the collation's
     // `<` or min(), so each step is `ORDER BY … USING ~<~ LIMIT 1` after the previous name. The
     // planner guesses 100 names and on a small table would hash-join a scan of every custom value
     // instead; the LATERAL subquery (fenced by OFFSET 0) is run per name, one seek each.
     const upper = below === undefined ? sql`` : sql` AND w.name ~<~ ${below}`;
-    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS ((SELECT w.name FROM build_custom_values AS w WHERE w.name ~>=~ ${from}${upper} ORDER BY w.name USING ~<~ LIMIT 1)
-      UNION ALL SELECT (SELECT w.name FROM build_custom_values AS w WHERE w.name ~>~ names.name${upper} ORDER BY w.name USING ~<~ LIMIT 1) FROM names WHERE names.name IS NOT NULL)
-      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM build_custom_values AS c WHERE ${where} OFFSET 0) AS c`;
+    const t = sql.table(table);
+    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS ((SELECT w.name FROM ${t} AS w WHERE w.name ~>=~ ${from}${upper} ORDER BY w.name USING ~<~ LIMIT 1)
+      UNION ALL SELECT (SELECT w.name FROM ${t} AS w WHERE w.name ~>~ names.name${upper} ORDER BY w.name USING ~<~ LIMIT 1) FROM names WHERE names.name IS NOT NULL)
+      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM ${t} AS c WHERE ${where} OFFSET 0) AS c`;
   },
 
   // Custom values go straight into their indexed table (store/ingest-postgres.ts).

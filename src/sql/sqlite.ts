@@ -69,13 +69,14 @@ export const SQLITE: Dialect = {
     return sql`SELECT t.value FROM ${t} AS t WHERE t.field = ${field} AND ${like}`;
   },
 
-  customValuesByName(from, below, where) {
+  customValuesByName(table, from, below, where) {
     // min(name) after a bound is one seek (SQLite's min/max optimisation), however many rows a
     // name has. CROSS JOIN keeps the names as the outer loop.
+    const t = sql.table(table);
     const upper = below === undefined ? sql`` : sql` AND w.name < ${below}`;
-    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS (SELECT min(w.name) FROM build_custom_values AS w WHERE w.name >= ${from}${upper}
-      UNION ALL SELECT (SELECT min(w.name) FROM build_custom_values AS w WHERE w.name > names.name${upper}) FROM names WHERE names.name IS NOT NULL)
-      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN build_custom_values AS c WHERE ${where}`;
+    return sql`SELECT c.seq FROM (WITH RECURSIVE names(name) AS (SELECT min(w.name) FROM ${t} AS w WHERE w.name >= ${from}${upper}
+      UNION ALL SELECT (SELECT min(w.name) FROM ${t} AS w WHERE w.name > names.name${upper}) FROM names WHERE names.name IS NOT NULL)
+      SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN ${t} AS c WHERE ${where}`;
   },
 
   recentCustomValues: true,

@@ -463,6 +463,7 @@ export async function recentCustomValuesTable(db: Db): Promise<void> {
     .addColumn('value', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('build_custom_values_recent_seq').ifNotExists().on('build_custom_values_recent').column('seq').execute();
+  await db.schema.createIndex('build_custom_values_recent_search').ifNotExists().on('build_custom_values_recent').columns(['name', 'value', 'seq']).execute();
 }
 
 /**

@@ -4,22 +4,23 @@
 // A build's commit ID is a custom value whose key lands at a random place in the search index
 // `(name, value, seq)`. In a large store each such row dirties a page of its own, and every commit
 // writes each dirty page: at 1M builds a 5,000-build transaction rewrote ~4,000 pages of that
-// index alone, against ~150 at 10k. So on SQLite the ingest appends custom values to
-// RECENT_CUSTOM_VALUES, in arrival order (a few pages at its end per commit, whatever the size of
-// the store), and searches scan it next to the indexed table (sql/compile.ts). Once it holds
-// FOLD_ROWS rows they are moved into `build_custom_values` in one statement, in key order, so each
-// page of the index is written once for all the rows it takes, then the table is emptied.
+// index alone, against ~150 at 10k. So on SQLite the ingest writes custom values to
+// RECENT_CUSTOM_VALUES: a table in arrival order with the same `(name, value, seq)` index, which
+// stays small (at most FOLD_ROWS rows, a few hundred pages for the commit IDs), so a commit writes
+// a few hundred of its pages whatever the size of the store. Searches read it next to the indexed
+// table (sql/compile.ts). Once it holds FOLD_ROWS rows they are moved into `build_custom_values`
+// in one statement, in key order (its index's order: no sort), so each page of the large index is
+// written once for all the rows it takes, and the table is emptied.
 //
 // The move runs inside an ingest transaction, so a build's custom values are always in exactly
-// one of the two tables, and a search sees them as soon as the build is stored.
+// one of the two tables, and a search finds them as soon as the build is stored.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { RECENT_CUSTOM_VALUES } from '../sql/layout.js';
 
 /**
- * Rows gathered before they are moved: the scan every custom-value search adds stays a few
- * milliseconds, and at 1M builds a move writes each page of the commit IDs' part of the index
- * about once per ~25 rows instead of once per row (measured in docs/store.md).
+ * Rows gathered before they are moved (~40,000 demo builds). At 1M builds a move of 100,000 rows
+ * took ~270 ms; moving 200,000 at a time was no faster over 100,000 builds (docs/store.md).
  */
 export const FOLD_ROWS = 100_000;
 

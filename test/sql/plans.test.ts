@@ -107,21 +107,22 @@ describe('SQLite plans', () => {
       expect(p, q).toMatch(/RECURSIVE STEP/);
       // Then, per name, a seek of the value in the same index.
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
-      expect(p, q).not.toMatch(/SCAN (c|w|build_custom_values)\b/);
+      expect(p, q).not.toMatch(/SCAN (c|w|r|build_custom_values|build_custom_values_recent)\b/);
       expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
-      // The custom values gathered since the last move (store/recent-custom-values.ts): a scan.
-      expect(p, q).toMatch(/UNION ALL\n\s*SCAN r\b/);
+      // The same walk over the custom values gathered since the last move (store/recent-custom-values.ts).
+      expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_recent_search \(name>\?( AND name<\?)?\)/);
+      expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_recent_search \(name=\? AND value(=\?|>\? AND value<\?)\)/);
     }
   });
-  it('reads the recent custom values by a scan next to the index, and probes them by seq', async () => {
+  it('seeks the recent custom values in their own index next to the indexed ones, and probes both by seq', async () => {
     const list = await plan('value:branch=feature-1');
     expect(list).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value=\?\)/);
-    expect(list).toMatch(/UNION ALL\n\s*SCAN r\b/);
+    expect(list).toMatch(/SEARCH r USING COVERING INDEX build_custom_values_recent_search \(name=\? AND value=\?\)/);
     // Under NOT, each build probes both tables by its seq: never a scan per build.
     const probe = await plan('not value:branch=feature-1 and tag:tag-7');
     expect(probe).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value=\? AND seq=\?\)/);
-    expect(probe).toMatch(/SEARCH r USING INDEX build_custom_values_recent_seq \(seq=\?\)/);
-    expect(probe).not.toMatch(/SCAN r\b/);
+    expect(probe).toMatch(/SEARCH r USING COVERING INDEX build_custom_values_recent_search \(name=\? AND value=\? AND seq=\?\)/);
+    expect(probe).not.toMatch(/SCAN (c|r)\b/);
   });
   it('the (value, seq) index is gone (search migration 0004)', () => {
     expect(db.handle.sqlite!.prepare("SELECT name FROM sqlite_master WHERE name = 'build_custom_values_value_idx'").all()).toEqual([]);
