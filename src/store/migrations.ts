@@ -450,7 +450,7 @@ async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<
 
 /**
  * 0019: the custom values of the latest builds in arrival order (store/recent-custom-values.ts),
- * with their seq indexed for the per-build probes of searches and for deletions. Created on both
+ * with the search index of build_custom_values and one on seq (deletions, `value:*` probes). Created on both
  * databases (one schema); only SQLite's ingest writes it. Only where missing: the tests that take a
  * store back to an older layout leave the table, empty.
  */

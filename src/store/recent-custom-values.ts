@@ -27,8 +27,6 @@ export const FOLD_ROWS = 100_000;
 export interface RecentCustomValues {
   /** Moves the gathered rows into the indexed table when there are `foldRows` or more; returns how many it moved. */
   foldIfFull(): number;
-  /** Moves every gathered row now; returns how many. */
-  fold(): number;
 }
 
 export function recentCustomValues(db: BetterSqlite3.Database, foldRows = FOLD_ROWS): RecentCustomValues {
@@ -38,13 +36,12 @@ export function recentCustomValues(db: BetterSqlite3.Database, foldRows = FOLD_R
   const gathered = db.prepare(`SELECT coalesce(max(rowid), 0) FROM ${R}`).pluck();
   const move = db.prepare(`INSERT INTO build_custom_values (seq, name, value) SELECT seq, name, value FROM ${R} ORDER BY name, value, seq`);
   const clear = db.prepare(`DELETE FROM ${R}`);
-  const fold = (): number => {
-    const moved = move.run().changes;
-    clear.run();
-    return moved;
-  };
   return {
-    foldIfFull: () => (Number(gathered.get()) >= foldRows ? fold() : 0),
-    fold,
+    foldIfFull() {
+      if (Number(gathered.get()) < foldRows) return 0;
+      const moved = move.run().changes;
+      clear.run();
+      return moved;
+    },
   };
 }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoPool } from './demo-pool.js';
 import { exactTermsOf, SPAN } from './exact-terms.js';
 import { PostingCache } from '../../src/store/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions } from '../../src/store/types.js';
@@ -31,8 +31,7 @@ describe('posting bitmaps with deletions interleaved (SQLite)', () => {
   let fast: BuildStore;
   let plain: BuildStore;
   let terms: CheckedExpr[];
-  let pool: Iterator<string>;
-  let counter = 0;
+  let take: (n: number) => string[];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'postings-del-'));
@@ -41,12 +40,7 @@ describe('posting bitmaps with deletions interleaved (SQLite)', () => {
     fast = await openBuildStore(handle, { clock: () => tick++ });
     plain = await openBuildStore(handle, { clock: () => NOW, postings: false });
     // Builds starting over the 30 days before NOW, with fresh IDs (the pool is larger than any run needs).
-    pool = (function* () {
-      for (const l of demoBuilds({ builds: 20_000, seed: 31, now: NOW })) {
-        counter++;
-        yield l.replace(/"buildId":"[0-9a-z]{13}"/, `"buildId":"p${counter.toString(36).padStart(12, '0')}"`);
-      }
-    })();
+    take = demoPool({ seed: 31, now: NOW, prefix: 'p' });
     await fast.ingestNdjson(take(150).join('\n'));
     const builds = (await plain.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];
     terms = [...new Map(builds.flatMap(exactTermsOf).map((t) => [JSON.stringify(t), t])).values()];
@@ -57,16 +51,6 @@ describe('posting bitmaps with deletions interleaved (SQLite)', () => {
     await handle?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-
-  function take(n: number): string[] {
-    const out: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const next = pool.next();
-      if (next.done) break;
-      out.push(next.value);
-    }
-    return out;
-  }
 
   const ids = async (s: BuildStore, o: ListBuildsOptions) => (await s.listBuilds(o)).map((b) => b.id);
   const stored = async () => (await plain.listBuilds({ visibility: SEE_EVERYTHING, withAttributes: true })) as BuildWithAttributes[];

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { parseQuery } from '../../src/query/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoPool } from './demo-pool.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 
 const NOW = Date.UTC(2026, 0, 15);
@@ -41,21 +41,14 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
   let dir: string;
   let handle: DatabaseHandle;
   let store: BuildStore;
-  let counter = 0;
   /** Each build's custom values, lower-cased, as its events name them. */
   const pairs = new Map<string, Pair[]>();
-  let pool: Iterator<string>;
+  const next = demoPool({ seed: 41, now: NOW, prefix: 'r' });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'recent-custom-'));
     handle = await openDatabase({ data: dir });
     store = await openBuildStore(handle, { clock: () => NOW, foldRows: FOLD_ROWS, postings: false });
-    pool = (function* () {
-      for (const l of demoBuilds({ builds: 20_000, seed: 41, now: NOW })) {
-        counter++;
-        yield l.replace(/"buildId":"[0-9a-z]{13}"/, `"buildId":"r${counter.toString(36).padStart(12, '0')}"`);
-      }
-    })();
   }, 60_000);
   afterAll(async () => {
     await store?.close();
@@ -63,20 +56,17 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** The next `n` builds, their custom values noted. */
   function take(n: number): string[] {
-    const out: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const next = pool.next();
-      if (next.done) break;
-      const line = next.value;
+    const lines = next(n);
+    for (const line of lines) {
       const parsed = JSON.parse(line) as { buildId: string; events: { type: { eventType: string }; data: { key?: string; value?: string } }[] };
       const own = parsed.events
         .filter((e) => e.type.eventType === 'UserNamedValue' && typeof e.data.key === 'string' && typeof e.data.value === 'string')
         .map((e) => [e.data.key!.toLowerCase(), e.data.value!.toLowerCase()] as const);
       pairs.set(parsed.buildId, own);
-      out.push(line);
     }
-    return out;
+    return lines;
   }
 
   const storedIds = async (): Promise<string[]> => {
