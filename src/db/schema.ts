@@ -176,8 +176,10 @@ export interface SearchDatabase {
   builds: BuildsTable & CatalogColumns;
   build_values: BuildValuesTable;
   build_custom_values: BuildCustomValuesTable;
-  /** Store migration 0019: the latest custom values in arrival order, same columns (store/recent-custom-values.ts). */
+  /** Store migration 0019: the latest custom values in arrival order, same columns (store/recent-rows.ts). */
   build_custom_values_recent: BuildCustomValuesTable;
+  /** Store migration 0019: the latest values of spread fields in arrival order, same columns (store/recent-rows.ts). */
+  build_values_recent: BuildValuesTable;
   build_value_terms: BuildValueTermsTable;
 }
 

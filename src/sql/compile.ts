@@ -11,8 +11,8 @@ import { dialectOf, targetRef, type Dialect, type SqlDialect, type StringTarget 
 import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
-import { valueFieldCode } from './value-fields.js';
-import { RECENT_CUSTOM_VALUES } from './layout.js';
+import { SPREAD_VALUE_FIELDS, valueFieldCode } from './value-fields.js';
+import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from './layout.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -68,7 +68,7 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
     case 'boolean':
       return sql<SqlBool>`${ref} = ${predicate.value ? 1 : 0}`;
     case 'pattern':
-      return patternCondition(dialect, { kind: 'builds', column: field.column }, predicate.pattern, access.kind === 'trigram');
+      return patternCondition(dialect, { kind: 'builds', column: field.column }, predicate.pattern, access.kind === 'trigram' ? 'trigram' : 'none');
     case 'keyValue':
       // The checker only gives key-value predicates to the (multi-valued) `value` field.
       throw impossible(field, predicate);
@@ -81,8 +81,8 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
 function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, access: TermAccess): RawBuilder<SqlBool> {
   if (access.kind !== 'childList' && access.kind !== 'childProbe') throw impossible(field, predicate);
   // Any of the build's child rows matches (a semi-join), in the form `access` asks for. `parts`
-  // are the tables that hold the rows, each with its own alias and condition: custom values are
-  // in two on SQLite (see customRows).
+  // are the tables that hold the rows, each with its own alias and condition: on SQLite custom
+  // values and the values of spread fields are in two (store/recent-rows.ts).
   const semi = (parts: readonly ChildPart[]): RawBuilder<SqlBool> => {
     const seq = (alias: string) => sql.ref(`${alias}.seq`);
     const from = (table: string, alias: string) => sql`${sql.table(table)} AS ${sql.raw(alias)}`;
@@ -126,16 +126,24 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   // Multi-valued string field: any of its values matches. In list form SQLite drives the
   // subquery from the (field, value, seq) covering index; in probe form it seeks that index.
   // The field is stored as its code (store migration 0016), a literal so the plan is fixed.
-  const code = sql.lit(valueFieldCode(field.column));
-  const rows = (where?: RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
-    semi([{ table: 'build_values', alias: 'v', where: where === undefined ? sql<SqlBool>`v.field = ${code}` : sql<SqlBool>`v.field = ${code} AND ${where}` }]);
+  const code = valueFieldCode(field.column);
+  // A spread field's latest values are in their own table (store/recent-rows.ts), read as `r`.
+  const tables: readonly ValuesAlias[] = dialect.recentRows && SPREAD_VALUE_FIELDS.has(code) ? ['v', 'r'] : ['v'];
+  const rows = (where?: (alias: ValuesAlias) => RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
+    semi(
+      tables.map((alias) => {
+        const own = sql<SqlBool>`${sql.ref(`${alias}.field`)} = ${sql.lit(code)}`;
+        return { table: alias === 'v' ? 'build_values' : RECENT_VALUES, alias, where: where === undefined ? own : sql<SqlBool>`${own} AND ${where(alias)}` };
+      }),
+    );
   switch (predicate.kind) {
     case 'known':
       return rows();
     case 'unknown':
       return sql<SqlBool>`NOT (${rows()})`;
     case 'pattern': {
-      const cond = rows(patternCondition(dialect, { kind: 'values', alias: 'v', field: field.column }, predicate.pattern, false));
+      // The terms hold the values of build_values; a recent row's match is the exact one alone.
+      const cond = rows((alias) => patternCondition(dialect, { kind: 'values', alias, field: field.column }, predicate.pattern, alias === 'v' ? 'terms' : 'none'));
       // Candidates from the field's terms: handed to the planner in the dialect's own way.
       return access.kind === 'childList' && access.via === 'terms' ? dialect.termListCondition(cond) : cond;
     }
@@ -148,16 +156,22 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   }
 }
 
+/**
+ * Where a wildcard without a literal prefix takes its candidates from: a trigram table, the value
+ * terms of a multi-valued field (build_values' rows only), or nowhere (the LIKE alone).
+ */
+type Candidates = 'trigram' | 'terms' | 'none';
+
 /** A whole-value wildcard match on a string column (never NULL-unsafe under NOT, see compileExpr). */
-function patternCondition(dialect: Dialect, target: StringTarget, pattern: Pattern, trigram: boolean): RawBuilder<SqlBool> {
+function patternCondition(dialect: Dialect, target: StringTarget, pattern: Pattern, candidates: Candidates): RawBuilder<SqlBool> {
   const segments = segmentsOf(pattern.segments);
   const ref = targetRef(target);
   if (segments.length <= 1) return sql<SqlBool>`${ref} = ${segments[0] ?? ''}`;
   if (segments.every((s) => s === '')) return sql<SqlBool>`${ref} IS NOT NULL`;
   // A multi-valued field's value without a literal prefix: match the field's distinct terms
   // first, then read the builds of each matching term from the (field, value, seq) index.
-  if (target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${dialect.matchingTerms(valueFieldCode(target.field), segments)})`;
-  return dialect.wildcardMatch(target, segments, trigram);
+  if (candidates === 'terms' && target.kind === 'values' && wildcardWithoutPrefix(segments)) return sql<SqlBool>`${ref} IN (${dialect.matchingTerms(valueFieldCode(target.field), segments)})`;
+  return dialect.wildcardMatch(target, segments, candidates === 'trigram');
 }
 
 /**
@@ -171,10 +185,10 @@ function patternCondition(dialect: Dialect, target: StringTarget, pattern: Patte
  */
 function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuilder<SqlBool> {
   const prefix = segmentsOf(name.segments)[0] ?? '';
-  const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, false);
-  const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, false);
+  const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, 'none');
+  const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, 'none');
   const walk = (table: string) => dialect.customValuesByName(table, prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
-  const tables = dialect.recentCustomValues ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
+  const tables = dialect.recentRows ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
   return sql<SqlBool>`builds.seq IN (${sql.join(tables.map(walk), sql` UNION ALL `)})`;
 }
 
@@ -187,6 +201,8 @@ interface ChildPart {
 
 /** A row of build_custom_values (`c`) or of the recent custom values (`r`). */
 type CustomAlias = 'c' | 'r';
+/** A row of build_values (`v`) or of the recent values (`r`). */
+type ValuesAlias = 'v' | 'r';
 
 /**
  * Where custom values are: `build_custom_values`, and on a dialect whose ingest gathers the latest
@@ -196,7 +212,7 @@ type CustomAlias = 'c' | 'r';
  */
 function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): ChildPart[] {
   const indexed = { table: 'build_custom_values', alias: 'c', where: where('c') };
-  return dialect.recentCustomValues ? [indexed, { table: RECENT_CUSTOM_VALUES, alias: 'r', where: where('r') }] : [indexed];
+  return dialect.recentRows ? [indexed, { table: RECENT_CUSTOM_VALUES, alias: 'r', where: where('r') }] : [indexed];
 }
 
 /**
@@ -205,7 +221,7 @@ function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<
  */
 function customPattern(dialect: Dialect, alias: CustomAlias, column: 'name' | 'value', pattern: Pattern): RawBuilder<SqlBool> {
   const segments = segmentsOf(pattern.segments);
-  return patternCondition(dialect, { kind: 'customValues', alias, column }, pattern, alias === 'c' && usesTrigram(dialect, { kind: 'customValues' }, segments));
+  return patternCondition(dialect, { kind: 'customValues', alias, column }, pattern, alias === 'c' && usesTrigram(dialect, { kind: 'customValues' }, segments) ? 'trigram' : 'none');
 }
 
 function boundsCondition(ref: RawBuilder<unknown>, predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): RawBuilder<SqlBool> {

@@ -80,7 +80,7 @@ export interface Dialect {
   matchingTerms(field: number, segments: readonly string[]): RawBuilder<unknown>;
   /**
    * A SELECT of the `seq` of the custom values `c` of `table` (build_custom_values, or the recent
-   * ones of layout.ts RECENT_CUSTOM_VALUES) that meet `where` (over `n.name`, `c.name`,
+   * ones, layout.ts RECENT_CUSTOM_VALUES) that meet `where` (over `n.name`, `c.name`,
    * `c.value`, with `c.name = n.name` in it), `n` being the distinct names from `from` (inclusive)
    * to `below` (exclusive; none: to the end). The names are walked on the table's `(name, value, seq)`
    * index one seek each (a recursive skip scan: SQLite skips through an index's leading column
@@ -89,10 +89,11 @@ export interface Dialect {
    */
   customValuesByName(table: string, from: string, below: string | undefined, where: RawBuilder<SqlBool>): RawBuilder<unknown>;
   /**
-   * Whether this dialect's ingest appends custom values to layout.ts RECENT_CUSTOM_VALUES before
-   * they reach `build_custom_values` (store/recent-custom-values.ts), so that searches read both.
+   * Whether this dialect's ingest writes custom values and the values of spread fields to the
+   * recent rows of layout.ts (RECENT_CUSTOM_VALUES, RECENT_VALUES) before they reach
+   * `build_custom_values` and `build_values` (store/recent-rows.ts), so that readers read both.
    */
-  readonly recentCustomValues: boolean;
+  readonly recentRows: boolean;
 
   // ---- kysely ----
 

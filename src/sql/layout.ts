@@ -35,8 +35,10 @@ export const VALUE_TERMS_TRIGRAM = 'build_value_terms_trigram';
 export const MIN_TRIGRAM_CHARS = 3;
 
 /**
- * The custom values of the latest builds, in the order they arrived (store migration 0019; SQLite
- * only writes it): written at ingest, read by searches next to `build_custom_values`, and moved
- * into it in bulk once it holds enough rows (store/recent-custom-values.ts).
+ * The custom values, and the values of the fields of value-fields.ts SPREAD_VALUE_FIELDS, of the
+ * latest builds, in the order they arrived (store migration 0019; SQLite only writes them):
+ * written at ingest, read by searches next to `build_custom_values` and `build_values`, and moved
+ * into them in bulk once they hold enough rows (store/recent-rows.ts).
  */
 export const RECENT_CUSTOM_VALUES = 'build_custom_values_recent';
+export const RECENT_VALUES = 'build_values_recent';

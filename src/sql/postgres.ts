@@ -46,8 +46,8 @@ export const POSTGRES: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM ${t} AS c WHERE ${where} OFFSET 0) AS c`;
   },
 
-  // Custom values go straight into their indexed table (store/ingest-postgres.ts).
-  recentCustomValues: false,
+  // Child rows go straight into their indexed tables (store/ingest-postgres.ts).
+  recentRows: false,
 
   kyselyParts: () => ({
     adapter: () => new PostgresAdapter(),

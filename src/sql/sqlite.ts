@@ -79,7 +79,7 @@ export const SQLITE: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN ${t} AS c WHERE ${where}`;
   },
 
-  recentCustomValues: true,
+  recentRows: true,
 
   kyselyParts: () => ({
     adapter: () => new SqliteAdapter(),

@@ -24,6 +24,18 @@ export const VALUE_FIELD_CODES: Readonly<Record<string, number>> = Object.freeze
 
 const CODES: ReadonlyMap<string, number> = new Map(Object.entries(VALUE_FIELD_CODES));
 
+/**
+ * The fields whose values are spread over thousands of distinct values, so that a new build's
+ * row lands at a random place in `(field, value, seq)`: a machine's IP addresses (12,700 distinct
+ * at 1M demo builds, where tags and requested tasks have a few dozen). On SQLite their rows go to
+ * layout.ts RECENT_VALUES first (store/recent-rows.ts).
+ */
+export const SPREAD_VALUE_FIELDS: ReadonlySet<number> = new Set([
+  VALUE_FIELD_CODES['native_environment_localipaddress']!,
+  VALUE_FIELD_CODES['jvmbuild_environment_localipaddress']!,
+  VALUE_FIELD_CODES['scalabuild_environment_localipaddress']!,
+]);
+
 // Every field whose values live in build_values has a code: a catalog field added without one
 // would fail here, when the module loads, not with wrong rows in a database.
 for (const f of FIELDS) {

@@ -112,8 +112,8 @@ export interface BuildStoreOptions {
    */
   readonly packEvents?: boolean;
   /**
-   * SQLite: custom value rows gathered in arrival order before they are moved into the indexed
-   * table (recent-custom-values.ts, default FOLD_ROWS). Tests set it small, to move them often.
+   * SQLite: recent child rows gathered in arrival order before they are moved into their indexed
+   * table (recent-rows.ts, default FOLD_ROWS). Tests set it small, to move them often.
    */
   readonly foldRows?: number;
   /**

@@ -3,7 +3,7 @@
 //
 // Bounded: it reads at most SCAN_ROWS matching entries through an existing index (`builds
 // (column, seq)` for single-valued fields, `build_values (field, value, seq)` for multi-valued
-// ones, or the project index for a caller restricted to some projects), and counts those. So the
+// ones, and for the spread ones that of their recent rows too, or the project index for a caller restricted to some projects), and counts those. So the
 // cost does not grow with the store; counts are exact when the prefix's entries fit (a typed
 // prefix narrows them fast), and with a short prefix on a large store they are the counts among
 // the first entries the index scan meets. Visibility is applied to the entries read, so a caller never sees a value only builds
@@ -13,7 +13,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
 import type { Database } from '../db/schema.js';
 import { dialectOf, type Dialect, type SqlDialect, type StringTarget } from '../sql/dialect.js';
-import { valueFieldCode } from '../sql/value-fields.js';
+import { SPREAD_VALUE_FIELDS, valueFieldCode } from '../sql/value-fields.js';
 
 /** Index entries read at most per call. */
 export const SCAN_ROWS = 20_000;
@@ -47,15 +47,12 @@ export function fieldValuesQuery(
   // text_pattern_ops order, and a caller restricted to some projects is read through the project
   // index). Without one, the LIMIT bounds the rows read whatever plan is chosen; the entries
   // counted are the first the index scan meets (for an unrestricted caller on SQLite: value order).
+  // A spread field's latest values are in their own table (recent-rows.ts): read after the others.
+  const valuesIn = (table: 'build_values' | 'build_values_recent') =>
+    db.selectFrom(`${table} as v`).innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', valueFieldCode(field.column)).where(where).select(column.as('value'));
+  const recent = field.multi && dialectOf(dialect).recentRows && SPREAD_VALUE_FIELDS.has(valueFieldCode(field.column));
   const seen = field.multi
-    ? db
-        .selectFrom('build_values as v')
-        .innerJoin('builds', 'builds.seq', 'v.seq')
-        .where('v.field', '=', valueFieldCode(field.column))
-        .where(where)
-        .select(column.as('value'))
-        .limit(SCAN_ROWS)
-        .as('seen')
+    ? (recent ? valuesIn('build_values').unionAll(valuesIn('build_values_recent')) : valuesIn('build_values')).limit(SCAN_ROWS).as('seen')
     : db.selectFrom('builds').where('builds.seq', 'is not', null).where(where).select(column.as('value')).limit(SCAN_ROWS).as('seen');
   return db
     .selectFrom(seen)

@@ -17,8 +17,9 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import { eventsId, eventsRange } from './events-rowid.js';
-import { recentCustomValues } from './recent-custom-values.js';
-import { RECENT_CUSTOM_VALUES } from '../sql/layout.js';
+import { recentRows } from './recent-rows.js';
+import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from '../sql/layout.js';
+import { SPREAD_VALUE_FIELDS } from '../sql/value-fields.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -58,7 +59,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   if (chunksOfKey.parameters.length > 0) throw new Error('the chunk range of a key must be plain SQL');
   const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
-  const recent = recentCustomValues(db, ctx.foldRows);
+  const recent = recentRows(db, ctx.foldRows);
   let release: (() => void) | undefined;
 
   const load = (lines: readonly PreparedLine[]): ReturnType<typeof storedBuilds> => {
@@ -87,7 +88,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     s.write(writes);
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
-    // Before the trigram fill: it indexes the rows the move adds to build_custom_values.
+    // Before the trigram fill: it indexes the custom values a move adds to build_custom_values.
     recent.foldIfFull();
     search?.finish(maxSeq);
     return { results, maxSeq: writes.maxSeq };
@@ -185,8 +186,10 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
   const updateBuild = db.prepare(`UPDATE builds SET ${cols.slice(1).map((c) => `${q(c)} = ?`).join(', ')} WHERE id = ?`);
   // The rowid packs the key, and the chunk's hash is not stored (store migration 0018, events-rowid.ts).
   const insertChunk = db.prepare('INSERT INTO build_events (id, event_count, events, events_packed) VALUES (?, ?, ?, ?)');
+  // Custom values and the values of spread fields go to the recent rows first, moved into
+  // build_custom_values and build_values in bulk (recent-rows.ts).
   const insertValues = rowInserter(db, 'INSERT OR IGNORE INTO build_values (seq, field, value) VALUES');
-  // Appended in arrival order, moved into build_custom_values in bulk (recent-custom-values.ts).
+  const insertRecentValues = rowInserter(db, `INSERT OR IGNORE INTO ${RECENT_VALUES} (seq, field, value) VALUES`);
   const insertCustoms = rowInserter(db, `INSERT INTO ${RECENT_CUSTOM_VALUES} (seq, name, value) VALUES`);
   // Upsert: a row left behind by a deleted build (seq reused after deleting the newest builds)
   // is replaced rather than failing the batch.
@@ -230,7 +233,8 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       if (pack) insertChunk.run(id, c.event_count, '', c.packed);
       else insertChunk.run(id, c.event_count, c.events, null);
     }
-    insertValues(w.values);
+    insertValues(w.values.filter((v) => !SPREAD_VALUE_FIELDS.has(v[1])));
+    insertRecentValues(w.values.filter((v) => SPREAD_VALUE_FIELDS.has(v[1])));
     insertCustoms(w.customValues);
     for (const [seq, json, packed] of w.attributes) {
       if (pack) insertAttributes.run(seq, '', packed);

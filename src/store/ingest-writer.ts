@@ -21,8 +21,8 @@ export interface IngestContext {
   /** Worker thread that prepares the parts of long inputs; without it they are prepared inline. */
   readonly pool?: PreparePool;
   /**
-   * SQLite: custom value rows gathered in arrival order before they are moved into the indexed
-   * table (store/recent-custom-values.ts FOLD_ROWS); smaller in tests, to move them often.
+   * SQLite: recent child rows gathered in arrival order before they are moved into their indexed
+   * table (store/recent-rows.ts FOLD_ROWS); smaller in tests, to move them often.
    */
   readonly foldRows?: number;
   /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */

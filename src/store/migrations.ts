@@ -449,12 +449,13 @@ async function eventsRowid(db: Db, dialect: DatabaseHandle['dialect']): Promise<
 }
 
 /**
- * 0019: the custom values of the latest builds in arrival order (store/recent-custom-values.ts),
- * with the search index of build_custom_values and one on seq (deletions, `value:*` probes). Created on both
- * databases (one schema); only SQLite's ingest writes it. Only where missing: the tests that take a
- * store back to an older layout leave the table, empty.
+ * 0019: the child rows of the latest builds in arrival order (store/recent-rows.ts): the custom
+ * values, with the search index of build_custom_values, and the values of spread fields, with the
+ * key of build_values as a unique index; both indexed by seq too (deletions, `field:*` probes).
+ * Created on both databases (one schema); only SQLite's ingest writes them. Only where missing:
+ * the tests that take a store back to an older layout leave the tables, empty.
  */
-export async function recentCustomValuesTable(db: Db): Promise<void> {
+export async function recentRowsTables(db: Db): Promise<void> {
   await db.schema
     .createTable('build_custom_values_recent')
     .ifNotExists()
@@ -464,6 +465,15 @@ export async function recentCustomValuesTable(db: Db): Promise<void> {
     .execute();
   await db.schema.createIndex('build_custom_values_recent_seq').ifNotExists().on('build_custom_values_recent').column('seq').execute();
   await db.schema.createIndex('build_custom_values_recent_search').ifNotExists().on('build_custom_values_recent').columns(['name', 'value', 'seq']).execute();
+  await db.schema
+    .createTable('build_values_recent')
+    .ifNotExists()
+    .addColumn('field', 'smallint', (c) => c.notNull())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .addColumn('seq', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('build_values_recent_seq').ifNotExists().on('build_values_recent').column('seq').execute();
+  await db.schema.createIndex('build_values_recent_search').ifNotExists().unique().on('build_values_recent').columns(['field', 'value', 'seq']).execute();
 }
 
 /**
@@ -491,7 +501,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0016_value_field_codes': { up: (db) => valueFieldCodes(db, dialect) },
     '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
     '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
-    '0019_recent_custom_values': { up: recentCustomValuesTable },
+    '0019_recent_rows': { up: recentRowsTables },
   };
 }
 

@@ -96,6 +96,16 @@ describe('SQLite plans', () => {
   it('a tag is answered from the covering index of the child rows', async () => {
     expect(await plan('tag:tag-7')).toMatch(/SEARCH v USING PRIMARY KEY \(field=\? AND value=\?\)/);
   });
+  it('an IP address (a spread field) is sought in build_values and in the recent values', async () => {
+    const exact = await plan('jvmbuild.environment.localIPAddress:10.0.0.1');
+    expect(exact).toMatch(/SEARCH v USING PRIMARY KEY \(field=\? AND value=\?\)/);
+    expect(exact).toMatch(/SEARCH r USING COVERING INDEX build_values_recent_search \(field=\? AND value=\?\)/);
+    // An infix: the terms for build_values, the field's range of the small recent index for the rest.
+    const infix = await plan('jvmbuild.environment.localIPAddress:*.0.1*');
+    expect(infix).toMatch(/build_value_terms/);
+    expect(infix).toMatch(/SEARCH r USING COVERING INDEX build_values_recent_search \(field=\?\)/);
+    expect(infix).not.toMatch(/SCAN (v|r)\b/);
+  });
   it('a key-value pair is answered from the covering index of custom values', async () => {
     expect(await plan('value:branch=feature-1*')).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value>\? AND value<\?\)/);
   });

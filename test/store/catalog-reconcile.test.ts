@@ -14,7 +14,7 @@ import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import { SEE_EVERYTHING, type BuildSummary } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { ev, line } from './support.js';
-import { VALUE_FIELD_CODES } from '../../src/sql/value-fields.js';
+import { SPREAD_VALUE_FIELDS, VALUE_FIELD_CODES } from '../../src/sql/value-fields.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +87,7 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
           return code;
         },
         valueFieldCodeCase: (column: string) => `CASE ${column} ${Object.entries(codes).map(([n, c]) => `WHEN '${n}' THEN ${c}`).join(' ')} END`,
+        SPREAD_VALUE_FIELDS,
       };
     });
   } else {

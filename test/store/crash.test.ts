@@ -91,10 +91,14 @@ describe.each([
       const derived = deriveAttributes(source, source.events);
       expect('attributes' in b && b.attributes).toEqual(derived.attributes);
     }
-    const valueCount = Number((await db.selectFrom('build_values').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-    // In either table: the latest custom values are gathered apart (store/recent-custom-values.ts).
-    let customCount = 0;
-    for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) customCount += Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    // In either table: the latest custom values and values of spread fields are gathered apart (store/recent-rows.ts).
+    const rows = async (tables: readonly ('build_values' | 'build_values_recent' | 'build_custom_values' | 'build_custom_values_recent')[]): Promise<number> => {
+      let n = 0;
+      for (const table of tables) n += Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      return n;
+    };
+    const valueCount = await rows(['build_values', 'build_values_recent']);
+    const customCount = await rows(['build_custom_values', 'build_custom_values_recent']);
     let expectValues = 0;
     let expectCustom = 0;
     for (const b of available) {

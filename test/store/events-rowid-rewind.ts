@@ -10,11 +10,11 @@ import { contentHash } from '../../src/store/canonical.js';
 import { storedEvents } from '../../src/store/event-codec.js';
 import { hashBytes } from '../../src/store/hash-bytes.js';
 import type { ToolType } from '../../src/query/catalog.js';
-import { undoRecentCustomValues } from './recent-custom-values-rewind.js';
+import { undoRecentRows } from './recent-rows-rewind.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function undoEventsRowid(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
-  await undoRecentCustomValues(db);
+  await undoRecentRows(db);
   const ran = (await sql`SELECT 1 FROM store_migration WHERE name = '0018_events_rowid'`.execute(db)).rows.length > 0;
   if (!ran) return;
   if (dialect === 'sqlite') {

@@ -242,13 +242,15 @@ describe.each(dialects)('ingest on $name', ({ name, skip }) => {
     const row = await t.handle.db.selectFrom('builds').selectAll().where('id', '=', b).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ user: 'renée', project: 'payments', project_name: 'Payments', buildtool: 'jvmbuild', hasverificationfailure: 0, hasnonverificationfailure: 1, buildduration: 60_000, hostname: null, native_rootprojectname: null });
     expect(Number(row['jvmbuild_environment_jvmmaxmemoryheapsize'])).toBe(1073741824);
-    const values = await t.handle.db.selectFrom('build_values').select(['field', 'value']).where('seq', '=', row['seq'] as number).orderBy('field').orderBy('value').execute();
+    // In either table: on SQLite the latest values of spread fields (IP addresses) and the latest
+    // custom values are gathered apart (store/recent-rows.ts).
+    const valuesOf = (table: 'build_values' | 'build_values_recent') => t.handle.db.selectFrom(table).select(['field', 'value']).where('seq', '=', row['seq'] as number);
+    const values = await valuesOf('build_values').unionAll(valuesOf('build_values_recent')).orderBy('field').orderBy('value').execute();
     // The field as its code (store migration 0016).
     expect(values).toContainEqual({ field: valueFieldCode('requested'), value: 'deploy' });
     expect(values).toContainEqual({ field: valueFieldCode('jvmbuild_requestedgoals'), value: 'clean' });
     expect(values).toContainEqual({ field: valueFieldCode('tag'), value: 'ci' });
     expect(values.filter((v) => v.field === valueFieldCode('jvmbuild_environment_localipaddress'))).toHaveLength(3);
-    // In either table: on SQLite the latest custom values are gathered apart (store/recent-custom-values.ts).
     const customOf = (table: 'build_custom_values' | 'build_custom_values_recent') => t.handle.db.selectFrom(table).select(['name', 'value']).where('seq', '=', row['seq'] as number);
     const custom = await customOf('build_custom_values').unionAll(customOf('build_custom_values_recent')).execute();
     expect(custom).toEqual([{ name: 'git branch', value: 'main' }]);

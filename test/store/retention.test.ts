@@ -50,14 +50,16 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
   const eventsKeys = new Map<string, number>();
   async function rowsOf(seqs: readonly number[], ids: readonly string[]): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    for (const table of ['build_values', 'build_custom_values', 'build_custom_values_recent', 'build_attributes', 'build_attestations'] as const) {
+    for (const table of ['build_values', 'build_values_recent', 'build_custom_values', 'build_custom_values_recent', 'build_attributes', 'build_attestations'] as const) {
       const r = await t.handle.db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('seq', 'in', seqs).executeTakeFirstOrThrow();
       out[table] = Number(r.n);
     }
-    // The custom values are in either table (on SQLite the latest ones are gathered apart,
-    // store/recent-custom-values.ts): counted together.
-    out['build_custom_values'] = out['build_custom_values']! + out['build_custom_values_recent']!;
-    delete out['build_custom_values_recent'];
+    // Custom values and values are in either of their tables (on SQLite the latest ones are
+    // gathered apart, store/recent-rows.ts): counted together.
+    for (const table of ['build_values', 'build_custom_values'] as const) {
+      out[table] = out[table]! + out[`${table}_recent`]!;
+      delete out[`${table}_recent`];
+    }
     // The events are keyed by the builds' events_key (store migration 0014), remembered while the builds exist.
     for (const r of await t.handle.db.selectFrom('builds').select(['id', 'events_key']).where('id', 'in', ids).execute()) eventsKeys.set(r.id, Number(r.events_key));
     const keys = ids.map((id) => eventsKeys.get(id)!);

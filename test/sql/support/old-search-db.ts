@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import { NO_PROGRESS_LOG, searchMigrations } from '../../../src/sql/indexes.js';
-import { migrateStore, recentCustomValuesTable } from '../../../src/store/migrations.js';
+import { migrateStore, recentRowsTables } from '../../../src/store/migrations.js';
 import { createTestDatabase } from '../../support/postgres.js';
 
 export async function searchDatabaseUpTo(dialect: 'sqlite' | 'postgres', upTo: string): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
@@ -25,8 +25,8 @@ export async function searchDatabaseUpTo(dialect: 'sqlite' | 'postgres', upTo: s
   await migrateStore(handle);
   await migrate(handle, 'search', searchMigrations(handle.dialect, NO_PROGRESS_LOG), upTo);
   // The store waits at 0014 for these search migrations (migrations.ts migrateStore), but today's
-  // search compiler, which the tests run on this layout, reads the recent custom values of 0019
-  // too: their table, made as 0019 makes it (0019 itself later leaves it as it is).
-  await recentCustomValuesTable(handle.db);
+  // search compiler, which the tests run on this layout, reads the recent child rows of 0019
+  // too: their tables, made as 0019 makes them (0019 itself later leaves them as they are).
+  await recentRowsTables(handle.db);
   return { handle, drop };
 }

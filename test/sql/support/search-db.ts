@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
 import type { CheckedExpr } from '../../../src/query/checked.js';
-import type { Insertable } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
-import type { BuildsTable, CatalogColumns } from '../../../src/db/schema.js';
+import type { BuildsTable, CatalogColumns, Database } from '../../../src/db/schema.js';
 import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
-import { valueFieldCode } from '../../../src/sql/value-fields.js';
+import { SPREAD_VALUE_FIELDS, valueFieldCode } from '../../../src/sql/value-fields.js';
 import { dialectOf } from '../../../src/sql/dialect.js';
 import { createTestDatabase } from '../../support/postgres.js';
 
@@ -111,16 +111,29 @@ function rowsOf(b: TestBuild, seq: number): Rows {
 
 /**
  * Stores builds as available, as the store does: the row first (incomplete), then seq and the
- * attribute columns in one update, then the child rows (custom values in either of their tables). `bulk` inserts complete rows in batches
- * instead (faster, for larger corpora; the insert triggers then keep the trigram tables).
+ * attribute columns in one update, then the child rows (custom values and the values of spread
+ * fields in either of their tables). `bulk` inserts complete rows in batches instead (faster, for
+ * larger corpora; the insert triggers then keep the trigram tables).
  */
 export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[], options: { bulk?: boolean; allIndexed?: boolean } = {}): Promise<void> {
   const all = builds.map((b) => rowsOf(b, nextSeq++));
-  // Where the ingest gathers the latest custom values apart (store/recent-custom-values.ts), every
-  // other build's are there, so that every search reads both tables and must find its rows in each.
-  // `allIndexed`: all in build_custom_values (tests of its trigram table).
-  const recent = dialectOf(handle.dialect).recentCustomValues && options.allIndexed !== true;
-  const customTable = (seq: number) => (recent && seq % 2 === 1 ? 'build_custom_values_recent' : 'build_custom_values');
+  // Where the ingest gathers the latest child rows apart (store/recent-rows.ts), every other
+  // build's are there, so that every search reads both tables and must find its rows in each.
+  // `allIndexed`: all in the large tables (tests of their trigram tables).
+  const recent = (seq: number) => dialectOf(handle.dialect).recentRows && options.allIndexed !== true && seq % 2 === 1;
+  const customTable = (seq: number) => (recent(seq) ? 'build_custom_values_recent' : 'build_custom_values');
+  // A spread field's value of such a build goes there too; the others always to build_values.
+  const valuesTable = (v: { seq: number; field: number }) => (recent(v.seq) && SPREAD_VALUE_FIELDS.has(v.field) ? 'build_values_recent' : 'build_values');
+  const insert = async (trx: Transaction<Database>, values: Rows['values'], custom: Rows['custom']): Promise<void> => {
+    for (const table of ['build_values', 'build_values_recent'] as const) {
+      const rows = values.filter((v) => valuesTable(v) === table);
+      if (rows.length) await trx.insertInto(table).values(rows).execute();
+    }
+    for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) {
+      const rows = custom.filter((c) => customTable(c.seq) === table);
+      if (rows.length) await trx.insertInto(table).values(rows).execute();
+    }
+  };
   await handle.db.transaction().execute(async (trx) => {
     if (options.bulk) {
       for (let i = 0; i < all.length; i += 100) {
@@ -129,21 +142,14 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
         for (let j = 0; j < chunk.length; j += 50) {
           await trx.insertInto('builds').values(chunk.slice(j, j + 50).map((r) => ({ ...r.header, ...r.attributes }))).execute();
         }
-        const values = chunk.flatMap((r) => r.values);
-        const custom = chunk.flatMap((r) => r.custom);
-        if (values.length) await trx.insertInto('build_values').values(values).execute();
-        for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) {
-          const rows = custom.filter((c) => customTable(c.seq) === table);
-          if (rows.length) await trx.insertInto(table).values(rows).execute();
-        }
+        await insert(trx, chunk.flatMap((r) => r.values), chunk.flatMap((r) => r.custom));
       }
       return;
     }
     for (const r of all) {
       await trx.insertInto('builds').values(r.header).execute();
       await trx.updateTable('builds').set(r.attributes).where('id', '=', r.header.id).execute();
-      if (r.values.length) await trx.insertInto('build_values').values(r.values).execute();
-      if (r.custom.length) await trx.insertInto(customTable(r.custom[0]!.seq)).values(r.custom).execute();
+      await insert(trx, r.values, r.custom);
     }
   });
 }
@@ -163,5 +169,6 @@ export async function clearBuilds(handle: DatabaseHandle): Promise<void> {
   await handle.db.deleteFrom('build_values').execute();
   await handle.db.deleteFrom('build_custom_values').execute();
   await handle.db.deleteFrom('build_custom_values_recent').execute();
+  await handle.db.deleteFrom('build_values_recent').execute();
   await handle.db.deleteFrom('builds').execute();
 }

@@ -1,7 +1,7 @@
-// Custom values gathered in arrival order and moved into the indexed table in bulk
-// (store/recent-custom-values.ts): with ingests, moves, deletions and searches interleaved at
-// random, every key-value search lists exactly the stored builds whose own custom values match,
-// whichever table holds them, and a build is found by its custom values as soon as it is stored.
+// Child rows gathered in arrival order and moved into their indexed tables in bulk
+// (store/recent-rows.ts): with ingests, moves, deletions and searches interleaved at random, every
+// search of custom values or IP addresses lists exactly the stored builds whose own values match,
+// whichever table holds them, and a build is found by them as soon as it is stored.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,8 @@ import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 const NOW = Date.UTC(2026, 0, 15);
 /** Small, so that moves happen every few dozen builds and both tables hold rows most of the time. */
 const FOLD_ROWS = 60;
+/** The tools with an `environment.localIPAddress` field (a spread field, sql/value-fields.ts). */
+const IP_TOOLS = ['native', 'jvmbuild', 'scalabuild'];
 
 type Pair = readonly [name: string, value: string];
 
@@ -24,7 +26,8 @@ type Query =
   | { readonly kind: 'exact'; readonly build: number; readonly pick: number; readonly negated: boolean }
   | { readonly kind: 'prefixes'; readonly build: number; readonly pick: number; readonly nameChars: number; readonly valueChars: number }
   | { readonly kind: 'infix'; readonly build: number; readonly pick: number; readonly from: number }
-  | { readonly kind: 'name'; readonly build: number; readonly pick: number; readonly negated: boolean };
+  | { readonly kind: 'name'; readonly build: number; readonly pick: number; readonly negated: boolean }
+  | { readonly kind: 'ip'; readonly build: number; readonly chars: number; readonly shape: 'exact' | 'prefix' | 'infix'; readonly negated: boolean };
 
 type Op =
   | { readonly kind: 'ingest'; readonly n: number }
@@ -43,6 +46,8 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
   let store: BuildStore;
   /** Each build's custom values, lower-cased, as its events name them. */
   const pairs = new Map<string, Pair[]>();
+  /** Each build's tool and IP addresses, as its events name them. */
+  const machines = new Map<string, { tool: string; ips: string[] }>();
   const next = demoPool({ seed: 41, now: NOW, prefix: 'r' });
 
   beforeAll(async () => {
@@ -60,7 +65,9 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
   function take(n: number): string[] {
     const lines = next(n);
     for (const line of lines) {
-      const parsed = JSON.parse(line) as { buildId: string; events: { type: { eventType: string }; data: { key?: string; value?: string } }[] };
+      const parsed = JSON.parse(line) as { buildId: string; toolType: string; events: { type: { eventType: string }; data: { key?: string; value?: string; localIpAddresses?: string[] } }[] };
+      const ips = parsed.events.filter((e) => e.type.eventType === 'BuildAgent').flatMap((e) => e.data.localIpAddresses ?? []);
+      machines.set(parsed.buildId, { tool: parsed.toolType, ips: ips.map((ip) => ip.toLowerCase()) });
       const own = parsed.events
         .filter((e) => e.type.eventType === 'UserNamedValue' && typeof e.data.key === 'string' && typeof e.data.value === 'string')
         .map((e) => [e.data.key!.toLowerCase(), e.data.value!.toLowerCase()] as const);
@@ -83,8 +90,25 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
   };
   const rowsIn = (table: string): number => Number(handle.sqlite!.prepare(`SELECT count(*) FROM ${table}`).pluck().get());
 
-  /** The query's text and which of its own custom values a build needs to match it. */
-  function query(q: Query, ids: readonly string[]): { text: string; match: (own: readonly Pair[]) => boolean } {
+  /** The query's text and which builds match it. */
+  function query(q: Query, ids: readonly string[]): { text: string; match: (id: string) => boolean } {
+    if (q.kind === 'ip') {
+      // One of the addresses of a stored build of a tool that has the field.
+      const withIps = ids.filter((id) => IP_TOOLS.includes(machines.get(id)!.tool) && machines.get(id)!.ips.length > 0);
+      const { tool, ips } = machines.get(withIps[q.build % withIps.length] ?? ids[0]!)!;
+      const ip = ips[q.build % Math.max(1, ips.length)] ?? '10.0.0.1';
+      const from = q.chars % Math.max(1, ip.length - 2);
+      const pattern = q.shape === 'exact' ? ip : q.shape === 'prefix' ? `${ip.slice(0, 1 + (q.chars % ip.length))}*` : `*${ip.slice(from, from + 3)}*`;
+      const hit = (id: string) => machines.get(id)!.tool === tool && machines.get(id)!.ips.some((v) => matches(pattern, v));
+      const text = `${tool}.environment.localIPAddress:${quoted(pattern)}`;
+      return q.negated ? { text: `not ${text}`, match: (id) => !hit(id) } : { text, match: hit };
+    }
+    const custom = customQuery(q, ids);
+    return { text: custom.text, match: (id) => custom.match(pairs.get(id)!) };
+  }
+
+  /** A custom-value query's text and which of its own custom values a build needs to match it. */
+  function customQuery(q: Exclude<Query, { kind: 'ip' }>, ids: readonly string[]): { text: string; match: (own: readonly Pair[]) => boolean } {
     const own = pairs.get(ids[q.build % ids.length]!)!;
     const [name, value] = own[q.pick % own.length]!;
     switch (q.kind) {
@@ -117,6 +141,7 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
     fc.record({ kind: fc.constant('prefixes' as const), ...pick, nameChars: fc.nat(), valueChars: fc.nat() }),
     fc.record({ kind: fc.constant('infix' as const), ...pick, from: fc.nat() }),
     fc.record({ kind: fc.constant('name' as const), ...pick, negated: fc.boolean() }),
+    fc.record({ kind: fc.constant('ip' as const), build: fc.nat(), chars: fc.nat(), shape: fc.constantFrom('exact' as const, 'prefix' as const, 'infix' as const), negated: fc.boolean() }),
   );
   const op: fc.Arbitrary<Op> = fc.oneof(
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('ingest' as const), n: fc.integer({ min: 1, max: 40 }) }) },
@@ -124,7 +149,7 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('search' as const), query: queryArb }) },
   );
 
-  it('lists exactly the builds whose custom values match, in either table, from the moment they are stored', async () => {
+  it('lists exactly the builds whose custom values or IP addresses match, in either table, from the moment they are stored', async () => {
     let searches = 0;
     let bothHeld = 0;
     await fc.assert(
@@ -134,10 +159,12 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
             case 'ingest': {
               const lines = take(o.n);
               await store.ingestNdjson(lines.join('\n'));
-              // Found at once by its commit ID, whichever table holds it now.
+              // Found at once by its commit ID and its IP address, whichever table holds them now.
               const last = JSON.parse(lines.at(-1)!) as { buildId: string };
               const commit = pairs.get(last.buildId)!.find(([n]) => n === 'git commit id')!;
               expect(await listed(`value:${quoted(`git commit id=${commit[1]}`)}`)).toContain(last.buildId);
+              const { tool, ips } = machines.get(last.buildId)!;
+              if (IP_TOOLS.includes(tool) && ips.length > 0) expect(await listed(`${tool}.environment.localIPAddress:${quoted(ips[0]!)}`)).toContain(last.buildId);
               break;
             }
             case 'deleteOldest':
@@ -148,8 +175,9 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
               if (ids.length === 0) break;
               const { text, match } = query(o.query, ids);
               searches++;
-              if (rowsIn('build_custom_values') > 0 && rowsIn('build_custom_values_recent') > 0) bothHeld++;
-              expect(await listed(text), text).toEqual(ids.filter((id) => match(pairs.get(id)!)).sort());
+              const [large, recent] = o.query.kind === 'ip' ? ['build_values', 'build_values_recent'] : ['build_custom_values', 'build_custom_values_recent'];
+              if (rowsIn(large!) > 0 && rowsIn(recent!) > 0) bothHeld++;
+              expect(await listed(text), text).toEqual(ids.filter(match).sort());
               break;
             }
           }
@@ -162,14 +190,18 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
     expect(bothHeld).toBeGreaterThan(searches / 4);
   }, 300_000);
 
-  it('moves the gathered rows into the indexed table, in one statement, once there are enough', async () => {
+  it('moves the gathered rows into the indexed tables, in one statement each, once there are enough', async () => {
     const before = rowsIn('build_custom_values') + rowsIn('build_custom_values_recent');
+    const valuesBefore = rowsIn('build_values') + rowsIn('build_values_recent');
     await store.ingestNdjson(take(60).join('\n'));
     // 60 demo builds hold well over FOLD_ROWS custom values: at least one move ran.
     const indexed = rowsIn('build_custom_values');
     const recent = rowsIn('build_custom_values_recent');
     expect(indexed + recent).toBeGreaterThan(before + FOLD_ROWS);
     expect(recent).toBeLessThan(FOLD_ROWS + 300);
+    // The IP addresses (a few dozen of 60 builds: less than a move each time) are all somewhere.
+    expect(rowsIn('build_values') + rowsIn('build_values_recent')).toBeGreaterThan(valuesBefore);
+    expect(rowsIn('build_values_recent')).toBeLessThan(FOLD_ROWS + 300);
     // Every moved row is in the trigram table (the ingest fills it for the rows the move added).
     expect(() => handle.sqlite!.exec("INSERT INTO build_custom_values_trigram(build_custom_values_trigram, rank) VALUES ('integrity-check', 1)")).not.toThrow();
   }, 60_000);
