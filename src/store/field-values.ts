@@ -3,7 +3,8 @@
 //
 // Bounded: it reads at most SCAN_ROWS matching entries through an existing index (`builds
 // (column, seq)` for single-valued fields, `build_values (field, value, seq)` for multi-valued
-// ones, and for the spread ones that of their recent rows too, or the project index for a caller restricted to some projects), and counts those. So the
+// ones, and for the spread ones that of their recent rows too, or the project index for a caller
+// restricted to some projects), and counts those. So the
 // cost does not grow with the store; counts are exact when the prefix's entries fit (a typed
 // prefix narrows them fast), and with a short prefix on a large store they are the counts among
 // the first entries the index scan meets. Visibility is applied to the entries read, so a caller never sees a value only builds

@@ -164,7 +164,13 @@ describe('recent custom values with moves and deletions interleaved (SQLite)', (
               const commit = pairs.get(last.buildId)!.find(([n]) => n === 'git commit id')!;
               expect(await listed(`value:${quoted(`git commit id=${commit[1]}`)}`)).toContain(last.buildId);
               const { tool, ips } = machines.get(last.buildId)!;
-              if (IP_TOOLS.includes(tool) && ips.length > 0) expect(await listed(`${tool}.environment.localIPAddress:${quoted(ips[0]!)}`)).toContain(last.buildId);
+              if (IP_TOOLS.includes(tool) && ips.length > 0) {
+                expect(await listed(`${tool}.environment.localIPAddress:${quoted(ips[0]!)}`)).toContain(last.buildId);
+                // Offered for completion with every stored build that has it, in either table.
+                const having = (await storedIds()).filter((id) => machines.get(id)!.tool === tool && machines.get(id)!.ips.includes(ips[0]!)).length;
+                const offered = await store.fieldValues(`${tool}.environment.localIPAddress`, { visibility: SEE_EVERYTHING, prefix: ips[0]!, limit: 50 });
+                expect(offered.find((v) => v.value === ips[0])?.count).toBe(having);
+              }
               break;
             }
             case 'deleteOldest':
