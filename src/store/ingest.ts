@@ -32,8 +32,8 @@ interface Part {
 }
 
 /**
- * Lines prepared, planned and written together in a bulk load (a bulk SQLite transaction of 5,000
- * lines is fifty parts). Smaller parts keep less in memory: `buildscope ingest` of 30,000 demo
+ * Lines prepared, planned and written together in a bulk load (a bulk SQLite transaction of 10,000
+ * lines is a hundred parts). Smaller parts keep less in memory: `buildscope ingest` of 30,000 demo
  * builds peaked at 371 MB RSS with parts of 500 lines, 315 MB with 250 and 234 MB with 100, at
  * the same rate within the noise of a shared machine. Other ingests (the server's) write each
  * transaction as one part, in one synchronous call on SQLite, so nothing else on the connection

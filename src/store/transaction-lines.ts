@@ -5,8 +5,8 @@
 // large store, where most index inserts land on a page of their own, that copying cost ~10% of
 // the load. Without it, a part that fails in the database leaves the transaction half-written, so
 // the ingest rolls the whole transaction back and writes its lines again, each part under a
-// savepoint. Those lines are here. A file, not memory: a bulk transaction is 5,000 lines
-// (~25 MB of NDJSON), which would add its size to the peak memory of every load for a path that
+// savepoint. Those lines are here. A file, not memory: a bulk transaction is 10,000 lines
+// (~50 MB of NDJSON), which would add its size to the peak memory of every load for a path that
 // runs only when a line fails in the database.
 
 import { randomUUID } from 'node:crypto';

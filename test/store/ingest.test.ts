@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
+import { SQLITE_BULK_BATCH_SIZE } from '../../src/store/batches.js';
 import { completeBuild, ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
@@ -276,19 +277,20 @@ describe.each(dialects)('ingest on $name', ({ name, skip }) => {
   });
 
   it('commits 500 lines per transaction, and for a bulk load as many as the database gains from', async () => {
-    const lines = Array.from({ length: 5200 }, () => completeBuild(id())).join('\n');
+    const n = SQLITE_BULK_BATCH_SIZE + 200;
+    const lines = Array.from({ length: n }, () => completeBuild(id())).join('\n');
     const sizes = async (bulk: boolean): Promise<number[]> => {
       await t.reset();
       const seen: number[] = [];
       const r = await t.store.ingestNdjson(lines, { bulk, keepResults: false, onResults: (rs) => seen.push(rs.length) });
       expect(r).toEqual([]);
-      expect(await t.store.latestSeq()).toBe(5200);
+      expect(await t.store.latestSeq()).toBe(n);
       return seen;
     };
-    const small = [...Array.from({ length: 10 }, () => 500), 200];
+    const small = [...Array.from({ length: SQLITE_BULK_BATCH_SIZE / 500 }, () => 500), 200];
     expect(await sizes(false)).toEqual(small);
     // SQLite rewrites every index page a commit touched; PostgreSQL keeps its smaller transactions.
-    expect(await sizes(true)).toEqual(name === 'sqlite' ? [5000, 200] : small);
+    expect(await sizes(true)).toEqual(name === 'sqlite' ? [SQLITE_BULK_BATCH_SIZE, 200] : small);
   }, 60_000);
 
   it('reads streamed input (bytes split anywhere, CRLF line ends) with correct line numbers', async () => {
