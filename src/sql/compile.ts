@@ -11,8 +11,8 @@ import { dialectOf, targetRef, type Dialect, type SqlDialect, type StringTarget 
 import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.js';
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
-import { SPREAD_VALUE_FIELDS, valueFieldCode } from './value-fields.js';
-import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from './layout.js';
+import { valueFieldCode } from './value-fields.js';
+import { customValueTables, valueTables } from './layout.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -127,13 +127,13 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   // subquery from the (field, value, seq) covering index; in probe form it seeks that index.
   // The field is stored as its code (store migration 0016), a literal so the plan is fixed.
   const code = valueFieldCode(field.column);
-  // A spread field's latest values are in their own table (store/recent-rows.ts), read as `r`.
-  const tables: readonly ValuesAlias[] = dialect.recentRows && SPREAD_VALUE_FIELDS.has(code) ? ['v', 'r'] : ['v'];
-  const rows = (where?: (alias: ValuesAlias) => RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
+  // A spread field's latest values are in a second table (store/recent-rows.ts), read as `r`.
+  const rows = (where?: (alias: string) => RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
     semi(
-      tables.map((alias) => {
+      valueTables(dialect.recentRows, code).map((table, i) => {
+        const alias = i === 0 ? 'v' : 'r';
         const own = sql<SqlBool>`${sql.ref(`${alias}.field`)} = ${sql.lit(code)}`;
-        return { table: alias === 'v' ? 'build_values' : RECENT_VALUES, alias, where: where === undefined ? own : sql<SqlBool>`${own} AND ${where(alias)}` };
+        return { table, alias, where: where === undefined ? own : sql<SqlBool>`${own} AND ${where(alias)}` };
       }),
     );
   switch (predicate.kind) {
@@ -142,8 +142,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
     case 'unknown':
       return sql<SqlBool>`NOT (${rows()})`;
     case 'pattern': {
-      // The terms hold the values of build_values; a recent row's match is the exact one alone.
-      const cond = rows((alias) => patternCondition(dialect, { kind: 'values', alias, field: field.column }, predicate.pattern, alias === 'v' ? 'terms' : 'none'));
+      const cond = rows((alias) => patternCondition(dialect, { kind: 'values', alias, field: field.column }, predicate.pattern, 'terms'));
       // Candidates from the field's terms: handed to the planner in the dialect's own way.
       return access.kind === 'childList' && access.via === 'terms' ? dialect.termListCondition(cond) : cond;
     }
@@ -158,7 +157,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
 
 /**
  * Where a wildcard without a literal prefix takes its candidates from: a trigram table, the value
- * terms of a multi-valued field (build_values' rows only), or nowhere (the LIKE alone).
+ * terms of a multi-valued field, or nowhere (the LIKE alone).
  */
 type Candidates = 'trigram' | 'terms' | 'none';
 
@@ -188,8 +187,7 @@ function byCustomNames(dialect: Dialect, name: Pattern, value: Pattern): RawBuil
   const nameCond = patternCondition(dialect, { kind: 'customValues', alias: 'n', column: 'name' }, name, 'none');
   const valueCond = patternCondition(dialect, { kind: 'customValues', alias: 'c', column: 'value' }, value, 'none');
   const walk = (table: string) => dialect.customValuesByName(table, prefix, prefix === '' ? undefined : prefixUpperBound(prefix), sql<SqlBool>`${nameCond} AND c.name = n.name AND ${valueCond}`);
-  const tables = dialect.recentRows ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
-  return sql<SqlBool>`builds.seq IN (${sql.join(tables.map(walk), sql` UNION ALL `)})`;
+  return sql<SqlBool>`builds.seq IN (${sql.join(customValueTables(dialect.recentRows).map(walk), sql` UNION ALL `)})`;
 }
 
 /** A table that holds child rows of builds, as `alias`, with the condition its rows must meet (none: any row). */
@@ -201,18 +199,17 @@ interface ChildPart {
 
 /** A row of build_custom_values (`c`) or of the recent custom values (`r`). */
 type CustomAlias = 'c' | 'r';
-/** A row of build_values (`v`) or of the recent values (`r`). */
-type ValuesAlias = 'v' | 'r';
 
 /**
- * Where custom values are: `build_custom_values`, and on a dialect whose ingest gathers the latest
- * ones apart (store/recent-custom-values.ts) their table too, which has the same
- * `(name, value, seq)` index (the rows of a few recent commits). `where(alias)` is the
- * condition on a row of either.
+ * Where custom values are (layout.ts customValueTables): `build_custom_values` as `c`, and on a
+ * dialect whose ingest gathers the latest ones apart (store/recent-rows.ts) their table too, as
+ * `r`, with the same `(name, value, seq)` index. `where(alias)` is the condition on a row of either.
  */
 function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): ChildPart[] {
-  const indexed = { table: 'build_custom_values', alias: 'c', where: where('c') };
-  return dialect.recentRows ? [indexed, { table: RECENT_CUSTOM_VALUES, alias: 'r', where: where('r') }] : [indexed];
+  return customValueTables(dialect.recentRows).map((table, i) => {
+    const alias = i === 0 ? 'c' : 'r';
+    return { table, alias, where: where(alias) };
+  });
 }
 
 /**

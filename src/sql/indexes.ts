@@ -6,7 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { migrate, type DatabaseHandle } from '../db/database.js';
 import { INDEXED_0001, TRIGRAM_0001 } from '../db/frozen-schema.js';
-import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
+import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, RECENT_VALUES, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
 export { INDEXED_FIELDS };
 
@@ -245,8 +245,9 @@ function postgresValueTermsStatements(): string[] {
  * Bulk upkeep of the SQLite trigram tables and value terms for one ingest transaction: `begin()`
  * right after the transaction started (notes where the new rows will start and sets the flag that
  * turns the insert triggers off), `finish(maxSeqBefore)` after the batch's rows are written and
- * before the commit (indexes the builds with a seq above it, adds the new terms and indexes the
- * custom values among the child rows added since `begin`, clears the flag).
+ * before the commit (indexes the builds with a seq above it, adds the new terms of their values,
+ * in build_values or gathered apart, and indexes the custom values among the child rows added to
+ * build_custom_values since `begin`, clears the flag).
  * Undefined when the database has no deferred-trigram support (search indexes not migrated).
  */
 export interface TrigramBatch {
@@ -268,7 +269,12 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   // batch's value rows are those of its new builds, every one with a seq above the highest seq
   // ever used before the batch (ingest-plan.ts hands out seqs after it): read through the seq
   // index, which holds the key (field, value) too (store migration 0015: build_values has no rowid).
-  const addTerms = sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM build_values WHERE seq > ?`);
+  // The values of spread fields gathered apart (store/recent-rows.ts) join the terms as they
+  // arrive, like the others: a move into build_values then adds no term.
+  const addTerms = [
+    'build_values',
+    ...(exists.get(RECENT_VALUES) === undefined ? [] : [RECENT_VALUES]),
+  ].map((table) => sqlite.prepare(`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT field, value FROM ${table} WHERE seq > ?`));
   const fillCustom = sqlite.prepare(`INSERT INTO ${CUSTOM_VALUES_TRIGRAM}(rowid, name, value) SELECT rowid, name, value FROM build_custom_values WHERE rowid > ?`);
   let customFrom = 0;
   return {
@@ -278,7 +284,7 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
     },
     finish(maxSeqBefore) {
       fillBuilds.run(maxSeqBefore);
-      addTerms.run(maxSeqBefore);
+      for (const add of addTerms) add.run(maxSeqBefore);
       fillCustom.run(customFrom);
       clearFlag.run();
     },

@@ -2,6 +2,7 @@
 // the compiler (which must only reach for a trigram table that the schema has).
 
 import { FIELDS } from '../query/catalog.js';
+import { SPREAD_VALUE_FIELDS } from './value-fields.js';
 
 /**
  * `builds` columns with a trigram index (infix search): the single-valued fields the catalog
@@ -42,3 +43,13 @@ export const MIN_TRIGRAM_CHARS = 3;
  */
 export const RECENT_CUSTOM_VALUES = 'build_custom_values_recent';
 export const RECENT_VALUES = 'build_values_recent';
+
+/** The tables that hold custom values, where the dialect gathers recent rows apart (`recentRows`) or not. */
+export function customValueTables(recentRows: boolean): readonly ('build_custom_values' | 'build_custom_values_recent')[] {
+  return recentRows ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
+}
+
+/** The tables that hold the values of the multi-valued field of code `code` (value-fields.ts). */
+export function valueTables(recentRows: boolean, code: number): readonly ('build_values' | 'build_values_recent')[] {
+  return recentRows && SPREAD_VALUE_FIELDS.has(code) ? ['build_values', RECENT_VALUES] : ['build_values'];
+}

@@ -14,7 +14,8 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { FieldDef } from '../query/catalog.js';
 import type { Database } from '../db/schema.js';
 import { dialectOf, type Dialect, type SqlDialect, type StringTarget } from '../sql/dialect.js';
-import { SPREAD_VALUE_FIELDS, valueFieldCode } from '../sql/value-fields.js';
+import { valueFieldCode } from '../sql/value-fields.js';
+import { valueTables } from '../sql/layout.js';
 
 /** Index entries read at most per call. */
 export const SCAN_ROWS = 20_000;
@@ -48,12 +49,15 @@ export function fieldValuesQuery(
   // text_pattern_ops order, and a caller restricted to some projects is read through the project
   // index). Without one, the LIMIT bounds the rows read whatever plan is chosen; the entries
   // counted are the first the index scan meets (for an unrestricted caller on SQLite: value order).
-  // A spread field's latest values are in their own table (recent-rows.ts): read after the others.
-  const valuesIn = (table: 'build_values' | 'build_values_recent') =>
-    db.selectFrom(`${table} as v`).innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', valueFieldCode(field.column)).where(where).select(column.as('value'));
-  const recent = field.multi && dialectOf(dialect).recentRows && SPREAD_VALUE_FIELDS.has(valueFieldCode(field.column));
+  // A spread field's latest values are in a second table (recent-rows.ts): read after the others.
+  const valuesIn = (table: 'build_values' | 'build_values_recent', code: number) =>
+    db.selectFrom(`${table} as v`).innerJoin('builds', 'builds.seq', 'v.seq').where('v.field', '=', code).where(where).select(column.as('value'));
+  const values = (code: number) => {
+    const [first, ...rest] = valueTables(dialectOf(dialect).recentRows, code).map((t) => valuesIn(t, code));
+    return rest.reduce((all, q) => all.unionAll(q), first!);
+  };
   const seen = field.multi
-    ? (recent ? valuesIn('build_values').unionAll(valuesIn('build_values_recent')) : valuesIn('build_values')).limit(SCAN_ROWS).as('seen')
+    ? values(valueFieldCode(field.column)).limit(SCAN_ROWS).as('seen')
     : db.selectFrom('builds').where('builds.seq', 'is not', null).where(where).select(column.as('value')).limit(SCAN_ROWS).as('seen');
   return db
     .selectFrom(seen)

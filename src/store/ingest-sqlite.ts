@@ -17,7 +17,7 @@ import { TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
 import { eventsId, eventsRange } from './events-rowid.js';
-import { recentRows } from './recent-rows.js';
+import { recentRowsMove } from './recent-rows.js';
 import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from '../sql/layout.js';
 import { SPREAD_VALUE_FIELDS } from '../sql/value-fields.js';
 
@@ -59,7 +59,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   if (chunksOfKey.parameters.length > 0) throw new Error('the chunk range of a key must be plain SQL');
   const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
-  const recent = recentRows(db, ctx.foldRows);
+  const moveRecentRows = recentRowsMove(db, ctx.foldRows);
   let release: (() => void) | undefined;
 
   const load = (lines: readonly PreparedLine[]): ReturnType<typeof storedBuilds> => {
@@ -89,7 +89,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
     // Before the trigram fill: it indexes the custom values a move adds to build_custom_values.
-    recent.foldIfFull();
+    moveRecentRows();
     search?.finish(maxSeq);
     return { results, maxSeq: writes.maxSeq };
   };
@@ -233,8 +233,11 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       if (pack) insertChunk.run(id, c.event_count, '', c.packed);
       else insertChunk.run(id, c.event_count, c.events, null);
     }
-    insertValues(w.values.filter((v) => !SPREAD_VALUE_FIELDS.has(v[1])));
-    insertRecentValues(w.values.filter((v) => SPREAD_VALUE_FIELDS.has(v[1])));
+    const spread: BatchWrites['values'] = [];
+    const others: BatchWrites['values'] = [];
+    for (const v of w.values) (SPREAD_VALUE_FIELDS.has(v[1]) ? spread : others).push(v);
+    insertValues(others);
+    insertRecentValues(spread);
     insertCustoms(w.customValues);
     for (const [seq, json, packed] of w.attributes) {
       if (pack) insertAttributes.run(seq, '', packed);

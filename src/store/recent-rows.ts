@@ -18,7 +18,7 @@
 // two tables, and a search finds them as soon as the build is stored.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { RECENT_CUSTOM_VALUES, RECENT_VALUES, VALUE_TERMS } from '../sql/layout.js';
+import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from '../sql/layout.js';
 
 /**
  * Rows gathered in a table before they are moved (~40,000 demo builds of custom values). At 1M
@@ -27,39 +27,31 @@ import { RECENT_CUSTOM_VALUES, RECENT_VALUES, VALUE_TERMS } from '../sql/layout.
  */
 export const FOLD_ROWS = 100_000;
 
-export interface RecentRows {
-  /** Moves the rows of each table that holds `foldRows` or more into its large table; returns how many it moved. */
-  foldIfFull(): number;
-}
-
-export function recentRows(db: BetterSqlite3.Database, foldRows = FOLD_ROWS): RecentRows {
-  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").pluck();
-  // The distinct values of the moved rows join the value terms (which a wildcard without prefix
-  // reads first, sql/compile.ts): during a bulk load their trigger stands aside, and the ingest
-  // adds the terms of new seqs only, which the moved rows are not. (The terms come with the search
-  // indexes; a store without them has none to keep.)
-  const terms = exists.get(VALUE_TERMS) === undefined ? [] : [`INSERT OR IGNORE INTO ${VALUE_TERMS} (field, value) SELECT DISTINCT field, value FROM ${RECENT_VALUES}`];
-  const tables = [
-    folder(db, RECENT_CUSTOM_VALUES, [`INSERT INTO build_custom_values (seq, name, value) SELECT seq, name, value FROM ${RECENT_CUSTOM_VALUES} ORDER BY name, value, seq`]),
-    folder(db, RECENT_VALUES, [...terms, `INSERT OR IGNORE INTO build_values (field, value, seq) SELECT field, value, seq FROM ${RECENT_VALUES} ORDER BY field, value, seq`]),
+/**
+ * The move of each table of recent rows that holds `foldRows` or more into its large table, to
+ * run at the end of an ingest part, before the trigram fill (which indexes the moved custom
+ * values; the moved values' terms were added when they arrived, sql/indexes.ts trigramBatch).
+ */
+export function recentRowsMove(db: BetterSqlite3.Database, foldRows = FOLD_ROWS): () => void {
+  const moves = [
+    tableMove(db, RECENT_CUSTOM_VALUES, `INSERT INTO build_custom_values (seq, name, value) SELECT seq, name, value FROM ${RECENT_CUSTOM_VALUES} ORDER BY name, value, seq`),
+    tableMove(db, RECENT_VALUES, `INSERT OR IGNORE INTO build_values (field, value, seq) SELECT field, value, seq FROM ${RECENT_VALUES} ORDER BY field, value, seq`),
   ];
-  return {
-    foldIfFull: () => tables.reduce((moved, t) => moved + t(foldRows), 0),
+  return () => {
+    for (const move of moves) move(foldRows);
   };
 }
 
-/** The move of one table of recent rows: `moves` (the last one moving the rows), then emptied. */
-function folder(db: BetterSqlite3.Database, table: string, moves: readonly string[]): (foldRows: number) => number {
+/** The move of one table of recent rows by `insert`, then emptied, when it holds `foldRows` or more. */
+function tableMove(db: BetterSqlite3.Database, table: string, insert: string): (foldRows: number) => void {
   // New rows get rowids above the highest (no AUTOINCREMENT), and the table is emptied by each
   // move: the highest rowid is the number of rows gathered (more, after a deletion), in one seek.
   const gathered = db.prepare(`SELECT coalesce(max(rowid), 0) FROM ${table}`).pluck();
-  const statements = moves.map((m) => db.prepare(m));
+  const move = db.prepare(insert);
   const clear = db.prepare(`DELETE FROM ${table}`);
   return (foldRows) => {
-    if (Number(gathered.get()) < foldRows) return 0;
-    let moved = 0;
-    for (const s of statements) moved = s.run().changes;
+    if (Number(gathered.get()) < foldRows) return;
+    move.run();
     clear.run();
-    return moved;
   };
 }

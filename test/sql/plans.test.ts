@@ -100,10 +100,10 @@ describe('SQLite plans', () => {
     const exact = await plan('jvmbuild.environment.localIPAddress:10.0.0.1');
     expect(exact).toMatch(/SEARCH v USING PRIMARY KEY \(field=\? AND value=\?\)/);
     expect(exact).toMatch(/SEARCH r USING COVERING INDEX build_values_recent_search \(field=\? AND value=\?\)/);
-    // An infix: the terms for build_values, the field's range of the small recent index for the rest.
+    // An infix: the matching terms first, each sought in both indexes.
     const infix = await plan('jvmbuild.environment.localIPAddress:*.0.1*');
     expect(infix).toMatch(/build_value_terms/);
-    expect(infix).toMatch(/SEARCH r USING COVERING INDEX build_values_recent_search \(field=\?\)/);
+    expect(infix).toMatch(/SEARCH r USING COVERING INDEX build_values_recent_search \(field=\? AND value=\?\)/);
     expect(infix).not.toMatch(/SCAN (v|r)\b/);
   });
   it('a key-value pair is answered from the covering index of custom values', async () => {
@@ -119,7 +119,7 @@ describe('SQLite plans', () => {
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
       expect(p, q).not.toMatch(/SCAN (c|w|r|build_custom_values|build_custom_values_recent)\b/);
       expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
-      // The same walk over the custom values gathered since the last move (store/recent-custom-values.ts).
+      // The same walk over the custom values gathered since the last move (store/recent-rows.ts).
       expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_recent_search \(name>\?( AND name<\?)?\)/);
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_recent_search \(name=\? AND value(=\?|>\? AND value<\?)\)/);
     }
