@@ -13,6 +13,7 @@ import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
 import { valueFieldCode } from './value-fields.js';
 import { customValueTables, valueTables } from './layout.js';
+import { bucketedType, valueBucket } from './value-buckets.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -73,8 +74,11 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
       // The checker only gives key-value predicates to the (multi-valued) `value` field.
       throw impossible(field, predicate);
     case 'compare':
-    case 'range':
-      return boundsCondition(ref, predicate);
+    case 'range': {
+      const cond = boundsCondition(ref, predicate);
+      const bucket = dialect.valueBuckets && bucketedType(field.type) ? bucketCondition(field.column, predicate) : undefined;
+      return bucket === undefined ? cond : sql<SqlBool>`(${bucket} AND ${cond})`;
+    }
   }
 }
 
@@ -219,6 +223,25 @@ function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<
 function customPattern(dialect: Dialect, alias: CustomAlias, column: 'name' | 'value', pattern: Pattern): RawBuilder<SqlBool> {
   const segments = segmentsOf(pattern.segments);
   return patternCondition(dialect, { kind: 'customValues', alias, column }, pattern, alias === 'c' && usesTrigram(dialect, { kind: 'customValues' }, segments) ? 'trigram' : 'none');
+}
+
+/**
+ * The bounds of a range or equality on a bucketed column, stated on its bucket (value-buckets.ts):
+ * what the index `(bucket, seq, value)` is sought by, an equality reading its builds in seq order.
+ * Implied by the bounds on the value, so it never changes the answer; none without a finite bound.
+ */
+function bucketCondition(column: string, predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): RawBuilder<SqlBool> | undefined {
+  const b = boundsOf(predicate);
+  const bucket = sql.raw(valueBucket(`"builds"."${column}"`));
+  // A bound is written as a number literal, so its bucket is a constant that the same expression
+  // computes: the two sides agree by construction.
+  const of = (n: number) => sql.raw(valueBucket(String(n)));
+  const finite = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n);
+  if (finite(b.min) && b.min === b.max) return sql<SqlBool>`${bucket} = ${of(b.min)}`;
+  const parts: RawBuilder<SqlBool>[] = [];
+  if (finite(b.min)) parts.push(sql<SqlBool>`${bucket} >= ${of(b.min)}`);
+  if (finite(b.max)) parts.push(sql<SqlBool>`${bucket} <= ${of(b.max)}`);
+  return parts.length === 0 ? undefined : sql<SqlBool>`${sql.join(parts, sql` AND `)}`;
 }
 
 function boundsCondition(ref: RawBuilder<unknown>, predicate: Extract<Predicate, { kind: 'compare' | 'range' }>): RawBuilder<SqlBool> {

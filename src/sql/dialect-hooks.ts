@@ -6,6 +6,7 @@
 import { sql, type DatabaseIntrospector, type DialectAdapter, type Kysely, type QueryCompiler, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import type { DatabaseHandle, DialectName } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { FieldType } from '../query/catalog.js';
 import { likePattern } from './pattern.js';
 
 /** Where a searched string lives: a `builds` column or a column of a child row. */
@@ -94,6 +95,11 @@ export interface Dialect {
    * `build_custom_values` and `build_values` (store/recent-rows.ts), so that readers read both.
    */
   readonly recentRows: boolean;
+  /**
+   * Whether the btree of a field of value-buckets.ts `bucketedType` is keyed by the value's bucket
+   * (`columnIndex`), so that a range or equality on it also names the bucket.
+   */
+  readonly valueBuckets: boolean;
 
   // ---- kysely ----
 
@@ -151,8 +157,8 @@ export interface Dialect {
   withSchemaLock<T>(db: Kysely<Database>, fn: (db: DbOrTransaction) => Promise<T>): Promise<T>;
   /** The column names of a table, in order. */
   columnsOf(db: DbOrTransaction, table: string): Promise<string[]>;
-  /** DDL of the btree index of a `builds` column. */
-  columnIndex(column: string, isString: boolean): string;
+  /** DDL of the btree index of a `builds` column of a field of this type. */
+  columnIndex(column: string, type: FieldType): string;
   /** Brings the trigram index of `builds` to `columns`; whether a table was rebuilt for it. */
   reconcileTrigram(db: DbOrTransaction, columns: readonly string[]): Promise<boolean>;
 }

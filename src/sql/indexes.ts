@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
 import { migrate, type DatabaseHandle } from '../db/database.js';
 import { INDEXED_0001, TRIGRAM_0001 } from '../db/frozen-schema.js';
+import { bucketIndex } from './value-buckets.js';
 import { BUILDS_TRIGRAM, BUILDS_TRIGRAM_COLUMNS, CUSTOM_VALUES_TRIGRAM, INDEXED_FIELDS, RECENT_VALUES, VALUE_TERMS, VALUE_TERMS_TRIGRAM, VALUES_TRIGRAM } from './layout.js';
 
 export { INDEXED_FIELDS };
@@ -379,6 +380,12 @@ export function searchMigrations(dialect: DatabaseHandle['dialect'], log: Progre
       up: async (db) => {
         if (dialect === 'sqlite') await sqliteTrigramWithoutPositions(db, log);
       },
+    },
+    // SQLite: the duration's `(value, seq)` btree gives way to the bucketed one (value-buckets.ts;
+    // the schema reconciliation makes the same for a field added later). Building it reads the
+    // column once and sorts: ~2 s at a million builds.
+    '0006_duration_by_bucket': {
+      up: (db) => run(db, dialect === 'sqlite' ? ['DROP INDEX IF EXISTS builds_buildduration_idx', bucketIndex('buildduration')] : []),
     },
   };
 }

@@ -48,6 +48,8 @@ export const POSTGRES: Dialect = {
 
   // Child rows go straight into their indexed tables (store/ingest-postgres.ts).
   recentRows: false,
+  // Ordered columns keep their (value, seq) btree; the bucketed one was measured on SQLite only.
+  valueBuckets: false,
 
   kyselyParts: () => ({
     adapter: () => new PostgresAdapter(),
@@ -88,7 +90,7 @@ export const POSTGRES: Dialect = {
     return rows.rows.map((r) => r.name);
   },
 
-  columnIndex: postgresColumnIndex,
+  columnIndex: (column, type) => postgresColumnIndex(column, type === 'string'),
 
   async reconcileTrigram(db, columns) {
     // One GIN index per column: adding the missing ones is enough (IF NOT EXISTS).

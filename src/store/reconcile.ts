@@ -58,7 +58,7 @@ async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): 
     addedColumns.push(c.column);
   }
 
-  for (const f of INDEXED_FIELDS) await sql.raw(dialect.columnIndex(f.column, f.type === 'string')).execute(db);
+  for (const f of INDEXED_FIELDS) await sql.raw(dialect.columnIndex(f.column, f.type)).execute(db);
   const rebuiltTrigram = await dialect.reconcileTrigram(db, BUILDS_TRIGRAM_COLUMNS);
 
   const recorded = new Set((await db.selectFrom(STORE_FIELDS).select('name').execute()).map((r) => r.name as string));
