@@ -61,6 +61,7 @@ interface Shape {
 
 function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
   const commit = (sample[Math.floor(sample.length / 2)]!.attributes['value'] as { name: string; value: string }[]).find((v) => v.name === 'Git commit id')!.value;
+  const duration = sample[Math.floor(sample.length / 3)]!.attributes['buildDuration'] as number;
   const day = new Date(NOW - 10 * DAY).toISOString().slice(0, 10);
   const week = new Date(NOW - 16 * DAY).toISOString().slice(0, 10);
   return [
@@ -74,6 +75,11 @@ function shapes(sample: readonly BuildWithAttributes[]): Shape[] {
     // A week of start times: about a quarter of the builds, read as a range of the index that leads
     // with the start time (builds_trend since search migration 0007).
     { shape: 'range (week)', query: `buildStartTime:[${week} to ${day}]`, liqe: `buildStartTime:[${Date.parse(`${week}T00:00Z`)} TO ${Date.parse(`${day}T00:00Z`) + DAY - 1}]`, selective: false },
+    // Durations (search migration 0006): the index `(bucket, seq, buildduration)` sought by the
+    // bucket, the value tested on its entries; a selective tail, a band inside one bucket, an exact value.
+    { shape: 'duration (tail)', query: 'buildDuration>4m', liqe: 'buildDuration:>240000', selective: true },
+    { shape: 'duration (band)', query: 'buildDuration:[30s to 30.5s]', liqe: 'buildDuration:[30000 TO 30500]', selective: false },
+    { shape: 'duration (exact)', query: `buildDuration:${duration}ms`, liqe: `buildDuration:${duration}`, selective: true },
     { shape: 'tag', query: 'tag:flaky-retry', liqe: 'tag:"flaky-retry"', selective: false },
     // A multi-valued prefix: the IP addresses of the JVM tools' builds (build_values, field then value range).
     { shape: 'prefix (IP)', query: 'jvmbuild.environment.localIPAddress:10.0.3.*', liqe: 'jvmbuild_environment_localIPAddress:/^10\\.0\\.3\\./', selective: false },
