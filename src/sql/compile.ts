@@ -13,7 +13,7 @@ import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
 import { valueFieldCode } from './value-fields.js';
 import { customValueTables, valueTables } from './layout.js';
-import { bucketedType, valueBucket } from './value-buckets.js';
+import { bucketedField, valueBucket } from './value-buckets.js';
 
 export type { SqlDialect } from './dialect.js';
 
@@ -76,7 +76,7 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
     case 'compare':
     case 'range': {
       const cond = boundsCondition(ref, predicate);
-      const bucket = dialect.valueBuckets && bucketedType(field.type) ? bucketCondition(field.column, predicate) : undefined;
+      const bucket = dialect.valueBuckets && bucketedField(field) ? bucketCondition(field.column, predicate) : undefined;
       return bucket === undefined ? cond : sql<SqlBool>`(${bucket} AND ${cond})`;
     }
   }

@@ -16,7 +16,8 @@
 // only changes how fast it comes. Timestamps follow arrival and keep `(value, seq)`.
 
 import { assertNever } from '../query/assert.js';
-import type { FieldType } from '../query/catalog.js';
+import type { FieldDef, FieldType } from '../query/catalog.js';
+import { INDEXED_FIELDS } from './layout.js';
 
 /** Whether a single-valued field of this type gets a bucketed index on a dialect with `valueBuckets`. */
 export function bucketedType(type: FieldType): boolean {
@@ -33,6 +34,15 @@ export function bucketedType(type: FieldType): boolean {
     default:
       return assertNever(type, 'field type');
   }
+}
+
+/**
+ * Whether the compiler states a field's bounds on its bucket too: a field with a column index
+ * (layout.ts INDEXED_FIELDS) of a bucketed type. A column without an index is scanned, where the
+ * bucket would only cost its expression on every row.
+ */
+export function bucketedField(field: FieldDef): boolean {
+  return bucketedType(field.type) && INDEXED_FIELDS.includes(field);
 }
 
 /**
