@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIELDS, type FieldDef } from '../../../src/query/catalog.js';
 import type { CheckedExpr } from '../../../src/query/checked.js';
-import type { Insertable, Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import type { BuildsTable, CatalogColumns, Database } from '../../../src/db/schema.js';
 import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
@@ -128,6 +128,11 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
     for (const table of ['build_values', 'build_values_recent'] as const) {
       const rows = values.filter((v) => valuesTable(v) === table);
       if (rows.length) await trx.insertInto(table).values(rows).execute();
+      // A recent value joins the field's terms when it arrives, as the ingest adds it
+      // (sql/indexes.ts trigramBatch); build_values' own trigger adds the others.
+      if (table === 'build_values_recent') {
+        for (const r of rows) await sql`INSERT OR IGNORE INTO build_value_terms (field, value) VALUES (${r.field}, ${r.value})`.execute(trx);
+      }
     }
     for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) {
       const rows = custom.filter((c) => customTable(c.seq) === table);
