@@ -76,7 +76,7 @@ function singleTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acc
     case 'compare':
     case 'range': {
       const cond = boundsCondition(ref, predicate);
-      const bucket = dialect.valueBuckets && bucketedField(field) ? bucketCondition(field.column, predicate) : undefined;
+      const bucket = bucketedField(dialect, field) ? bucketCondition(field.column, predicate) : undefined;
       return bucket === undefined ? cond : sql<SqlBool>`(${bucket} AND ${cond})`;
     }
   }

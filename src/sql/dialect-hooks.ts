@@ -6,7 +6,6 @@
 import { sql, type DatabaseIntrospector, type DialectAdapter, type Kysely, type QueryCompiler, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import type { DatabaseHandle, DialectName } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { FieldType } from '../query/catalog.js';
 import { likePattern } from './pattern.js';
 
 /** Where a searched string lives: a `builds` column or a column of a child row. */
@@ -96,8 +95,9 @@ export interface Dialect {
    */
   readonly recentRows: boolean;
   /**
-   * Whether the btree of a field of value-buckets.ts `bucketedType` is keyed by the value's bucket
-   * (`columnIndex`), so that a range or equality on it also names the bucket.
+   * Whether the btree of an indexed duration, number or size column is keyed by the value's
+   * bucket (value-buckets.ts `bucketedField`, `bucketIndex`) instead of `columnIndex`, so that a
+   * range or equality on it also names the bucket.
    */
   readonly valueBuckets: boolean;
 
@@ -157,8 +157,8 @@ export interface Dialect {
   withSchemaLock<T>(db: Kysely<Database>, fn: (db: DbOrTransaction) => Promise<T>): Promise<T>;
   /** The column names of a table, in order. */
   columnsOf(db: DbOrTransaction, table: string): Promise<string[]>;
-  /** DDL of the btree index of a `builds` column of a field of this type. */
-  columnIndex(column: string, type: FieldType): string;
+  /** DDL of the btree index of a `builds` column. */
+  columnIndex(column: string, isString: boolean): string;
   /** Brings the trigram index of `builds` to `columns`; whether a table was rebuilt for it. */
   reconcileTrigram(db: DbOrTransaction, columns: readonly string[]): Promise<boolean>;
 }

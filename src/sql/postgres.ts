@@ -90,7 +90,7 @@ export const POSTGRES: Dialect = {
     return rows.rows.map((r) => r.name);
   },
 
-  columnIndex: (column, type) => postgresColumnIndex(column, type === 'string'),
+  columnIndex: postgresColumnIndex,
 
   async reconcileTrigram(db, columns) {
     // One GIN index per column: adding the missing ones is enough (IF NOT EXISTS).

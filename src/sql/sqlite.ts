@@ -6,7 +6,6 @@ import { likeCondition, targetRef, type DbOrTransaction, type Dialect, type Stri
 import { sqliteBuildsTrigramStatements, sqliteColumnIndex } from './indexes.js';
 import { BUILDS_TRIGRAM, CUSTOM_VALUES_TRIGRAM, MIN_TRIGRAM_CHARS, VALUE_TERMS, VALUE_TERMS_TRIGRAM } from './layout.js';
 import { charCount, ftsPhrase, ftsTrigrams, likePattern, longestSegment, prefixUpperBound } from './pattern.js';
-import { bucketedType, bucketIndex } from './value-buckets.js';
 
 function prefixRange(ref: RawBuilder<unknown>, prefix: string): RawBuilder<SqlBool> {
   const upper = prefixUpperBound(prefix);
@@ -142,7 +141,7 @@ export const SQLITE: Dialect = {
     return rows.rows.map((r) => r.name);
   },
 
-  columnIndex: (column, type) => (bucketedType(type) ? bucketIndex(column) : sqliteColumnIndex(column)),
+  columnIndex: (column) => sqliteColumnIndex(column),
 
   async reconcileTrigram(db, columns) {
     // An FTS5 table's columns are fixed: rebuilt (and refilled) when the catalog's list differs.

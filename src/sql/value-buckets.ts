@@ -17,10 +17,11 @@
 
 import { assertNever } from '../query/assert.js';
 import type { FieldDef, FieldType } from '../query/catalog.js';
+import type { Dialect } from './dialect-hooks.js';
 import { INDEXED_FIELDS } from './layout.js';
 
-/** Whether a single-valued field of this type gets a bucketed index on a dialect with `valueBuckets`. */
-export function bucketedType(type: FieldType): boolean {
+/** Whether an ordered field of this type is indexed by bucket: its values do not follow arrival. */
+function bucketedType(type: FieldType): boolean {
   switch (type) {
     case 'duration':
     case 'number':
@@ -37,12 +38,14 @@ export function bucketedType(type: FieldType): boolean {
 }
 
 /**
- * Whether the compiler states a field's bounds on its bucket too: a field with a column index
- * (layout.ts INDEXED_FIELDS) of a bucketed type. A column without an index is scanned, where the
- * bucket would only cost its expression on every row.
+ * Whether a field's column index is bucketed on `dialect`: a field with a column index (layout.ts
+ * INDEXED_FIELDS) of a bucketed type, on a dialect with `valueBuckets`. The one decision behind
+ * the index the schema reconciliation makes (store/reconcile.ts) and the bounds the compiler adds
+ * (sql/compile.ts); a column without an index is scanned, where the bucket would only cost its
+ * expression on every row.
  */
-export function bucketedField(field: FieldDef): boolean {
-  return bucketedType(field.type) && INDEXED_FIELDS.includes(field);
+export function bucketedField(dialect: Pick<Dialect, 'valueBuckets'>, field: FieldDef): boolean {
+  return dialect.valueBuckets && bucketedType(field.type) && INDEXED_FIELDS.includes(field);
 }
 
 /**
@@ -60,7 +63,7 @@ export function valueBucket(operand: string): string {
 }
 
 /** The name of a column's bucketed index (its old `(value, seq)` index was `builds_<column>_idx`). */
-export function bucketIndexName(column: string): string {
+function bucketIndexName(column: string): string {
   return `builds_${column}_bucket_idx`;
 }
 

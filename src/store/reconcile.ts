@@ -20,6 +20,7 @@ import { FIELDS, type FieldDef, type ToolType } from '../query/catalog.js';
 import { dialectOf, type Dialect, type DbOrTransaction } from '../sql/index.js';
 import { BUILDS_TRIGRAM_COLUMNS, INDEXED_FIELDS } from '../sql/layout.js';
 import { valueFieldCode } from '../sql/value-fields.js';
+import { bucketedField, bucketIndex } from '../sql/value-buckets.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
@@ -58,7 +59,9 @@ async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): 
     addedColumns.push(c.column);
   }
 
-  for (const f of INDEXED_FIELDS) await sql.raw(dialect.columnIndex(f.column, f.type)).execute(db);
+  for (const f of INDEXED_FIELDS) {
+    await sql.raw(bucketedField(dialect, f) ? bucketIndex(f.column) : dialect.columnIndex(f.column, f.type === 'string')).execute(db);
+  }
   const rebuiltTrigram = await dialect.reconcileTrigram(db, BUILDS_TRIGRAM_COLUMNS);
 
   const recorded = new Set((await db.selectFrom(STORE_FIELDS).select('name').execute()).map((r) => r.name as string));

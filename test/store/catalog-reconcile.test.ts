@@ -3,9 +3,10 @@
 // build whose catalog has more fields, gets their columns and indexes, derives their values for
 // the builds it already holds, and ingests and searches new builds, on both databases.
 //
-// The "later" catalog is today's with two more fields: a generic single-valued String field
-// searched by infix (a new column, btree index and trigram column) and a multi-valued
-// tool-specific one (new child rows). The store modules are loaded afresh over it.
+// The "later" catalog is today's with three more fields: a generic single-valued String field
+// searched by infix (a new column, btree index and trigram column), a generic number (a new
+// column whose index is keyed by the value's bucket on SQLite, sql/value-buckets.ts) and a
+// multi-valued tool-specific one (new child rows). The store modules are loaded afresh over it.
 
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type * as Catalog from '../../src/query/catalog.js';
@@ -29,6 +30,15 @@ const NEW_GENERIC: FieldDef = {
   column: 'agentoperatingsystem',
   source: { kind: 'event', eventType: 'Environment', path: ['operatingSystem'] },
 };
+const NEW_NUMBER: FieldDef = {
+  name: 'agentCpuCores',
+  type: 'number',
+  tool: null,
+  multi: false,
+  description: 'Number of CPU cores of the build machine, for every tool.',
+  column: 'agentcpucores',
+  source: { kind: 'event', eventType: 'Environment', path: ['numberOfCpuCores'] },
+};
 const NEW_MULTI: FieldDef = {
   name: 'native.excludedTasks',
   type: 'string',
@@ -39,14 +49,14 @@ const NEW_MULTI: FieldDef = {
   source: { kind: 'event', eventType: 'BuildRequestedTasks', path: ['excluded'] },
 };
 
-function build(id: string, os: string, excluded: string[]): string {
+function build(id: string, os: string, excluded: string[], cores: number): string {
   return line({
     buildId: id,
     events: [
       ev('BuildStarted'),
       ev('ProjectStructure', { rootProjectName: 'alpha' }),
       ev('BuildRequestedTasks', { requested: ['build'], excluded }),
-      ev('Environment', { operatingSystem: os }),
+      ev('Environment', { operatingSystem: os, numberOfCpuCores: cores }),
       ev('BuildFinished', { outcome: 'succeeded', failures: [] }),
     ],
   });
@@ -55,18 +65,20 @@ function build(id: string, os: string, excluded: string[]): string {
 interface Opened {
   readonly handle: DatabaseHandle;
   search(query: string): Promise<string[]>;
+  /** The database's plan of a query's search statement. */
+  plan(query: string): Promise<string>;
   ingest(text: string): Promise<void>;
   attributes(id: string): Promise<Record<string, unknown> | undefined>;
   close(): Promise<void>;
 }
 
-/** Loads the store modules afresh, over the real catalog or one with the two new fields. */
+/** Loads the store modules afresh, over the real catalog or one with the three new fields. */
 async function open(location: { data?: string; url?: string }, withNewFields: boolean): Promise<Opened> {
   vi.resetModules();
   if (withNewFields) {
     vi.doMock('../../src/query/catalog.js', async (importOriginal) => {
       const real = await importOriginal<typeof Catalog>();
-      const fields = [...real.FIELDS, NEW_GENERIC, NEW_MULTI];
+      const fields = [...real.FIELDS, NEW_GENERIC, NEW_NUMBER, NEW_MULTI];
       const byName = new Map(fields.map((f) => [f.name.toLowerCase(), f]));
       return {
         ...real,
@@ -97,6 +109,7 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
   const { openDatabase } = await import('../../src/db/database.js');
   const { openBuildStore } = await import('../../src/store/build-store.js');
   const { parseQuery } = await import('../../src/query/parse.js');
+  const { explainPlan } = await import('../../src/sql/index.js');
   const handle = await openDatabase(location);
   const store = await openBuildStore(handle);
   return {
@@ -106,6 +119,9 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
       if (!parsed.ok) throw new Error(parsed.diagnostics.map((d) => d.message).join('; '));
       const builds = (await store.listBuilds({ visibility: SEE_EVERYTHING, query: parsed.expr! })) as BuildSummary[];
       return builds.map((b) => b.id).sort();
+    },
+    async plan(query) {
+      return explainPlan(handle, parseQuery(query).expr!);
     },
     async ingest(text) {
       const results = await store.ingestNdjson(text);
@@ -124,7 +140,7 @@ async function open(location: { data?: string; url?: string }, withNewFields: bo
 async function scenario(location: { data?: string; url?: string }): Promise<void> {
   // Today's catalog: two builds stored.
   const before = await open(location, false);
-  await before.ingest([build('old0000000001', 'Linux', ['test']), build('old0000000002', 'Mac OS X', [])].join('\n'));
+  await before.ingest([build('old0000000001', 'Linux', ['test'], 4), build('old0000000002', 'Mac OS X', [], 16)].join('\n'));
   await expect(before.search('agentOperatingSystem:linux')).rejects.toThrow(/agentOperatingSystem/);
   await before.close();
 
@@ -136,9 +152,14 @@ async function scenario(location: { data?: string; url?: string }): Promise<void
     expect(await after.search('agentOperatingSystem:*os*')).toEqual(['old0000000002']);
     expect(await after.search('native.excludedTasks:test')).toEqual(['old0000000001']);
     expect(await after.search('native.excludedTasks:*es*')).toEqual(['old0000000001']);
+    expect(await after.search('agentCpuCores>8')).toEqual(['old0000000002']);
+    expect(await after.search('agentCpuCores:4')).toEqual(['old0000000001']);
     expect(await after.attributes('old0000000001')).toMatchObject({ agentOperatingSystem: 'Linux', 'native.excludedTasks': ['test'] });
     // New builds ingest and search through the new column, indexes and child rows.
-    await after.ingest(build('new0000000001', 'Windows 11', ['lint', 'test']));
+    await after.ingest(build('new0000000001', 'Windows 11', ['lint', 'test'], 12));
+    expect(await after.search('agentCpuCores:[10 to 16]')).toEqual(['new0000000001', 'old0000000002']);
+    // SQLite: the new number's index is keyed by its bucket, and a range seeks it.
+    if (after.handle.dialect === 'sqlite') expect(await after.plan('agentCpuCores:[10 to 16]')).toMatch(/USING INDEX builds_agentcpucores_bucket_idx/);
     expect(await after.search('agentOperatingSystem:windows*')).toEqual(['new0000000001']);
     expect(await after.search('agentOperatingSystem:*dows*')).toEqual(['new0000000001']);
     expect(await after.search('native.excludedTasks:test')).toEqual(['new0000000001', 'old0000000001']);
