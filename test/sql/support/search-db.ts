@@ -128,11 +128,9 @@ export async function insertBuilds(handle: DatabaseHandle, builds: readonly Test
     for (const table of ['build_values', 'build_values_recent'] as const) {
       const rows = values.filter((v) => valuesTable(v) === table);
       if (rows.length) await trx.insertInto(table).values(rows).execute();
-      // A recent value joins the field's terms when it arrives, as the ingest adds it
-      // (sql/indexes.ts trigramBatch); build_values' own trigger adds the others.
-      if (table === 'build_values_recent') {
-        for (const r of rows) await sql`INSERT OR IGNORE INTO build_value_terms (field, value) VALUES (${r.field}, ${r.value})`.execute(trx);
-      }
+      // A recent value joins the field's terms when it arrives, as the ingest adds it (the same
+      // statement as sql/indexes.ts trigramBatch); build_values' own trigger adds the others.
+      if (table === 'build_values_recent' && rows.length) await sql`INSERT OR IGNORE INTO build_value_terms (field, value) SELECT field, value FROM build_values_recent`.execute(trx);
     }
     for (const table of ['build_custom_values', 'build_custom_values_recent'] as const) {
       const rows = custom.filter((c) => customTable(c.seq) === table);
