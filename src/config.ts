@@ -107,6 +107,19 @@ export interface BesSection {
   readonly port: number | null;
   /** Largest accepted gRPC message in bytes (default 64 MiB; gRPC's own default of 4 MiB is too small for Bazel). */
   readonly maxMessageBytes: number;
+  /**
+   * Largest first message of a stream whose caller is not yet known (no Authorization header: Bazel 4
+   * sends its key as a keyword in the first message). Bazel's first message is a small BuildStarted.
+   */
+  readonly maxUnauthenticatedMessageBytes: number;
+  /** What one unfinished invocation may keep on disk (its events reduced to what the build is made of). */
+  readonly maxInvocationBytes: number;
+  /** Unfinished invocations one user may have at a time. */
+  readonly maxOpenInvocationsPerUser: number;
+  /** Unfinished invocations the endpoint holds at a time, all users together. */
+  readonly maxOpenInvocations: number;
+  /** How long an invocation whose stream ended unfinished is kept for Bazel to resume it on a new stream. */
+  readonly retryWindowSeconds: number;
 }
 
 export const DEFAULT_BES_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -178,6 +191,17 @@ const besSchema = {
   properties: {
     port: { ...portNumber, description: 'Listen port (0 picks a free one); absent: the endpoint is off.' },
     maxMessageBytes: { description: 'Largest accepted gRPC message in bytes.', type: 'integer', minimum: 4 * MiB, maximum: 2 ** 31 - 1, default: DEFAULT_BES_MAX_MESSAGE_BYTES },
+    maxUnauthenticatedMessageBytes: {
+      description: "Largest first message of a stream without an Authorization header (Bazel 4 sends its key as a keyword in it); larger ones are refused before they are read.",
+      type: 'integer',
+      minimum: 64 * 1024,
+      maximum: 2 ** 31 - 1,
+      default: MiB,
+    },
+    maxInvocationBytes: { description: 'Bytes one unfinished invocation may keep on disk (its events reduced to what the build is made of).', type: 'integer', minimum: MiB, maximum: 2 ** 40, default: 256 * MiB },
+    maxOpenInvocationsPerUser: { description: 'Unfinished invocations one user may have at a time.', type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
+    maxOpenInvocations: { description: 'Unfinished invocations the endpoint holds at a time, all users together.', type: 'integer', minimum: 1, maximum: 1_000_000, default: 512 },
+    retryWindowSeconds: { description: 'Seconds an invocation whose stream ended unfinished is kept for Bazel to resume it on a new stream.', type: 'integer', minimum: 1, maximum: 86_400, default: 600 },
   },
 } as const;
 
@@ -284,7 +308,7 @@ const KEEP_NULLS = PROVENANCE_KEEP_NULLS;
 
 interface CheckedFile {
   server: { hostname: string; host: string; port: number; workers: number; stopTimeoutSeconds: number; publicUrl?: string };
-  bes: { port?: number; maxMessageBytes: number };
+  bes: Omit<BesSection, 'port'> & { port?: number };
   database: { data?: string; url?: string };
   auth: { signingKeys: string };
   limits: Limits;
@@ -379,7 +403,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   const faces = value as Record<string, unknown>;
   return {
     server: { hostname: s.hostname, host: s.host, port: s.port, workers: s.workers, stopTimeoutSeconds: s.stopTimeoutSeconds, ...(s.publicUrl !== undefined ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}) },
-    bes: { port: bes.port ?? null, maxMessageBytes: bes.maxMessageBytes },
+    bes: { ...bes, port: bes.port ?? null },
     database: database.url !== undefined ? { url: database.url } : { data: database.data ?? DEFAULT_DATA_DIR },
     auth: { signingKeys: auth.signingKeys === 'database' ? { kind: 'database' } : { kind: 'directory', path: auth.signingKeys } },
     limits,

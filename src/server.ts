@@ -184,7 +184,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       const { startBesServer } = await import('./bes/server.js');
       const { openAuth } = await import('./auth/index.js');
       const auth = await openAuth(opened.database, config);
-      bes = await startBesServer({ host: config.server.host, port: config.bes.port, maxMessageBytes: config.bes.maxMessageBytes, store: opened.store, authenticator: auth.authenticator, logger });
+      bes = await startBesServer({ ...config.bes, host: config.server.host, port: config.bes.port, store: opened.store, authenticator: auth.authenticator, logger });
     } catch (e) {
       await opened.close().catch(() => undefined);
       throw new Error(`The Build Event Service endpoint could not listen on port ${config.bes.port}: ${(e as Error).message}`);

@@ -4,24 +4,32 @@
 // anything else reaches it), so the key may also come as the keyword
 // `--bes_keywords=buildscope_access_key=KEY`, which Bazel sends in the stream's first request.
 // Every event is
-// acknowledged by its sequence number as soon as it arrives (a slow ack holds Bazel up); when the
-// invocation's stream ends, its events become one `targetbuild` build through the ordinary ingest.
-// Credentials are the server's access keys and tokens; the permission is publishScan.
+// acknowledged by its sequence number as soon as it is kept (a slow ack holds Bazel up); an
+// invocation waits on disk, reduced to what its build is made of and within bounds
+// (invocations.ts), and when it finishes its events become one `targetbuild` build through the
+// ordinary ingest, with the publisher's project rules, as over REST. Credentials are the server's
+// access keys and tokens; the permission is publishScan; admission.ts checks them before a message
+// is read where it can. A refused build ends the stream with an error status, which Bazel shows.
 
 import * as grpc from '@grpc/grpc-js';
+import PQueue from 'p-queue';
 import type { Authenticator } from '../auth/authenticator.js';
+import { visibilityOf, type Principal } from '../auth/types.js';
+import type { BesSection } from '../config.js';
 import type { BuildStore } from '../store/types.js';
+import { seesEverything } from '../store/visibility.js';
 import type { Logger } from '../log.js';
-import { bepToBuild, buildIdFromInvocation, invocationIdOf, type TimedBepEvent } from '../agents/bazel/bep-build.js';
+import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf } from '../agents/bazel/bep-build.js';
 import { toIngestLine } from '../agents/common-build.js';
+import { admissionInterceptor, callerOf, keywordCredential, status } from './admission.js';
+import { InvocationSpool, type Invocation, type Refusal } from './invocations.js';
 import { BAZEL_EVENT_TYPE_URL, decodeBazelEvent, publishBuildEventService } from './protocol.js';
 
-export interface BesOptions {
+
+export interface BesOptions extends Omit<BesSection, 'port'> {
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
-  /** Largest accepted message; Bazel's events can exceed gRPC's 4 MiB default. */
-  readonly maxMessageBytes: number;
   readonly store: BuildStore;
   readonly authenticator: Authenticator;
   readonly logger: Logger;
@@ -30,9 +38,10 @@ export interface BesOptions {
 export interface BesServer {
   readonly port: number;
   readonly url: string;
+  /** Unfinished invocations and the bytes they keep on disk. */
+  stats(): { invocations: number; bytes: number };
   close(): Promise<void>;
 }
-
 
 interface StreamId {
   buildId?: string;
@@ -50,142 +59,158 @@ interface OrderedBuildEvent {
   };
 }
 
-/** What one invocation has sent so far; kept across streams, since Bazel re-sends unacknowledged events on a new stream after an error. */
-interface Invocation {
-  readonly events: Map<number, TimedBepEvent>;
-  finished: boolean;
-  touched: number;
+interface StreamRequest {
+  orderedBuildEvent?: OrderedBuildEvent;
+  notificationKeywords?: string[];
 }
-
-/** Invocations not heard of for this long are dropped (Bazel gave up on them). */
-const INVOCATION_TTL_MS = 60 * 60 * 1000;
 
 export async function startBesServer(options: BesOptions): Promise<BesServer> {
   const { store, authenticator, logger } = options;
-  const invocations = new Map<string, Invocation>();
   const log = logger.child({ face: 'bes' });
+  const spool = new InvocationSpool({
+    maxInvocationBytes: options.maxInvocationBytes,
+    maxOpenInvocations: options.maxOpenInvocations,
+    maxOpenInvocationsPerUser: options.maxOpenInvocationsPerUser,
+    retryWindowMs: options.retryWindowSeconds * 1000,
+  });
+  // Finished invocations become builds one at a time: what a conversion holds in memory is one
+  // invocation's reduced events, however many finish together.
+  const conversions = new PQueue({ concurrency: 1 });
 
-  async function authorize(header: string | undefined): Promise<grpc.ServiceError | undefined> {
-    const result = await authenticator.authenticate(header);
-    switch (result.kind) {
-      case 'authenticated':
-        if (result.principal.permissions.has('publishScan')) return undefined;
-        return status(grpc.status.PERMISSION_DENIED, "Publishing builds needs the permission 'publishScan'");
-      case 'anonymous':
-        return status(grpc.status.UNAUTHENTICATED, 'Authentication required: run Bazel with --bes_header=Authorization=Bearer\\ <access key> (Bazel 4: --bes_keywords=buildscope_access_key=<access key>)');
-      case 'rejected':
-        return status(grpc.status.UNAUTHENTICATED, `Authentication failed: ${result.reason}`);
-      default: {
-        const never: never = result;
-        throw new Error(`Unknown auth result ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  function invocation(id: string): Invocation {
-    let inv = invocations.get(id);
-    if (inv === undefined) {
-      inv = { events: new Map(), finished: false, touched: Date.now() };
-      invocations.set(id, inv);
-    }
-    inv.touched = Date.now();
-    return inv;
-  }
-
-  async function storeInvocation(invocationId: string, inv: Invocation): Promise<void> {
-    const events = [...inv.events.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
-    invocations.delete(invocationId);
+  /** The finished invocation stored as a build; the status to end its stream with when it was not. */
+  async function storeInvocation(inv: Invocation, publisher: Principal): Promise<grpc.ServiceError | undefined> {
+    const events = spool.take(inv);
+    const visibility = visibilityOf(publisher);
+    // A publisher restricted to projects never names a new build's ID (the ingest's rule, as over
+    // REST): her build gets an ID of the server's choosing.
+    const named = seesEverything(visibility);
+    let build;
     try {
-      const build = bepToBuild(events, buildIdFromInvocation(invocationIdOf(events) ?? invocationId));
-      const [result] = await store.ingestNdjson(toIngestLine(build) + '\n');
-      if (result?.status === 'rejected') log.warn({ invocationId, error: result.error, path: result.path }, 'a Bazel invocation was not stored');
-      else log.info({ invocationId, buildId: build.buildId, events: events.length }, 'Bazel invocation stored');
+      build = bepToBuild(events, buildIdFromInvocation(invocationIdOf(events) ?? inv.id));
     } catch (e) {
-      log.warn({ invocationId, err: e }, 'a Bazel invocation could not be turned into a build');
+      if (!(e instanceof BepError)) throw e;
+      return status(grpc.status.INVALID_ARGUMENT, `The invocation is not a build: ${e.message}`);
     }
+    const { buildId, ...unnamed } = build;
+    const [result] = await store.ingestNdjson(toIngestLine(named ? build : (unnamed as typeof build)) + '\n', { visibility });
+    if (result === undefined || result.status === 'rejected') {
+      const error = result?.error ?? 'nothing was stored';
+      log.warn({ invocationId: inv.id, user: publisher.user, error, path: result?.path }, 'a Bazel invocation was not stored');
+      return status(named ? grpc.status.INVALID_ARGUMENT : grpc.status.PERMISSION_DENIED, `The build was not stored: ${error}`);
+    }
+    log.info({ invocationId: inv.id, buildId: result.buildId ?? buildId, events: events.length }, 'Bazel invocation stored');
+    return undefined;
   }
 
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
+    interceptors: [admissionInterceptor(authenticator, options.maxUnauthenticatedMessageBytes)],
   });
 
   server.addService(publishBuildEventService(), {
     // Lifecycle events (build enqueued, invocation started/finished) carry nothing the build
-    // stream does not and store nothing. Credentials, when sent, must be valid; Bazel 4 cannot
-    // send any, so their absence is accepted here (the build stream itself always needs them).
-    PublishLifecycleEvent(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) {
-      const header = headerOf(call.metadata);
-      if (header === undefined) {
-        callback(null, {});
-        return;
-      }
-      authorize(header).then(
-        (error) => (error ? callback(error) : callback(null, {})),
-        (e: unknown) => callback(status(grpc.status.INTERNAL, (e as Error).message)),
-      );
+    // stream does not and store nothing. Credentials, when sent, were checked by the interceptor;
+    // Bazel 4 cannot send any, so their absence is accepted here (the build stream always needs them).
+    PublishLifecycleEvent(_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) {
+      callback(null, {});
     },
     PublishBuildToolEventStream(call: grpc.ServerDuplexStream<StreamRequest, unknown>) {
-      let authorized: Promise<grpc.ServiceError | undefined> | undefined;
       let failed = false;
+      let inv: Invocation | undefined;
       let chain: Promise<void> = Promise.resolve();
-      const finishing: Promise<void>[] = [];
-      call.on('data', (request: StreamRequest) => {
-        // The first request decides: it carries Bazel 4's keywords.
-        authorized ??= authorize(headerOf(call.metadata) ?? keywordCredential(request.notificationKeywords));
-        chain = chain.then(async () => {
-          if (failed) return;
-          const error = await authorized;
-          if (error) {
-            failed = true;
-            call.emit('error', error);
-            return;
+      let finishing: Promise<grpc.ServiceError | undefined> | undefined;
+      let publisher: Principal | undefined;
+      const fail = (error: grpc.ServiceError): void => {
+        failed = true;
+        call.emit('error', error);
+      };
+      let detached = false;
+      const detach = (): void => {
+        if (detached || inv === undefined) return;
+        detached = true;
+        spool.detach(inv);
+      };
+
+      const receive = async (request: StreamRequest): Promise<void> => {
+        if (failed) return;
+        if (publisher === undefined) {
+          // The first message decides when the metadata did not: it carries Bazel 4's keywords.
+          const admission = await callerOf(authenticator, call.metadata, () => keywordCredential(request.notificationKeywords));
+          if (!admission.ok) return fail(admission.error);
+          publisher = admission.principal;
+        }
+        const ordered = request.orderedBuildEvent ?? {};
+        const streamId = ordered.streamId ?? {};
+        const sequence = Number(ordered.sequenceNumber ?? Number.NaN);
+        if (!Number.isSafeInteger(sequence) || sequence < 1) return fail(status(grpc.status.INVALID_ARGUMENT, `sequence_number must be a positive integer, not ${JSON.stringify(ordered.sequenceNumber ?? null)}`));
+        const invocationId = streamId.invocationId || streamId.buildId || '';
+        if (invocationId === '' || invocationId.length > 256) return fail(status(grpc.status.INVALID_ARGUMENT, 'stream_id needs an invocation_id (or build_id) of at most 256 characters'));
+        if (inv === undefined) {
+          const opened = spool.attach(invocationId, publisher.user);
+          if (!opened.ok) return fail(refusalStatus(opened.refusal));
+          inv = opened.invocation;
+        } else if (inv.id !== invocationId) {
+          return fail(status(grpc.status.INVALID_ARGUMENT, `A stream carries one invocation: ${JSON.stringify(inv.id)}, not ${JSON.stringify(invocationId)}`));
+        }
+        if (inv.finished) return fail(status(grpc.status.FAILED_PRECONDITION, 'The invocation has finished'));
+        const e = ordered.event ?? {};
+        if (e.bazelEvent?.value !== undefined && (e.bazelEvent.typeUrl ?? BAZEL_EVENT_TYPE_URL) === BAZEL_EVENT_TYPE_URL) {
+          let decoded;
+          try {
+            decoded = decodeBazelEvent(e.bazelEvent.value);
+          } catch (err) {
+            log.warn({ invocationId, sequence, err }, 'an undecodable Bazel event was skipped');
           }
-          const ordered = request.orderedBuildEvent ?? {};
-          const streamId = ordered.streamId ?? {};
-          const sequence = Number(ordered.sequenceNumber ?? 0);
-          // Acknowledge first: Bazel waits for acks, never for our bookkeeping.
-          call.write({ streamId, sequenceNumber: ordered.sequenceNumber ?? '0' });
-          const invocationId = streamId.invocationId || streamId.buildId || '';
-          const inv = invocation(invocationId);
-          const e = ordered.event ?? {};
-          const time = timeOf(e.eventTime);
-          if (e.bazelEvent?.value !== undefined && (e.bazelEvent.typeUrl ?? BAZEL_EVENT_TYPE_URL) === BAZEL_EVENT_TYPE_URL) {
-            try {
-              inv.events.set(sequence, { event: decodeBazelEvent(e.bazelEvent.value), ...(time !== undefined ? { time } : {}) });
-            } catch (err) {
-              log.warn({ invocationId, sequence, err }, 'an undecodable Bazel event was skipped');
+          if (decoded !== undefined) {
+            const refused = spool.add(inv, sequence, decoded, timeOf(e.eventTime));
+            if (refused !== undefined) {
+              spool.drop(inv);
+              return fail(refusalStatus(refused));
             }
           }
-          if (e.componentStreamFinished !== undefined && !inv.finished) {
-            inv.finished = true;
-            finishing.push(storeInvocation(invocationId, inv));
-          }
-        });
+        }
+        // Acknowledged once kept: Bazel waits for acks, never for the build's conversion.
+        call.write({ streamId, sequenceNumber: String(sequence) });
+        if (e.componentStreamFinished !== undefined) {
+          const finished = inv;
+          const by = publisher;
+          finishing = conversions.add(() => storeInvocation(finished, by)).catch((err: unknown) => {
+            log.warn({ invocationId, err }, 'a Bazel invocation could not be stored');
+            return status(grpc.status.UNAVAILABLE, `The build could not be stored now: ${(err as Error).message}`);
+          });
+        }
+      };
+
+      call.on('data', (request: StreamRequest) => {
+        chain = chain.then(() => receive(request));
       });
       call.on('end', () => {
         // The build is stored before the stream closes, so it is listed when Bazel exits.
         void chain.then(async () => {
-          await Promise.all(finishing);
-          if (!failed) call.end();
+          const error = await finishing;
+          detach();
+          if (failed) return;
+          if (error !== undefined) fail(error);
+          else call.end();
         });
       });
       call.on('error', (e) => log.debug({ err: e }, 'build event stream error'));
+      call.on('cancelled', () => void chain.then(detach));
+      call.on('close', () => void chain.then(detach));
     },
   } as grpc.UntypedServiceImplementation);
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)));
   });
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, inv] of invocations) if (now - inv.touched > INVOCATION_TTL_MS) invocations.delete(id);
-  }, 60_000);
+  const sweep = setInterval(() => spool.sweep(), Math.min(60_000, options.retryWindowSeconds * 500));
   sweep.unref();
   const shownHost = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     port,
     url: `grpc://${shownHost}:${port}`,
+    stats: () => spool.stats(),
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(sweep);
@@ -193,39 +218,32 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
         const force = setTimeout(() => server.forceShutdown(), 2000);
         server.tryShutdown(() => {
           clearTimeout(force);
+          spool.close();
           resolve();
         });
       }),
   };
 }
 
-interface StreamRequest {
-  orderedBuildEvent?: OrderedBuildEvent;
-  notificationKeywords?: string[];
-}
-
-/** The keyword Bazel 4 users pass the access key in: `--bes_keywords=buildscope_access_key=KEY`. */
-export const ACCESS_KEY_KEYWORD = 'buildscope_access_key';
-
-function headerOf(metadata: grpc.Metadata): string | undefined {
-  const value = metadata.get('authorization')[0];
-  return typeof value === 'string' ? value : value?.toString('utf8');
-}
-
-/** `Bearer KEY` from the keyword `user_keyword=buildscope_access_key=KEY` (Bazel prefixes user keywords). */
-function keywordCredential(keywords: readonly string[] | undefined): string | undefined {
-  for (const k of keywords ?? []) {
-    const m = /^(?:user_keyword=)?buildscope_access_key=(.+)$/.exec(k);
-    if (m) return `Bearer ${m[1]}`;
-  }
-  return undefined;
-}
-
-function status(code: grpc.status, details: string): grpc.ServiceError {
-  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
-}
-
 function timeOf(t: { seconds?: string; nanos?: number } | undefined): number | undefined {
   if (t?.seconds === undefined) return undefined;
   return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+/** The status a refused invocation ends its stream with: what Bazel prints as the upload's failure. */
+function refusalStatus(refusal: Refusal): grpc.ServiceError {
+  switch (refusal.kind) {
+    case 'otherUser':
+      return status(grpc.status.PERMISSION_DENIED, 'Another user is streaming this invocation');
+    case 'tooManyOfUser':
+      return status(grpc.status.RESOURCE_EXHAUSTED, `This user already streams ${refusal.limit} unfinished invocations (bes.maxOpenInvocationsPerUser); retry when one has finished`);
+    case 'tooMany':
+      return status(grpc.status.RESOURCE_EXHAUSTED, `The endpoint already holds ${refusal.limit} unfinished invocations (bes.maxOpenInvocations); retry later`);
+    case 'tooLarge':
+      return status(grpc.status.RESOURCE_EXHAUSTED, `The invocation's events exceed ${refusal.limit} bytes (bes.maxInvocationBytes) and were dropped`);
+    default: {
+      const never: never = refusal;
+      throw new Error(`Unknown refusal ${JSON.stringify(never)}`);
+    }
+  }
 }

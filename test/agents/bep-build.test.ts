@@ -3,7 +3,8 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { readFileSync } from 'node:fs';
+import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
 import { newBuildId } from '../../src/agents/common-build.js';
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 
@@ -138,5 +139,53 @@ describe('vendored protocol files', () => {
       const upstream = join('node_modules/google-proto-files/google', relative(root, file));
       expect(readFileSync(file, 'utf8'), file).toBe(readFileSync(upstream, 'utf8'));
     }
+  });
+});
+
+describe('reduceBepEvent', () => {
+  const recorded = parseBepJson(readFileSync('test/agents/fixtures/bazel/failing-test.bep.json', 'utf8'));
+  const reduced = (events: readonly TimedBepEvent[]): TimedBepEvent[] =>
+    events.flatMap(({ event, time }) => {
+      const r = reduceBepEvent(event);
+      return r === undefined ? [] : [{ event: r, ...(time !== undefined ? { time } : {}) }];
+    });
+
+  it('keeps what the build is made of: a recorded stream gives the same build from its reduced events', () => {
+    expect(bepToBuild(reduced(recorded), 'abcdefghijklm')).toEqual(bepToBuild(recorded, 'abcdefghijklm'));
+    // And it keeps a fraction: progress, command lines and file sets are gone.
+    expect(JSON.stringify(reduced(recorded)).length).toBeLessThan(JSON.stringify(recorded).length / 4);
+  });
+
+  it('the same build for any stream with output, unknown events and unknown fields added (property)', () => {
+    const junkEvent = fc.record({
+      id: fc.constantFrom({ progress: { opaqueCount: 1 } }, { namedSet: { id: '0' } }, { actionCompleted: { label: '//:x' } }),
+      payload: fc.constantFrom('progress', 'namedSetOfFiles', 'action', 'unstructuredCommandLine'),
+      text: fc.string({ maxLength: 200 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(recorded.length), junkEvent), { maxLength: 12 }),
+        fc.array(fc.tuple(fc.nat(recorded.length - 1), fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 50 })), { maxLength: 6 }),
+        (inserts, extraFields) => {
+          const events: TimedBepEvent[] = recorded.map((e, i) => ({ event: { ...e.event }, time: 1_000 + i }));
+          for (const [at, name, value] of extraFields) {
+            // An unknown field inside an event's payload (a newer Bazel's addition).
+            const e = events[at]!.event as Record<string, unknown>;
+            const payload = Object.keys(e).find((k) => k !== 'id' && k !== 'children' && k !== 'lastMessage');
+            if (payload !== undefined && !['uuid', 'startTimeMillis', 'startTime', 'workspaceDirectory', 'command', 'buildToolVersion', 'item', 'metadata', 'targetKind', 'testSize', 'success', 'cachedLocally', 'testAttemptStartMillisEpoch', 'testAttemptDurationMillis', 'status', 'overallStatus', 'reason', 'description', 'finishTimeMillis', 'finishTime', 'exitCode', 'overallSuccess'].includes(name)) {
+              e[payload] = { ...(e[payload] as object), [name]: value };
+            }
+          }
+          for (const [at, j] of inserts) events.splice(at, 0, { event: { id: j.id, [j.payload]: { stdout: j.text } } as BepEvent, time: 1_000 + at });
+          expect(bepToBuild(reduced(events), 'abcdefghijklm')).toEqual(bepToBuild(events, 'abcdefghijklm'));
+        },
+      ),
+    );
+  });
+
+  it('cuts long strings, so that one event cannot make a large reduced event', () => {
+    const r = reduceBepEvent({ id: { started: {} }, started: { uuid: 'u', command: 'x'.repeat(100_000), optionsDescription: 'y'.repeat(100_000) } });
+    expect(JSON.stringify(r).length).toBeLessThan(20_000);
+    expect(reduceBepEvent({ id: { progress: {} }, progress: { stderr: 'z'.repeat(1_000_000) } })).toBeUndefined();
   });
 });

@@ -264,3 +264,48 @@ export function parseBepJson(text: string): TimedBepEvent[] {
   }
   return events;
 }
+
+/**
+ * The parts of each event kind that `bepToBuild` reads, by payload name. Everything else (progress
+ * output, file sets, actions, the command line) makes no part of the build. The live endpoint keeps
+ * only these parts of an invocation while it waits for the rest (src/bes/invocations.ts), so what
+ * an invocation costs is what its build is made of, not what Bazel sent. A field read above and
+ * missing here is caught by the test that builds every recorded stream both ways.
+ */
+const READ_PARTS: Readonly<Record<string, readonly string[]>> = {
+  started: ['uuid', 'startTimeMillis', 'startTime', 'workspaceDirectory', 'command', 'buildToolVersion'],
+  expanded: [],
+  workspaceStatus: ['item'],
+  buildMetadata: ['metadata'],
+  configured: ['targetKind', 'testSize'],
+  completed: ['success'],
+  testResult: ['cachedLocally', 'testAttemptStartMillisEpoch', 'testAttemptDurationMillis', 'status'],
+  testSummary: ['overallStatus'],
+  aborted: ['reason', 'description'],
+  finished: ['finishTimeMillis', 'finishTime', 'exitCode', 'overallSuccess'],
+};
+
+/** Longest string kept of a reduced event: labels, paths and descriptions are far shorter. */
+export const REDUCED_STRING_LIMIT = 16 * 1024;
+
+/**
+ * The event with only what `bepToBuild` reads of it (strings cut at REDUCED_STRING_LIMIT), or
+ * undefined when it reads nothing of it: `bepToBuild(events.map(reduce))` is the same build.
+ */
+export function reduceBepEvent(e: BepEvent): BepEvent | undefined {
+  for (const [payload, fields] of Object.entries(READ_PARTS)) {
+    const value = e[payload];
+    if (value === undefined) continue;
+    const kept: Obj = {};
+    for (const f of fields) if (obj(value)[f] !== undefined) kept[f] = bounded(obj(value)[f]);
+    return { ...(e.id !== undefined ? { id: bounded(e.id) as BepEvent['id'] } : {}), [payload]: kept };
+  }
+  return undefined;
+}
+
+function bounded(v: unknown): unknown {
+  if (typeof v === 'string') return v.length > REDUCED_STRING_LIMIT ? v.slice(0, REDUCED_STRING_LIMIT) : v;
+  if (Array.isArray(v)) return v.map(bounded);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bounded(x)]));
+  return v;
+}
