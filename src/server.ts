@@ -45,6 +45,8 @@ export interface RunningServer {
   readonly created?: { readonly user: string; readonly password: string; readonly accessKey: string };
   /** The Build Event Service endpoint (`grpc://host:port`), when configured (`bes.port`). */
   readonly besUrl?: string;
+  /** What the Build Event Service endpoint holds of unfinished invocations, when it is on. */
+  readonly besStats?: () => { invocations: number; bytes: number };
   close(): Promise<void>;
 }
 
@@ -199,7 +201,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     store: opened.store,
     database: opened.database,
     ...(created ? { created } : {}),
-    ...(besServer ? { besUrl: besServer.url } : {}),
+    ...(besServer ? { besUrl: besServer.url, besStats: () => besServer.stats() } : {}),
     close: async () => {
       await besServer?.close();
       await opened.close();

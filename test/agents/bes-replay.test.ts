@@ -4,65 +4,25 @@
 // credentials as a header (Bazel 5+) or keyword (Bazel 4), permissions, messages over 4 MiB, and a
 // re-sent stream being the same build. Runs without Bazel.
 
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BepEvent } from '../../src/agents/bazel/bep-build.js';
-import { BAZEL_EVENT_TYPE_URL, encodeBazelEvent, publishBuildEventService } from '../../src/bes/protocol.js';
+import { besClient, recorded, stream, withInvocation, type BesClient } from './bes-client.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
-
-const RECORDED = resolve('test/agents/fixtures/bazel/failing-test.bep.json');
-const recorded = (): BepEvent[] => readFileSync(RECORDED, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as BepEvent);
-
-const Client = grpc.makeGenericClientConstructor(publishBuildEventService(), 'PublishBuildEvent');
-
-interface Replay {
-  readonly acks: number[];
-  readonly error?: grpc.ServiceError;
-}
 
 describe('Build Event Service endpoint (replayed Bazel stream)', () => {
   let server: AgentTestServer;
-  let client: grpc.Client & Record<string, (...args: unknown[]) => unknown>;
+  let client: BesClient;
 
   beforeAll(async () => {
     server = await startAgentTestServer({ bes: true });
-    client = new Client(server.besUrl!.replace('grpc://', ''), grpc.credentials.createInsecure(), {
-      'grpc.max_send_message_length': 64 * 1024 * 1024,
-    }) as never;
+    client = besClient(server.besUrl!);
   }, 60_000);
   afterAll(async () => {
     client?.close();
     await server?.close();
   });
 
-  function replay(events: readonly BepEvent[], auth: { header?: string; keyword?: string }, invocationId = events.map((e) => (e['started'] as { uuid?: string } | undefined)?.uuid).find(Boolean)!): Promise<Replay> {
-    const metadata = new grpc.Metadata();
-    if (auth.header) metadata.set('authorization', auth.header);
-    const call = client['PublishBuildToolEventStream']!(metadata) as grpc.ClientDuplexStream<unknown, { sequenceNumber: string }>;
-    const acks: number[] = [];
-    const streamId = { buildId: 'b-' + invocationId, invocationId, component: 'TOOL' };
-    return new Promise((done) => {
-      call.on('data', (ack) => acks.push(Number(ack.sequenceNumber)));
-      call.on('error', (error: grpc.ServiceError) => done({ acks, error }));
-      call.on('end', () => done({ acks }));
-      // Event times as Bazel would send them again on a retry: the same each time.
-      const now = 1_795_000_000_000;
-      events.forEach((e, i) => {
-        call.write({
-          orderedBuildEvent: {
-            streamId,
-            sequenceNumber: String(i + 1),
-            event: { eventTime: { seconds: String(Math.floor(now / 1000) + i), nanos: 0 }, bazelEvent: { typeUrl: BAZEL_EVENT_TYPE_URL, value: Buffer.from(encodeBazelEvent(e)) } },
-          },
-          ...(i === 0 ? { notificationKeywords: ['command_name=test', 'protocol_name=BEP', ...(auth.keyword ? [`user_keyword=${auth.keyword}`] : [])] } : {}),
-        });
-      });
-      call.write({ orderedBuildEvent: { streamId, sequenceNumber: String(events.length + 1), event: { componentStreamFinished: { type: 'FINISHED' } } } });
-      call.end();
-    });
-  }
+  const replay = (events: Parameters<typeof stream>[1], auth: { header?: string; keyword?: string }) => stream(client, events, auth);
 
   it('acknowledges every event by sequence number and stores the invocation as a failed targetbuild build', async () => {
     const events = recorded();
@@ -143,8 +103,3 @@ describe('Build Event Service endpoint (replayed Bazel stream)', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
-
-/** The stream with another invocation ID (a different build). */
-function withInvocation(events: BepEvent[], uuid: string): BepEvent[] {
-  return events.map((e) => (e['started'] ? { ...e, started: { ...(e['started'] as object), uuid } } : e));
-}

@@ -24,9 +24,10 @@ export interface AgentTestServer {
   close(): Promise<void>;
 }
 
-export async function startAgentTestServer(options: { bes?: boolean } = {}): Promise<AgentTestServer> {
+/** `bes`: the Build Event Service endpoint on a free port, with these settings when an object. */
+export async function startAgentTestServer(options: { bes?: boolean | Record<string, unknown> } = {}): Promise<AgentTestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-agents-'));
-  const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, ...(options.bes ? { bes: { port: 0 } } : {}) }, { data: join(dir, 'data') });
+  const config = parseConfig({ server: { host: '127.0.0.1', port: 0 }, ...(options.bes ? { bes: { ...(typeof options.bes === 'object' ? options.bes : {}), port: 0 } } : {}) }, { data: join(dir, 'data') });
   const server = await startServer({ config, logger: createLogger('test', 'warn'), print: () => undefined });
   const accessKey = server.created!.accessKey;
   const auth = { authorization: `Bearer ${accessKey}` };
