@@ -5,13 +5,21 @@
 //   Bearer <JWT>                        access token from POST /api/auth/token
 // Successes are remembered for a few seconds (AuthCache), keyed by a hash of the credential, so a
 // client sending the same credential again pays neither the database, the signature nor scrypt.
+// A token bound to a credential (a browser session's, binding.ts) is checked against the database
+// on every verification the cache does not answer, so it ends within the cache's lifetime of its
+// credential. Password tries are limited per user name and client before any hashing
+// (sign-in-limits.ts).
 
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { setTimeout as pause } from 'node:timers/promises';
+import { assertNever } from '../query/assert.js';
 import type { AuthResult, Principal } from './types.js';
 import { isPermission } from './types.js';
 import { AuthCache, type AuthCacheOptions } from './cache.js';
 import { dummyHash, verifyPassword } from './password.js';
-import { HashGate, Suspects } from './hash-gate.js';
+import { HashGate } from './hash-gate.js';
+import { checkBinding, narrowToUser, passwordFingerprint } from './binding.js';
+import { SignInLimiter, type CheckOutcome, type LimitScope } from './sign-in-limits.js';
 import type { TokenService } from './tokens.js';
 import { hashAccessKey, isAccessKeyShape, type UserStore } from './users.js';
 
@@ -19,7 +27,10 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BASE64_SHAPE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 export interface Authenticator {
-  /** `client`: the caller's address, so that password checks of clients that fail wait behind the others. */
+  /**
+   * `client`: the caller's address, by which failed password checks are limited and the checks of
+   * clients that failed wait behind the others.
+   */
   authenticate(header: string | undefined, client?: string): Promise<AuthResult>;
 }
 
@@ -32,6 +43,25 @@ function rejected(reason: string): AuthResult {
 function authenticated(principal: Principal): AuthResult {
   return { kind: 'authenticated', principal };
 }
+
+function limited(scope: LimitScope, retryAfterSeconds: number): AuthResult {
+  switch (scope) {
+    case 'userAndClient':
+      return { kind: 'rejected', reason: `too many failed sign-ins for this user name from this address; retry in ${retryAfterSeconds} s`, retryAfterSeconds };
+    case 'client':
+      return { kind: 'rejected', reason: `too many failed sign-ins from this address; retry in ${retryAfterSeconds} s`, retryAfterSeconds };
+    default:
+      return assertNever(scope, 'limit scope');
+  }
+}
+
+/**
+ * A try refused by the sign-in limits is answered after this pause. A refusal costs the server
+ * almost nothing, so a client that sends its next guess as soon as it hears 429 would otherwise
+ * turn refusals into a stream of requests that takes the processor from everyone else (a wrong
+ * password used to cost it a queued key derivation, which slowed it down by itself).
+ */
+const LIMITED_PAUSE_MS = 500;
 
 /**
  * Password checks waiting for a key derivation; beyond this a Basic request is refused at once.
@@ -46,12 +76,12 @@ export function createAuthenticator(
   clock: () => number = Date.now,
   cacheOptions: AuthCacheOptions = {},
   gate: HashGate = new HashGate({ maxQueued: MAX_QUEUED_PASSWORD_CHECKS }),
+  limiter: SignInLimiter = new SignInLimiter(undefined, clock),
 ): Authenticator {
   const cache = new AuthCache(cacheOptions, clock);
   // Passwords are low-entropy: their cache key is keyed with a secret of this process, so a
   // memory dump of the cache does not allow a fast offline guess of the passwords behind it.
   const passwordKey = randomBytes(32);
-  const suspects = new Suspects();
 
   async function basic(credentials: string, client: string | undefined): Promise<AuthResult> {
     const decoded = Buffer.from(credentials, 'base64').toString('utf8');
@@ -63,24 +93,36 @@ export function createAuthenticator(
     if (cached !== undefined) return authenticated(cached);
     const name = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
-    const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
-    const hash = user?.passwordHash ?? (await dummyHash());
-    const who = client === undefined ? [`user:${name}`] : [`user:${name}`, `client:${client}`];
-    const checked = await gate.run(() => verifyPassword(password, hash), undefined, suspects.priority(who));
-    if (checked.kind !== 'ran') return rejected('too many password checks under way; retry shortly');
-    if (!user || !user.passwordHash || !checked.value) {
-      suspects.failedNow(who);
-      return rejected('wrong user name or password');
+    // Refused before the database and scrypt: a limited guesser costs nothing.
+    const admission = limiter.admit(name, client);
+    if (admission.kind === 'wait') {
+      await pause(LIMITED_PAUSE_MS);
+      return limited(admission.scope, admission.retryAfterSeconds);
     }
-    const principal: Principal = {
-      user: user.name,
-      credential: 'password',
-      permissions: new Set(user.permissions),
-      projects: user.projects,
-      expiresAt: null,
-    };
-    cache.set(cacheKey, principal);
-    return authenticated(principal);
+    let outcome: CheckOutcome = 'unchecked';
+    try {
+      const user = name === '' ? undefined : await users.getUser(name).catch(() => undefined);
+      const hash = user?.passwordHash ?? (await dummyHash());
+      const checked = await gate.run(() => verifyPassword(password, hash), undefined, admission.priority);
+      if (checked.kind !== 'ran') return { kind: 'rejected', reason: 'too many password checks under way; retry shortly', retryAfterSeconds: 1 };
+      if (!user || !user.passwordHash || !checked.value) {
+        outcome = 'failed';
+        return rejected('wrong user name or password');
+      }
+      outcome = 'succeeded';
+      const principal: Principal = {
+        user: user.name,
+        credential: 'password',
+        permissions: new Set(user.permissions),
+        projects: user.projects,
+        expiresAt: null,
+        binding: { kind: 'password', fingerprint: passwordFingerprint(user.passwordHash) },
+      };
+      cache.set(cacheKey, principal);
+      return authenticated(principal);
+    } finally {
+      admission.done(outcome);
+    }
   }
 
   async function bearer(value: string): Promise<AuthResult> {
@@ -91,7 +133,14 @@ export function createAuthenticator(
       const check = await tokens.verify(value);
       if (!check.ok) return rejected(check.reason);
       const c = check.claims;
-      const principal: Principal = { user: c.user, credential: 'token', permissions: new Set(c.permissions), projects: c.projects, expiresAt: c.expiresAt };
+      let principal: Principal = { user: c.user, credential: 'token', permissions: new Set(c.permissions), projects: c.projects, expiresAt: c.expiresAt };
+      if (c.binding !== undefined) {
+        // From the database, not from the cache's entry of the key or password: an entry of
+        // those may be seconds old already, and this one lives the cache's whole lifetime again.
+        const bound = await checkBinding(users, c.user, c.binding, clock());
+        if (bound.kind === 'ended') return rejected(bound.reason);
+        principal = { ...narrowToUser(principal, bound.user), binding: c.binding };
+      }
       cache.set(cacheKey, principal);
       return authenticated(principal);
     }
@@ -117,6 +166,7 @@ export function createAuthenticator(
       permissions: new Set(u.permissions.filter(isPermission)),
       projects: u.projects,
       expiresAt: found.expiresAt,
+      binding: { kind: 'accessKey', keyHash },
     };
     cache.set(cacheKey, principal);
     return authenticated(principal);

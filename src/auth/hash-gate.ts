@@ -4,14 +4,13 @@
 // wrong passwords once held all four threads of the cache node for seconds, and anonymous reads of
 // an entry queued behind them. So:
 //   HashGate       at most half the pool derives keys at once; a bounded queue waits; beyond it, 429.
-//   FailureLimiter per client address, failed checks (and checks still running) within a window;
+//   FailureLimiter (the cache node) per client address, failed checks (and checks still running) within a window;
 //                  at the limit, 429 with Retry-After and no hash at all.
-//   Suspects       client addresses and user names with a failed check in the last minute; their
-//                  checks queue behind everyone else's ('later'), so a first login with the right
-//                  password does not wait behind a flood of wrong ones (measured in
-//                  test/reliability/wrong-passwords.test.ts).
+//   The server's sign-ins (src/auth/sign-in-limits.ts) limit failures per user name and client
+//   instead, and queue the checks of clients that failed behind everyone else's ('later'), so a
+//   first login with the right password does not wait behind a flood of wrong ones (measured in
+//   test/reliability/wrong-passwords.test.ts).
 
-import { LRUCache } from 'lru-cache';
 import PQueue from 'p-queue';
 
 /** The size of libuv's thread pool, as Node reads it at start. */
@@ -148,28 +147,5 @@ export class FailureLimiter {
       if (this.clients.size <= MAX_CLIENTS) return;
       if (rec.running === 0) this.clients.delete(client);
     }
-  }
-}
-
-/**
- * Who failed a password check lately: client addresses and user names, each remembered for
- * `windowMs` after its last failure (at most `maxEntries`, least recently failed forgotten first).
- * Unknown user names are remembered like known ones, so the order of service tells nothing of
- * which names exist.
- */
-export class Suspects {
-  private readonly failed: LRUCache<string, true>;
-
-  constructor(options: { readonly windowMs?: number; readonly maxEntries?: number } = {}) {
-    this.failed = new LRUCache<string, true>({ max: options.maxEntries ?? 10_000, ttl: options.windowMs ?? 60_000 });
-  }
-
-  /** 'later' when any of `keys` failed within the window. */
-  priority(keys: readonly string[]): Priority {
-    return keys.some((k) => this.failed.has(k)) ? 'later' : 'first';
-  }
-
-  failedNow(keys: readonly string[]): void {
-    for (const k of keys) this.failed.set(k, true);
   }
 }

@@ -4,6 +4,7 @@ import type { ServerConfig } from '../config.js';
 import { migrate, type DatabaseHandle } from '../db/database.js';
 import { createAuthenticator, type Authenticator } from './authenticator.js';
 import type { AuthCacheOptions } from './cache.js';
+import { SignInLimiter } from './sign-in-limits.js';
 import { AUTH_MIGRATIONS } from './migrations.js';
 import { loadSigningSecret, TokenService } from './tokens.js';
 import { UserStore } from './users.js';
@@ -13,6 +14,7 @@ export { AuthCache, DEFAULT_AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_ENTRIES, type 
 export { TokenService, type TokenClaims } from './tokens.js';
 export { UserStore, UserError, type User } from './users.js';
 export { decideToken, splitList, type TokenRequest, type TokenDecision } from './token-request.js';
+export { SignInLimiter, DEFAULT_SIGN_IN_LIMITS, type SignInLimits } from './sign-in-limits.js';
 export * from './types.js';
 
 export interface Auth {
@@ -23,12 +25,15 @@ export interface Auth {
 
 /**
  * Migrates the auth tables, loads the token signing secret and wires the authenticator (which
- * reuses successful authentications for `cache.ttlMs`, default 5 s; `{ ttlMs: 0 }` disables that).
+ * reuses successful authentications for `cache.ttlMs`, default 5 s; `{ ttlMs: 0 }` disables that;
+ * sessions end within the same time of their credential) with the sign-in limits of
+ * `config.auth.signInLimits`.
  */
 export async function openAuth(database: DatabaseHandle, config: ServerConfig, clock: () => number = Date.now, cache: AuthCacheOptions = {}): Promise<Auth> {
   await migrate(database, 'auth', AUTH_MIGRATIONS);
   const secret = await loadSigningSecret(database, config.auth.signingKeys);
   const users = new UserStore(database, clock);
   const tokens = new TokenService(secret, config.server.hostname, clock);
-  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock, cache) };
+  const limiter = new SignInLimiter(config.auth.signInLimits, clock);
+  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock, cache, undefined, limiter) };
 }

@@ -94,5 +94,9 @@ export function decideToken(principal: Principal, req: TokenRequest, limits: Lim
     }
     expiresAt = now + lifetime;
   }
-  return { ok: true, claims: { user: principal.user, permissions, projects, expiresAt } };
+  // A token made with a session (or with a token made with one) stands on the session's credential
+  // and ends with it. One made with an access key does not: it is the public API's stateless token,
+  // valid until it expires.
+  const binding = principal.credential === 'token' ? principal.binding : undefined;
+  return { ok: true, claims: { user: principal.user, permissions, projects, expiresAt, ...(binding !== undefined ? { binding } : {}) } };
 }

@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { SigningKeys } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { isPermission, type Permission } from './types.js';
+import { bindingClaim, parseBindingClaim } from './binding.js';
+import { isPermission, type CredentialBinding, type Permission } from './types.js';
 
 export interface TokenClaims {
   readonly user: string;
@@ -18,6 +19,8 @@ export interface TokenClaims {
   readonly projects: readonly string[] | null;
   /** Epoch ms. */
   readonly expiresAt: number;
+  /** The credential the token stands on (claim `cred`): a session's token and the tokens made with it. */
+  readonly binding?: CredentialBinding;
 }
 
 export type TokenCheck = { readonly ok: true; readonly claims: TokenClaims } | { readonly ok: false; readonly reason: string };
@@ -77,6 +80,7 @@ export class TokenService {
     const now = this.clock();
     const payload: Record<string, unknown> = { perm: claims.permissions };
     if (claims.projects !== null) payload['proj'] = claims.projects;
+    if (claims.binding !== undefined) payload['cred'] = bindingClaim(claims.binding);
     return new SignJWT(payload)
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
       .setSubject(claims.user)
@@ -103,6 +107,8 @@ export class TokenService {
       const proj = payload['proj'];
       if (!Array.isArray(perm) || !perm.every((p) => typeof p === 'string' && isPermission(p))) return { ok: false, reason: 'malformed access token' };
       if (proj !== undefined && (!Array.isArray(proj) || !proj.every((p) => typeof p === 'string'))) return { ok: false, reason: 'malformed access token' };
+      const binding = payload['cred'] === undefined ? undefined : parseBindingClaim(payload['cred']);
+      if (payload['cred'] !== undefined && binding === undefined) return { ok: false, reason: 'malformed access token' };
       return {
         ok: true,
         claims: {
@@ -110,6 +116,7 @@ export class TokenService {
           permissions: perm as Permission[],
           projects: proj === undefined ? null : (proj as string[]),
           expiresAt: payload.exp! * 1000,
+          ...(binding !== undefined ? { binding } : {}),
         },
       };
     } catch (e) {

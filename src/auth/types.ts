@@ -27,6 +27,17 @@ export function isPermission(s: string): s is Permission {
 
 export type CredentialKind = 'password' | 'accessKey' | 'token';
 
+/**
+ * The credential a browser session was opened with. The session's token, and every token made
+ * with the session, carries it and is checked against the database (through the authentication
+ * cache, so within its 5 s): revoking the key, changing the password or removing the user ends them.
+ */
+export type CredentialBinding =
+  /** An access key, by the SHA-256 the database stores it as (the key itself is never in a token). */
+  | { readonly kind: 'accessKey'; readonly keyHash: string }
+  /** A password, by a fingerprint of the user's stored hash: a new password is a new fingerprint. */
+  | { readonly kind: 'password'; readonly fingerprint: string };
+
 export interface Principal {
   readonly user: string;
   readonly credential: CredentialKind;
@@ -35,6 +46,12 @@ export interface Principal {
   readonly projects: readonly string[] | null;
   /** Epoch ms when the credential expires (null: never, e.g. a password). */
   readonly expiresAt: number | null;
+  /**
+   * What a session opened with this principal stands on: the key or password itself, or, for a
+   * token, the binding it carries (a session's token, or a token made with a session). Absent for
+   * tokens that stand on nothing but their signature and expiry.
+   */
+  readonly binding?: CredentialBinding;
 }
 
 /** The store filter that follows from a principal's projects and permissions. */
@@ -48,5 +65,9 @@ export function visibilityOf(p: Principal): Visibility {
 export type AuthResult =
   | { readonly kind: 'anonymous' }
   | { readonly kind: 'authenticated'; readonly principal: Principal }
-  /** Credentials were sent but are wrong, unknown, expired or malformed. */
-  | { readonly kind: 'rejected'; readonly reason: string };
+  /**
+   * Credentials were sent but are wrong, unknown, expired or malformed; or, with
+   * `retryAfterSeconds`, not checked at all because of too many failed sign-ins (answered 429 with
+   * Retry-After by the HTTP faces).
+   */
+  | { readonly kind: 'rejected'; readonly reason: string; readonly retryAfterSeconds?: number };

@@ -66,6 +66,8 @@ export function authPlugin(authenticator: Authenticator): FastifyPluginAsync {
 export type AccessDecision =
   | { readonly kind: 'allowed'; readonly principal: Principal; readonly visibility: Visibility }
   | { readonly kind: 'unauthenticated'; readonly detail: string; readonly why: Unauthenticated }
+  /** Too many failed password tries: the credentials were not checked (429 with Retry-After). */
+  | { readonly kind: 'throttled'; readonly detail: string; readonly retryAfterSeconds: number }
   | { readonly kind: 'forbidden'; readonly permission: Permission; readonly detail: string };
 
 export type Refusal = Exclude<AccessDecision, { kind: 'allowed' }>;
@@ -75,6 +77,7 @@ export function decideAccess(auth: AuthResult, permission: Permission | null): A
     case 'anonymous':
       return { kind: 'unauthenticated', detail: 'Authentication required: send Authorization: Bearer <access key or access token> (or Basic user:password)', why: 'missing' };
     case 'rejected':
+      if (auth.retryAfterSeconds !== undefined) return { kind: 'throttled', detail: `Authentication refused: ${auth.reason}`, retryAfterSeconds: auth.retryAfterSeconds };
       return { kind: 'unauthenticated', detail: `Authentication failed: ${auth.reason}`, why: 'rejected' };
     case 'authenticated':
       if (permission !== null && !auth.principal.permissions.has(permission)) {
@@ -103,7 +106,7 @@ export interface RefusalWording {
   readonly problemType?: 'about:blank';
 }
 
-/** Answers a refusal: 401 with the challenge (challengeOf), or 403 naming the permission. */
+/** Answers a refusal: 401 with the challenge (challengeOf), 429 with Retry-After, or 403 naming the permission. */
 export function sendRefusal(reply: FastifyReply, refusal: Refusal, wording: RefusalWording = {}): FastifyReply {
   reply.headers({ ...wording.headers });
   const send = wording.problemType === 'about:blank' ? sendBlankProblem : sendProblem;
@@ -111,6 +114,9 @@ export function sendRefusal(reply: FastifyReply, refusal: Refusal, wording: Refu
     case 'unauthenticated':
       reply.header('www-authenticate', challengeOf(refusal.why));
       return send(reply, 401, wording.unauthorizedDetail ?? refusal.detail);
+    case 'throttled':
+      reply.header('retry-after', String(refusal.retryAfterSeconds));
+      return send(reply, 429, refusal.detail);
     case 'forbidden':
       if (wording.missingPermission === 'unauthorized') {
         reply.header('www-authenticate', challengeOf('missing'));

@@ -10,8 +10,16 @@
 //   cookie with another method than GET/HEAD/OPTIONS and without the matching header is refused.
 //
 // An Authorization header always wins over the cookie.
+//
+// The session's token is bound to the credential it was opened with (the access key, or the
+// user's current password; src/auth/binding.ts): the authenticator checks that credential in the
+// database whenever its 5-second cache of the token runs out, so revoking the key, changing the
+// password or removing the user ends the session (and the tokens made with it) within those 5 s,
+// in every server process. Wrong passwords are limited per user name and address before hashing
+// (src/auth/sign-in-limits.ts): 429 with Retry-After.
 
-import { BadRequestError } from '../errors/domain.js';
+import { BadRequestError, TooManyRequestsError } from '../errors/domain.js';
+import { InternalError } from '../query/assert.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -75,7 +83,8 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
     if (token === undefined || token === '') return;
     const result = await auth.authenticator.authenticate(`Bearer ${token}`);
     if (result.kind !== 'authenticated') {
-      request.auth = { kind: 'rejected', reason: 'the session has ended; sign in again' };
+      const why = result.kind === 'rejected' ? ` (${result.reason})` : '';
+      request.auth = { kind: 'rejected', reason: `the session has ended${why}; sign in again` };
       return;
     }
     if (!SAFE_METHODS.has(request.method)) {
@@ -100,7 +109,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       schema: {
         summary: 'Sign in',
         description:
-          'Opens a browser session with a user name and password or with an access key: sets the HttpOnly, SameSite=Strict session cookie (Secure over HTTPS) and a CSRF cookie whose value is also returned as csrfToken. The session ends after 8 hours, or earlier when the access key expires.',
+          'Opens a browser session with a user name and password or with an access key: sets the HttpOnly, SameSite=Strict session cookie (Secure over HTTPS) and a CSRF cookie whose value is also returned as csrfToken. The session ends after 8 hours, or earlier when the access key expires; and within 5 seconds of the access key being revoked, the password being changed or the user being removed. Too many wrong passwords for a user name from one address, or from one address in all, answer 429 with Retry-After.',
         tags: ['web'],
         operationId: 'signIn',
         security: [],
@@ -113,7 +122,7 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
           },
           additionalProperties: false,
         },
-        response: { 200: SESSION_SCHEMA, ...PROBLEM_RESPONSES([400, 401]) },
+        response: { 200: SESSION_SCHEMA, ...PROBLEM_RESPONSES([400, 401, 429]) },
       },
     },
     async (request, reply) => {
@@ -123,12 +132,17 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
       else if (user !== undefined && password !== undefined && accessKey === undefined) header = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
       else throw new BadRequestError('Send either user and password, or accessKey');
       const result = await auth.authenticator.authenticate(header, request.ip);
+      if (result.kind === 'rejected' && result.retryAfterSeconds !== undefined) {
+        throw new TooManyRequestsError(`Sign-in refused: ${result.reason}`, { retryAfterSeconds: result.retryAfterSeconds });
+      }
       if (result.kind !== 'authenticated') {
         return sendUnauthorized(reply, accessKey !== undefined ? 'The access key is unknown or has expired' : 'Wrong user name or password');
       }
       const p = result.principal;
+      // What the session stands on: a key or password principal always names it.
+      if (p.binding === undefined) throw new InternalError(`a ${p.credential} principal without its credential binding`);
       const expiresAt = Math.min(clock() + SESSION_TTL_MS, p.expiresAt ?? Infinity);
-      const token = await auth.tokens.issue({ user: p.user, permissions: [...p.permissions], projects: p.projects, expiresAt });
+      const token = await auth.tokens.issue({ user: p.user, permissions: [...p.permissions], projects: p.projects, expiresAt, binding: p.binding });
       const csrf = randomBytes(24).toString('base64url');
       const secure = overHttps(request);
       const maxAge = Math.max(1, Math.floor((expiresAt - clock()) / 1000));
@@ -148,11 +162,14 @@ export const sessionPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, 
           'The user of the session cookie (or of the Authorization header), their permissions and projects; 204 when nobody is signed in (not 401: a page asks this on every load, and a signed-out visitor is not an error); 401 when the credentials sent are wrong or the session has ended.',
         tags: ['web'],
         operationId: 'getSession',
-        response: { 200: SESSION_SCHEMA, 204: { type: 'null', description: 'Nobody is signed in' }, ...PROBLEM_RESPONSES([401]) },
+        response: { 200: SESSION_SCHEMA, 204: { type: 'null', description: 'Nobody is signed in' }, ...PROBLEM_RESPONSES([401, 429]) },
       },
     },
     async (request, reply) => {
       if (request.auth.kind === 'anonymous') return reply.code(204).send();
+      if (request.auth.kind === 'rejected' && request.auth.retryAfterSeconds !== undefined) {
+        throw new TooManyRequestsError(`Authentication refused: ${request.auth.reason}`, { retryAfterSeconds: request.auth.retryAfterSeconds });
+      }
       if (request.auth.kind === 'rejected') {
         // An ended session: forget its cookies too.
         if (request.headers.authorization === undefined) clearCookies(reply, overHttps(request));

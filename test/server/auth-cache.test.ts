@@ -124,6 +124,8 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       const config = parseConfig({
         server: { hostname: 'scans.example.com' },
         database: location.url !== undefined ? { url: location.url } : { data: location.data },
+        // Every wrong password here must be checked, not limited (that is sign-in-limits.test.ts).
+        auth: { signInLimits: { userAndClient: 1000, client: 100_000 } },
       });
       database = await openDatabase(config.database);
       auth = await openAuth(database, config, () => now, { ttlMs: TTL });

@@ -41,7 +41,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'policies.yaml'), 'apiVersion: policy.buildscope.dev/v1\nkind: PolicyScan\nmetadata: { name: release }\nspec: { selector: { matchLabels: { scan: release } } }\n');
   s = await startTestServer(await newLocation('sqlite'), {
     plugins: [sessionPlugin, exportPlugin, provenancePlugin],
-    raw: { provenance: { keys: { directory: join(dir, 'keys') }, stores: [{ id: 'obj:main', directory: join(dir, 'objects') }], policies: join(dir, 'policies.yaml') } },
+    raw: {
+      provenance: { keys: { directory: join(dir, 'keys') }, stores: [{ id: 'obj:main', directory: join(dir, 'objects') }], policies: join(dir, 'policies.yaml') },
+      // Every wrong password here must be checked and answered 401, not limited (429: sign-in-limits.test.ts).
+      auth: { signInLimits: { userAndClient: 1000, client: 100_000 } },
+    },
   });
   await s.user('alice', ['accessBuildDataViaApi']);
 }, 60_000);

@@ -10,7 +10,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { buildApp, type FacePlugin } from '../../src/http/app.js';
-import { openAuth, type Auth, type Permission } from '../../src/auth/index.js';
+import { openAuth, type Auth, type AuthCacheOptions, type Permission } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 
@@ -55,7 +55,17 @@ export async function newLocation(dialect: Dialect): Promise<Location> {
 
 export async function startTestServer(
   location: Location,
-  options: { hostname?: string; publicUrl?: string; plugins?: readonly FacePlugin[]; raw?: Record<string, unknown>; ownsLocation?: boolean } = {},
+  options: {
+    hostname?: string;
+    publicUrl?: string;
+    plugins?: readonly FacePlugin[];
+    raw?: Record<string, unknown>;
+    ownsLocation?: boolean;
+    /** The server's clock (tokens, sessions, the authentication cache, sign-in limits); Date.now by default. */
+    clock?: () => number;
+    /** The server's authentication cache (its TTL); 5 s by default. */
+    authCache?: AuthCacheOptions;
+  } = {},
 ): Promise<TestServer> {
   const config = parseConfig({
     ...(options.raw ?? {}),
@@ -65,8 +75,13 @@ export async function startTestServer(
   const database = await openDatabase(config.database);
   const state = { storeNow: 1_750_000_000_000 };
   const store = await openBuildStore(database, { clock: () => state.storeNow, searchTimeoutMs: config.limits.searchTimeoutMs });
-  const app = await buildApp({ config, database, store, logger }, { plugins: options.plugins ?? [] });
-  const auth = await openAuth(database, config);
+  // With a clock or cache of its own, the server's auth is the one the helpers use too.
+  const own = options.clock !== undefined || options.authCache !== undefined ? await openAuth(database, config, options.clock, options.authCache) : undefined;
+  const app = await buildApp(
+    { config, database, store, logger, ...(options.clock !== undefined ? { clock: options.clock } : {}) },
+    { plugins: options.plugins ?? [], ...(own !== undefined ? { auth: own } : {}) },
+  );
+  const auth = own ?? (await openAuth(database, config));
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const server: TestServer = {
     url,
