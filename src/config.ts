@@ -28,6 +28,7 @@ import { parseProvenanceConfig, PROVENANCE_KEEP_NULLS, provenanceFaults, provena
 import { parseRetentionConfig, retentionFaults, retentionSchema, retentionValidator, type RetentionConfig } from './retention/config.js';
 import { cacheNodesSchema, cacheNodesValidator, parseCacheNodesSection, type CacheNodesSettings } from './cache-registry/config.js';
 import { parsePlaygroundSection, playgroundSchema, playgroundValidator, playgroundWording, type PlaygroundSection } from './config/playground.js';
+import { DEFAULT_SIGN_IN_LIMITS, type SignInLimits } from './auth/sign-in-limits.js';
 
 export { ConfigError };
 
@@ -76,6 +77,8 @@ export type SigningKeys =
 
 export interface AuthSection {
   readonly signingKeys: SigningKeys;
+  /** Failed password tries taken per user name and client (src/auth/sign-in-limits.ts). */
+  readonly signInLimits: SignInLimits;
 }
 
 export interface Limits {
@@ -105,7 +108,7 @@ export interface Limits {
 export interface BesSection {
   /** Listen port (0 picks a free one), or null when the endpoint is off (the default of `serve`). */
   readonly port: number | null;
-  /** Largest accepted gRPC message in bytes (default 64 MiB; gRPC's own default of 4 MiB is too small for Bazel). */
+  /** Largest accepted gRPC message in bytes (default 16 MiB; gRPC's own default of 4 MiB is too small for Bazel). */
   readonly maxMessageBytes: number;
   /**
    * Largest first message of a stream whose caller is not yet known (no Authorization header: Bazel 4
@@ -122,7 +125,12 @@ export interface BesSection {
   readonly retryWindowSeconds: number;
 }
 
-export const DEFAULT_BES_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * 16 MiB: Bazel sends output in chunks of --bes_outerr_chunk_size (1 MiB by default), so its
+ * events stay far below; a message being read costs twice its size in memory (grpc-js keeps its
+ * parts and their concatenation), per stream.
+ */
+export const DEFAULT_BES_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface ServerConfig {
   readonly server: ServerSection;
@@ -216,6 +224,20 @@ const databaseSchema = {
   },
 } as const;
 
+const signInLimitsSchema = {
+  description: 'Failed password tries (sign-in and Basic credentials) taken per user name and client address before each further try waits, twice as long each time.',
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    userAndClient: { description: 'Failures of one user name from one address before its tries wait.', type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_SIGN_IN_LIMITS.userAndClient },
+    client: { description: 'Failures from one address, all user names together, before its tries wait.', type: 'integer', minimum: 1, maximum: 100_000, default: DEFAULT_SIGN_IN_LIMITS.client },
+    user: { description: 'Failures of one user name from all addresses before the addresses that failed on it lose their free tries (an address that has not failed on it keeps its try).', type: 'integer', minimum: 1, maximum: 1_000_000, default: DEFAULT_SIGN_IN_LIMITS.user },
+    maxBackoffSeconds: { description: 'The longest wait between two tries, in seconds.', type: 'integer', minimum: 1, maximum: 86_400, default: DEFAULT_SIGN_IN_LIMITS.maxBackoffSeconds },
+    forgetAfterSeconds: { description: 'Failures are forgotten this long after the last one, in seconds (at least maxBackoffSeconds).', type: 'integer', minimum: 1, maximum: 604_800, default: DEFAULT_SIGN_IN_LIMITS.forgetAfterSeconds },
+  },
+} as const;
+
 const authSchema = {
   description: 'Authentication.',
   type: 'object',
@@ -223,6 +245,7 @@ const authSchema = {
   default: {},
   properties: {
     signingKeys: { description: '"database" (shared by every process over the database) or a directory holding the key.', type: 'string', minLength: 1, default: 'database' },
+    signInLimits: signInLimitsSchema,
   },
 } as const;
 
@@ -248,9 +271,15 @@ const limitsSchema = {
 
 // The explicit interfaces above carry the documentation and the resolved shapes; these lines stop
 // the compile when a setting is added to a schema and not to its interface, or the other way round.
-// (`auth` is left out: its resolved `signingKeys` is a union, not the file's string; `bes.port`
+// (`auth` is left out, its `signInLimits` checked alone: its resolved `signingKeys` is a union, not the file's string; `bes.port`
 // is null in the type where the file leaves it out.)
-const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof besSchema, BesSection>, Agrees<typeof databaseSchema, DatabaseSection>, Agrees<typeof limitsSchema, Limits>] = [true, true, true, true];
+const agrees: [Agrees<typeof serverSchema, ServerSection>, Agrees<typeof besSchema, BesSection>, Agrees<typeof databaseSchema, DatabaseSection>, Agrees<typeof limitsSchema, Limits>, Agrees<typeof signInLimitsSchema, SignInLimits>] = [
+  true,
+  true,
+  true,
+  true,
+  true,
+];
 void agrees;
 
 /** The limits when none is set: the schema's defaults. */
@@ -310,7 +339,7 @@ interface CheckedFile {
   server: { hostname: string; host: string; port: number; workers: number; stopTimeoutSeconds: number; publicUrl?: string };
   bes: Omit<BesSection, 'port'> & { port?: number };
   database: { data?: string; url?: string };
-  auth: { signingKeys: string };
+  auth: { signingKeys: string; signInLimits: SignInLimits };
   limits: Limits;
   export?: unknown;
   provenance?: { stores?: { id?: unknown }[] };
@@ -334,6 +363,11 @@ function ownFaults(c: CheckedFile): Fault[] {
     ['tokenDefaultHours', 'tokenMaxHours'],
   ] as const) {
     if (c.limits[value] > c.limits[max]) faults.push(faultAt(['limits', value], `is ${c.limits[value]}, which exceeds limits.${max} (${c.limits[max]})`));
+  }
+  // Failures forgotten before the longest wait ends would give a guesser her free tries back early.
+  const signIn = c.auth.signInLimits;
+  if (signIn.forgetAfterSeconds < signIn.maxBackoffSeconds) {
+    faults.push(faultAt(['auth', 'signInLimits', 'forgetAfterSeconds'], `is ${signIn.forgetAfterSeconds}, below auth.signInLimits.maxBackoffSeconds (${signIn.maxBackoffSeconds})`));
   }
   return faults;
 }
@@ -405,7 +439,7 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
     server: { hostname: s.hostname, host: s.host, port: s.port, workers: s.workers, stopTimeoutSeconds: s.stopTimeoutSeconds, ...(s.publicUrl !== undefined ? { publicUrl: s.publicUrl.replace(/\/+$/, '') } : {}) },
     bes: { ...bes, port: bes.port ?? null },
     database: database.url !== undefined ? { url: database.url } : { data: database.data ?? DEFAULT_DATA_DIR },
-    auth: { signingKeys: auth.signingKeys === 'database' ? { kind: 'database' } : { kind: 'directory', path: auth.signingKeys } },
+    auth: { signingKeys: auth.signingKeys === 'database' ? { kind: 'database' } : { kind: 'directory', path: auth.signingKeys }, signInLimits: auth.signInLimits },
     limits,
     export: faces['export'],
     provenance: faces['provenance'],

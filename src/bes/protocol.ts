@@ -41,6 +41,28 @@ export function decodeBazelEvent(bytes: Uint8Array): BepEvent {
   return type.toObject(type.decode(bytes), OBJECT_OPTIONS) as BepEvent;
 }
 
+/**
+ * Decodes the event when its payload is one of `payloads` (names as in the JSON form, e.g.
+ * `started`), else undefined without decoding it: a scan of the message's top-level fields, so
+ * that a large event of another kind (progress output, file sets) never becomes a string.
+ */
+export function decodeBazelEventOf(bytes: Uint8Array, payloads: readonly string[]): BepEvent | undefined {
+  const type = bazelEventType();
+  const wanted = new Set<number>();
+  for (const name of payloads) {
+    const field = type.fields[name];
+    if (field !== undefined) wanted.add(field.id);
+  }
+  const reader = protobuf.Reader.create(bytes);
+  let found = false;
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    if (wanted.has(tag >>> 3)) found = true;
+    reader.skipType(tag & 7);
+  }
+  return found ? decodeBazelEvent(bytes) : undefined;
+}
+
 /** Encodes a Bazel event from its JSON form (the event file's shape): for replaying recorded streams. */
 export function encodeBazelEvent(json: BepEvent): Uint8Array {
   const type = bazelEventType();

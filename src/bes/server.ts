@@ -19,11 +19,11 @@ import type { BesSection } from '../config.js';
 import type { BuildStore } from '../store/types.js';
 import { seesEverything } from '../store/visibility.js';
 import type { Logger } from '../log.js';
-import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf } from '../agents/bazel/bep-build.js';
+import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf, READ_PAYLOADS } from '../agents/bazel/bep-build.js';
 import { toIngestLine } from '../agents/common-build.js';
 import { admissionInterceptor, callerOf, keywordCredential, status } from './admission.js';
 import { InvocationSpool, type Invocation, type Refusal } from './invocations.js';
-import { BAZEL_EVENT_TYPE_URL, decodeBazelEvent, publishBuildEventService } from './protocol.js';
+import { BAZEL_EVENT_TYPE_URL, decodeBazelEventOf, publishBuildEventService } from './protocol.js';
 
 
 export interface BesOptions extends Omit<BesSection, 'port'> {
@@ -96,7 +96,8 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
     if (result === undefined || result.status === 'rejected') {
       const error = result?.error ?? 'nothing was stored';
       log.warn({ invocationId: inv.id, user: publisher.user, error, path: result?.path }, 'a Bazel invocation was not stored');
-      return status(named ? grpc.status.INVALID_ARGUMENT : grpc.status.PERMISSION_DENIED, `The build was not stored: ${error}`);
+      // Not PERMISSION_DENIED: Bazel retries every status but these two, and a refusal is final.
+      return status(named ? grpc.status.INVALID_ARGUMENT : grpc.status.FAILED_PRECONDITION, `The build was not stored: ${error}`);
     }
     log.info({ invocationId: inv.id, buildId: result.buildId ?? buildId, events: events.length }, 'Bazel invocation stored');
     return undefined;
@@ -158,7 +159,8 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
         if (e.bazelEvent?.value !== undefined && (e.bazelEvent.typeUrl ?? BAZEL_EVENT_TYPE_URL) === BAZEL_EVENT_TYPE_URL) {
           let decoded;
           try {
-            decoded = decodeBazelEvent(e.bazelEvent.value);
+            // Only events the build is made of are decoded (a large progress event never becomes a string).
+            decoded = decodeBazelEventOf(e.bazelEvent.value, READ_PAYLOADS);
           } catch (err) {
             log.warn({ invocationId, sequence, err }, 'an undecodable Bazel event was skipped');
           }
@@ -230,7 +232,11 @@ function timeOf(t: { seconds?: string; nanos?: number } | undefined): number | u
   return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
-/** The status a refused invocation ends its stream with: what Bazel prints as the upload's failure. */
+/**
+ * The status a refused invocation ends its stream with: what Bazel prints as the upload's failure.
+ * Bazel retries a stream on every status but INVALID_ARGUMENT and FAILED_PRECONDITION, so a limit
+ * that may pass (invocations open now) is RESOURCE_EXHAUSTED and one that will not is FAILED_PRECONDITION.
+ */
 function refusalStatus(refusal: Refusal): grpc.ServiceError {
   switch (refusal.kind) {
     case 'otherUser':
@@ -240,7 +246,8 @@ function refusalStatus(refusal: Refusal): grpc.ServiceError {
     case 'tooMany':
       return status(grpc.status.RESOURCE_EXHAUSTED, `The endpoint already holds ${refusal.limit} unfinished invocations (bes.maxOpenInvocations); retry later`);
     case 'tooLarge':
-      return status(grpc.status.RESOURCE_EXHAUSTED, `The invocation's events exceed ${refusal.limit} bytes (bes.maxInvocationBytes) and were dropped`);
+      // Final (Bazel would re-send what was not acknowledged into an invocation that is gone).
+      return status(grpc.status.FAILED_PRECONDITION, `The invocation's events exceed ${refusal.limit} bytes (bes.maxInvocationBytes) and were dropped`);
     default: {
       const never: never = refusal;
       throw new Error(`Unknown refusal ${JSON.stringify(never)}`);

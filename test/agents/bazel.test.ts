@@ -107,6 +107,17 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(await server.search('buildTool:targetbuild')).toEqual(before);
   }, 240_000);
 
+  it("shows a restricted publisher's refused build in Bazel's output, and stores nothing", async () => {
+    const { openAuth } = await import('../../src/auth/index.js');
+    const { parseConfig } = await import('../../src/config.js');
+    const auth = await openAuth(server.server.database, parseConfig({}));
+    await auth.users.addUser({ name: 'beta-only', password: 'beta-only-password-1', permissions: ['publishScan'], projects: ['beta'] });
+    const { key } = await auth.users.createAccessKey('beta-only', { expiresAt: Date.now() + 86_400_000 });
+    const r = await bazel(['build', '//:greeting', ...offline(), ...bes(key), '--build_metadata=PROJECT=alpha']);
+    expect(r.output).toMatch(/FAILED_PRECONDITION: The build was not stored: .*"alpha"/);
+    expect(await server.search('project:alpha')).toEqual([]);
+  }, 240_000);
+
   it('loads a --build_event_json_file file with ingest-bep', async () => {
     const file = join(dir, 'events.json');
     const r = await bazel(['build', '//:greeting', ...offline(), `--build_event_json_file=${file}`]);

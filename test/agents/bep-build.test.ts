@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { decodeBazelEvent, decodeBazelEventOf, encodeBazelEvent } from '../../src/bes/protocol.js';
+import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, READ_PAYLOADS, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
 import { newBuildId } from '../../src/agents/common-build.js';
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 
@@ -181,6 +182,16 @@ describe('reduceBepEvent', () => {
         },
       ),
     );
+  });
+
+  it('decodes from the wire only the events of the payloads the build reads', () => {
+    for (const { event } of recorded) {
+      const bytes = encodeBazelEvent(event);
+      const decoded = decodeBazelEventOf(bytes, READ_PAYLOADS);
+      if (reduceBepEvent(event) === undefined) expect(decoded).toBeUndefined();
+      else expect(decoded).toEqual(decodeBazelEvent(bytes));
+    }
+    expect(decodeBazelEventOf(encodeBazelEvent({ id: { progress: {} }, progress: { stdout: 'x'.repeat(1000) } }), READ_PAYLOADS)).toBeUndefined();
   });
 
   it('cuts long strings, so that one event cannot make a large reduced event', () => {

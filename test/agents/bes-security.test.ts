@@ -55,7 +55,7 @@ describe('Build Event Service endpoint: rules and bounds', () => {
   it("holds a restricted publisher to her projects, as over REST, and says why in the stream's status", async () => {
     const elsewhere = withInvocation(recorded(), randomUUID(), { PROJECT: 'alpha' });
     const refused = await stream(client, elsewhere, { header: `Bearer ${keys.get('beta-dev')}` });
-    expect(refused.error?.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(refused.error?.code).toBe(grpc.status.FAILED_PRECONDITION);
     expect(refused.error?.details).toMatch(/not stored.*alpha/);
     expect(await searchAs('alpha-dev', 'buildTool:targetbuild')).toEqual([]);
     expect(await server.search('project:alpha')).toEqual([]);
@@ -109,7 +109,7 @@ describe('Build Event Service endpoint: rules and bounds', () => {
     const huge = withInvocation(recorded(), randomUUID());
     for (let i = 0; i < 80; i++) huge.splice(2, 0, bigTarget(i));
     const refused = await stream(client, huge, { header: `Bearer ${keys.get('ci-one')}` });
-    expect(refused.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(refused.error?.code).toBe(grpc.status.FAILED_PRECONDITION);
     expect(refused.error?.details).toContain('bes.maxInvocationBytes');
     expect(server.server.besStats!()).toEqual(before);
   });

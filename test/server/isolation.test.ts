@@ -9,7 +9,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBesServer } from '../../src/bes/server.js';
+import { createLogger } from '../../src/log.js';
+import { besClient, recorded, stream, withInvocation } from '../agents/bes-client.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { provenancePlugin } from '../../src/http/provenance-plugin.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
@@ -353,6 +358,26 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         expectNothingOf(r.text);
         expect((await get(uri, owner)).status).toBe(uri === attestation['owner'] ? 200 : 403);
         expect((await get(uri, admin)).status).toBe(200);
+      }
+    });
+
+    it("Bazel's Build Event Service: her invocations of his project, or of none of hers, are refused and store nothing", async () => {
+      const bes = await startBesServer({ ...s.config.bes, host: '127.0.0.1', port: 0, store: s.store, authenticator: s.auth.authenticator, logger: createLogger('test', 'error') });
+      const client = besClient(bes.url);
+      try {
+        // His project by build metadata, and the workspace's own name (a project not hers): the
+        // same answer, with Bazel 5's header and Bazel 4's keyword. afterAll checks nothing changed.
+        for (const metadata of [{ PROJECT: 'payments' }, { ROLE: 'CI' }]) {
+          for (const auth of [{ header: mallory }, { keyword: `buildscope_access_key=${mallory.slice('Bearer '.length)}` }]) {
+            const r = await stream(client, withInvocation(recorded(), randomUUID(), metadata), auth);
+            expect(r.error?.code, JSON.stringify(metadata)).toBe(grpc.status.FAILED_PRECONDITION);
+            expectNothingOf(r.error?.details ?? '');
+          }
+        }
+        expect(bes.stats()).toEqual({ invocations: 0, bytes: 0 });
+      } finally {
+        client.close();
+        await bes.close();
       }
     });
   });

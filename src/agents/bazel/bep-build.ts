@@ -285,6 +285,9 @@ const READ_PARTS: Readonly<Record<string, readonly string[]>> = {
   finished: ['finishTimeMillis', 'finishTime', 'exitCode', 'overallSuccess'],
 };
 
+/** The payloads `bepToBuild` reads anything of; events with another payload are of no use to it. */
+export const READ_PAYLOADS: readonly string[] = Object.keys(READ_PARTS);
+
 /** Longest string kept of a reduced event: labels, paths and descriptions are far shorter. */
 export const REDUCED_STRING_LIMIT = 16 * 1024;
 
