@@ -20,9 +20,12 @@ export type Admission = { readonly ok: true; readonly principal: Principal } | {
 /** The keyword Bazel 4 users pass the access key in: `--bes_keywords=buildscope_access_key=KEY`. */
 export const ACCESS_KEY_KEYWORD = 'buildscope_access_key';
 
-/** Whether a credential lets its holder publish builds, as a gRPC status when it does not. */
-export async function admitPublisher(authenticator: Authenticator, header: string | undefined): Promise<Admission> {
-  const result = await authenticator.authenticate(header);
+/**
+ * Whether a credential lets its holder publish builds, as a gRPC status when it does not. `client`:
+ * the caller's address, by which failed passwords are limited (src/auth/sign-in-limits.ts).
+ */
+export async function admitPublisher(authenticator: Authenticator, header: string | undefined, client: string | undefined): Promise<Admission> {
+  const result = await authenticator.authenticate(header, client);
   switch (result.kind) {
     case 'authenticated':
       if (result.principal.permissions.has('publishScan')) return { ok: true, principal: result.principal };
@@ -64,7 +67,7 @@ export function status(code: grpc.status, details: string): grpc.ServiceError {
 }
 
 /** What the interceptor learned of a call, for its handler (keyed by the call's metadata object, which the handler receives). */
-type Caller = { readonly kind: 'known'; readonly principal: Principal } | { readonly kind: 'pending'; readonly admit: (principal: Principal) => void };
+type Caller = { readonly kind: 'known'; readonly principal: Principal } | { readonly kind: 'pending'; readonly client: string | undefined; readonly admit: (principal: Principal) => void };
 
 const callers = new WeakMap<grpc.Metadata, Caller>();
 
@@ -75,7 +78,7 @@ const callers = new WeakMap<grpc.Metadata, Caller>();
 export async function callerOf(authenticator: Authenticator, metadata: grpc.Metadata, firstMessageCredential: () => string | undefined): Promise<Admission> {
   const caller = callers.get(metadata);
   if (caller?.kind === 'known') return { ok: true, principal: caller.principal };
-  const admission = await admitPublisher(authenticator, firstMessageCredential());
+  const admission = await admitPublisher(authenticator, firstMessageCredential(), caller?.client);
   if (admission.ok) {
     caller?.admit(admission.principal);
     callers.set(metadata, { kind: 'known', principal: admission.principal });
@@ -97,13 +100,14 @@ export function admissionInterceptor(authenticator: Authenticator, maxUnauthenti
         next({
           onReceiveMetadata(metadata, pass) {
             const header = authorizationOf(metadata);
+            const client = call.getConnectionInfo().remoteAddress;
             if (header === undefined) {
               const restore = capMessages(call as unknown as MessageLimits, maxUnauthenticatedMessageBytes);
-              callers.set(metadata, { kind: 'pending', admit: restore });
+              callers.set(metadata, { kind: 'pending', client, admit: restore });
               pass(metadata);
               return;
             }
-            admitPublisher(authenticator, header).then(
+            admitPublisher(authenticator, header, client).then(
               (admission) => {
                 if (!admission.ok) {
                   call.sendStatus({ code: admission.error.code, details: admission.error.details });

@@ -90,6 +90,15 @@ describe('Build Event Service endpoint: rules and bounds', () => {
     expect((await stream(client, events, { header: `Bearer ${reader}` })).error?.code).toBe(grpc.status.PERMISSION_DENIED);
   });
 
+  it('limits wrong passwords of Basic credentials by the connection\'s address, as over HTTP', async () => {
+    const basic = `Basic ${Buffer.from('ci-three:not-the-password').toString('base64')}`;
+    const events = withInvocation(recorded(), randomUUID()).slice(0, 1);
+    const details: string[] = [];
+    for (let i = 0; i < 7; i++) details.push((await stream(client, events, { header: basic }, randomUUID())).error?.details ?? '');
+    expect(details.slice(0, 5).every((d) => d.includes('wrong user name or password'))).toBe(true);
+    expect(details[6]).toMatch(/too many failed sign-ins for this user name from this address; retry in \d+ s/);
+  });
+
   it('keeps only what the build is made of: large output costs nothing, a large invocation is refused and dropped', async () => {
     const before = server.server.besStats!();
     const chatty = withInvocation(recorded(), randomUUID());
