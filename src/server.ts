@@ -12,7 +12,7 @@ import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
 import { createServerMetrics } from './metrics/server-metrics.js';
-import { openAuth, PERMISSION_NAMES, UserError } from './auth/index.js';
+import { openAuth, PERMISSION_NAMES, UserError, type Auth } from './auth/index.js';
 import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
@@ -57,6 +57,8 @@ interface OpenedServer {
   readonly app: FastifyInstance;
   readonly store: BuildStore;
   readonly database: DatabaseHandle;
+  /** The one authentication of the server's faces (HTTP and the Build Event Service). */
+  readonly auth: Auth;
   readonly created: RunningServer['created'];
   /** Started by startServer only (not by the primary's prepareServer). */
   readonly retention: RetentionJob | undefined;
@@ -124,6 +126,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
       app: openApp,
       store: openStore,
       database,
+      auth,
       created,
       retention: openRetention,
       close() {
@@ -184,9 +187,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     try {
       // Loaded on demand: gRPC is only needed when the endpoint is on.
       const { startBesServer } = await import('./bes/server.js');
-      const { openAuth } = await import('./auth/index.js');
-      const auth = await openAuth(opened.database, config);
-      bes = await startBesServer({ ...config.bes, host: config.server.host, port: config.bes.port, store: opened.store, authenticator: auth.authenticator, logger });
+      // The app's own authentication: one cache and one set of sign-in limits for both faces.
+      bes = await startBesServer({ ...config.bes, host: config.server.host, port: config.bes.port, store: opened.store, authenticator: opened.auth.authenticator, logger });
     } catch (e) {
       await opened.close().catch(() => undefined);
       throw new Error(`The Build Event Service endpoint could not listen on port ${config.bes.port}: ${(e as Error).message}`);

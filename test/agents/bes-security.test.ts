@@ -97,6 +97,12 @@ describe('Build Event Service endpoint: rules and bounds', () => {
     for (let i = 0; i < 7; i++) details.push((await stream(client, events, { header: basic }, randomUUID())).error?.details ?? '');
     expect(details.slice(0, 5).every((d) => d.includes('wrong user name or password'))).toBe(true);
     expect(details[6]).toMatch(/too many failed sign-ins for this user name from this address; retry in \d+ s/);
+    // One authentication for both faces: the same limit holds over HTTP (with a limiter of its
+    // own, HTTP would answer its 5 free failures with 401; here a try past the wait fails and
+    // doubles it, so the next one is refused at the latest).
+    const statuses: number[] = [];
+    for (let i = 0; i < 2; i++) statuses.push((await fetch(`${server.url}/api/builds?maxWaitSecs=1`, { headers: { authorization: basic } })).status);
+    expect(statuses).toContain(429);
   });
 
   it('keeps only what the build is made of: large output costs nothing, a large invocation is refused and dropped', async () => {
