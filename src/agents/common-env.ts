@@ -122,10 +122,37 @@ export function gitInfo(cwd: string, env: Env = {}): GitInfo | undefined {
   };
 }
 
-/** A repository URL without credentials (`https://user:token@host/x` -> `https://host/x`). */
-export function withoutUserInfo(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
+/**
+ * A git remote without credentials. URL-style (`scheme://...`): everything before the last '@' of
+ * the authority goes (`https://user:token@host/x` -> `https://host/x`). The authority is taken by
+ * hand, not by a URL parser, because the remotes that matter are the malformed ones a parser
+ * refuses or splits early: a password with a raw '@', '/', '?' or '#'. When the first '@' comes
+ * after the first '/' and what precedes that '/' is no host[:port] (`ci:pa/ss@host/x`), the '/' is
+ * part of a password and the user info runs to the last '@' before the next '/'. scp-like
+ * (`user@host:path`): the user stays (`git@github.com:org/x.git` names no secret), a password goes.
+ * The Gradle, Maven and pytest agents implement the same rule (test/agents/fixtures/git-remote-cases.json).
+ */
+export function withoutUserInfo(remote: string): string {
+  const url = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(.*)$/s.exec(remote);
+  if (url === null) {
+    const scp = /^(.*)@([^@/:[\]]+|\[[^\]]*\]):(.*)$/s.exec(remote);
+    if (scp === null) return remote;
+    const colon = scp[1]!.indexOf(':');
+    return colon < 0 ? remote : `${scp[1]!.slice(0, colon)}@${scp[2]}:${scp[3]}`;
+  }
+  const [, scheme, rest] = url as unknown as [string, string, string];
+  const firstAt = rest.indexOf('@');
+  if (firstAt < 0) return remote;
+  const slash = rest.indexOf('/');
+  const authorityEnd = slash < 0 ? rest.length : slash;
+  if (firstAt > authorityEnd && HOST_PORT.test(rest.slice(0, authorityEnd))) return remote; // an '@' of the path
+  const segmentEnd = rest.indexOf('/', firstAt);
+  const lastAt = rest.lastIndexOf('@', segmentEnd < 0 ? rest.length : segmentEnd);
+  return scheme + rest.slice(lastAt + 1);
 }
+
+/** A URL authority without user info: a host name or [IPv6 address], and an optional port. */
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]*\]|[^:@[\]]*)(:[0-9]*)?$/;
 
 /** The operating system's name as the tags show it (`Linux`, `Mac OS X`, `Windows`). */
 export function osTag(platform: NodeJS.Platform = process.platform): string {

@@ -5,6 +5,7 @@
 // are made by the agent, so a build that did arrive and is sent again is `unchanged`: nothing is
 // lost, nothing is stored twice. Nothing here ever throws into the build.
 
+import { redactStrings } from '../store/redact.js';
 import { toIngestLine, type AgentBuild } from './common-build.js';
 import type { Env } from './common-env.js';
 import { agentSettingsOf } from './settings.js';
@@ -22,6 +23,10 @@ export interface AgentSettings {
   readonly timeoutMs: number;
   /** Why the settings could not be read (the build is then spooled and this is said). */
   readonly problem?: string;
+  /** Literal values removed from what is sent, besides the patterns (BUILDSCOPE_REDACT_VALUES, the access key). */
+  readonly redactValues?: readonly string[];
+  /** One line for the user that stops nothing (settings.ts configFileWarning). */
+  readonly warning?: string;
 }
 
 /**
@@ -36,7 +41,9 @@ export function agentSettings(env: Env): AgentSettings {
     ...(s.accessKey ? { accessKey: s.accessKey } : {}),
     spoolDir: s.spoolDir,
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 5000,
+    redactValues: s.redactValues,
     ...(s.problem !== undefined ? { problem: s.problem } : {}),
+    ...(s.warning !== undefined ? { warning: s.warning } : {}),
   };
 }
 
@@ -49,11 +56,19 @@ export type SendOutcome =
   | { readonly kind: 'spooled'; readonly reason: string; readonly link?: string }
   | { readonly kind: 'rejected'; readonly reason: string };
 
+/**
+ * The build as it may leave the machine (and be written to the spool): every string of its events
+ * redacted (src/store/redact.ts: the shared patterns, the listed values and the access key).
+ */
+export function redactedBuild(build: AgentBuild, literals: readonly string[] = []): AgentBuild {
+  return { ...build, events: build.events.map((e) => ({ ...e, data: redactStrings(e.data, literals) })) };
+}
+
 /** Sends this build, then (when it arrived) the spooled ones; spools it when it did not. Never throws. */
 export async function sendBuild(settings: AgentSettings, build: AgentBuild): Promise<SendOutcome> {
   const link = buildLink(settings, build.buildId);
   try {
-    const line = toIngestLine(build);
+    const line = toIngestLine(redactedBuild(build, settings.redactValues));
     if (settings.server === undefined) {
       spoolBuild(settings.spoolDir, build.buildId, line);
       return { kind: 'spooled', reason: settings.problem ?? 'no server configured (set BUILDSCOPE_SERVER)' };

@@ -4,9 +4,11 @@
 // or through -Dmaven.ext.class.path (MAVEN_OPTS or the command line).
 
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { withRedactionRules } from './agent-sources.js';
 import { agentResource, agentVersion } from './resources.js';
 
 export class MavenAgentError extends Error {}
@@ -47,26 +49,29 @@ export function buildMavenExtension(home: string, outDir: string, env: NodeJS.Pr
   const version = agentVersion();
   const jar = join(outDir, `buildscope-maven-${version}.jar`);
   const stamp = `${jar}.maven-home`;
-  if (existsSync(jar) && existsSync(stamp) && readFileSync(stamp, 'utf8') === home) return { jar, mavenHome: home };
+  const dir = agentResource('maven', 'src', 'io', 'buildscope', 'maven');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.java')).sort();
+  const sources = files.map((f) => withRedactionRules(readFileSync(join(dir, f), 'utf8').replaceAll('@AGENT_VERSION@', version), 'java'));
+  // The jar is kept while the Maven and the sources it was made from (patterns included) are the same.
+  const built = `${home}\n${createHash('sha256').update(sources.join('\0')).digest('hex')}`;
+  if (existsSync(jar) && existsSync(stamp) && readFileSync(stamp, 'utf8') === built) return { jar, mavenHome: home };
   const work = mkdtempSync(join(tmpdir(), 'buildscope-maven-'));
   try {
     const src = join(work, 'src');
     const classes = join(work, 'classes');
     mkdirSync(src);
     mkdirSync(join(classes, 'META-INF', 'sisu'), { recursive: true });
-    const dir = agentResource('maven', 'src', 'io', 'buildscope', 'maven');
-    const files = readdirSync(dir).filter((f) => f.endsWith('.java'));
-    for (const f of files) writeFileSync(join(src, f), readFileSync(join(dir, f), 'utf8').replaceAll('@AGENT_VERSION@', version));
+    files.forEach((f, i) => writeFileSync(join(src, f), sources[i]!));
     const javac = spawnSync(jdkTool('javac', env), ['-nowarn', '-encoding', 'UTF-8', '--release', '8', '-d', classes, '-cp', join(lib, '*'), ...files.map((f) => join(src, f))], { encoding: 'utf8' });
     if (javac.error !== undefined || javac.status !== 0) throw new MavenAgentError(`javac failed: ${javac.error?.message ?? javac.stderr.trim()}`);
     // The sisu index: how Maven's container finds the @Named spy without scanning.
     writeFileSync(join(classes, 'META-INF', 'sisu', 'javax.inject.Named'), `${EXTENSION_CLASS}\n`);
-    mkdirSync(outDir, { recursive: true });
+    mkdirSync(outDir, { recursive: true, mode: 0o700 });
     const tmpJar = `${jar}.tmp`;
     const packed = spawnSync(jdkTool('jar', env), ['cf', tmpJar, '-C', classes, '.'], { encoding: 'utf8' });
     if (packed.error !== undefined || packed.status !== 0) throw new MavenAgentError(`jar failed: ${packed.error?.message ?? packed.stderr.trim()}`);
     renameSync(tmpJar, jar);
-    writeFileSync(stamp, home);
+    writeFileSync(stamp, built);
     return { jar, mavenHome: home };
   } finally {
     rmSync(work, { recursive: true, force: true });

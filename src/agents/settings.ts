@@ -2,12 +2,13 @@
 //   server:     BUILDSCOPE_SERVER, else `server` in the agent's config file
 //   access key: BUILDSCOPE_ACCESS_KEY, else `accessKey` in the config file
 //   spool:      BUILDSCOPE_SPOOL_DIR, else `spoolDir` in the config file, else <agent dir>/spool
+//   values to redact: BUILDSCOPE_REDACT_VALUES, else `redactValues` in the config file (comma-separated)
 // The agent dir is BUILDSCOPE_AGENT_DIR, else ~/.buildscope; its config file is agent.properties
 // (Java properties: the Gradle and Maven agents read it with java.util.Properties). The agents
 // that run inside a build (Groovy, Java) implement the same order; docs/send-your-builds.md
 // states it for users.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { getProperties } from 'properties-file';
@@ -19,8 +20,12 @@ export interface AgentSettings {
   readonly server: string | undefined;
   readonly accessKey: string | undefined;
   readonly spoolDir: string;
+  /** Literal values to remove from everything the agent sends (the access key is always one). */
+  readonly redactValues: readonly string[];
   /** Every key of the config file (tags, value.*, redact, ...), for agents that need more. */
   readonly config: Readonly<Record<string, string>>;
+  /** Something to tell the user without stopping: the config file, which holds a key, is readable by others. */
+  readonly warning?: string;
 }
 
 export class AgentSettingsError extends Error {}
@@ -47,20 +52,40 @@ export function agentSettingsOf(env: Env = process.env): AgentSettings & { reado
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') problem = `cannot read ${configFile}: ${(e as Error).message}`;
   }
+  const warning = configFileWarning(configFile);
   let server = nonEmpty(env['BUILDSCOPE_SERVER'], config['server'])?.replace(/\/+$/, '');
   if (server !== undefined && !/^https?:\/\/[^/]/.test(server)) {
     problem ??= `the server address must be an http:// or https:// URL, got '${server}'`;
     server = undefined;
   }
+  const accessKey = nonEmpty(env['BUILDSCOPE_ACCESS_KEY'], config['accessKey']);
+  const listed = (nonEmpty(env['BUILDSCOPE_REDACT_VALUES'], config['redactValues']) ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
   return {
     dir,
     configFile,
     server,
-    accessKey: nonEmpty(env['BUILDSCOPE_ACCESS_KEY'], config['accessKey']),
+    accessKey,
     spoolDir: nonEmpty(env['BUILDSCOPE_SPOOL_DIR'], config['spoolDir']) ?? join(dir, 'spool'),
+    redactValues: accessKey === undefined ? listed : [...listed, accessKey],
     config,
     ...(problem !== undefined ? { problem } : {}),
+    ...(warning !== undefined ? { warning } : {}),
   };
+}
+
+/**
+ * The one line every agent prints (and goes on) when agent.properties, which holds an access key,
+ * can be read by the file's group or by others: the same words in the Gradle, Maven and pytest agents.
+ */
+export function configFileWarning(configFile: string): string | undefined {
+  if (process.platform === 'win32') return undefined; // no POSIX modes to read
+  try {
+    const mode = statSync(configFile).mode & 0o777;
+    if ((mode & 0o077) === 0) return undefined;
+    return `Buildscope: ${configFile} can be read by other users (mode ${mode.toString(8).padStart(4, '0')}); it holds an access key: chmod 600 it`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The settings for a command: AgentSettingsError when the file cannot be read or the server address is not a URL. */

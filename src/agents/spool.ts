@@ -8,7 +8,7 @@
 // treats the same build sent again as a no-op). A build the server rejects will never be taken
 // and moves to rejected/; any other fault puts the file back for the next try.
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const SPOOL_FILE = /^[0-9a-z]{13}\.ndjson$/;
@@ -62,13 +62,30 @@ export async function deliver(target: Target, line: string, timeoutMs = 15_000):
   }
 }
 
-/** Writes a build into the spool (atomically). */
+/**
+ * A directory only its owner may enter (0700), made if missing: spooled builds hold what a build
+ * said (names, messages), so other users of the machine must not read them whatever the umask.
+ * A directory that exists is tightened too (an agent before this rule made it 0755). Exported for
+ * the agent directory, which other agents' files share.
+ */
+export function privateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (process.platform === 'win32') return;
+  try {
+    if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  } catch {
+    // not ours to change (a shared spool set up by an administrator): the files stay 0600
+  }
+}
+
+/** Writes a build into the spool (atomically), readable by its owner only (0600). */
 export function spoolBuild(spoolDir: string, buildId: string, line: string): string {
   if (!/^[0-9a-z]{13}$/.test(buildId)) throw new Error(`not an agent build ID: '${buildId}'`);
-  mkdirSync(spoolDir, { recursive: true });
+  privateDir(spoolDir);
   const file = join(spoolDir, `${buildId}.ndjson`);
   const tmp = `${file}.tmp`;
-  writeFileSync(tmp, line.trimEnd() + '\n');
+  rmSync(tmp, { force: true }); // a leftover of a crash keeps its mode; writeFileSync's mode only applies to a new file
+  writeFileSync(tmp, line.trimEnd() + '\n', { mode: 0o600 });
   renameSync(tmp, file);
   return file;
 }
@@ -126,7 +143,7 @@ export async function flushSpool(spoolDir: string, target: Target, options: Flus
         sent.push(name.slice(0, 13));
         break;
       case 'rejected':
-        mkdirSync(join(spoolDir, 'rejected'), { recursive: true });
+        privateDir(join(spoolDir, 'rejected'));
         renameSync(claimed, join(spoolDir, 'rejected', name));
         rejected.push({ buildId: name.slice(0, 13), reason: outcome.reason });
         break;

@@ -10,6 +10,7 @@ import { deriveAttributes, type DerivedBuild } from './derive.js';
 import { encodeEvents, packAttributes, packEvents } from './event-codec.js';
 import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from './types.js';
+import { redactIngestEvents } from './redact.js';
 import { parseLine } from './validate.js';
 import { tasksOf, type TaskOutcome } from './tasks.js';
 
@@ -95,7 +96,9 @@ export function projectOf(events: readonly BuildEvent[]): string | null | undefi
 export function prepareLine(text: string, { derive = true }: { readonly derive?: boolean } = {}): Prepared {
   const v = parseLine(text);
   if (!v.ok) return v;
-  const r = v.record;
+  // Secrets are taken out of the free text before anything is stored, hashed or derived from it.
+  const events = redactIngestEvents(v.record.events);
+  const r = events === v.record.events ? v.record : { ...v.record, events };
   const eventsJson = encodeEvents(r.events);
   const finished = r.events.some((e) => e.type.eventType === 'BuildFinished');
   return {

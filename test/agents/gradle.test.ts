@@ -5,7 +5,7 @@
 // (docs/send-your-builds.md says which versions ran).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { bearer, newLocation, startTestServer, type TestServer } from '../server
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
 const runnable = has('gradle', 'java', 'git') && JUNIT.every((f) => existsSync(f));
@@ -37,6 +38,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     expect(printed.status, printed.stderr).toBe(0);
     expect(printed.stdout).toContain(`DEFAULT_SERVER = '${server.url}'`);
     expect(printed.stdout).not.toContain('@AGENT_VERSION@');
+    expect(printed.stdout).not.toContain('@REDACTION_');
     script = join(dir, 'buildscope.gradle');
     writeFileSync(script, printed.stdout);
   }, 120_000);
@@ -93,6 +95,9 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     offlineBuild = linkedBuild(r.out, other.url);
     expect(r.out).toContain('could not be sent');
     expect(readdirSync(spoolDir())).toEqual([`${offlineBuild}.ndjson`]);
+    // Private to the user whatever the umask: the directory 0700, the build 0600.
+    expect(statSync(spoolDir()).mode & 0o777).toBe(0o700);
+    expect(statSync(join(spoolDir(), `${offlineBuild}.ndjson`)).mode & 0o777).toBe(0o600);
   }, 300_000);
 
   it('a failing test is a verification failure; that build sends itself and the spooled one, once each', async () => {
@@ -155,6 +160,57 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     expect(finishedTasks(events)).toEqual([]);
     expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({ outcome: 'failed', failures: [{ classification: 'non-verification', message: expect.stringContaining('the script is broken') }] });
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({ username: 'redacted', publicHostname: 'redacted', localHostname: 'redacted', localIpAddresses: [] });
+  }, 300_000);
+
+  it('secrets: the shared tables through the script\'s own rules, a failing task whose message holds secrets, a git remote with a password, a readable agent.properties', async () => {
+    // The build script reaches the agent's rules through gradle.buildscopeAgent: the same code
+    // that redacts this build, run on every case of the shared tables.
+    const leak = 'curl -u admin:hunter2 https://ci:p@ss-secret@repo.example.com/x ghp_abcdefghijklmnopqrstuvwxyz0123456789 Listed_S3cret';
+    const p = project('leaky', {
+      script: `
+task tables {
+  doLast {
+    def agent = gradle.buildscopeAgent
+    def listed = project.property('listed').split(',') as List
+    def out = new StringBuilder()
+    new File(project.property('casesIn')).eachLine('UTF-8') { line ->
+      def parts = line.split('\\t', 2)
+      def input = new String(parts[1].decodeBase64(), 'UTF-8')
+      long t0 = System.nanoTime()
+      def result = parts[0] == 'remote' ? agent.withoutUserInfo(input) : agent.redactText(input, listed)
+      out << result.getBytes('UTF-8').encodeBase64().toString() << '\\t' << (System.nanoTime() - t0).intdiv(1000000) << '\\n'
+    }
+    new File(project.property('casesOut')).setText(out.toString(), 'UTF-8')
+  }
+}
+task leak {
+  doLast { throw new GradleException('${leak}') }
+}
+`,
+    });
+    const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw @ in the password')!;
+    git(p, 'init');
+    git(p, 'remote', 'add', 'origin', hostile.remote);
+    writeFileSync(join(p, 'cases.in'), harnessLines());
+    const home = join(dir, 'agent-readable');
+    mkdirSync(home);
+    writeFileSync(join(home, 'agent.properties'), 'redactValues=Listed_S3cret\n', { mode: 0o644 });
+    const r = await gradle(p, ['--continue', `-PcasesIn=${join(p, 'cases.in')}`, `-PcasesOut=${join(p, 'cases.out')}`, `-Plisted=${redactionCases.listed.join(',')}`, 'tables', 'leak'], { BUILDSCOPE_AGENT_DIR: home, BUILDSCOPE_SERVER: server.url });
+    // The build's own result and output are untouched: it fails, and says why in its own words.
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toContain(leak);
+    expect(r.out).toContain(`Buildscope: ${join(home, 'agent.properties')} can be read by other users (mode 0644); it holds an access key: chmod 600 it`);
+    checkHarnessOutput(readFileSync(join(p, 'cases.out'), 'utf8'), expect);
+
+    const id = linkedBuild(r.out, server.url);
+    const { events, raw } = await exportedEvents(server, auth, id);
+    expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({
+      outcome: 'failed',
+      failures: [{ classification: 'non-verification', message: 'Task :leak failed: curl -u admin:*** https://***@repo.example.com/x ghp_*** ***' }],
+    });
+    for (const secret of ['hunter2', 'ss-secret', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'Listed_S3cret', key]) expect(raw).not.toContain(secret);
+    const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
+    expect(values['Git repository']).toBe(hostile.sent);
   }, 300_000);
 
   it('--build-cache against the cache node: the second build records from-cache outcomes', async () => {

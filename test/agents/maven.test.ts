@@ -5,13 +5,15 @@
 // read-only as the local repository; the packages are listed in .ci/run and
 // docs/send-your-builds.md). Skipped where any of that is missing.
 
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const REPO = '/usr/share/maven-repo';
 const PLUGINS = { 'maven-resources-plugin': '3.3.0', 'maven-compiler-plugin': '3.10.1', 'maven-surefire-plugin': '2.22.3' };
@@ -95,6 +97,9 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     const id = linkedBuild(r.out, other.url);
     expect(r.out).toContain('could not be sent');
     expect(readdirSync(spoolDir())).toEqual([`${id}.ndjson`]);
+    // Private to the user whatever the umask: the directory 0700, the build 0600.
+    expect(statSync(spoolDir()).mode & 0o777).toBe(0o700);
+    expect(statSync(join(spoolDir(), `${id}.ndjson`)).mode & 0o777).toBe(0o600);
 
     const flushed = await cli(['agent', 'flush'], { BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key });
     expect(flushed.code, flushed.err).toBe(0);
@@ -139,6 +144,45 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     expect(r.code, r.out).toBe(0);
     const id = linkedBuild(r.out, server.url);
     expect(await search(server, auth, 'project:aggregator jvmbuild.requestedGoals:validate jvmbuild.buildOptions.quietEnabled')).toEqual([id]);
+  }, 300_000);
+
+  it('the shared git remote and redaction tables give the same results through the extension\'s own rules', async () => {
+    const jar = extension.slice('-Dmaven.ext.class.path='.length);
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn('java', ['-cp', jar, 'test/agents/fixtures/jvm/RedactionCases.java', ...redactionCases.listed], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`java exited with ${code}`))));
+      child.stdin.end(harnessLines());
+    });
+    checkHarnessOutput(output, expect);
+  }, 120_000);
+
+  it('a build whose failure holds secrets sends none of them, nor its git remote\'s password; a readable agent.properties is warned about', async () => {
+    const p = project('leaky');
+    // Maven's own failure names the phase it does not know: a GitHub-token-shaped word and a value the user listed.
+    const phase = 'Listed_S3cret-ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw / and @ in the password')!;
+    git(p, 'init');
+    git(p, 'remote', 'add', 'origin', hostile.remote);
+    const home = join(dir, 'agent-readable');
+    mkdirSync(home);
+    writeFileSync(join(home, 'agent.properties'), 'redactValues=Listed_S3cret\n', { mode: 0o644 });
+    const plain = await run('mvn', ['-B', '-o', '-q', `-Dmaven.repo.local=${REPO}`, phase], p, cleanEnv({}));
+    const r = await mvn(p, ['-q', phase], { BUILDSCOPE_AGENT_DIR: home });
+    // Maven's own status and words are untouched.
+    expect(r.code).toBe(plain.code);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain(`Unknown lifecycle phase "${phase}"`);
+    expect(r.out).toContain(`Buildscope: ${join(home, 'agent.properties')} can be read by other users (mode 0644); it holds an access key: chmod 600 it`);
+    const id = linkedBuild(r.out, server.url);
+    const { events, raw } = await exportedEvents(server, auth, id);
+    const finished = ofType(events, 'BuildFinished')[0]!.data as { failures: { message: string }[] };
+    expect(finished.failures[0]!.message).toContain('Unknown lifecycle phase "***-ghp_***"');
+    for (const secret of ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'Listed_S3cret', 'ss-secret', key]) expect(raw).not.toContain(secret);
+    const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
+    expect(values['Git repository']).toBe(hostile.sent);
   }, 300_000);
 
   it('a failing test is a verification failure, listed as soon as Maven exits', async () => {

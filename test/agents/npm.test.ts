@@ -3,11 +3,12 @@
 // a real Buildscope server. Needs dist/ (`node scripts/build.js`), like every test of the CLI.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitRemoteCases } from './redaction-tables.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 const CLI = resolve('bin/buildscope.js');
@@ -92,6 +93,33 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(events.at(-1)!.data).toMatchObject({ outcome: 'failed', exitCode: 3, failures: [{ classification: 'verification', message: 'Script tiny-app:test exited with 3' }] });
   }, 120_000);
 
+  it('a failing command whose words hold secrets sends none of them, nor its git remote\'s password; a readable agent.properties is warned about', async () => {
+    const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw / in the password')!;
+    execFileSync('git', ['remote', 'add', 'origin', hostile.remote], { cwd: pkg, stdio: 'ignore' });
+    const home = join(dir, 'agent-readable');
+    mkdirSync(home);
+    writeFileSync(join(home, 'agent.properties'), 'redactValues=Listed_S3cret\n', { mode: 0o644 });
+    // npm has no such script: the failure names the command, secrets and all.
+    const args = ['npm', 'run', 'no-such-script', '--', '--password=hunter2', 'https://ci:hunter2@repo.example.com/x', 'Listed_S3cret'];
+    try {
+      const plain = await run('npm', args.slice(1), { cwd: pkg, env: env() });
+      const r = await buildscopeRun(args, { BUILDSCOPE_AGENT_DIR: home });
+      // The command's own status and output are untouched.
+      expect(r.status).toBe(plain.status);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe(plain.stdout);
+      expect(r.stderr).toContain(`Buildscope: ${join(home, 'agent.properties')} can be read by other users (mode 0644); it holds an access key: chmod 600 it\n`);
+      const id = r.stderr.trim().split('\n').at(-1)!.split('/').at(-1)!;
+      const events = await server.events(id);
+      const text = JSON.stringify(events);
+      for (const secret of ['hunter2', 'Listed_S3cret', 'ss-secret', server.accessKey]) expect(text).not.toContain(secret);
+      expect(events.at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'npm run no-such-script -- --password=*** https://***@repo.example.com/x *** exited with 1' }]);
+      expect(events.find((e) => e.eventType === 'UserNamedValue' && e.data['key'] === 'Git repository')!.data['value']).toBe(hostile.sent);
+    } finally {
+      execFileSync('git', ['remote', 'remove', 'origin'], { cwd: pkg, stdio: 'ignore' });
+    }
+  }, 120_000);
+
   it('exits 127 with one line when the command does not exist, and records the failed build', async () => {
     const r = await buildscopeRun(['no-such-command-for-buildscope'], { BUILDSCOPE_TAGS: 'missing' });
     expect(r.status).toBe(127);
@@ -105,6 +133,9 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(down.status).toBe(0);
     expect(down.stderr).toMatch(/build not sent .*kept in .*spool2/);
     expect(readdirSync(join(dir, 'spool2'))).toHaveLength(1);
+    // Private to the user whatever the umask: the directory 0700, the build 0600.
+    expect(statSync(join(dir, 'spool2')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, 'spool2', readdirSync(join(dir, 'spool2'))[0]!)).mode & 0o777).toBe(0o600);
     expect(await server.search('tag:spooled')).toEqual([]);
     const up = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
     expect(up.status).toBe(0);

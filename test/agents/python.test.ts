@@ -4,11 +4,12 @@
 // with the server down (spooled, then delivered with the next run).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitRemoteCases, redactionCases } from './redaction-tables.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 const PLUGIN_DIR = resolve('src/agents/python/pylib');
@@ -98,6 +99,60 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect((await server.events(ids[0]!)).at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Collection of test_broken.py failed' }]);
   }, 60_000);
 
+  it('the shared git remote and redaction tables give the same results through the plugin\'s own rules', async () => {
+    const script = [
+      'import json, sys, time',
+      'import buildscope_pytest as b',
+      'remotes, texts = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))',
+      'out = {"remotes": [b._without_user_info(c["remote"]) for c in remotes["cases"]], "texts": [b._redact_text(c["text"], texts["listed"]) for c in texts["cases"]], "ms": []}',
+      'for a in texts["adversarial"]:',
+      '    t = time.time(); b._redact_text(a["piece"] * a["times"], texts["listed"]); out["ms"].append((time.time() - t) * 1000)',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const r = await run('python3', ['-c', script, 'test/agents/fixtures/git-remote-cases.json', 'test/agents/fixtures/redaction-cases.json'], { env: env({ PYTHONPATH: PLUGIN_DIR }) });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { remotes: string[]; texts: string[]; ms: number[] };
+    expect(out.remotes).toEqual(gitRemoteCases.cases.map((c) => c.sent));
+    expect(out.texts).toEqual(redactionCases.cases.map((c) => c.redacted));
+    // Python's backtracking engine takes ~0.1-0.6 s on each of these here; a catastrophic pattern, minutes.
+    for (const [i, ms] of out.ms.entries()) expect(ms, JSON.stringify(redactionCases.adversarial[i])).toBeLessThan(10_000);
+  }, 120_000);
+
+  it('a session whose failures name secrets sends none of them, nor its git remote\'s password; a readable agent.properties is warned about', async () => {
+    const leaky = join(dir, 'leaky');
+    mkdirSync(leaky);
+    // Test IDs carry their parameters: these are in the node IDs, so in the failure messages.
+    writeFileSync(
+      join(leaky, 'test_leaky.py'),
+      'import pytest\n\n@pytest.mark.parametrize("url", ["https://ci:hunter2@repo.example.com/x", "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "Listed_S3cret"])\ndef test_fetch(url):\n    assert False, url\n',
+    );
+    const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw # in the password')!;
+    const git = (...args: string[]) => run('git', ['-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', ...args], { cwd: leaky });
+    for (const args of [['init', '-q'], ['add', '.'], ['commit', '-qm', 'first'], ['remote', 'add', 'origin', hostile.remote]]) expect((await git(...args)).status).toBe(0);
+    const home = join(dir, 'agent-readable');
+    mkdirSync(home);
+    writeFileSync(join(home, 'agent.properties'), 'redactValues=Listed_S3cret\n', { mode: 0o644 });
+    const plain = await run('pytest-3', ['-q', '-p', 'no:cacheprovider', 'test_leaky.py'], { cwd: leaky, env: env() });
+    const r = await pytest(['-q', 'test_leaky.py'], { BUILDSCOPE_AGENT_DIR: home, BUILDSCOPE_TAGS: 'leaky' }, leaky);
+    // pytest's own status and output, secrets included, are untouched.
+    expect(r.status).toBe(plain.status);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('https://ci:hunter2@repo.example.com/x');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.at(-2)).toBe(`Buildscope: ${join(home, 'agent.properties')} can be read by other users (mode 0644); it holds an access key: chmod 600 it`);
+    const id = lines.at(-1)!.split('/').at(-1)!;
+    const events = await server.events(id);
+    const text = JSON.stringify(events);
+    for (const secret of ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'Listed_S3cret', 'ss-secret', server.accessKey]) expect(text).not.toContain(secret);
+    expect((events.at(-1)!.data['failures'] as { message: string }[]).map((f) => f.message)).toEqual([
+      'Test test_leaky.py::test_fetch[https://***@repo.example.com/x] failed',
+      // A value runs to the next space or quote: the bracket that closes the ID goes with it.
+      'Test test_leaky.py::test_fetch[token=*** failed',
+      'Test test_leaky.py::test_fetch[***] failed',
+    ]);
+    expect(events.find((e) => e.eventType === 'UserNamedValue' && e.data['key'] === 'Git repository')!.data['value']).toBe(hostile.sent);
+  }, 120_000);
+
   it('reads the server, key and spool from agent.properties, as every agent does', async () => {
     const agentDir = join(dir, 'agent-dir');
     mkdirSync(agentDir, { recursive: true });
@@ -117,6 +172,9 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect(down.stderr).toMatch(/build not sent .*kept in/);
     // The spool format every agent shares (src/agents/spool.ts): <id>.ndjson.
     expect(readdirSync(spool)).toEqual([expect.stringMatching(/^[0-9a-z]{13}\.ndjson$/)]);
+    // Private to the user whatever the umask: the directory 0700, the build 0600.
+    expect(statSync(spool).mode & 0o777).toBe(0o700);
+    expect(statSync(join(spool, readdirSync(spool)[0]!)).mode & 0o777).toBe(0o600);
     const up = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
     expect(up.status).toBe(0);
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
@@ -148,6 +206,9 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     const installed = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'python', '--install', '--venv', venv]);
     expect(installed.status, installed.stderr).toBe(0);
     expect(existsSync(join(venv, 'bin', 'python'))).toBe(true);
+    // The patterns travel with the module (the installed copy cannot reach this package's agents/).
+    const lib = readdirSync(join(venv, 'lib')).find((d) => d.startsWith('python'))!;
+    expect(existsSync(join(venv, 'lib', lib, 'site-packages', 'buildscope_pytest_redaction.json'))).toBe(true);
     const r = await run(join(venv, 'bin', 'python'), ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'test_suite.py::test_passes'], { cwd: project, env: env({ BUILDSCOPE_TAGS: 'venv' }) });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Buildscope: http/);

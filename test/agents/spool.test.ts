@@ -3,7 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -217,6 +217,24 @@ describe('the spool', () => {
     expect(readdirSync(spool)).toEqual([`${buildId(9030)}.ndjson`]);
     expect(() => spoolBuild(spool, '../../etc', '{}')).toThrow(/not an agent build ID/);
   });
+
+  it('is private to the user whatever the umask: directories 0700 (an existing 0755 one tightened), builds 0600', () => {
+    const previous = process.umask(0o022);
+    try {
+      const spool = join(fresh('private'), 'agent', 'spool');
+      const file = spoolBuild(spool, buildId(9031), '{"x":1}');
+      expect(statSync(spool).mode & 0o777).toBe(0o700);
+      expect(statSync(join(spool, '..')).mode & 0o777).toBe(0o700); // the agent directory it made
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const old = fresh('old-spool');
+      mkdirSync(old);
+      chmodSync(old, 0o755);
+      expect(statSync(spoolBuild(old, buildId(9032), '{}')).mode & 0o777).toBe(0o600);
+      expect(statSync(old).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
 });
 
 describe('the Gradle init script', () => {
@@ -225,6 +243,10 @@ describe('the Gradle init script', () => {
     expect(s).toContain("VERSION = '0.1.0'");
     expect(s).toContain("DEFAULT_SERVER = 'https://scans.example.com'");
     expect(s).not.toContain('@AGENT_VERSION@');
+    // The shared redaction patterns are written in, as Groovy literals.
+    expect(s).not.toContain('@REDACTION_');
+    expect(s).toContain("static final String REDACTION_MASK = '***'");
+    expect(s).toContain("['\\\\b(gh[pousr]_)[A-Za-z0-9]{20,255}', '']");
     expect(gradleInitScript()).toContain("DEFAULT_SERVER = '@DEFAULT_SERVER@'");
     expect(() => gradleInitScript({ server: "http://x/'; System.exit(1); '" })).toThrow(/--server needs an http/);
   });

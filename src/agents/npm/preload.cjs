@@ -33,7 +33,8 @@ try {
     }
     const record = (entry) => {
       try {
-        fs.appendFileSync(file, JSON.stringify(entry) + '\n');
+        // 0600: the record holds the command line, which is no business of other local users.
+        fs.appendFileSync(file, JSON.stringify(entry) + '\n', { mode: 0o600 });
       } catch {
         // The record is best effort; the build goes on.
       }
@@ -68,10 +69,19 @@ try {
           let buildId = '';
           for (const b of crypto.randomBytes(26)) if (buildId.length < 13 && b < 252) buildId += alphabet[b % 36];
           let server = process.env.BUILDSCOPE_SERVER || '';
+          const dir = (process.env.BUILDSCOPE_AGENT_DIR || '').trim() || path.join(process.env.HOME || os.homedir(), '.buildscope');
+          try {
+            // The same warning as every agent's (settings.ts configFileWarning): the file holds a key.
+            const mode = fs.statSync(path.join(dir, 'agent.properties')).mode & 0o777;
+            if ((mode & 0o077) !== 0 && process.platform !== 'win32') {
+              process.stderr.write(`Buildscope: ${path.join(dir, 'agent.properties')} can be read by other users (mode ${mode.toString(8).padStart(4, '0')}); it holds an access key: chmod 600 it\n`);
+            }
+          } catch {
+            // No agent configuration.
+          }
           if (!server) {
             try {
               // Only for the link printed now; the sender reads the settings in full (settings.ts).
-              const dir = (process.env.BUILDSCOPE_AGENT_DIR || '').trim() || path.join(process.env.HOME || os.homedir(), '.buildscope');
               const m = /^[ \t]*server[ \t]*[=: \t][ \t]*(\S+)[ \t]*$/m.exec(fs.readFileSync(path.join(dir, 'agent.properties'), 'utf8'));
               server = m ? m[1].replace(/^[=:]/, '') : '';
             } catch {

@@ -46,6 +46,7 @@ export async function runRecorded(argv: readonly string[], env: NodeJS.ProcessEn
   const finishedAt = Date.now();
   try {
     const settings = agentSettings(env);
+    if (settings.warning !== undefined) process.stderr.write(settings.warning + '\n');
     const build = jsBuild(newBuildId(), { argv, cwd: process.cwd(), startedAt, finishedAt, exitCode: status, env }, readRecord(recordFile));
     const outcome = await sendBuild(settings, build);
     process.stderr.write(outcomeLine(outcome, settings.spoolDir) + '\n');

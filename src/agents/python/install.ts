@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REDACTION_PATTERNS_FILE } from '../../store/redact.js';
 import { packageRoot, packageVersion } from '../common-build.js';
 
 export const PYTHON_MODULE = 'buildscope_pytest';
@@ -26,7 +27,7 @@ export function pythonInstructions(server: string | undefined): string {
     '# Where builds go (or server=... and accessKey=... in ~/.buildscope/agent.properties):',
     `export BUILDSCOPE_SERVER=${server ?? 'http://localhost:5080'}`,
     'export BUILDSCOPE_ACCESS_KEY=<access key with the publishScan permission>',
-    '# Optional: BUILDSCOPE_REDACT=user,hostname,ip  BUILDSCOPE_TAGS=a,b  BUILDSCOPE_VALUES="k=v;k2=v2"  BUILDSCOPE_DISABLE=1',
+    '# Optional: BUILDSCOPE_REDACT=user,hostname,ip  BUILDSCOPE_REDACT_VALUES=s1,s2  BUILDSCOPE_TAGS=a,b  BUILDSCOPE_VALUES="k=v;k2=v2"  BUILDSCOPE_DISABLE=1',
     '',
   ].join('\n');
 }
@@ -50,6 +51,8 @@ export function installIntoVenv(venv: string): string {
   }
   mkdirSync(sitePackages, { recursive: true });
   copyFileSync(join(pythonPluginDir(), `${PYTHON_MODULE}.py`), join(sitePackages, `${PYTHON_MODULE}.py`));
+  // The patterns every agent shares: the installed module finds them next to itself.
+  copyFileSync(REDACTION_PATTERNS_FILE, join(sitePackages, `${PYTHON_MODULE}_redaction.json`));
   const version = packageVersion();
   const distInfo = join(sitePackages, `${PYTHON_MODULE}-${version}.dist-info`);
   rmSync(distInfo, { recursive: true, force: true });
@@ -57,6 +60,6 @@ export function installIntoVenv(venv: string): string {
   writeFileSync(join(distInfo, 'METADATA'), `Metadata-Version: 2.1\nName: ${PYTHON_MODULE}\nVersion: ${version}\nSummary: Records pytest sessions in Buildscope\n`);
   writeFileSync(join(distInfo, 'entry_points.txt'), `[pytest11]\nbuildscope = ${PYTHON_MODULE}\n`);
   writeFileSync(join(distInfo, 'INSTALLER'), 'buildscope\n');
-  writeFileSync(join(distInfo, 'RECORD'), `${PYTHON_MODULE}.py,,\n${PYTHON_MODULE}-${version}.dist-info/METADATA,,\n${PYTHON_MODULE}-${version}.dist-info/entry_points.txt,,\n${PYTHON_MODULE}-${version}.dist-info/INSTALLER,,\n${PYTHON_MODULE}-${version}.dist-info/RECORD,,\n`);
+  writeFileSync(join(distInfo, 'RECORD'), `${PYTHON_MODULE}.py,,\n${PYTHON_MODULE}_redaction.json,,\n${PYTHON_MODULE}-${version}.dist-info/METADATA,,\n${PYTHON_MODULE}-${version}.dist-info/entry_points.txt,,\n${PYTHON_MODULE}-${version}.dist-info/INSTALLER,,\n${PYTHON_MODULE}-${version}.dist-info/RECORD,,\n`);
   return sitePackages;
 }

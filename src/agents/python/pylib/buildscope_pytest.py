@@ -80,18 +80,96 @@ def _settings(env):
     """The settings every Buildscope agent reads, in the same order (src/agents/settings.ts)."""
     home = env.get("HOME") or os.path.expanduser("~")
     agent_dir = (env.get("BUILDSCOPE_AGENT_DIR") or "").strip() or os.path.join(home, ".buildscope")
-    from_file = _properties(os.path.join(agent_dir, "agent.properties"))
+    config_file = os.path.join(agent_dir, "agent.properties")
+    from_file = _properties(config_file)
     server = (env.get("BUILDSCOPE_SERVER") or "").strip() or from_file.get("server")
     try:
         timeout = float(env.get("BUILDSCOPE_TIMEOUT_MS", "5000")) / 1000.0
     except ValueError:
         timeout = 5.0
+    access_key = (env.get("BUILDSCOPE_ACCESS_KEY") or "").strip() or from_file.get("accessKey") or None
+    listed = (env.get("BUILDSCOPE_REDACT_VALUES") or "").strip() or from_file.get("redactValues") or ""
+    redact_values = [v.strip() for v in listed.split(",") if v.strip()]
+    if access_key:
+        redact_values.append(access_key)
     return {
         "server": server.rstrip("/") if server else None,
-        "access_key": (env.get("BUILDSCOPE_ACCESS_KEY") or "").strip() or from_file.get("accessKey") or None,
+        "access_key": access_key,
         "spool_dir": (env.get("BUILDSCOPE_SPOOL_DIR") or "").strip() or from_file.get("spoolDir") or os.path.join(agent_dir, "spool"),
         "timeout": timeout if timeout > 0 else 5.0,
+        "redact_values": redact_values,
+        "warning": _config_file_warning(config_file),
     }
+
+
+def _config_file_warning(path):
+    """The line every agent prints (and goes on) when agent.properties, which holds an access key,
+    can be read by its group or by others (src/agents/settings.ts configFileWarning)."""
+    if os.name != "posix":
+        return None
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        return None
+    if mode & 0o077 == 0:
+        return None
+    return "Buildscope: %s can be read by other users (mode %04o); it holds an access key: chmod 600 it" % (path, mode)
+
+
+# ---- secrets ----------------------------------------------------------------------------------
+# The patterns every agent shares (agents/redaction-patterns.json; `agent python --install` puts a
+# copy next to this module). Every string of the build is redacted before it is sent or spooled.
+
+_RULES = None
+
+
+def _redaction_rules():
+    global _RULES
+    if _RULES is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        for path in (os.path.join(here, AGENT_NAME + "_redaction.json"), os.path.join(here, "..", "..", "..", "..", "agents", "redaction-patterns.json")):
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    data = json.load(f)
+                break
+        else:
+            # Without its patterns the plugin sends nothing rather than something unredacted.
+            raise RuntimeError("the redaction patterns (%s_redaction.json) are missing" % AGENT_NAME)
+        _RULES = (data["mask"], [re.compile(p["regex"], re.IGNORECASE if p.get("ignoreCase") else 0) for p in data["patterns"]])
+    return _RULES
+
+
+def _redact_text(text, literals=()):
+    """Every match replaced by the part the pattern keeps (group 1) and the mask; then the listed values."""
+    mask, patterns = _redaction_rules()
+
+    def replace(m):
+        kept = m.group(1) if m.re.groups >= 1 else None
+        return (kept or "") + mask
+
+    for pattern in patterns:
+        text = pattern.sub(replace, text)
+    for value in literals:
+        if value:
+            text = text.replace(value, mask)
+    return text
+
+
+def _redact_strings(value, literals=()):
+    if isinstance(value, str):
+        return _redact_text(value, literals)
+    if isinstance(value, list):
+        return [_redact_strings(v, literals) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, literals) for k, v in value.items()}
+    return value
+
+
+def redacted_build(build, literals=()):
+    """The build as it may leave the machine: every string of its events redacted."""
+    out = dict(build)
+    out["events"] = [dict(e, data=_redact_strings(e["data"], literals)) for e in build["events"]]
+    return out
 
 
 def _event(event_type, data, timestamp):
@@ -166,11 +244,33 @@ def _git(cwd, *args):
         return None
 
 
-def _without_user_info(url):
-    scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest.split("/", 1)[0]:
-        return scheme + sep + rest.split("@", 1)[1]
-    return url
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
+_SCP = re.compile(r"^(.*)@([^@/:\[\]]+|\[[^\]]*\]):(.*)$", re.DOTALL)
+_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]*\]|[^:@\[\]]*)(:[0-9]*)?$")
+
+
+def _without_user_info(remote):
+    """A git remote without credentials, by the rule of src/agents/common-env.ts withoutUserInfo:
+    URL-style remotes lose everything before the last '@' of the authority (taken by hand, since
+    urllib.parse splits a password holding a raw '/', '?' or '#' early); scp-like remotes keep
+    their user and lose a password."""
+    url = _URL.match(remote)
+    if url is None:
+        scp = _SCP.match(remote)
+        if scp is None or ":" not in scp.group(1):
+            return remote
+        return "%s@%s:%s" % (scp.group(1).split(":", 1)[0], scp.group(2), scp.group(3))
+    scheme, rest = url.group(1), url.group(2)
+    first_at = rest.find("@")
+    if first_at < 0:
+        return remote
+    slash = rest.find("/")
+    authority_end = len(rest) if slash < 0 else slash
+    if first_at > authority_end and _HOST_PORT.match(rest[:authority_end]):
+        return remote  # an '@' of the path
+    segment_end = rest.find("/", first_at)
+    last_at = rest.rfind("@", 0, len(rest) if segment_end < 0 else segment_end)
+    return scheme + rest[last_at + 1 :]
 
 
 def _os_tag():
@@ -299,11 +399,26 @@ def _post(settings, lines):
         raise RuntimeError(str(getattr(e, "reason", e)))
 
 
+def _private_dir(path):
+    """A directory only its owner may enter (0700), as every agent makes its spool (src/agents/spool.ts)."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    try:
+        if os.name == "posix" and os.stat(path).st_mode & 0o077:
+            os.chmod(path, 0o700)
+    except OSError:
+        pass
+
+
 def _spool(settings, build):
-    """Writes the build into the shared spool as <id>.ndjson, one ingest line (src/agents/spool.ts)."""
-    os.makedirs(settings["spool_dir"], exist_ok=True)
+    """Writes the build into the shared spool as <id>.ndjson, one ingest line, readable by its owner only."""
+    _private_dir(settings["spool_dir"])
     path = os.path.join(settings["spool_dir"], build["buildId"] + ".ndjson")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
+    try:
+        os.remove(path + ".tmp")  # a leftover keeps its mode; O_CREAT's mode applies to a new file only
+    except OSError:
+        pass
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as f:
         f.write(json.dumps(build, separators=(",", ":")) + "\n")
     os.replace(path + ".tmp", path)
 
@@ -356,7 +471,7 @@ def _flush(settings):
         raise
     for (n, mine), result in zip(claimed, results):
         if result.get("status") == "rejected":
-            os.makedirs(os.path.join(spool, "rejected"), exist_ok=True)
+            _private_dir(os.path.join(spool, "rejected"))
             os.replace(mine, os.path.join(spool, "rejected", n))
         else:
             os.remove(mine)
@@ -467,9 +582,11 @@ class _Recorder:
             self.exitstatus = 1
 
     def pytest_unconfigure(self, config):
+        warning = None
         try:
-            build = self.build()
             settings = _settings(self.env)
+            warning = settings["warning"]
+            build = redacted_build(self.build(), settings["redact_values"])
             # On a CI machine the job may be torn down as soon as pytest exits: send now (bounded
             # by the timeout). Elsewhere the build is spooled and sent by a background process.
             mode = self.env.get("BUILDSCOPE_SEND", "").lower()
@@ -480,7 +597,7 @@ class _Recorder:
         except Exception as e:  # never fail the run
             line = "Buildscope: the build was not recorded: %s" % e
         try:
-            sys.stderr.write(line + "\n")
+            sys.stderr.write((warning + "\n" if warning else "") + line + "\n")
             sys.stderr.flush()
         except Exception:
             pass

@@ -43,6 +43,10 @@ final class Capture {
     final String accessKey;
     /** Properties given on the command line (-D), where the user's tags, values and redaction live. */
     final Properties userProperties;
+    /** Literal values taken out of everything sent: -Dbuildscope.redactValues, BUILDSCOPE_REDACT_VALUES or redactValues=, and the access key. */
+    final List<String> redactValues = new ArrayList<String>();
+    /** Said with the build's line when agent.properties, which holds a key, is readable by others. */
+    String warning;
 
     Capture(long startedAt, Properties userProperties) {
         this.startedAt = startedAt;
@@ -51,6 +55,7 @@ final class Capture {
         agentDir = dir != null && !dir.trim().isEmpty() ? new File(dir) : new File(System.getProperty("user.home"), ".buildscope");
         File file = new File(agentDir, "agent.properties");
         if (file.isFile()) {
+            warning = configFileWarning(file);
             try (InputStream in = new FileInputStream(file)) {
                 config.load(in);
             } catch (Exception ignored) {
@@ -62,6 +67,22 @@ final class Capture {
         accessKey = first(System.getenv("BUILDSCOPE_ACCESS_KEY"), config.getProperty("accessKey"));
         String r = first(property("buildscope.redact"), System.getenv("BUILDSCOPE_REDACT"), config.getProperty("redact"));
         if (r != null) for (String x : r.split(",")) if (!x.trim().isEmpty()) redact.add(x.trim());
+        String values = first(property("buildscope.redactValues"), System.getenv("BUILDSCOPE_REDACT_VALUES"), config.getProperty("redactValues"));
+        if (values != null) for (String x : values.split(",")) if (!x.trim().isEmpty()) redactValues.add(x.trim());
+        if (accessKey != null) redactValues.add(accessKey);
+    }
+
+    /** The one line every agent prints when agent.properties can be read by its group or others (src/agents/settings.ts). */
+    static String configFileWarning(File file) {
+        try {
+            Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(file.toPath());
+            int mode = 0;
+            for (java.nio.file.attribute.PosixFilePermission p : perms) mode |= 1 << (8 - p.ordinal());
+            if ((mode & 0077) == 0) return null;
+            return "Buildscope: " + file + " can be read by other users (mode " + String.format(Locale.ROOT, "%04o", mode) + "); it holds an access key: chmod 600 it";
+        } catch (Throwable ignored) {
+            return null; // no POSIX permissions here
+        }
     }
 
     String property(String key) {
@@ -226,7 +247,7 @@ final class Capture {
         }
         String status = run(dir, "git", "status", "--porcelain");
         String origin = run(dir, "git", "config", "--get", "remote.origin.url");
-        if (origin != null && !origin.isEmpty()) out.add(map("type", "UserNamedValue", "data", map("key", "Git repository", "value", origin.replaceAll("://[^/@]*@", "://"))));
+        if (origin != null && !origin.isEmpty()) out.add(map("type", "UserNamedValue", "data", map("key", "Git repository", "value", Redaction.withoutUserInfo(origin))));
         if (commit != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git commit id", "value", commit)));
         if (branch != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git branch", "value", branch)));
         if (status != null) {
@@ -247,9 +268,19 @@ final class Capture {
         return redact.contains("username") && user != null && !user.isEmpty() ? message.replace(user, "redacted") : message;
     }
 
-    /** The ingest line: events ordered by time (stable, so events of one instant keep their order). */
+    /**
+     * The ingest line: events ordered by time (stable, so events of one instant keep their order),
+     * every string of their data redacted (Redaction) before it is sent or spooled.
+     */
+    @SuppressWarnings("unchecked")
     synchronized String line(String toolType, String toolVersion, String agentVersion) {
-        List<Map<String, Object>> sorted = new ArrayList<Map<String, Object>>(events);
+        if (!Redaction.ready()) throw new IllegalStateException("the extension was built without its redaction patterns");
+        List<Map<String, Object>> sorted = new ArrayList<Map<String, Object>>();
+        for (Map<String, Object> e : events) {
+            Map<String, Object> copy = new LinkedHashMap<String, Object>(e);
+            copy.put("data", Redaction.redactAll(e.get("data"), redactValues));
+            sorted.add(copy);
+        }
         Collections.sort(sorted, (a, b) -> Long.compare((Long) a.get("timestamp"), (Long) b.get("timestamp")));
         return Json.write(map("buildId", buildId, "toolType", toolType, "toolVersion", toolVersion, "agentVersion", agentVersion, "events", sorted));
     }
@@ -263,6 +294,7 @@ final class Capture {
 
     /** Sends the build (else spools it) and prints the one line with its link. */
     void deliver(String line) {
+        if (warning != null) System.out.println(warning);
         if (server == null) {
             spool(line);
             System.out.println("Buildscope: no server is configured (BUILDSCOPE_SERVER or server= in " + new File(agentDir, "agent.properties") + "); build " + buildId + " is kept in " + spoolDir());
@@ -323,11 +355,28 @@ final class Capture {
         }
     }
 
+    /** A directory only its owner may enter (0700), made if missing and tightened if not: spooled builds are no business of other users. */
+    static void privateDir(File dir) throws java.io.IOException {
+        dir.mkdirs();
+        try {
+            Files.setPosixFilePermissions(dir.toPath(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        } catch (UnsupportedOperationException | java.io.IOException ignored) {
+            // no POSIX permissions on this file system, or a shared spool that is not ours to change
+        }
+    }
+
     void spool(String line) {
         try {
             File dir = spoolDir();
-            dir.mkdirs();
+            privateDir(dir);
             File tmp = new File(dir, buildId + ".ndjson.tmp");
+            Files.deleteIfExists(tmp.toPath());
+            try {
+                // Created 0600 (not chmod-ed after): the build is never readable by others, not even for a moment.
+                Files.createFile(tmp.toPath(), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            } catch (UnsupportedOperationException ignored) {
+                // no POSIX permissions on this file system
+            }
             Files.write(tmp.toPath(), (line + "\n").getBytes(StandardCharsets.UTF_8));
             Files.move(tmp.toPath(), new File(dir, buildId + ".ndjson").toPath(), StandardCopyOption.ATOMIC_MOVE);
         } catch (Throwable t) {
@@ -357,7 +406,7 @@ final class Capture {
                     sent++;
                 } else if (problem.startsWith("rejected:")) {
                     File rejected = new File(dir, "rejected");
-                    rejected.mkdirs();
+                    privateDir(rejected);
                     Files.move(claimed.toPath(), new File(rejected, f.getName()).toPath(), StandardCopyOption.REPLACE_EXISTING);
                 } else {
                     Files.move(claimed.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE);
