@@ -7,7 +7,8 @@
 //
 // against a real server process (`serve --bes-port`, a 1.5 GB heap as in production sizing). The
 // server's resident set (VmRSS of /proc) is read before, at the peak of each batch and after; an
-// unrelated request (GET /api/version) is timed before (the floor, same run) and during each batch.
+// unrelated request (GET /api/version, from a process of its own) is timed before (the floor, same
+// run) and during each batch.
 // Goals: the RSS grows by less than 100 MB under each attack, and the unrelated request keeps its
 // latency (median during / median before).
 //
@@ -61,16 +62,29 @@ async function main(): Promise<void> {
   const Client = grpc.makeGenericClientConstructor(publishBuildEventService(), 'PublishBuildEvent');
   const client = new Client(`127.0.0.1:${besPort}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * MB }) as unknown as Record<string, (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown>>;
 
-  /** Times GET /api/version until `stop` resolves; returns the latencies in ms. */
-  const probe = async (stop: Promise<unknown>, samples: number[] = []): Promise<number[]> => {
-    let done = false;
-    void stop.finally(() => (done = true));
-    while (!done) {
-      const t = performance.now();
-      await fetch(`${url}/api/version`).then((r) => r.arrayBuffer());
-      samples.push(performance.now() - t);
+  /**
+   * GET /api/version timed without pause from a process of its own (the attacking process is busy
+   * serializing its messages), for the whole run: each sample is its end time and latency, and an
+   * attack's samples are those that ended while it ran.
+   */
+  const PROBE = `(async()=>{for(;;){const s=performance.now();await fetch(process.argv[1]).then(r=>r.arrayBuffer());const e=performance.now();process.stdout.write((performance.timeOrigin+e)+' '+(e-s)+'\\n')}})()`;
+  const prober = spawn(process.execPath, ['-e', PROBE, `${url}/api/version`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const samples: { at: number; ms: number }[] = [];
+  let partial = '';
+  prober.stdout.on('data', (c: Buffer) => {
+    const lines = (partial + c.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const l of lines) {
+      const [at, ms] = l.split(' ').map(Number);
+      samples.push({ at: at!, ms: ms! });
     }
-    return samples;
+  });
+  const probe = async (stop: Promise<unknown>, out: number[] = []): Promise<number[]> => {
+    const from = performance.timeOrigin + performance.now();
+    await stop;
+    const to = performance.timeOrigin + performance.now();
+    out.push(...samples.filter((x) => x.at >= from && x.at <= to).map((x) => x.ms));
+    return out;
   };
   let peak = 0;
   const watch = (stop: Promise<unknown>): Promise<void> =>
@@ -113,7 +127,10 @@ async function main(): Promise<void> {
       const uuid = `00000000-0000-4000-8000-0000000${String(eventMb).padStart(3, '0')}0${batch}`;
       const { call, ended } = streamOf(`Bearer ${key}`);
       call.write(req(uuid, 1, started(uuid)));
-      for (let i = 2; i <= 21; i++) await new Promise<void>((r) => call.write(req(uuid, i, big), () => r()));
+      let over = false;
+      void ended.then(() => (over = true));
+      // A refused call takes no more writes (their callbacks never come): stop at its status.
+      for (let i = 2; i <= 21 && !over; i++) await Promise.race([new Promise<void>((r) => call.write(req(uuid, i, big), () => r())), ended]);
       call.end(); // unfinished: no componentStreamFinished
       return ended;
     })();
@@ -122,7 +139,7 @@ async function main(): Promise<void> {
     const statuses = await attack;
     const samples = await during;
     const after = rssMb(pid);
-    rows.push({ attack: `A${batch}: 20 x ${eventMb} MB unfinished`, rssBeforeMb: rssBefore, rssPeakMb: peak, rssAfterMb: after, growthMb: Math.max(peak, after) - before, statuses, p50IdleMs: median(idle), p50DuringMs: median(samples), ratio: median(samples) / median(idle) });
+    rows.push({ attack: `A${batch}: 20 x ${eventMb} MB unfinished`, rssBeforeMb: rssBefore, rssPeakMb: peak, rssAfterMb: after, growthMb: Math.max(peak, after) - rssBefore, statuses, p50IdleMs: median(idle), p50DuringMs: median(samples), ratio: median(samples) / median(idle) });
   }
   }
 
@@ -144,9 +161,11 @@ async function main(): Promise<void> {
     const statuses = [...new Set(await attack)].join(',');
     const samples = await during;
     const after = rssMb(pid);
-    rows.push({ attack: `B: 30 anonymous x ${ANON_MB} MB`, rssBeforeMb: rssBefore, rssPeakMb: peak, rssAfterMb: after, growthMb: Math.max(peak, after) - before, statuses, p50IdleMs: median(idle), p50DuringMs: median(samples), ratio: median(samples) / median(idle) });
+    rows.push({ attack: `B: 30 anonymous x ${ANON_MB} MB`, rssBeforeMb: rssBefore, rssPeakMb: peak, rssAfterMb: after, growthMb: Math.max(peak, after) - rssBefore, statuses, p50IdleMs: median(idle), p50DuringMs: median(samples), ratio: median(samples) / median(idle) });
   }
 
+  const rssMb0 = rssMb(pid);
+  prober.kill('SIGTERM');
   (client as unknown as grpc.Client).close();
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
@@ -154,13 +173,14 @@ async function main(): Promise<void> {
 
   const f = (n: number) => n.toFixed(1);
   console.log(`server RSS at start ${f(before)} MB; unrelated request GET /api/version, median idle ${f(median(idle))} ms`);
-  console.log('| attack | RSS before | peak | after | growth over start | stream status | /api/version p50 during | during / idle |');
+  console.log('| attack | RSS before | peak | after | growth in the attack | stream status | /api/version p50 during | during / idle |');
   console.log('|---|---:|---:|---:|---:|---|---:|---:|');
   for (const r of rows) console.log(`| ${r.attack} | ${f(r.rssBeforeMb)} MB | ${f(r.rssPeakMb)} MB | ${f(r.rssAfterMb)} MB | ${f(r.growthMb)} MB | ${r.statuses} | ${f(r.p50DuringMs)} ms | ${r.ratio.toFixed(2)} |`);
+  console.log(`RSS at the end ${f(rssMb0)} MB: ${f(rssMb0 - before)} MB over the start after all ${rows.length} attacks`);
   const goal = rows.every((r) => r.growthMb < 100);
   console.log(`goal (growth < 100 MB under every attack): ${goal ? 'met' : 'NOT met'}`);
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/bes-attacks.json', JSON.stringify({ quick, rssStartMb: before, idleP50Ms: median(idle), rows, goal }, null, 2));
+  writeFileSync('bench/results/bes-attacks.json', JSON.stringify({ quick, rssStartMb: before, rssEndMb: rssMb0, idleP50Ms: median(idle), rows, goal }, null, 2));
 }
 
 main().catch((e: unknown) => {
