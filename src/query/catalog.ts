@@ -8,6 +8,27 @@
 export const TOOL_TYPES = ['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild'] as const;
 export type ToolType = (typeof TOOL_TYPES)[number];
 
+/** The build tool each kind is, as people name it: for the pages and for "did you mean". */
+export const TOOL_NAMES: Readonly<Record<ToolType, string>> = {
+  native: 'Gradle',
+  jvmbuild: 'Maven',
+  targetbuild: 'Bazel',
+  scalabuild: 'sbt',
+  jsbuild: 'npm',
+  pybuild: 'Python',
+};
+
+/** Names people type for a tool kind (lower case), beside the tools' own names. */
+const TOOL_ALIASES: Readonly<Record<string, ToolType>> = {
+  ...Object.fromEntries(Object.entries(TOOL_NAMES).map(([kind, name]) => [name.toLowerCase(), kind as ToolType])),
+  mvn: 'jvmbuild',
+  yarn: 'jsbuild',
+  pnpm: 'jsbuild',
+  node: 'jsbuild',
+  pytest: 'pybuild',
+  scala: 'scalabuild',
+};
+
 export const FIELD_TYPES = ['string', 'keyValue', 'duration', 'timestamp', 'boolean', 'number', 'storageSize'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
@@ -53,6 +74,8 @@ export interface FieldDef {
   readonly multi: boolean;
   /** Closed set of allowed values (lower case), when the field has one. */
   readonly values?: readonly string[];
+  /** Words people type for one of `values` (lower case), offered as "did you mean", never accepted. */
+  readonly valueAliases?: Readonly<Record<string, string>>;
   /** Whether `field:null` is accepted, meaning the value is unknown. */
   readonly acceptsNull?: boolean;
   readonly description: string;
@@ -82,7 +105,14 @@ const GENERIC: readonly FieldDef[] = [
   def(null, { name: 'hostname', type: 'string', infix: true, description: 'Public hostname of the build machine.', source: ev('BuildAgent', 'publicHostname') }),
   def(null, { name: 'project', type: 'string', infix: true, description: 'Root project, top-level module or workspace name.', source: ev('ProjectStructure', 'rootProjectName') }),
   def(null, { name: 'requested', type: 'string', multi: true, description: 'Tasks, goals, targets or commands requested.', source: ev('BuildRequestedTasks', 'requested') }),
-  def(null, { name: 'buildTool', type: 'string', values: TOOL_TYPES, description: 'Build tool kind.', source: { kind: 'header', key: 'toolType' } }),
+  def(null, {
+    name: 'buildTool',
+    type: 'string',
+    values: TOOL_TYPES,
+    valueAliases: TOOL_ALIASES,
+    description: `Build tool kind: ${TOOL_TYPES.map((t) => `${t} (${TOOL_NAMES[t]})`).join(', ')}.`,
+    source: { kind: 'header', key: 'toolType' },
+  }),
   def(null, { name: 'buildToolVersion', type: 'string', infix: true, description: 'Version of the build tool.', source: { kind: 'header', key: 'toolVersion' } }),
   def(null, { name: 'value', type: 'keyValue', multi: true, description: 'Custom value `name=value` on the build.', source: { kind: 'customValue' } }),
   def(null, { name: 'tag', type: 'string', multi: true, description: 'Tag on the build.', source: ev('UserTag', 'tag') }),

@@ -202,7 +202,9 @@ class Checker {
       const fits = allowed.some((v) => patternMatches(pattern, v));
       if (!fits) {
         const expected = valueForms(field);
-        const suggestion = pattern.segments.length === 1 ? closest(text, expected) : undefined;
+        // A tool's own name (`gradle` for `native`) first, then the closest spelling.
+        const alias = field.valueAliases?.[text.toLowerCase()];
+        const suggestion = alias ?? (pattern.segments.length === 1 ? closest(text, expected) : undefined);
         this.report(
           'invalidValue',
           value.span,

@@ -104,7 +104,11 @@ describe('type errors', () => {
     const d = one('buildOutcome:faild');
     expect(d).toMatchObject({ code: 'invalidValue', start: 13, end: 18, suggestion: 'failed', expected: ['succeeded', 'failed'] });
     expect(d.message).toContain('succeeded, failed');
-    expect(one('buildTool:gradle')).toMatchObject({ code: 'invalidValue', expected: ['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild'] });
+    expect(one('buildTool:gradle')).toMatchObject({ code: 'invalidValue', suggestion: 'native', expected: ['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild'] });
+    // The tools' own names, as people type them, lead to their kinds.
+    for (const [typed, kind] of [['Maven', 'jvmbuild'], ['bazel', 'targetbuild'], ['sbt', 'scalabuild'], ['yarn', 'jsbuild'], ['pytest', 'pybuild'], ['python', 'pybuild']]) {
+      expect(one(`buildTool:${typed}`), typed).toMatchObject({ code: 'invalidValue', suggestion: kind });
+    }
     expect(one('native.configurationCache.outcome:mis')).toMatchObject({ suggestion: 'miss', expected: ['hit', 'miss', 'failed', 'null'] });
     expect(one('buildOutcome:null').code).toBe('invalidValue');
     expect(one('buildTool:x*').code).toBe('invalidValue');

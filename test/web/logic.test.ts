@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { daysFromTrends } from '../../playground/src/chart-data.js';
 import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
-import { addTerm, buildsUrl, customValueTerm, packLanes, periodQuery, routeOf, safeNext, taskAt, term, trendsUrl } from '../../web/src/logic.js';
+import { addTerm, buildsUrl, customValueTerm, packLanes, periodQuery, routeOf, safeNext, taskAt, term, toolLabel, toolName, trendsUrl } from '../../web/src/logic.js';
 
 const parse = (q: string) => parseQuery(q, { now: 0 });
 
@@ -78,6 +78,15 @@ describe('terms added by clicks', () => {
     expect(r.ok).toBe(true);
     const at = (t: number) => evaluate(r.expr!, { toolType: 'native', attributes: { buildOutcome: 'failed', buildStartTime: t } });
     expect([at(start - 1), at(start), at(end - 1), at(end)]).toEqual([false, true, true, false]);
+  });
+});
+
+describe('tool names', () => {
+  it('shows each kind as the tool people know, and an unknown kind as it is', () => {
+    expect(['native', 'jvmbuild', 'targetbuild', 'scalabuild', 'jsbuild', 'pybuild'].map(toolName)).toEqual(['Gradle', 'Maven', 'Bazel', 'sbt', 'npm', 'Python']);
+    expect(toolLabel('native')).toBe('Gradle (native)');
+    expect(toolName('cargo')).toBe('cargo');
+    expect(toolLabel('cargo')).toBe('cargo');
   });
 });
 

@@ -5,7 +5,7 @@
 
 import { h } from '../../playground/src/dom.js';
 import { api, ApiError, type BuildDetails, type RawEvent } from './api.js';
-import { buildsUrl, customValueTerm, formatDuration, formatStart, plural, term } from './logic.js';
+import { buildsUrl, customValueTerm, formatDuration, formatStart, plural, term, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';
 import { timeline } from './timeline.js';
 
@@ -49,7 +49,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
       { class: 'facts' },
       ...(
         [
-          ['Tool', `${b.tool} ${b.toolVersion} (agent ${b.agentVersion})`],
+          ['Tool', `${toolLabel(b.tool)} ${b.toolVersion} (agent ${b.agentVersion})`],
           ['Project', link('project', b.project)],
           ['User', link('user', b.user)],
           ['Host', link('hostname', b.host)],

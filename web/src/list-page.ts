@@ -4,7 +4,7 @@
 
 import { h } from '../../playground/src/dom.js';
 import { api, type Facets, type ListRow } from './api.js';
-import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, trendsUrl } from './logic.js';
+import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, toolLabel, toolName, trendsUrl } from './logic.js';
 import { queryBar } from './query-bar.js';
 import type { PageContext } from './page.js';
 
@@ -79,7 +79,7 @@ function renderFacets(box: HTMLElement, facets: Facets, query: string, ctx: Page
         'ul',
         {},
         ...values.map((v) =>
-          h('li', {}, h('a', { href: buildsUrl(addTerm(query, term(field, v.value))), class: 'facet-link', 'data-value': v.value }, h('span', {}, v.value), h('span', { class: 'facet-count' }, v.count.toLocaleString('en-US')))),
+          h('li', {}, h('a', { href: buildsUrl(addTerm(query, term(field, v.value))), class: 'facet-link', 'data-value': v.value }, h('span', {}, field === 'buildTool' ? toolLabel(v.value) : v.value), h('span', { class: 'facet-count' }, v.count.toLocaleString('en-US')))),
         ),
       ),
     );
@@ -103,7 +103,7 @@ function renderTable(table: HTMLTableElement, builds: readonly ListRow[], ctx: P
         { 'data-build-id': b.id },
         h('td', {}, outcomeBadge(b.outcome)),
         h('td', {}, h('a', { href: buildUrl(b.id), class: 'build-link' }, h('code', {}, b.id))),
-        h('td', {}, `${b.tool} ${b.toolVersion}`),
+        h('td', { title: b.tool }, `${toolName(b.tool)} ${b.toolVersion}`),
         h('td', {}, b.project ?? ''),
         h('td', { class: 'requested' }, b.requested.join(' ')),
         h('td', {}, b.user ?? ''),

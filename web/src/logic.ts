@@ -1,7 +1,7 @@
 // The web pages' pure logic (no DOM, tested in Node): the address as the page's state, query
 // terms added by clicks, the timeline's lanes, display formats.
 
-import { parseQuery, quoteValue } from '../../src/query/index.js';
+import { parseQuery, quoteValue, TOOL_NAMES, TOOL_TYPES, type ToolType } from '../../src/query/index.js';
 
 /** Which page an address shows. */
 export type Route =
@@ -151,4 +151,15 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 
 export function percent(x: number | null): string {
   return x === null ? '–' : `${(x * 100).toFixed(1)}%`;
+}
+
+/** The build tool of a kind, as people name it (`native` is Gradle); an unknown kind as it is. */
+export function toolName(kind: string): string {
+  return (TOOL_TYPES as readonly string[]).includes(kind) ? TOOL_NAMES[kind as ToolType] : kind;
+}
+
+/** The tool and the kind a search names it by: "Gradle (native)". */
+export function toolLabel(kind: string): string {
+  const name = toolName(kind);
+  return name === kind ? kind : `${name} (${kind})`;
 }
