@@ -2,16 +2,18 @@
 // parameters, the SQLite plan of a data directory, and diagnostics with a caret for a bad query.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStoreAt } from '../../src/store/open.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-explain-'));
 
-function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
+function cli(args: string[], options: { cwd?: string } = {}): { status: number | null; stdout: string; stderr: string } {
+  // tsx by its path: the command may run in another directory, where `--import tsx` resolves nothing.
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(resolve('node_modules/tsx/dist/loader.mjs')).href, resolve('src/cli/run.ts'), ...args], { encoding: 'utf8', timeout: 120_000, ...options });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,6 +42,17 @@ describe('explain command', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('SQL (sqlite):');
     expect(r.stdout).not.toContain('Plan (');
+  });
+
+  it('prints the AST and the SQL without a store, says that the plan needs one, and exits 0; a named store that is not there is an error', () => {
+    const r = cli(['explain', 'buildOutcome:failed'], { cwd: dir });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('SQL (postgres):');
+    expect(r.stdout).toMatch(/Plan: needs a store \(--data DIR or --db URL\)/);
+    expect(existsSync(join(dir, '.buildscope')), 'a read-only command creates nothing').toBe(false);
+    const named = cli(['explain', 'buildOutcome:failed', '--data', join(dir, 'never')]);
+    expect(named.status).toBe(2);
+    expect(named.stderr).toMatch(/^buildscope explain: no data directory/);
   });
 
   it('prints each diagnostic with a caret under the fault and exits 1', () => {

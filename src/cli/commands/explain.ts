@@ -31,7 +31,19 @@ export function register(program: Command): void {
       }
       if (!opts.plan) return;
       const { openStoreAt } = await import('../../store/open.js');
-      const opened = await openStoreAt(opts, { mustExist: true });
+      const { DatabaseLocationError } = await import('../../db/database.js');
+      let opened;
+      try {
+        opened = await openStoreAt(opts, { mustExist: true });
+      } catch (e) {
+        // The AST and the SQL are the query's alone; only the plan needs a store. Without one named
+        // (--data, --db) and none at the default place, that is said and the command succeeds.
+        if (!(e instanceof DatabaseLocationError) || opts.data !== undefined || opts.db !== undefined) throw e;
+        process.stdout.write(`
+Plan: needs a store (--data DIR or --db URL): ${e.message}
+`);
+        return;
+      }
       try {
         const plan = await explainPlan(opened.handle, parsed.expr);
         process.stdout.write(`\nPlan (${opened.handle.dialect}, ${opened.handle.describe}):\n${plan.replace(/^/gm, '  ')}\n`);
