@@ -367,7 +367,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       try {
         // His project by build metadata, and the workspace's own name (a project not hers): the
         // same answer, with Bazel 5's header and Bazel 4's keyword. afterAll checks nothing changed.
-        for (const metadata of [{ PROJECT: 'payments' }, { ROLE: 'CI' }]) {
+        for (const metadata of [{ PROJECT: 'payments' }, { ROLE: 'CI' }] as Record<string, string>[]) {
           for (const auth of [{ header: mallory }, { keyword: `buildscope_access_key=${mallory.slice('Bearer '.length)}` }]) {
             const r = await stream(client, withInvocation(recorded(), randomUUID(), metadata), auth);
             expect(r.error?.code, JSON.stringify(metadata)).toBe(grpc.status.FAILED_PRECONDITION);

@@ -10,9 +10,12 @@ import Database from 'better-sqlite3';
 import { valueBucket } from '../../src/sql/value-buckets.js';
 import { explainPlan, explainSql } from '../../src/sql/index.js';
 import { boundsOf, withinBounds } from '../../src/sql/bounds.js';
-import type { CheckedExpr, Predicate } from '../../src/query/checked.js';
+import type { CheckedExpr, Predicate, Span } from '../../src/query/checked.js';
 import { FIELDS } from '../../src/query/catalog.js';
 import { clearBuilds, insertBuilds, openSearchDb, searchIds, type SearchDb, type TestBuild } from './support/search-db.js';
+
+/** Terms made here have no source text. */
+const NO_SPAN: Span = { start: 0, end: 0 };
 
 /** Numbers around every scale the buckets split: small, bucket edges, fractions, negatives, huge. */
 const number = fc.oneof(
@@ -82,13 +85,13 @@ describe('a duration range on SQLite, through the bucketed index', () => {
         await clearBuilds(db.handle);
         await insertBuilds(db.handle, bs);
         for (const p of ps) {
-          const term: CheckedExpr = { kind: 'term', field: DURATION, predicate: p };
+          const term: CheckedExpr = { kind: 'term', field: DURATION, predicate: p, span: NO_SPAN };
           const inside = (d: unknown) => typeof d === 'number' && withinBounds(d, boundsOf(p));
           const want = bs.filter((b) => inside(b.attributes['buildDuration'])).map((b) => b.id);
           // NOT of a test on an unknown value: the build has no duration, so it is not within.
           const wantNot = bs.filter((b) => !inside(b.attributes['buildDuration'])).map((b) => b.id);
           expect(await searchIds(db.handle, term), explainSql(term, 'sqlite').sql).toEqual(want);
-          expect(await searchIds(db.handle, { kind: 'not', operand: term })).toEqual(wantNot);
+          expect(await searchIds(db.handle, { kind: 'not', operand: term, span: NO_SPAN })).toEqual(wantNot);
         }
       }),
       { numRuns: 60 },
@@ -96,7 +99,7 @@ describe('a duration range on SQLite, through the bucketed index', () => {
   }, 120_000);
 
   it('seeks the bucketed index for a range and for an equality', async () => {
-    const term = (p: Ordered): CheckedExpr => ({ kind: 'term', field: DURATION, predicate: p });
+    const term = (p: Ordered): CheckedExpr => ({ kind: 'term', field: DURATION, predicate: p, span: NO_SPAN });
     expect(await explainPlan(db.handle, term({ kind: 'compare', op: 'gt', value: ms(300_000) }))).toMatch(/SEARCH builds USING INDEX builds_buildduration_bucket_idx \(<expr>>\?\)/);
     expect(await explainPlan(db.handle, term({ kind: 'compare', op: 'eq', value: ms(60_000) }))).toMatch(/SEARCH builds USING INDEX builds_buildduration_bucket_idx \(<expr>=\?\)/);
     expect(await explainPlan(db.handle, term({ kind: 'range', from: ms(60_000), to: ms(330_000) }))).toMatch(/SEARCH builds USING INDEX builds_buildduration_bucket_idx \(<expr>>\? AND <expr><\?\)/);
