@@ -44,9 +44,35 @@ describe('bepToBuild', () => {
       ['//:lib', 'success'],
       ['//:t', 'up-to-date'],
     ]);
+    // A cached result's attempt times are those of the run that made it: here it takes no time.
     const test = build.events.filter((e) => e.type.eventType.startsWith('Task') && e.data['path'] === '//:t').map((e) => e.timestamp);
-    expect(test).toEqual([2000, 2300]);
+    expect(test).toEqual([5000, 5000]);
     expect(byType('BuildFinished')).toEqual([{ outcome: 'succeeded', failures: [], exitCode: 0 }]);
+  });
+
+  it('times targets by what the stream says: from the end of analysis to completion, a test by its attempt, never the whole build', () => {
+    const at = (e: TimedBepEvent, time: number): TimedBepEvent => ({ ...e, time });
+    const events: TimedBepEvent[] = [
+      at(started(), 1000),
+      at(configured('//:gen', 'genrule rule'), 1200),
+      at(configured('//:t', 'sh_test rule'), 9000),
+      at(completed('//:gen', true), 9500),
+      at({ event: { id: { testResult: { label: '//:t' } }, testResult: { status: 'PASSED', testAttemptStartMillisEpoch: '9600', testAttemptDurationMillis: '300' } } }, 9950),
+      at(completed('//:t', true), 9960),
+      at(finished(0, 'SUCCESS'), 10_000),
+    ];
+    const spans = (b: ReturnType<typeof bepToBuild>) => {
+      const start = new Map(b.events.filter((e) => e.type.eventType === 'TaskStarted').map((e) => [e.data['path'], e.timestamp]));
+      return Object.fromEntries(b.events.filter((e) => e.type.eventType === 'TaskFinished').map((e) => [e.data['path'] as string, [start.get(e.data['path']), e.timestamp]]));
+    };
+    // The genrule was configured at +0.2 s but cannot have run before analysis ended at +8 s.
+    expect(spans(bepToBuild(events, 'abcdefghijklm'))).toEqual({ '//:gen': [9000, 9500], '//:t': [9600, 9900] });
+    // A file of events has no times: the genrule is an instant at the build's end, the test keeps its attempt.
+    const untimed = events.map(({ event }) => ({ event }));
+    expect(spans(bepToBuild(untimed, 'abcdefghijklm'))).toEqual({ '//:gen': [5000, 5000], '//:t': [9600, 9900] });
+    // A test attempt from before the build (a cached result) is an instant at its completion.
+    const before = events.map((e) => (e.event['testResult'] ? { ...e, event: { ...e.event, testResult: { status: 'PASSED', testAttemptStartMillisEpoch: '10', testAttemptDurationMillis: '300' } } } : e));
+    expect(spans(bepToBuild(before, 'abcdefghijklm'))['//:t']).toEqual([9960, 9960]);
   });
 
   it('classifies a target that did not build and an aborted load as non-verification, a failed test as verification', () => {

@@ -5,6 +5,7 @@
 
 import type { BuildEvent } from '../../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../common-build.js';
+import { fieldsLeftOut, redactedWords } from '../contract.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
@@ -147,11 +148,11 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
   out.push(event('BuildStarted', {}, start));
   const user = metadata.get('USER') ?? workspaceStatus.get('BUILD_USER');
   const host = metadata.get('HOST') ?? workspaceStatus.get('BUILD_HOST');
-  // Redaction on request, as for every agent: --build_metadata=BUILDSCOPE_REDACT=user,hostname (or all).
-  const redact = new Set((metadata.get('BUILDSCOPE_REDACT') ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean));
+  // Redaction on request, with every agent's words (agent-contract.json): --build_metadata=BUILDSCOPE_REDACT=user,hostname (or all).
+  const leftOut = fieldsLeftOut(redactedWords({ systemProperties: {}, environment: { BUILDSCOPE_REDACT: metadata.get('BUILDSCOPE_REDACT') }, file: {} }));
   const agent: Record<string, unknown> = {};
-  if (user && !redact.has('user') && !redact.has('all')) agent['username'] = user;
-  if (host && !redact.has('hostname') && !redact.has('all')) {
+  if (user && !leftOut.has('username')) agent['username'] = user;
+  if (host && !leftOut.has('publicHostname')) {
     agent['publicHostname'] = host;
     agent['localHostname'] = host;
   }
@@ -178,13 +179,23 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
 
   const failures: { classification: 'verification' | 'non-verification'; message: string }[] = [];
   let taskId = 0;
+  // Bazel 4 analyses every target before it executes any: a target cannot have started executing
+  // before the last one was configured, so that moment (known over the live stream, which times
+  // every event) bounds each target's start from below. A file of events carries no times: a
+  // target without them is shown as an instant at its completion or at the build's end, never
+  // with the whole build's span it did not take.
+  let analysed: number | undefined;
+  for (const t of targets.values()) if (t.configuredAt !== undefined) analysed = Math.max(analysed ?? t.configuredAt, t.configuredAt);
   for (const t of targets.values()) {
     taskId++;
     const testFailed = t.testStatus !== undefined && FAILED_TEST_STATUSES.has(t.testStatus);
     const built = t.success !== false;
     const outcome = !built || testFailed ? 'failed' : t.test && t.cachedLocally ? 'up-to-date' : t.success === undefined && t.testStatus === undefined ? 'skipped' : 'success';
-    const taskStart = t.testStart ?? t.configuredAt ?? start;
-    const taskEnd = t.testStart !== undefined && t.testDuration !== undefined ? t.testStart + t.testDuration : (t.completedAt ?? end);
+    // A cached test result keeps the times of the run that made it, before this build began.
+    const ranHere = t.testStart !== undefined && t.testDuration !== undefined && !t.cachedLocally && t.testStart >= start;
+    const taskEnd = ranHere ? t.testStart! + t.testDuration! : (t.completedAt ?? end);
+    // A test that did not run here (its result came from the cache) took no time in this build.
+    const taskStart = ranHere ? t.testStart! : !t.test && t.completedAt !== undefined && analysed !== undefined ? analysed : taskEnd;
     const common = { id: taskId, path: t.label, ...(t.kind ? { kind: t.kind } : {}) };
     out.push(event('TaskStarted', common, Math.min(taskStart, taskEnd)));
     out.push(event('TaskFinished', { ...common, outcome, cacheable: false, ...(t.testStatus ? { testStatus: t.testStatus } : {}) }, taskEnd));
