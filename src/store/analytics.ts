@@ -6,96 +6,20 @@
 import { DomainError } from '../errors/domain.js';
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
-import type { CheckedExpr } from '../query/checked.js';
 import { compileQuery, dialectOf } from '../sql/index.js';
 import { valueFieldCode } from '../sql/value-fields.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { AVOIDED_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
-import type { Visibility } from './types.js';
+import type { AggregateScope, FacetValue, Facets, TaskStat, TrendBucket, TrendOptions, Trends } from './types.js';
 import { facetsFromRollups, trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
+import { unguarded, type GuardedSearch, type ReadRows } from './search-guard.js';
+import { visibilityCondition } from './visibility.js';
 
-/** Which builds an aggregate covers: those the query matches that the caller may see. */
-export interface Scope {
-  readonly query?: CheckedExpr;
-  readonly visibility: Visibility;
-  /** Only builds that started at or after this instant (epoch ms). */
-  readonly startFrom?: number;
-  /** Only builds that started before this instant (epoch ms). */
-  readonly startTo?: number;
-}
-
-export const FACET_FIELDS = ['buildOutcome', 'buildTool', 'project', 'user', 'tag'] as const;
-export type FacetField = (typeof FACET_FIELDS)[number];
-
-export interface FacetValue {
-  readonly value: string;
-  readonly count: number;
-}
-
-export type Facets = Readonly<Record<FacetField, readonly FacetValue[]>>;
-
-export type TrendInterval = 'day' | 'week';
-
-export interface TrendOptions {
-  readonly from: number;
-  readonly to: number;
-  readonly interval: TrendInterval;
-  /** IANA time zone in which days and weeks begin (weeks begin on Monday). */
-  readonly tz: string;
-}
-
-export interface DurationPercentiles {
-  readonly p25: number;
-  readonly p50: number;
-  readonly p75: number;
-  readonly p95: number;
-}
-
-export type TaskCounts = Readonly<Record<TaskOutcome, number>>;
-
-export interface TrendBucket {
-  /** First instant of the period (epoch ms), and the first instant after it. */
-  readonly start: number;
-  readonly end: number;
-  /** The period's first day in the time zone, `YYYY-MM-DD`. */
-  readonly label: string;
-  readonly builds: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  /** Builds without a known outcome. */
-  readonly unknown: number;
-  /** failed / (succeeded + failed), or null without such builds. */
-  readonly failureRate: number | null;
-  /** Nearest-rank percentiles of the known durations (ms), or null when none is known. */
-  readonly duration: DurationPercentiles | null;
-  /** Finished tasks of the period's builds by outcome. */
-  readonly tasks: TaskCounts;
-  /** (up-to-date + from-cache) / all tasks, or null without task events. */
-  readonly avoidedShare: number | null;
-}
-
-export interface TaskStat {
-  readonly path: string;
-  /** How often the task ran (executed or failed) in the period's builds. */
-  readonly runs: number;
-  readonly failures: number;
-  /** Mean and longest duration of those runs (ms, rounded). */
-  readonly meanDuration: number;
-  readonly maxDuration: number;
-}
-
-export interface Trends {
-  readonly from: number;
-  readonly to: number;
-  readonly interval: TrendInterval;
-  readonly tz: string;
-  readonly buckets: readonly TrendBucket[];
-  /** The ten tasks with the longest mean duration of their runs. */
-  readonly slowestTasks: readonly TaskStat[];
-  /** The ten tasks that failed most often. */
-  readonly failingTasks: readonly TaskStat[];
-}
+// The aggregates' types are part of the store's API (types.ts); named here too for the pages.
+export { FACET_FIELDS } from './types.js';
+export type { AggregateScope as Scope, DurationPercentiles, FacetField, FacetValue, Facets, TaskCounts, TaskStat, TrendBucket, TrendInterval, TrendOptions, Trends } from './types.js';
+type Scope = AggregateScope;
 
 /** Periods a trend may have: two years of days, or ten years of weeks. */
 export const MAX_BUCKETS = 750;
@@ -108,26 +32,41 @@ export class TrendRangeError extends DomainError {
 /** The available builds of a scope: a query over `builds` without a select list yet. */
 type Query = SelectQueryBuilder<Database, 'builds', object>;
 
-/** The visibility rule of the listing (build-store.ts), as one condition on `builds`. */
-export function visibilityCondition(v: Visibility): RawBuilder<SqlBool> {
-  if (v.projects === 'all') return v.withoutProject ? sql<SqlBool>`1 = 1` : sql<SqlBool>`builds.project_name IS NOT NULL`;
-  const projects = [...v.projects];
-  const listed = projects.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`builds.project_name IN (${sql.join(projects)})`;
-  return v.withoutProject ? sql<SqlBool>`(${listed} OR builds.project_name IS NULL)` : listed;
+export { visibilityCondition } from './visibility.js';
+
+/**
+ * The available builds of a scope, as a query over `builds` without a select list; `scoped`
+ * makes one such query after another for the statements of one aggregate. The query is compiled
+ * once: a search of 100 terms costs the server's thread milliseconds per compile, and the facets
+ * are five statements. The guard's deadline check goes before the query's terms, as in a
+ * listing, so that a search thread checks it for every row visited.
+ */
+function scopedBy(handle: DatabaseHandle, scope: Scope, check: RawBuilder<SqlBool> | undefined): (bounds?: { startFrom?: number; startTo?: number }) => Query {
+  const filter = scope.query !== undefined && scope.query.kind !== 'all' ? compileQuery(scope.query, dialectOf(handle.dialect)) : undefined;
+  const visible = visibilityCondition(scope.visibility);
+  return (bounds = {}) => {
+    let q: Query = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visible);
+    if (check !== undefined) q = q.where(check);
+    if (filter !== undefined) q = q.where(filter);
+    const startFrom = bounds.startFrom ?? scope.startFrom;
+    const startTo = bounds.startTo ?? scope.startTo;
+    if (startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', startFrom);
+    if (startTo !== undefined) q = q.where('builds.buildstarttime', '<', startTo);
+    return q;
+  };
 }
 
-/** The available builds of the scope, as a query over `builds` without a select list. */
-function scoped(handle: DatabaseHandle, scope: Scope): Query {
-  let q: Query = handle.db.selectFrom('builds').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility));
-  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)));
-  if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
-  if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
-  return q;
-}
-
-/** Which way an aggregate is computed: `rollups: false` forces the direct path (tests and benchmarks compare both). */
+/**
+ * Which way an aggregate is computed: `rollups: false` forces the direct path (tests and
+ * benchmarks compare both). `guard` runs the direct path's statements: the store passes its
+ * search guard (search-guard.ts: the time limit, the search threads or slots), so facets and
+ * trends are searches like a listing; without one they run straight on the database, unlimited.
+ * What the rollups answer is a few rows of small tables, read on the calling thread like the
+ * count's (rollups-query.ts), so the first screen does not wait behind slow searches.
+ */
 export interface AggregateHow {
   readonly rollups?: boolean;
+  readonly guard?: GuardedSearch;
 }
 
 const facetValues = (rows: readonly unknown[]): FacetValue[] => (rows as { value: string; n: number | string }[]).map((r) => ({ value: r.value, count: Number(r.n) }));
@@ -145,35 +84,45 @@ export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 
       return { buildOutcome: facetValues(rows.buildOutcome), buildTool: facetValues(rows.buildTool), project: facetValues(rows.project), user: facetValues(rows.user), tag: facetValues(rows.tag) };
     }
   }
-  const column = (c: string) =>
-    scoped(handle, scope)
-      .select([sql<string>`${sql.ref(c)}`.as('value'), sql<number>`count(*)`.as('n')])
-      .where(sql.ref(c), 'is not', null)
-      .groupBy(sql.ref(c))
-      .orderBy('n', 'desc')
-      .orderBy('value')
-      .limit(limit)
-      .execute();
-  const seqs = scoped(handle, scope).select('builds.seq');
-  const tags = handle.db
-    .selectFrom('build_values')
-    .select([sql<string>`value`.as('value'), sql<number>`count(*)`.as('n')])
-    .where('field', '=', valueFieldCode('tag'))
-    .where('seq', 'in', seqs)
-    .groupBy('value')
-    .orderBy('n', 'desc')
-    .orderBy('value')
-    .limit(limit)
-    .execute();
-  // project_name keeps the project's own case; the `project` column is the lower-cased search key.
-  const [buildOutcome, buildTool, project, user, tag] = await Promise.all([
-    column('builds.buildoutcome'),
-    column('builds.tool_type'),
-    column('builds.project_name'),
-    column('builds.user'),
-    tags,
-  ]);
-  return { buildOutcome: facetValues(buildOutcome), buildTool: facetValues(buildTool), project: facetValues(project), user: facetValues(user), tag: facetValues(tag) };
+  const guard = how.guard ?? unguarded(handle);
+  const check = guard.deadlineCheck;
+  // One search of five statements under one time limit (in parallel where the guard allows).
+  const scoped = scopedBy(handle, scope, check);
+  return guard.search(async (read) => {
+    const column = (c: string) =>
+      read(
+        scoped()
+          .select([sql<string>`${sql.ref(c)}`.as('value'), sql<number>`count(*)`.as('n')])
+          .where(sql.ref(c), 'is not', null)
+          .groupBy(sql.ref(c))
+          .orderBy('n', 'desc')
+          .orderBy('value')
+          .limit(limit)
+          .compile(),
+      );
+    const seqs = scoped().select('builds.seq');
+    const tags = read(
+      handle.db
+        .selectFrom('build_values')
+        .select([sql<string>`value`.as('value'), sql<number>`count(*)`.as('n')])
+        .where('field', '=', valueFieldCode('tag'))
+        .where('seq', 'in', seqs)
+        .groupBy('value')
+        .orderBy('n', 'desc')
+        .orderBy('value')
+        .limit(limit)
+        .compile(),
+    );
+    // project_name keeps the project's own case; the `project` column is the lower-cased search key.
+    const [buildOutcome, buildTool, project, user, tag] = await Promise.all([
+      column('builds.buildoutcome'),
+      column('builds.tool_type'),
+      column('builds.project_name'),
+      column('builds.user'),
+      tags,
+    ]);
+    return { buildOutcome: facetValues(buildOutcome), buildTool: facetValues(buildTool), project: facetValues(project), user: facetValues(user), tag: facetValues(tag) };
+  });
 }
 
 /** The periods of a trend: their start instants and the end of the last, in the time zone. */
@@ -226,9 +175,10 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
   const to = periods[periods.length - 1]!.end;
   const starts = periods.map((p) => p.start);
   const periodOf = (t: RawBuilder<unknown>) => periodCase(t, starts, 0, starts.length);
+  const guard = how.guard ?? unguarded(handle);
   const rows =
     (how.rollups === false ? undefined : await trendRowsFromRollups(handle, scope.query, visibilityCondition(scope.visibility), periods, periodOf)) ??
-    (await directTrendRows(handle, scope, from, to, periodOf));
+    (await guard.search((read) => directTrendRows(handle, scope, from, to, periodOf, read, guard.deadlineCheck)));
 
   const paths = rows.paths;
   const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
@@ -276,9 +226,21 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
   };
 }
 
-/** The trend's rows computed from the builds themselves. */
-async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: number, to: number, periodOf: (t: RawBuilder<unknown>) => RawBuilder<number>): Promise<TrendRows> {
-  const matched = scoped(handle, { ...scope, startFrom: from, startTo: to }).select([
+/**
+ * The trend's rows computed from the builds themselves: three statements of one search, read
+ * through `read`; `check` (the guard's deadline check) goes first where builds and tasks are
+ * scanned.
+ */
+async function directTrendRows(
+  handle: DatabaseHandle,
+  scope: Scope,
+  from: number,
+  to: number,
+  periodOf: (t: RawBuilder<unknown>) => RawBuilder<number>,
+  read: ReadRows,
+  check: RawBuilder<SqlBool> | undefined,
+): Promise<TrendRows> {
+  const matched = scopedBy(handle, scope, check)({ startFrom: from, startTo: to }).select([
     'builds.seq as seq',
     'builds.buildstarttime as t',
     'builds.buildoutcome as o',
@@ -291,7 +253,7 @@ async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: numbe
   const rank = (pct: number) => sql`(${int(pct)} * c.known + 99) / 100`;
   // One sort for the percentiles: the rank of each duration in its period, against the period's
   // number of known durations from the grouped counts.
-  const buildRows = await sql<Record<string, number | string | null>>`${withPeriods},
+  const buildRows = await read(sql<Record<string, number | string | null>>`${withPeriods},
     c AS (SELECT i, count(*) AS builds, count(d) AS known,
       sum(CASE WHEN o = 'succeeded' THEN 1 ELSE 0 END) AS succeeded,
       sum(CASE WHEN o = 'failed' THEN 1 ELSE 0 END) AS failed FROM m GROUP BY i),
@@ -299,19 +261,21 @@ async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: numbe
     q AS (SELECT r.i AS i, ${sql.join(PERCENTILES.map((pct) => sql`max(CASE WHEN r.rn = ${rank(pct)} THEN r.d END) AS ${sql.ref(`p${pct}`)}`))}
       FROM r JOIN c ON c.i = r.i GROUP BY r.i)
     SELECT c.i AS i, c.builds AS builds, c.succeeded AS succeeded, c.failed AS failed, q.p25 AS p25, q.p50 AS p50, q.p75 AS p75, q.p95 AS p95
-    FROM c LEFT JOIN q ON q.i = c.i ORDER BY c.i`.execute(handle.db);
-  const taskRows = await sql<Record<string, number | string | null>>`${withPeriods}
+    FROM c LEFT JOIN q ON q.i = c.i ORDER BY c.i`.compile(handle.db));
+  const taskRows = await read(sql<Record<string, number | string | null>>`${withPeriods}
     SELECT m.i AS i, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql`sum(k.${sql.ref(c)}) AS ${sql.ref(c)}`))}
-    FROM m JOIN build_task_counts AS k ON k.seq = m.seq GROUP BY m.i`.execute(handle.db);
+    FROM m JOIN build_task_counts AS k ON k.seq = m.seq GROUP BY m.i`.compile(handle.db));
   // Every task path's runs, failures, mean and longest duration; the two top-ten lists are cut
   // from it (a grouped result: as many rows as distinct task paths). Whether the tasks are read
   // in path order or looked up by build is the dialect's hint (taskPathOrder).
-  const matchedBuilds = buildRows.rows.reduce((n, r) => n + Number(r['builds']), 0);
+  const matchedBuilds = buildRows.reduce((n, r) => n + Number(r['builds']), 0);
   const pathOrder = await dialectOf(handle.dialect).taskPathOrder(handle.db, matchedBuilds);
   // Grouped by the path's id (the order of build_tasks_path), the text joined to each group
   // afterwards; outcomes by their codes (store migration 0012).
   const ran = sql.raw(`t.outcome IN ${RAN_OUTCOME_CODES}`);
-  const pathRows = await sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
+  // In path order every task row of the store may be read: the deadline check goes first here too.
+  const inMatched = check === undefined ? sql`t.seq IN (SELECT seq FROM m)` : sql`${check} AND t.seq IN (SELECT seq FROM m)`;
+  const pathRows = await read(sql<{ path: string; runs: number | string; failures: number | string; mean: number | string | null; mx: number | string | null }>`${withPeriods}
     SELECT p.path AS path, g.runs AS runs, g.failures AS failures, g.mean AS mean, g.mx AS mx
     FROM (SELECT t.path_id AS path_id,
         sum(CASE WHEN ${ran} THEN 1 ELSE 0 END) AS runs,
@@ -319,11 +283,11 @@ async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: numbe
         avg(CASE WHEN ${ran} THEN t.duration_ms END) AS mean,
         max(CASE WHEN ${ran} THEN t.duration_ms END) AS mx
       FROM build_tasks AS t ${pathOrder}
-      WHERE t.seq IN (SELECT seq FROM m)
+      WHERE ${inMatched}
       GROUP BY t.path_id) AS g
-    JOIN task_paths AS p ON p.id = g.path_id`.execute(handle.db);
+    JOIN task_paths AS p ON p.id = g.path_id`.compile(handle.db));
   const periods = new Map<number, PeriodRow>();
-  for (const r of buildRows.rows) {
+  for (const r of buildRows) {
     periods.set(Number(r['i']), {
       builds: Number(r['builds']),
       succeeded: Number(r['succeeded']),
@@ -332,10 +296,10 @@ async function directTrendRows(handle: DatabaseHandle, scope: Scope, from: numbe
     });
   }
   const tasks = new Map<number, number[]>();
-  for (const r of taskRows.rows) tasks.set(Number(r['i']), TASK_COUNT_COLUMNS.map((c) => Number(r[c] ?? 0)));
+  for (const r of taskRows) tasks.set(Number(r['i']), TASK_COUNT_COLUMNS.map((c) => Number(r[c] ?? 0)));
   return {
     periods,
     tasks,
-    paths: pathRows.rows.map((r) => ({ path: r.path, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean), mx: r.mx === null ? null : Number(r.mx) })),
+    paths: pathRows.map((r) => ({ path: r.path, runs: Number(r.runs), failures: Number(r.failures), mean: r.mean === null ? null : Number(r.mean), mx: r.mx === null ? null : Number(r.mx) })),
   };
 }

@@ -19,17 +19,17 @@ import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.
 import { trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
-import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
-import { visibilityCondition } from './analytics.js';
-import { SearchSlots } from './search-slots.js';
+import { buildFacets, buildTrends } from './analytics.js';
+import { SearchGuard } from './search-guard.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { attestationsOf, recordAttestation } from './attestations.js';
-import { projectVisible } from './visibility.js';
+import { projectVisible, seesEverything, visibilityCondition } from './visibility.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
+  AggregateScope,
   BuildAttestation,
   BuildAttributes,
   BuildEvent,
@@ -43,9 +43,12 @@ import type {
   FieldValueCount,
   FieldValuesOptions,
   DeletedBuild,
+  Facets,
   ListBuildsOptions,
   PruneCandidate,
   PruneSelection,
+  TrendOptions,
+  Trends,
   Visibility,
 } from './types.js';
 
@@ -117,9 +120,10 @@ export interface BuildStoreOptions {
    */
   readonly foldRows?: number;
   /**
-   * Time limit of one search statement (a listing with a query, or one page of a streamed one),
-   * in ms; default 10,000. PostgreSQL: `statement_timeout` for that statement. SQLite: the search
-   * threads stop it. A search over the limit fails with SearchTimeoutError.
+   * Time limit of one search (a listing with a query or one page of a streamed one, a count,
+   * facets, trends, the values of a field), in ms; default 10,000. PostgreSQL:
+   * `statement_timeout` of its statements. SQLite: the search threads stop them. A search over
+   * the limit fails with SearchTimeoutError (search-guard.ts).
    */
   readonly searchTimeoutMs?: number;
   /**
@@ -192,15 +196,9 @@ function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAtt
   return { ...summary, attributes: JSON.parse(storedAttributes(r.attributes)) as BuildAttributes };
 }
 
+/** The one visibility rule (visibility.ts), as every aggregate applies it. */
 function applyVisibility(q: Query, v: Visibility): Query {
-  if (v.projects === 'all') return v.withoutProject ? q : q.where('builds.project_name', 'is not', null);
-  const projects = [...v.projects];
-  if (projects.length === 0) return v.withoutProject ? q.where('builds.project_name', 'is', null) : q.where(sql<SqlBool>`1 = 0`);
-  return q.where((eb) =>
-    v.withoutProject
-      ? eb.or([eb('builds.project_name', 'in', projects), eb('builds.project_name', 'is', null)])
-      : eb('builds.project_name', 'in', projects),
-  );
+  return seesEverything(v) ? q : q.where(visibilityCondition(v));
 }
 
 class KyselyBuildStore implements BuildStore {
@@ -211,10 +209,8 @@ class KyselyBuildStore implements BuildStore {
 
   private readonly postings: PostingCache | undefined;
   private readonly pool: PreparePool | undefined;
-  private readonly reads: ReadPool | undefined;
-  private readonly searchTimeoutMs: number;
-  /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
-  private readonly searchSlots: SearchSlots | undefined;
+  /** The time limit and threads (SQLite) or slots (PostgreSQL) every search runs under. */
+  private readonly guard: SearchGuard;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -228,48 +224,22 @@ class KyselyBuildStore implements BuildStore {
     this.signal = new NewBuildSignal(() => this.latestSeq(), options.logger);
     const w = options.ingestWorker;
     this.pool = w === false ? undefined : w === undefined || w === true ? new PreparePool(options.logger) : w;
-    this.searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
-    const threads = options.searchThreads ?? 2;
-    this.reads = d.searchExecution === 'threads' && handle.sqlite !== undefined && !handle.sqlite.memory && threads > 0 ? new ReadPool(handle.sqlite.name, threads, options.logger) : undefined;
-    // Should a search thread fail, the search runs here instead, statement as it is: the deadline
-    // check then always passes.
-    if (this.reads !== undefined) handle.sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
-    // Two connections of the pool (10 by default) are never taken by searches.
-    this.searchSlots = d.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+    this.guard = new SearchGuard(handle, d, {
+      timeoutMs: options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
+      threads: options.searchThreads ?? 2,
+      ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    });
   }
 
   /**
-   * Runs a listing's statement. A search (`timed`) runs with the time limit: on SQLite in a search
-   * thread (the statement was built with the deadline check, see listingFrom), on PostgreSQL in a
-   * transaction with `SET LOCAL statement_timeout`, so a slow search neither holds the server's
-   * thread nor keeps a pooled connection for longer than the limit.
+   * Runs a listing's statement. A search (`timed`) runs through the search guard (search-guard.ts):
+   * with the time limit, on SQLite in a search thread (the statement was built with the deadline
+   * check, see listingFrom), on PostgreSQL with `SET LOCAL statement_timeout`, so a slow search
+   * neither holds the server's thread nor keeps a pooled connection for longer than the limit.
    */
   private async run<R = Row>(q: Runnable<R>, timed: boolean): Promise<R[]> {
     if (!timed) return (await q.execute()) as R[];
-    if (this.reads !== undefined) {
-      const c = q.compile();
-      try {
-        return (await this.reads.run(c.sql, c.parameters, this.searchTimeoutMs)) as R[];
-      } catch (e) {
-        if (!(e instanceof SearchThreadError)) throw e;
-        this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
-        return (await q.execute()) as R[];
-      }
-    }
-    if (this.searchSlots === undefined) return (await q.execute()) as R[];
-    try {
-      // The time waiting for a slot counts against the limit.
-      return await this.searchSlots.run(this.searchTimeoutMs, (leftMs) =>
-        this.handle.db.transaction().execute(async (trx) => {
-          await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(leftMs)))}`.execute(trx);
-          return (await trx.executeQuery(q.compile())).rows as R[];
-        }),
-      );
-    } catch (e) {
-      // 57014 query_canceled: the statement timeout fired.
-      if ((e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(this.searchTimeoutMs);
-      throw e;
-    }
+    return this.guard.search((read) => read(q.compile()));
   }
 
   ingestNdjson: BuildStore['ingestNdjson'] = (input, options) => {
@@ -349,7 +319,7 @@ class KyselyBuildStore implements BuildStore {
     }
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
-      if (inThread && this.reads !== undefined) q = q.where(sql<SqlBool>`${sql.raw(DEADLINE_FUNCTION)}() = 1`);
+      if (inThread && this.guard.deadlineCheck !== undefined) q = q.where(this.guard.deadlineCheck);
       q = q.where(compileQuery(options.query, this.dialect));
     }
     return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
@@ -583,6 +553,19 @@ class KyselyBuildStore implements BuildStore {
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }));
   }
 
+  /**
+   * Facets and trends are searches too: the direct path's statements run through the search
+   * guard (time limit, search threads or slots); what the rollups answer is read here, a few
+   * rows of small tables (analytics.ts).
+   */
+  facets(scope: AggregateScope, limit = 8): Promise<Facets> {
+    return buildFacets(this.handle, scope, limit, { guard: this.guard });
+  }
+
+  trends(scope: AggregateScope, options: TrendOptions): Promise<Trends> {
+    return buildTrends(this.handle, scope, options, { guard: this.guard });
+  }
+
   async deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]> {
     const candidates = await pruneCandidates(this.handle.db, selection, limit);
     const gone = await deleteBuilds(this.handle, candidates, this.clock());
@@ -619,6 +602,6 @@ class KyselyBuildStore implements BuildStore {
   async close(): Promise<void> {
     await this.signal.close();
     if (this.pool !== this.options.ingestWorker) await this.pool?.close();
-    await this.reads?.close();
+    await this.guard.close();
   }
 }

@@ -3,10 +3,10 @@
 // trends (task avoidance, slowest and failing tasks) are computed in the database; the build page
 // reads the same rows from the events themselves.
 
-import type { BuildEvent } from './types.js';
+import type { BuildEvent, TaskOutcome } from './types.js';
 
-/** What became of a task, in the words the pages use. */
-export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'failed';
+// Declared with the store's API, whose trends count tasks by it.
+export type { TaskOutcome } from './types.js';
 
 export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
 

@@ -128,6 +128,91 @@ export interface BuildAttestation {
   readonly publishedAt: number;
 }
 
+/** What became of a task, in the words the pages use. */
+export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'failed';
+
+/** Which builds an aggregate (facets, trends) covers: those the query matches that the caller may see. */
+export interface AggregateScope {
+  readonly query?: CheckedExpr;
+  readonly visibility: Visibility;
+  /** Only builds that started at or after this instant (epoch ms). */
+  readonly startFrom?: number;
+  /** Only builds that started before this instant (epoch ms). */
+  readonly startTo?: number;
+}
+
+export const FACET_FIELDS = ['buildOutcome', 'buildTool', 'project', 'user', 'tag'] as const;
+export type FacetField = (typeof FACET_FIELDS)[number];
+
+export interface FacetValue {
+  readonly value: string;
+  readonly count: number;
+}
+
+export type Facets = Readonly<Record<FacetField, readonly FacetValue[]>>;
+
+export type TrendInterval = 'day' | 'week';
+
+export interface TrendOptions {
+  readonly from: number;
+  readonly to: number;
+  readonly interval: TrendInterval;
+  /** IANA time zone in which days and weeks begin (weeks begin on Monday). */
+  readonly tz: string;
+}
+
+export interface DurationPercentiles {
+  readonly p25: number;
+  readonly p50: number;
+  readonly p75: number;
+  readonly p95: number;
+}
+
+export type TaskCounts = Readonly<Record<TaskOutcome, number>>;
+
+export interface TrendBucket {
+  /** First instant of the period (epoch ms), and the first instant after it. */
+  readonly start: number;
+  readonly end: number;
+  /** The period's first day in the time zone, `YYYY-MM-DD`. */
+  readonly label: string;
+  readonly builds: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  /** Builds without a known outcome. */
+  readonly unknown: number;
+  /** failed / (succeeded + failed), or null without such builds. */
+  readonly failureRate: number | null;
+  /** Nearest-rank percentiles of the known durations (ms), or null when none is known. */
+  readonly duration: DurationPercentiles | null;
+  /** Finished tasks of the period's builds by outcome. */
+  readonly tasks: TaskCounts;
+  /** (up-to-date + from-cache) / all tasks, or null without task events. */
+  readonly avoidedShare: number | null;
+}
+
+export interface TaskStat {
+  readonly path: string;
+  /** How often the task ran (executed or failed) in the period's builds. */
+  readonly runs: number;
+  readonly failures: number;
+  /** Mean and longest duration of those runs (ms, rounded). */
+  readonly meanDuration: number;
+  readonly maxDuration: number;
+}
+
+export interface Trends {
+  readonly from: number;
+  readonly to: number;
+  readonly interval: TrendInterval;
+  readonly tz: string;
+  readonly buckets: readonly TrendBucket[];
+  /** The ten tasks with the longest mean duration of their runs. */
+  readonly slowestTasks: readonly TaskStat[];
+  /** The ten tasks that failed most often. */
+  readonly failingTasks: readonly TaskStat[];
+}
+
 export interface BuildStore {
   /** Ingests NDJSON (one build per line); returns one result per non-blank line, in order. */
   ingestNdjson(input: string | AsyncIterable<string | Uint8Array>, options?: IngestOptions): Promise<IngestLineResult[]>;
@@ -154,6 +239,17 @@ export interface BuildStore {
    * Throws a RangeError for another field.
    */
   fieldValues(field: string, options: FieldValuesOptions): Promise<FieldValueCount[]>;
+  /**
+   * The `limit` (default 8) most frequent values of each facet field among the scope's builds,
+   * with their counts (analytics.ts). A search: with the search time limit (SearchTimeoutError),
+   * off the server's thread on SQLite, unless the rollups answer it.
+   */
+  facets(scope: AggregateScope, limit?: number): Promise<Facets>;
+  /**
+   * The scope's builds per day or week (analytics.ts); TrendRangeError for a range or time zone
+   * it cannot use. A search like facets.
+   */
+  trends(scope: AggregateScope, options: TrendOptions): Promise<Trends>;
   /**
    * Deletes up to `limit` builds of `selection` in one short transaction (retention, prune; see
    * prune.ts); returns the builds deleted (none: nothing left to delete).

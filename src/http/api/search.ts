@@ -1,7 +1,8 @@
 // The calls behind the web pages (and the playground's counts and chart): a page of the builds
 // list, the exact count, facets, trends, one build's details and its raw events. Each route
-// checks its input and calls one library function (src/services/web.ts, src/store/analytics.ts);
-// the caller's projects apply in SQL.
+// checks its input and calls one library function (src/services/web.ts, the store); the caller's
+// projects apply in SQL. Listing, count, facets and trends are searches of the store: with the
+// search time limit (503 problem document) and, on SQLite, off the server's thread.
 
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
@@ -9,7 +10,7 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../services/web.js';
-import { buildFacets, buildTrends, FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics.js';
+import { FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics.js';
 import { UnknownBuildError } from '../../store/build-store.js';
 import { BadRequestError, NotFoundError } from '../../errors/domain.js';
 import { TASK_OUTCOMES } from '../../store/tasks.js';
@@ -103,7 +104,7 @@ const LIST_ROW_SCHEMA = {
 } as const;
 
 export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
-  const { store, database } = ctx;
+  const { store } = ctx;
   const clock = ctx.clock ?? Date.now;
   const guard = requirePermission('accessBuildDataViaApi');
 
@@ -173,7 +174,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
     },
     async (request) => {
       const query = checkedQuery(request, clock());
-      return buildFacets(database, { query, visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 8);
+      return store.facets({ query, visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 8);
     },
   );
 
@@ -211,7 +212,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
       const from = q.from === undefined ? to - 30 * DAY : parseInstant(q.from, tz);
       if (from === undefined) throw new BadRequestError(`from: '${q.from}' is neither epoch milliseconds nor an ISO 8601 instant`);
       // A range or time zone it cannot use: TrendRangeError, answered 400 by the error handler.
-      return buildTrends(database, { query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
+      return store.trends({ query, visibility: visibilityOf(principalOf(request)) }, { from, to, interval: q.interval ?? 'day', tz });
     },
   );
 
