@@ -100,7 +100,7 @@ export interface Limits {
   readonly requestBodyBytes: number;
   /** Largest NDJSON ingest body of `POST /api/builds`, in bytes. */
   readonly ingestBodyBytes: number;
-  /** Time limit of one search statement (PostgreSQL statement_timeout; SQLite search threads), in ms. */
+  /** Time limit of one search: a listing, count, facets, trends or value completion, all its statements together (PostgreSQL statement_timeout; SQLite search threads), in ms. */
   readonly searchTimeoutMs: number;
 }
 
@@ -265,7 +265,7 @@ const limitsSchema = {
     accessKeyDefaultDays: { description: 'Lifetime of a new access key when none is given.', type: 'integer', minimum: 1, maximum: 36_500, default: 365 },
     requestBodyBytes: { description: 'Largest request body other than build ingest, in bytes.', type: 'integer', minimum: 1024, maximum: 1024 ** 3, default: MiB },
     ingestBodyBytes: { description: 'Largest NDJSON ingest body, in bytes.', type: 'integer', minimum: 1024, maximum: 64 * 1024 ** 3, default: 256 * MiB },
-    searchTimeoutMs: { description: 'Time limit of one search statement, in ms.', type: 'integer', minimum: 1, maximum: 600_000, default: 10_000 },
+    searchTimeoutMs: { description: 'Time limit of one search (listing, count, facets, trends, value completion; all its statements together), in ms.', type: 'integer', minimum: 1, maximum: 600_000, default: 10_000 },
   },
 } as const;
 
