@@ -167,7 +167,7 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         },
         response: {
           200: { type: 'array', items: SUMMARY_SCHEMA },
-          ...PROBLEM_RESPONSES([400, 401, 403]),
+          ...PROBLEM_RESPONSES([400, 401, 403, 503]),
         },
       },
       preHandler: requirePermission('accessBuildDataViaApi'),

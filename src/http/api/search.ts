@@ -23,7 +23,8 @@ export const MAX_QUERY_LENGTH = 10_000;
 const DAY = 86_400_000;
 
 const QUERY_PARAM = { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' } as const;
-const ERRORS = PROBLEM_RESPONSES([400, 401, 403]);
+// 503: a search over its time limit (limits.searchTimeoutMs).
+const ERRORS = PROBLEM_RESPONSES([400, 401, 403, 503]);
 
 /** The checked query of a request (empty or absent: every build); InvalidQueryError when it has diagnostics. */
 function checkedQuery(request: FastifyRequest, now: number): CheckedExpr {
