@@ -118,6 +118,12 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(await server.search('project:alpha')).toEqual([]);
   }, 240_000);
 
+  it("keeps Bazel's exit code when the server is away, with --bes_upload_mode=nowait_for_upload_complete (docs: the file and ingest-bep keep the build)", async () => {
+    // A port nothing listens on. With the default mode (wait_for_upload_complete) Bazel 4.2.3 exits 38.
+    const r = await bazel(['test', '//...', ...offline(), '--test_env=GREETING_FAIL=1', '--bes_backend=grpc://127.0.0.1:1', '--bes_timeout=10s', '--bes_upload_mode=nowait_for_upload_complete']);
+    expect(r.status, r.output).toBe(3); // Bazel: tests failed, as without the server
+  }, 240_000);
+
   it('loads a --build_event_json_file file with ingest-bep', async () => {
     const file = join(dir, 'events.json');
     const r = await bazel(['build', '//:greeting', ...offline(), `--build_event_json_file=${file}`]);
