@@ -34,7 +34,7 @@ export function gradleWithout413(version: string): boolean {
 }
 
 /** `extra`: headers for a refusal (Connection: close when a body will not be read). */
-async function checkAccess(node: NodeState, req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
+export async function checkAccess(node: NodeState, req: IncomingMessage, res: ServerResponse, need: Need, extra: Record<string, string> = {}): Promise<boolean> {
   const d = await decideCacheAccess(node.config, node.checker, req.headers.authorization, need, clientOf(req), () => !req.socket.destroyed);
   switch (d.kind) {
     case 'allow':

@@ -7,6 +7,8 @@
 //                      whole body is read) | 202 (larger, from Gradle < 7: discarded, see below)
 //   GET  /  /status.json  the UI (per uiAccess)     GET /ping  200 (health, no credentials)
 //   GET  /metrics  Prometheus metrics (per uiAccess)  GET /health/live, /health/ready (no credentials)
+//   GET/HEAD/PUT /ac/{sha256} and /cas/{sha256}  Bazel's HTTP cache protocol (bazel-http.ts)
+//   and, with grpcPort, the Remote Execution API's cache over gRPC on a port of its own (grpc-server.ts)
 
 //
 // This file starts and stops the node: the HTTP server and its dispatch, the configuration file's
@@ -23,10 +25,12 @@ import { ConfigError } from '../config/schema-check.js';
 import type { Registrar } from './registration.js';
 import { continueUpload, handleGet, handlePut } from './entries.js';
 import { handlePage } from './pages.js';
+import { handleBazel, parseBazelPath } from './bazel-http.js';
 import { sendProblem } from './responses.js';
 import { NodeState } from './state.js';
 import { DiskStore, KEY_PATTERN } from './storage.js';
 import { nodeMetrics } from './metrics.js';
+import { startGrpc, type GrpcEndpoint } from './grpc-server.js';
 import { summarize, type NodeStatus } from './ui.js';
 
 export const DEFAULT_PORT = 5071;
@@ -46,6 +50,10 @@ export interface CacheNodeOptions {
   readonly reportIntervalMs?: number;
   /** Bounds of password checks (defaults in src/auth/hash-gate.ts and docs/cache-node.md). */
   readonly passwordChecks?: HashGateOptions & Omit<FailureLimiterOptions, 'clock'>;
+  /** Serve the Remote Execution API's cache over gRPC on this port (0: any free port); none when omitted. */
+  readonly grpcPort?: number;
+  /** Writes of Bazel's protocols running at once before more are refused (default 64, write-slots.ts). */
+  readonly maxConcurrentWrites?: number;
 }
 
 /** What password checking has cost and refused since the node started. */
@@ -66,6 +74,9 @@ export interface PasswordCheckStats {
 export interface CacheNode {
   readonly url: string;
   readonly port: number;
+  /** The gRPC endpoint (grpc://host:port) when started with grpcPort, else null. */
+  readonly grpcUrl: string | null;
+  readonly grpcPort: number | null;
   readonly store: DiskStore;
   config(): NodeConfig;
   /** Credentials of `uiAccess: generated` (null for other kinds). */
@@ -85,15 +96,23 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const first = await loadConfigFile(configFile);
   if (!first.ok) throw new ConfigError(first.faults, configFile);
   const store = await DiskStore.open(resolvePath(options.dataDir), { clock, logger });
-  const node = new NodeState({ store, config: first.config, logger, clock, reportIntervalMs: options.reportIntervalMs ?? 60_000, passwordChecks: options.passwordChecks });
-  const metrics = nodeMetrics(() => node.status());
+  const node = new NodeState({ store, config: first.config, logger, clock, reportIntervalMs: options.reportIntervalMs ?? 60_000, passwordChecks: options.passwordChecks, maxConcurrentWrites: options.maxConcurrentWrites });
+  const metrics = nodeMetrics(() => node.status(), () => node.writeSlots.active);
 
   /** Cache requests are dispatched synchronously so that a hit answered from memory makes no promise. */
   function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    if (!path.startsWith('/cache/')) return handlePage(node, metrics, req, res, path);
+    if (!path.startsWith('/cache/')) {
+      const bazel = parseBazelPath(path);
+      if (bazel === null) return handlePage(node, metrics, req, res, path);
+      if ('fault' in bazel) {
+        sendProblem(res, 400, bazel.fault);
+        return undefined;
+      }
+      return handleBazel(node, req, res, bazel.part, bazel.hash);
+    }
     let key = path.slice(7);
     if (key.includes('%')) {
       try {
@@ -153,7 +172,16 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_PORT);
   const host = options.host ?? '127.0.0.1';
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ url, data: store.dir, config: configFile }, 'cache node listening');
+  let grpcEndpoint: GrpcEndpoint | null = null;
+  if (options.grpcPort !== undefined) {
+    try {
+      grpcEndpoint = await startGrpc(node, options.grpcPort, host);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw err;
+    }
+  }
+  logger.info({ url, grpcUrl: grpcEndpoint?.url ?? null, data: store.dir, config: configFile }, 'cache node listening');
 
   const flushTimer = setInterval(() => void store.flushAccessTimes(), 5_000);
   flushTimer.unref();
@@ -186,6 +214,8 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
   return {
     url,
     port,
+    grpcUrl: grpcEndpoint?.url ?? null,
+    grpcPort: grpcEndpoint?.port ?? null,
     store,
     config: () => node.config,
     generatedUiCredentials: () => node.generated,
@@ -206,6 +236,7 @@ export async function startCacheNode(options: CacheNodeOptions): Promise<CacheNo
       clearInterval(flushTimer);
       clearInterval(sweepTimer);
       node.stop();
+      await grpcEndpoint?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

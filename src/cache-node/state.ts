@@ -10,6 +10,8 @@ import type { NodeConfig } from './config.js';
 import { Registrar } from './registration.js';
 import type { DiskStore } from './storage.js';
 import { summarize, type NodeStatus } from './ui.js';
+import { newBazelCounters, type BazelStatus } from './bazel-counters.js';
+import { WriteSlots } from './write-slots.js';
 
 export const MiB = 1024 * 1024;
 export const NODE_VERSION = '1';
@@ -31,6 +33,8 @@ export interface NodeStateOptions {
   readonly clock: () => number;
   readonly reportIntervalMs: number;
   readonly passwordChecks: (HashGateOptions & Omit<FailureLimiterOptions, 'clock'>) | undefined;
+  /** The bound on concurrent writes of Bazel's protocols (write-slots.ts). */
+  readonly maxConcurrentWrites?: number;
 }
 
 export class NodeState {
@@ -44,6 +48,9 @@ export class NodeState {
   readonly checker: PasswordChecker;
   readonly uiChecker: PasswordChecker;
   readonly counters: NodeCounters = { hits: 0, misses: 0, writes: 0, rejectedTooLarge: 0, discardedTooLarge: 0, bytesIn: 0, bytesOut: 0 };
+  /** Bazel's protocols (HTTP /ac/ and /cas/, gRPC), counted apart from the Gradle/Maven ones above. */
+  readonly bazel: BazelStatus = newBazelCounters();
+  readonly writeSlots: WriteSlots;
   private current: NodeConfig;
   private generatedCredentials: { username: string; password: string } | null = null;
   private registration: Registrar | null = null;
@@ -58,6 +65,7 @@ export class NodeState {
     this.startedAt = options.clock();
     this.current = options.config;
     this.reportIntervalMs = options.reportIntervalMs;
+    this.writeSlots = new WriteSlots(options.maxConcurrentWrites);
     this.gate = new HashGate(options.passwordChecks);
     this.failures = new FailureLimiter({ ...options.passwordChecks, clock: options.clock });
     this.checker = new PasswordChecker(this.gate, this.failures, options.clock);
@@ -136,7 +144,9 @@ export class NodeState {
       targetBytes: this.lastTarget,
       ...this.counters,
       evicted: this.store.evictedCount,
+      evictedByPart: { ...this.store.evictedBy },
       expired: this.store.expiredCount,
+      bazel: this.bazel,
       config: summarize(this.current),
     };
   }

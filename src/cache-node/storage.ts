@@ -9,6 +9,9 @@
 //   never an entry).
 // - Small entries are also kept in memory (bounded) so that hits on them cost no file system
 //   call at all.
+// - Bazel's action cache and content store share the index, the target size and the eviction:
+//   their keys are `ac/<sha256>` and `cas/<sha256>` (a `/` no Gradle key can contain), stored
+//   under <data>/ac/ and <data>/cas/ with the same fan-out.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, statfs, unlink, utimes, writeFile } from 'node:fs/promises';
@@ -42,6 +45,23 @@ export interface StoreLimits {
 /** Keys as build tools send them (hex digests); anything that could escape the directory is refused. */
 export const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
 
+/** The two namespaces of Bazel's remote cache: action results, and content by its SHA-256. */
+export type Namespace = 'ac' | 'cas';
+export const NAMESPACES: readonly Namespace[] = ['ac', 'cas'];
+const SHA256_NAME = /^[0-9a-f]{64}$/;
+
+/** The store key of a Bazel entry; `hash` must be 64 lowercase hex digits (checked by the caller). */
+export function bazelKey(namespace: Namespace, hash: string): string {
+  return `${namespace}/${hash}`;
+}
+
+/** Which part of the cache a store key belongs to. */
+export function namespaceOf(key: string): Namespace | 'cache' {
+  if (key.startsWith('ac/')) return 'ac';
+  if (key.startsWith('cas/')) return 'cas';
+  return 'cache';
+}
+
 export class DiskStore {
   readonly entriesDir: string;
   readonly tmpDir: string;
@@ -60,6 +80,8 @@ export class DiskStore {
   private evictAgain = false;
   evictedCount = 0;
   expiredCount = 0;
+  /** Evictions per part of the cache (Gradle/Maven entries, action results, content). */
+  readonly evictedBy: Record<Namespace | 'cache', number> = { cache: 0, ac: 0, cas: 0 };
 
   private constructor(
     readonly dir: string,
@@ -84,25 +106,30 @@ export class DiskStore {
     await mkdir(this.tmpDir, { recursive: true });
     await mkdir(this.entriesDir, { recursive: true });
     const found: [string, EntryInfo][] = [];
-    for (const fan of await readdir(this.entriesDir)) {
-      const fanDir = join(this.entriesDir, fan);
-      let names: string[];
-      try {
-        names = await readdir(fanDir);
-      } catch {
-        continue;
-      }
-      for (const name of names) {
-        if (!KEY_PATTERN.test(name)) continue;
+    const scan = async (top: string, pattern: RegExp, keyOf: (name: string) => string) => {
+      await mkdir(top, { recursive: true });
+      for (const fan of await readdir(top)) {
+        const fanDir = join(top, fan);
+        let names: string[];
         try {
-          const s = await stat(join(fanDir, name));
-          if (!s.isFile()) continue;
-          found.push([name, { size: s.size, createdAt: s.mtimeMs, lastAccess: Math.max(s.atimeMs, s.mtimeMs) }]);
+          names = await readdir(fanDir);
         } catch {
-          // Removed while we looked: not an entry.
+          continue;
+        }
+        for (const name of names) {
+          if (!pattern.test(name)) continue;
+          try {
+            const s = await stat(join(fanDir, name));
+            if (!s.isFile()) continue;
+            found.push([keyOf(name), { size: s.size, createdAt: s.mtimeMs, lastAccess: Math.max(s.atimeMs, s.mtimeMs) }]);
+          } catch {
+            // Removed while we looked: not an entry.
+          }
         }
       }
-    }
+    };
+    await scan(this.entriesDir, KEY_PATTERN, (name) => name);
+    for (const ns of NAMESPACES) await scan(join(this.dir, ns), SHA256_NAME, (name) => bazelKey(ns, name));
     found.sort((a, b) => a[1].lastAccess - b[1].lastAccess);
     for (const [k, info] of found) {
       this.index.set(k, info);
@@ -124,7 +151,15 @@ export class DiskStore {
   }
 
   pathOf(key: string): string {
-    return join(this.entriesDir, key.slice(0, 2).padEnd(2, '_'), key);
+    const ns = namespaceOf(key);
+    if (ns === 'cache') return join(this.entriesDir, key.slice(0, 2).padEnd(2, '_'), key);
+    const hash = key.slice(ns.length + 1);
+    return join(this.dir, ns, hash.slice(0, 2), hash);
+  }
+
+  /** Whether the key is held (no expiry check, no LRU move): FindMissingBlobs and AC checks. */
+  has(key: string): boolean {
+    return this.lookup(key) !== undefined;
   }
 
   /** The entry, or undefined on a miss (an expired entry is removed and is a miss). */
@@ -299,6 +334,7 @@ export class DiskStore {
     while (this.totalBytes > target && this.index.size > 0) {
       const lru = this.index.keys().next().value as string;
       this.evictedCount++;
+      this.evictedBy[namespaceOf(lru)]++;
       await this.remove(lru);
     }
   }

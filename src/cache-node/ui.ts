@@ -2,6 +2,7 @@
 
 import type { NodeConfig } from './config.js';
 import type { DiskStore } from './storage.js';
+import type { BazelStatus } from './bazel-counters.js';
 
 export interface NodeStatus {
   readonly version: string;
@@ -19,7 +20,11 @@ export interface NodeStatus {
   readonly bytesIn: number;
   readonly bytesOut: number;
   readonly evicted: number;
+  /** Evictions of Gradle/Maven entries (`cache`), Bazel action results (`ac`) and content (`cas`). */
+  readonly evictedByPart: { readonly cache: number; readonly ac: number; readonly cas: number };
   readonly expired: number;
+  /** Bazel's HTTP and gRPC protocols, per part of the cache. */
+  readonly bazel: BazelStatus;
   readonly config: ConfigSummary;
 }
 

@@ -52,13 +52,14 @@ async function readSecret(): Promise<string> {
 export function register(program: Command): void {
   const cmd = program
     .command('cache-node')
-    .description('Run a build cache node (HTTP build cache protocol) configured by a version 4 configuration file')
+    .description("Run a build cache node (the HTTP build cache protocol, Bazel's HTTP cache and, with --grpc-port, its gRPC cache) configured by a version 4 configuration file")
     .enablePositionalOptions()
     .option('--config <file>', 'configuration file (JSON or YAML); changes are applied while the node runs')
     .option('--port <port>', 'port to listen on', parsePort, 5071)
     .option('--host <host>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--data <dir>', 'directory for cache entries (default ./.buildscope-cache-node)')
-    .action(async (opts: { config?: string; port: number; host: string; data?: string }) => {
+    .option('--grpc-port <port>', "also serve the Remote Execution API's cache over gRPC (Bazel's --remote_cache=grpc://...) on this port", parsePort)
+    .action(async (opts: { config?: string; port: number; host: string; data?: string; grpcPort?: number }) => {
       if (!opts.config) {
         cmd.error('error: --config <file> is required (the smallest valid file is {"version": 4})');
       }
@@ -68,7 +69,7 @@ export function register(program: Command): void {
       const { DEFAULT_STOP_TIMEOUT_SECONDS } = await import('../../config.js');
       const signals = closeOnSignals(createLogger('cache-node'), DEFAULT_STOP_TIMEOUT_SECONDS);
       try {
-        signals.attach(await startCacheNode({ configFile: opts.config!, dataDir: opts.data ?? './.buildscope-cache-node', port: opts.port, host: opts.host }));
+        signals.attach(await startCacheNode({ configFile: opts.config!, dataDir: opts.data ?? './.buildscope-cache-node', port: opts.port, host: opts.host, grpcPort: opts.grpcPort }));
       } catch (err) {
         process.stderr.write(`${(err as Error).message}\n`);
         process.exit(1);
