@@ -88,7 +88,8 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   }, 240_000);
 
   it('records a failing test as a verification failure', async () => {
-    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), '--test_env=GREETING_FAIL=1']);
+    const file = join(dir, 'failing.json');
+    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), '--test_env=GREETING_FAIL=1', `--build_event_json_file=${file}`]);
     expect(r.status, r.output).toBe(3); // Bazel: tests failed
     const ids = await server.search('buildTool:targetbuild buildOutcome:failed hasVerificationFailure');
     expect(ids).toHaveLength(1);
@@ -98,6 +99,14 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(test?.data).toMatchObject({ outcome: 'failed', testStatus: 'FAILED' });
     const finished = events.at(-1)!;
     expect(finished.data).toMatchObject({ outcome: 'failed', failures: [{ classification: 'verification', message: 'Test //:greeting_test FAILED' }] });
+    // Over the live stream the target is the test (its files are on the client's disk).
+    expect(events.filter((e) => e.eventType === 'TestFinished').map((e) => [e.data['outcome'], (e.data['failure'] as { message: string }).message])).toEqual([['failed', '//:greeting_test FAILED']]);
+    // From the event file on the build machine, Bazel's own report and log: why it failed.
+    const { buildFromEventFile } = await import('../../src/agents/bazel/ingest-bep.js');
+    const fromFile = (await buildFromEventFile(file)).events;
+    expect(fromFile.filter((e) => e.type.eventType === 'TestStarted').map((e) => [e.data['suite'], e.data['name'], e.data['task']])).toEqual([['greeting_test', 'greeting_test', '//:greeting_test']]);
+    expect(fromFile.find((e) => e.type.eventType === 'TestFinished')!.data).toMatchObject({ outcome: 'failed', attempt: 1, failure: { message: 'exited with error code 1' } });
+    expect(fromFile.find((e) => e.type.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
   }, 240_000);
 
   it('refuses a stream without a valid access key, and stores nothing', async () => {

@@ -5,6 +5,7 @@
 
 import type { BuildEvent } from '../../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../common-build.js';
+import { testEvents, type ReadUri, type TestAttempt } from './bep-tests.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
@@ -55,7 +56,7 @@ interface Target {
  * The build of one invocation. `buildId` is the Buildscope ID to store it under (derived from the
  * invocation ID by the caller, so that a re-sent stream is the same build).
  */
-export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): AgentBuild {
+export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, options: { readonly readUri?: ReadUri } = {}): AgentBuild {
   let started: Obj | undefined;
   let startedAt: number | undefined;
   let finished: Obj | undefined;
@@ -64,6 +65,7 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
   const workspaceStatus = new Map<string, string>();
   const metadata = new Map<string, string>();
   const targets = new Map<string, Target>();
+  const attempts: TestAttempt[] = [];
   const aborts: string[] = [];
   let lastTime: number | undefined;
 
@@ -117,6 +119,23 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
         t.testStart = num(r['testAttemptStartMillisEpoch']);
         t.testDuration = num(r['testAttemptDurationMillis']);
         t.testStatus ??= str(r['status']);
+        const at = obj(id['testResult']);
+        const outputs = new Map<string, string>();
+        for (const f of arr(r['testActionOutput'])) {
+          const { name, uri } = obj(f);
+          if (typeof name === 'string' && typeof uri === 'string') outputs.set(name, uri);
+        }
+        attempts.push({
+          label,
+          run: num(at['run']) ?? 1,
+          shard: num(at['shard']) ?? 1,
+          attempt: num(at['attempt']) ?? 1,
+          status: str(r['status']),
+          start: t.testStart,
+          duration: t.testDuration,
+          cached: t.cachedLocally,
+          outputs,
+        });
       }
     } else if (e['testSummary'] !== undefined) {
       const label = str(obj(id['testSummary'])['label']);
@@ -202,6 +221,7 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string): A
     else if (testFailed) failures.push({ classification: 'verification', message: `Test ${t.label} ${t.testStatus}` });
   }
   for (const a of aborts) failures.push({ classification: 'non-verification', message: a });
+  out.push(...testEvents(attempts, end, options.readUri));
 
   const exitCode = obj(finished['exitCode']);
   const code = num(exitCode['code']) ?? 0;
@@ -289,7 +309,7 @@ const READ_PARTS: Readonly<Record<string, readonly string[]>> = {
   buildMetadata: ['metadata'],
   configured: ['targetKind', 'testSize'],
   completed: ['success'],
-  testResult: ['cachedLocally', 'testAttemptStartMillisEpoch', 'testAttemptDurationMillis', 'status'],
+  testResult: ['cachedLocally', 'testAttemptStartMillisEpoch', 'testAttemptDurationMillis', 'status', 'testActionOutput'],
   testSummary: ['overallStatus'],
   aborted: ['reason', 'description'],
   finished: ['finishTimeMillis', 'finishTime', 'exitCode', 'overallSuccess'],
