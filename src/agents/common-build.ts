@@ -2,7 +2,6 @@
 // events}`, see docs/store.md) whose build ID the agent makes itself, so that sending it twice (a
 // retry, a spool flush after a send that did arrive) is a no-op on the server.
 
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,19 +16,8 @@ export interface AgentBuild {
   readonly events: BuildEvent[];
 }
 
-const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
-
-/** A fresh build ID: 13 characters of [0-9a-z] (the ingest format's rule), from a CSPRNG. */
-export function newBuildId(): string {
-  const bytes = randomBytes(13);
-  let id = '';
-  // 252 = 7 * 36: bytes at or above it are skipped so that every character is equally likely.
-  for (let i = 0; id.length < 13; i++) {
-    const b = i < bytes.length ? bytes[i]! : randomBytes(1)[0]!;
-    if (b < 252) id += ALPHABET[b % 36];
-  }
-  return id;
-}
+/** A fresh build ID by the contract's alphabet and length (agents/agent-contract.json). */
+export { newBuildId } from './contract.js';
 
 export function event(eventType: string, data: Record<string, unknown>, timestamp: number): BuildEvent {
   return { timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data };

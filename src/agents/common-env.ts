@@ -1,43 +1,29 @@
 // What the agents learn about where a build runs: the agent host (with redaction on request), the
 // CI provider and job, and the git checkout. The tag and value names are the ones users know from
 // the open common-custom-user-data plugin (`CI`/`LOCAL`, `CI provider`, `Git branch`, ...).
-// Environment variables are read to recognise a CI, never sent.
+// Environment variables are read to recognise a CI, never sent. The names, the CI providers and
+// the settings they come from are agents/agent-contract.json's (contract.ts).
 
 import { execFileSync } from 'node:child_process';
 import { hostname, networkInterfaces, userInfo } from 'node:os';
 import type { BuildEvent } from '../store/types.js';
 import { event } from './common-build.js';
+import { agentContract, fieldsLeftOut, type AgentContext, type Env } from './contract.js';
 
-export type Env = Readonly<Record<string, string | undefined>>;
+export type { Env } from './contract.js';
 
-/** What the user asked to hide: `BUILDSCOPE_REDACT=user,hostname,ip` (any subset, `all` for all three). */
-export interface Redaction {
-  readonly user: boolean;
-  readonly hostname: boolean;
-  readonly ip: boolean;
-}
-
-export function redactionFrom(env: Env): Redaction {
-  const words = new Set((env['BUILDSCOPE_REDACT'] ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean));
-  const all = words.has('all');
-  return { user: all || words.has('user'), hostname: all || words.has('hostname'), ip: all || words.has('ip') };
-}
-
-/** `BuildAgent` data: user, host names and local IP addresses, each left out when redacted. */
-export function buildAgentData(redaction: Redaction, known: { user?: string; host?: string } = {}): Record<string, unknown> {
+/** `BuildAgent` data: user, host names and local IP addresses, each left out when its redaction word is given (contract.ts). */
+export function buildAgentData(redact: readonly string[], known: { user?: string; host?: string } = {}): Record<string, unknown> {
+  const out = fieldsLeftOut(redact);
   const data: Record<string, unknown> = {};
-  if (!redaction.user) {
-    const user = known.user ?? safe(() => userInfo().username);
-    if (user) data['username'] = user;
+  const user = out.has('username') ? undefined : (known.user ?? safe(() => userInfo().username));
+  if (user) data['username'] = user;
+  const host = out.has('publicHostname') ? undefined : (known.host ?? safe(() => hostname()));
+  if (host) {
+    data['publicHostname'] = host;
+    data['localHostname'] = host;
   }
-  if (!redaction.hostname) {
-    const host = known.host ?? safe(() => hostname());
-    if (host) {
-      data['publicHostname'] = host;
-      data['localHostname'] = host;
-    }
-  }
-  if (!redaction.ip && known.host === undefined) {
+  if (!out.has('localIpAddresses') && known.host === undefined) {
     const addresses = Object.values(safe(() => networkInterfaces()) ?? {})
       .flat()
       .filter((a) => a !== undefined && !a.internal)
@@ -47,54 +33,16 @@ export function buildAgentData(redaction: Redaction, known: { user?: string; hos
   return data;
 }
 
-interface CiProvider {
-  readonly name: string;
-  readonly detect: (env: Env) => boolean;
-  readonly jobUrl: (env: Env) => string | undefined;
-}
-
-const CI_PROVIDERS: readonly CiProvider[] = [
-  {
-    name: 'GitHub Actions',
-    detect: (e) => e['GITHUB_ACTIONS'] === 'true',
-    jobUrl: (e) => (e['GITHUB_SERVER_URL'] && e['GITHUB_REPOSITORY'] && e['GITHUB_RUN_ID'] ? `${e['GITHUB_SERVER_URL']}/${e['GITHUB_REPOSITORY']}/actions/runs/${e['GITHUB_RUN_ID']}` : undefined),
-  },
-  { name: 'GitLab CI', detect: (e) => e['GITLAB_CI'] !== undefined, jobUrl: (e) => e['CI_JOB_URL'] },
-  { name: 'Jenkins', detect: (e) => e['JENKINS_URL'] !== undefined && e['BUILD_URL'] !== undefined, jobUrl: (e) => e['BUILD_URL'] },
-  { name: 'CircleCI', detect: (e) => e['CIRCLECI'] !== undefined, jobUrl: (e) => e['CIRCLE_BUILD_URL'] },
-  { name: 'Buildkite', detect: (e) => e['BUILDKITE'] !== undefined, jobUrl: (e) => e['BUILDKITE_BUILD_URL'] },
-  { name: 'Azure Pipelines', detect: (e) => e['TF_BUILD'] !== undefined, jobUrl: (e) => (e['SYSTEM_TEAMFOUNDATIONCOLLECTIONURI'] && e['SYSTEM_TEAMPROJECT'] && e['BUILD_BUILDID'] ? `${e['SYSTEM_TEAMFOUNDATIONCOLLECTIONURI']}${e['SYSTEM_TEAMPROJECT']}/_build/results?buildId=${e['BUILD_BUILDID']}` : undefined) },
-  { name: 'Travis CI', detect: (e) => e['TRAVIS'] !== undefined, jobUrl: (e) => e['TRAVIS_BUILD_WEB_URL'] },
-];
-
-export interface CiInfo {
-  /** The recognised provider, or 'generic' for `CI=true` alone. */
-  readonly provider?: string;
-  readonly jobUrl?: string;
-}
-
-/** The CI this build runs on, or undefined for a local build. */
-export function detectCi(env: Env): CiInfo | undefined {
-  for (const p of CI_PROVIDERS) {
-    if (p.detect(env)) {
-      const jobUrl = p.jobUrl(env);
-      return { provider: p.name, ...(jobUrl ? { jobUrl } : {}) };
-    }
-  }
-  if (env['CI'] !== undefined && env['CI'] !== 'false' && env['CI'] !== '') return {};
-  return undefined;
-}
-
 export interface GitInfo {
   readonly repository?: string;
   readonly commit?: string;
   readonly branch?: string;
-  /** `git status --porcelain` output, when the checkout has changes. */
-  readonly status?: string;
+  /** Whether the checkout has changes (`git status --porcelain` says any). */
+  readonly dirty: boolean;
 }
 
 /** The git checkout at `cwd` (undefined outside one or without git). Bounded in time: never slows a build much. */
-export function gitInfo(cwd: string, env: Env = {}): GitInfo | undefined {
+export function gitInfo(cwd: string, ciBranch?: string): GitInfo | undefined {
   const git = (...args: string[]): string | undefined =>
     safe(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trimEnd());
   // One call gives commit, branch and changes (porcelain v2 headers); a second the remote.
@@ -109,16 +57,14 @@ export function gitInfo(cwd: string, env: Env = {}): GitInfo | undefined {
     else if (line !== '' && !line.startsWith('#')) changes.push(line);
   }
   if (commit === undefined || commit === '(initial)') return undefined;
-  // CI checkouts are often detached; the providers name the branch.
-  if (branch === undefined || branch === '(detached)') {
-    branch = env['GITHUB_HEAD_REF'] || env['GITHUB_REF_NAME'] || env['CI_COMMIT_REF_NAME'] || env['BRANCH_NAME'] || env['GIT_BRANCH'] || undefined;
-  }
+  // CI checkouts are often detached; the providers name the branch (agent-contract.json).
+  if (branch === undefined || branch === '(detached)') branch = ciBranch;
   const remote = git('config', '--get', 'remote.origin.url')?.trim();
   return {
     commit,
     ...(branch ? { branch } : {}),
     ...(remote ? { repository: withoutUserInfo(remote) } : {}),
-    ...(changes.length > 0 ? { status: changes.join('\n') } : {}),
+    dirty: changes.length > 0,
   };
 }
 
@@ -154,48 +100,32 @@ export function withoutUserInfo(remote: string): string {
 /** A URL authority without user info: a host name or [IPv6 address], and an optional port. */
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]*\]|[^:@[\]]*)(:[0-9]*)?$/;
 
-/** The operating system's name as the tags show it (`Linux`, `Mac OS X`, `Windows`). */
-export function osTag(platform: NodeJS.Platform = process.platform): string {
-  switch (platform) {
-    case 'linux':
-      return 'Linux';
-    case 'darwin':
-      return 'Mac OS X';
-    case 'win32':
-      return 'Windows';
-    default:
-      return platform;
-  }
-}
-
 /**
- * `UserTag` and `UserNamedValue` events for CI (or LOCAL), the OS, git, and the user's own tags
- * and values (`BUILDSCOPE_TAGS=a,b`, `BUILDSCOPE_VALUES=key=value;key2=value2`).
+ * `UserTag` and `UserNamedValue` events: CI (or LOCAL), the OS, git, and the user's own tags and
+ * values, with the contract's names (agents/agent-contract.json).
  */
-export function contextEvents(env: Env, cwd: string, at: number, options: { git?: boolean } = {}): BuildEvent[] {
+export function contextEvents(context: AgentContext, cwd: string, at: number, options: { git?: boolean } = {}): BuildEvent[] {
+  const c = agentContract();
   const events: BuildEvent[] = [];
   const tag = (t: string) => events.push(event('UserTag', { tag: t }, at));
   const value = (key: string, v: string) => events.push(event('UserNamedValue', { key, value: v }, at));
-  const ci = detectCi(env);
-  tag(ci ? 'CI' : 'LOCAL');
-  if (ci?.provider) value('CI provider', ci.provider);
-  if (ci?.jobUrl) value('CI build', ci.jobUrl);
-  tag(osTag());
+  const [ciTag, osName, ...userTags] = context.tags;
+  tag(ciTag!);
+  tag(osName!);
+  const userValues = context.values.filter(([k]) => k !== c.values.ciProvider && k !== c.values.ciBuild);
+  for (const [k, v] of context.values) if (k === c.values.ciProvider || k === c.values.ciBuild) value(k, v);
   if (options.git !== false) {
-    const g = gitInfo(cwd, env);
-    if (g?.repository) value('Git repository', g.repository);
-    if (g?.commit) value('Git commit id', g.commit);
-    if (g?.branch) value('Git branch', g.branch);
-    if (g?.status !== undefined) {
-      tag('Dirty');
-      value('Git status', g.status.slice(0, 2000));
+    const g = gitInfo(cwd, context.ciBranch);
+    if (g?.repository) value(c.values.gitRepository, g.repository);
+    if (g?.commit) value(c.values.gitCommitId, g.commit);
+    if (g?.branch) value(c.values.gitBranch, g.branch);
+    if (g !== undefined) {
+      value(c.values.gitStatus, g.dirty ? c.gitStatus.dirty : c.gitStatus.clean);
+      if (g.dirty) tag(c.tags.dirty);
     }
   }
-  for (const t of (env['BUILDSCOPE_TAGS'] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) tag(t);
-  for (const pair of (env['BUILDSCOPE_VALUES'] ?? '').split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq > 0) value(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
-  }
+  for (const t of userTags) tag(t);
+  for (const [k, v] of userValues) value(k, v);
   return events;
 }
 

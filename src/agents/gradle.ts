@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { withRedactionRules } from './agent-sources.js';
+import { withSharedData } from './agent-sources.js';
 import { agentResource, agentVersion } from './resources.js';
 
 export interface InitScriptOptions {
@@ -19,7 +19,7 @@ export function gradleInitScript(options: InitScriptOptions = {}): string {
   if (server !== undefined && !/^https?:\/\/[^\s'"\\$]+$/.test(server)) {
     throw new Error(`--server needs an http:// or https:// URL, got '${options.server}'`);
   }
-  return withRedactionRules(template.replaceAll('@AGENT_VERSION@', agentVersion()).replaceAll('@DEFAULT_SERVER@', server ?? '@DEFAULT_SERVER@'), 'groovy');
+  return withSharedData(template.replaceAll('@AGENT_VERSION@', agentVersion()).replaceAll('@DEFAULT_SERVER@', server ?? '@DEFAULT_SERVER@'), 'groovy');
 }
 
 /** ~/.gradle/init.d (or $GRADLE_USER_HOME/init.d): where Gradle picks init scripts up by itself. */

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { withRedactionRules } from './agent-sources.js';
+import { withSharedData } from './agent-sources.js';
 import { agentResource, agentVersion } from './resources.js';
 
 export class MavenAgentError extends Error {}
@@ -51,7 +51,7 @@ export function buildMavenExtension(home: string, outDir: string, env: NodeJS.Pr
   const stamp = `${jar}.maven-home`;
   const dir = agentResource('maven', 'src', 'io', 'buildscope', 'maven');
   const files = readdirSync(dir).filter((f) => f.endsWith('.java')).sort();
-  const sources = files.map((f) => withRedactionRules(readFileSync(join(dir, f), 'utf8').replaceAll('@AGENT_VERSION@', version), 'java'));
+  const sources = files.map((f) => withSharedData(readFileSync(join(dir, f), 'utf8').replaceAll('@AGENT_VERSION@', version), 'java'));
   // The jar is kept while the Maven and the sources it was made from (patterns included) are the same.
   const built = `${home}\n${createHash('sha256').update(sources.join('\0')).digest('hex')}`;
   if (existsSync(jar) && existsSync(stamp) && readFileSync(stamp, 'utf8') === built) return { jar, mavenHome: home };

@@ -1,17 +1,16 @@
-// The settings every agent reads, in one place and one order, whatever the tool:
-//   server:     BUILDSCOPE_SERVER, else `server` in the agent's config file
-//   access key: BUILDSCOPE_ACCESS_KEY, else `accessKey` in the config file
-//   spool:      BUILDSCOPE_SPOOL_DIR, else `spoolDir` in the config file, else <agent dir>/spool
-//   values to redact: BUILDSCOPE_REDACT_VALUES, else `redactValues` in the config file (comma-separated)
+// The settings every agent reads, in the order of agents/agent-contract.json (system property,
+// then environment variable, then `agent.properties` in the agent directory; only the JVM agents
+// have system properties): server, access key, spool directory, the values to redact (the access
+// key is always one), and the config file's other keys for the tags and values of contract.ts.
 // The agent dir is BUILDSCOPE_AGENT_DIR, else ~/.buildscope; its config file is agent.properties
-// (Java properties: the Gradle and Maven agents read it with java.util.Properties). The agents
-// that run inside a build (Groovy, Java) implement the same order; docs/send-your-builds.md
-// states it for users.
+// (Java properties: the Gradle and Maven agents read it with java.util.Properties).
+// docs/send-your-builds.md states the order for users.
 
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { getProperties } from 'properties-file';
+import { agentContext, agentContract, type AgentContext, type SettingSources } from './contract.js';
 
 export interface AgentSettings {
   readonly dir: string;
@@ -24,6 +23,10 @@ export interface AgentSettings {
   readonly redactValues: readonly string[];
   /** Every key of the config file (tags, value.*, redact, ...), for agents that need more. */
   readonly config: Readonly<Record<string, string>>;
+  /** Where the settings came from (no system properties in Node), for the tags and values. */
+  readonly sources: SettingSources;
+  /** What the contract makes of them: redaction words, tags, values, CI. */
+  readonly context: AgentContext;
   /** Something to tell the user without stopping: the config file, which holds a key, is readable by others. */
   readonly warning?: string;
 }
@@ -35,7 +38,7 @@ const nonEmpty = (...values: (string | undefined)[]): string | undefined => valu
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function agentDir(env: Env = process.env): string {
-  return nonEmpty(env['BUILDSCOPE_AGENT_DIR']) ?? join(nonEmpty(env['HOME']) ?? homedir(), '.buildscope');
+  return nonEmpty(env[agentContract().settings.agentDir.environment]) ?? join(nonEmpty(env['HOME']) ?? homedir(), '.buildscope');
 }
 
 /**
@@ -44,7 +47,7 @@ export function agentDir(env: Env = process.env): string {
  */
 export function agentSettingsOf(env: Env = process.env): AgentSettings & { readonly problem?: string } {
   const dir = agentDir(env);
-  const configFile = join(dir, 'agent.properties');
+  const configFile = join(dir, agentContract().settings.file);
   let config: Record<string, string> = {};
   let problem: string | undefined;
   try {
@@ -53,21 +56,23 @@ export function agentSettingsOf(env: Env = process.env): AgentSettings & { reado
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') problem = `cannot read ${configFile}: ${(e as Error).message}`;
   }
   const warning = configFileWarning(configFile);
-  let server = nonEmpty(env['BUILDSCOPE_SERVER'], config['server'])?.replace(/\/+$/, '');
+  const sources: SettingSources = { systemProperties: {}, environment: env, file: config };
+  const context = agentContext(sources, dir);
+  let server = context.server;
   if (server !== undefined && !/^https?:\/\/[^/]/.test(server)) {
     problem ??= `the server address must be an http:// or https:// URL, got '${server}'`;
     server = undefined;
   }
-  const accessKey = nonEmpty(env['BUILDSCOPE_ACCESS_KEY'], config['accessKey']);
-  const listed = (nonEmpty(env['BUILDSCOPE_REDACT_VALUES'], config['redactValues']) ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
   return {
     dir,
     configFile,
     server,
-    accessKey,
-    spoolDir: nonEmpty(env['BUILDSCOPE_SPOOL_DIR'], config['spoolDir']) ?? join(dir, 'spool'),
-    redactValues: accessKey === undefined ? listed : [...listed, accessKey],
+    accessKey: context.accessKey,
+    spoolDir: context.spoolDir,
+    redactValues: context.redactValues,
     config,
+    sources,
+    context,
     ...(problem !== undefined ? { problem } : {}),
     ...(warning !== undefined ? { warning } : {}),
   };

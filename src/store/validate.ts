@@ -1,8 +1,19 @@
-// Validation of one NDJSON ingest line against the event model (docs/store.md): the result is a
-// typed record or the first fault with a JSON path such as `$.events[3].timestamp`.
+// Validation of one NDJSON ingest line against its JSON Schema (schema/ingest-line.schema.json,
+// the event model's ingest format, which the agents and the OpenAPI document share): the result
+// is a typed record or the first fault with a JSON path such as `$.events[3].timestamp` and what
+// was expected there (the schema's `description` of the place) and found instead.
 
-import { isToolType, type ToolType } from '../query/catalog.js';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ToolType } from '../query/catalog.js';
 import type { BuildEvent } from './types.js';
+
+/** The schema file: two levels below the package root from src/store/ and dist/store/ alike. */
+export const INGEST_LINE_SCHEMA_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schema', 'ingest-line.schema.json');
+
+export const INGEST_LINE_SCHEMA = JSON.parse(readFileSync(INGEST_LINE_SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
 
 export const BUILD_ID_PATTERN = /^[0-9a-z]{13}$/;
 
@@ -62,43 +73,52 @@ function nulPath(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+// Compiled once, when first used: ajv turns the schema into code, which costs a few milliseconds;
+// then each line costs about what the checks written by hand did (docs/store.md). allErrors off:
+// the first fault is all a rejected line reports, and ajv stops there.
+let validator: ValidateFunction | undefined;
+
+function validateLine(): ValidateFunction {
+  validator ??= new Ajv2020({ allErrors: false, verbose: true, strict: true, strictTypes: false }).compile(INGEST_LINE_SCHEMA);
+  return validator;
+}
+
 export function validateRecord(value: unknown): Validation {
-  if (!isObject(value)) return fail('$', `Expected a JSON object (one build per line), got ${describe(value)}`);
-  const { buildId, toolType, toolVersion, agentVersion, events } = value;
-  if (buildId !== undefined && buildId !== null) {
-    if (typeof buildId !== 'string') return fail('$.buildId', `Expected a string of 13 characters [0-9a-z], got ${describe(buildId)}`);
-    if (!BUILD_ID_PATTERN.test(buildId)) return fail('$.buildId', `Expected 13 characters of [0-9a-z], got ${JSON.stringify(buildId)}`);
+  const validate = validateLine();
+  if (validate(value)) {
+    const record = value as unknown as IngestRecord & { buildId?: string | null };
+    // The parsed events are used as they are (no copy: ingest is allocation-bound); members other
+    // than timestamp, type and data are not stored (event-codec.ts writes only those).
+    return { ok: true, record: { buildId: record.buildId ?? undefined, toolType: record.toolType, toolVersion: record.toolVersion, agentVersion: record.agentVersion, events: record.events } };
   }
-  const id = typeof buildId === 'string' ? buildId : undefined;
-  if (typeof toolType !== 'string') return fail('$.toolType', `Expected a string, got ${describe(toolType)}`, id);
-  if (!isToolType(toolType)) {
-    return fail('$.toolType', `Unknown tool type ${JSON.stringify(toolType)}; expected native, jvmbuild, targetbuild, scalabuild, jsbuild or pybuild`, id);
+  const { path, error } = faultOf(validate.errors![0]!, value);
+  // The line's build ID goes with the fault, unless the ID itself is the fault.
+  const buildId = isObject(value) && typeof value['buildId'] === 'string' && path !== '$.buildId' ? value['buildId'] : undefined;
+  return fail(path, error, buildId);
+}
+
+/** A JSON path (`$.events[3].type`) from a JSON pointer (`/events/3/type`). */
+function jsonPath(pointer: string): string {
+  let out = '$';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(part) ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`;
   }
-  if (typeof toolVersion !== 'string') return fail('$.toolVersion', `Expected a string, got ${describe(toolVersion)}`, id);
-  if (typeof agentVersion !== 'string') return fail('$.agentVersion', `Expected a string, got ${describe(agentVersion)}`, id);
-  if (!Array.isArray(events)) return fail('$.events', `Expected an array of events, got ${describe(events)}`, id);
-  for (let i = 0; i < events.length; i++) {
-    const e: unknown = events[i];
-    const at = `$.events[${i}]`;
-    if (!isObject(e)) return fail(at, `Expected an event object, got ${describe(e)}`, id);
-    const { timestamp, type, data } = e;
-    if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
-      return fail(`${at}.timestamp`, `Expected epoch milliseconds (an integer), got ${typeof timestamp === 'number' ? String(timestamp) : describe(timestamp)}`, id);
-    }
-    if (!isObject(type)) return fail(`${at}.type`, `Expected {majorVersion, minorVersion, eventType}, got ${describe(type)}`, id);
-    const { majorVersion, minorVersion, eventType } = type;
-    if (typeof majorVersion !== 'number' || !Number.isInteger(majorVersion) || majorVersion < 0) {
-      return fail(`${at}.type.majorVersion`, `Expected a non-negative integer, got ${describe(majorVersion)}`, id);
-    }
-    if (typeof minorVersion !== 'number' || !Number.isInteger(minorVersion) || minorVersion < 0) {
-      return fail(`${at}.type.minorVersion`, `Expected a non-negative integer, got ${describe(minorVersion)}`, id);
-    }
-    if (typeof eventType !== 'string' || eventType.length === 0) {
-      return fail(`${at}.type.eventType`, `Expected a non-empty string, got ${describe(eventType)}`, id);
-    }
-    if (!isObject(data)) return fail(`${at}.data`, `Expected an object, got ${describe(data)}`, id);
+  return out;
+}
+
+/** What was found: a string or number as it is, anything else by its kind. */
+const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}...` : v) : typeof v === 'number' ? String(v) : describe(v));
+
+/** The path and wording of ajv's first error: `Expected <the schema's description of the place>, got <what is there>`. */
+function faultOf(e: ErrorObject, root: unknown): { path: string; error: string } {
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    const property = (e.parentSchema as { properties?: Record<string, { description?: string }> } | undefined)?.properties?.[missing];
+    return { path: jsonPath(`${e.instancePath}/${missing}`), error: `Expected ${property?.description ?? 'a value'}, got undefined` };
   }
-  // The parsed events are used as they are (no copy: ingest is allocation-bound); members other
-  // than timestamp, type and data are not stored (event-codec.ts writes only those).
-  return { ok: true, record: { buildId: id, toolType, toolVersion, agentVersion, events: events as BuildEvent[] } };
+  const path = jsonPath(e.instancePath);
+  const expected = (e.parentSchema as { description?: string } | undefined)?.description ?? e.message ?? 'something else';
+  if (path === '$') return { path, error: `Expected a JSON object (one build per line), got ${describe(root)}` };
+  return { path, error: `Expected ${expected}, got ${shown(e.data)}` };
 }

@@ -157,11 +157,14 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     const agentDir = join(dir, 'agent-dir');
     mkdirSync(agentDir, { recursive: true });
     // Java properties as the JVM agents read them: `=` or `:` separators, comments.
-    writeFileSync(join(agentDir, 'agent.properties'), `# Buildscope agents\nserver = ${server.url}/\naccessKey: ${server.accessKey}\n! spool\nspoolDir=${join(agentDir, 'spooled')}\n`);
+    writeFileSync(join(agentDir, 'agent.properties'), `# Buildscope agents\nserver = ${server.url}/\naccessKey: ${server.accessKey}\n! spool\nspoolDir=${join(agentDir, 'spooled')}\nvalue.Team=py-team\nredact=username\n`);
     const r = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_AGENT_DIR: agentDir, BUILDSCOPE_SERVER: '', BUILDSCOPE_ACCESS_KEY: '', BUILDSCOPE_SPOOL_DIR: '', BUILDSCOPE_TAGS: 'from-properties' });
     expect(r.status).toBe(0);
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
-    expect(await server.search('tag:from-properties')).toHaveLength(1);
+    // Values and redaction words from the file too, as every agent reads them (agent-contract.json).
+    const [id] = await server.search('tag:from-properties value:"Team=py-team"');
+    expect(id).toBeDefined();
+    expect((await server.events(id!)).find((e) => e.eventType === 'BuildAgent')!.data['username']).toBeUndefined();
   }, 60_000);
 
   it('spools when the server is down and delivers both sessions, once each, with the next run', async () => {

@@ -6,6 +6,7 @@
 import type { BuildEvent } from '../../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../common-build.js';
 import { testEvents, type ReadUri, type TestAttempt } from './bep-tests.js';
+import { fieldsLeftOut, redactedWords } from '../contract.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
@@ -166,11 +167,11 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   out.push(event('BuildStarted', {}, start));
   const user = metadata.get('USER') ?? workspaceStatus.get('BUILD_USER');
   const host = metadata.get('HOST') ?? workspaceStatus.get('BUILD_HOST');
-  // Redaction on request, as for every agent: --build_metadata=BUILDSCOPE_REDACT=user,hostname (or all).
-  const redact = new Set((metadata.get('BUILDSCOPE_REDACT') ?? '').toLowerCase().split(/[\s,]+/).filter(Boolean));
+  // Redaction on request, with every agent's words (agent-contract.json): --build_metadata=BUILDSCOPE_REDACT=user,hostname (or all).
+  const leftOut = fieldsLeftOut(redactedWords({ systemProperties: {}, environment: { BUILDSCOPE_REDACT: metadata.get('BUILDSCOPE_REDACT') }, file: {} }));
   const agent: Record<string, unknown> = {};
-  if (user && !redact.has('user') && !redact.has('all')) agent['username'] = user;
-  if (host && !redact.has('hostname') && !redact.has('all')) {
+  if (user && !leftOut.has('username')) agent['username'] = user;
+  if (host && !leftOut.has('publicHostname')) {
     agent['publicHostname'] = host;
     agent['localHostname'] = host;
   }

@@ -6,7 +6,9 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { BuildEvent } from '../../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../common-build.js';
-import { buildAgentData, contextEvents, localeOf, osTag, redactionFrom, type Env } from '../common-env.js';
+import { buildAgentData, contextEvents, localeOf, type Env } from '../common-env.js';
+import { osTag } from '../contract.js';
+import { agentSettingsOf } from '../settings.js';
 
 /** One line of the record file the preload writes. */
 export type RecordEntry =
@@ -74,8 +76,10 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
   // What a user searches for: the words after the tool (`run build`, `test`, `ci`).
   const requested = argv.slice(1).join(' ') || 'install';
   const events: BuildEvent[] = [];
+  // The settings every agent reads (environment, then agent.properties), for redaction, tags and values.
+  const { context } = agentSettingsOf(env);
   events.push(event('BuildStarted', {}, startedAt));
-  events.push(event('BuildAgent', buildAgentData(redactionFrom(env)), startedAt));
+  events.push(event('BuildAgent', buildAgentData(context.redact), startedAt));
   const project = projectName(cwd);
   if (project) events.push(event('ProjectStructure', { rootProjectName: project }, startedAt));
   events.push(event('BuildRequestedTasks', { requested: [requested], excluded: [] }, startedAt));
@@ -92,7 +96,7 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
       startedAt,
     ),
   );
-  events.push(...contextEvents(env, cwd, startedAt));
+  events.push(...contextEvents(context, cwd, startedAt));
   events.push(event('UserNamedValue', { key: 'Package manager', value: tool }, startedAt));
 
   // Lifecycle scripts, in the order they started.

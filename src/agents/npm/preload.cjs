@@ -9,6 +9,30 @@
 // Any error here is swallowed: the agent must never break or fail a build.
 'use strict';
 
+// agents/agent-contract.json, the rules every agent shares: the build ID's alphabet and length,
+// and the CI variables (this file only needs to know whether a CI runs it, to send before exiting).
+const contractFile = () => require('node:path').join(__dirname, '..', '..', '..', 'agents', 'agent-contract.json');
+
+/** Whether the environment is a CI's, by the contract's detection rules (contract.ts detectCi). */
+function onCi(env, contract) {
+  const set = (d) => {
+    const v = String(env[d.variable] || '').trim();
+    return v !== '' && (d.equals !== undefined ? v === d.equals : v.toLowerCase() !== 'false');
+  };
+  return contract.ci.providers.concat([contract.ci.generic]).some((p) => p.detect.some(set));
+}
+
+/** A build ID by the contract (contract.ts newBuildId): bytes that would favour a character are skipped. */
+function newBuildId(contract) {
+  const { alphabet, length } = contract.buildId;
+  const limit = 256 - (256 % alphabet.length);
+  let id = '';
+  while (id.length < length) for (const b of require('node:crypto').randomBytes(length * 2)) if (b < limit && id.length < length) id += alphabet[b % alphabet.length];
+  return id;
+}
+
+module.exports = { onCi, newBuildId, contractFile };
+
 try {
   const manager = /(^|[\\/])(npm|npm-cli\.js|npx|npx-cli\.js|yarn|yarn\.js|yarn\.cjs|pnpm|pnpm\.cjs|pnpm\.js)$/;
   const script = process.argv[1] || '';
@@ -65,9 +89,8 @@ try {
         try {
           record({ kind: 'exit', code, t: Date.now() });
           const finish = path.join(__dirname, '..', '..', '..', 'dist', 'agents', 'npm', 'finish.js');
-          const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
-          let buildId = '';
-          for (const b of crypto.randomBytes(26)) if (buildId.length < 13 && b < 252) buildId += alphabet[b % 36];
+          const contract = JSON.parse(fs.readFileSync(contractFile(), 'utf8'));
+          const buildId = newBuildId(contract);
           let server = process.env.BUILDSCOPE_SERVER || '';
           const dir = (process.env.BUILDSCOPE_AGENT_DIR || '').trim() || path.join(process.env.HOME || os.homedir(), '.buildscope');
           try {
@@ -90,7 +113,7 @@ try {
           }
           server = String(server).replace(/\/+$/, '');
           const senderEnv = Object.assign({}, process.env, { NODE_OPTIONS: '' });
-          const ci = ['GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'CIRCLECI', 'BUILDKITE', 'TF_BUILD', 'TRAVIS'].some((k) => process.env[k]) || (process.env.CI && process.env.CI !== 'false');
+          const ci = onCi(process.env, contract);
           const mode = (process.env.BUILDSCOPE_SEND || '').toLowerCase();
           if (mode === 'sync' || (mode !== 'background' && ci)) {
             // A CI machine may be torn down when the job's command exits: send now, bounded.

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { REDACTION_PATTERNS_FILE } from '../../store/redact.js';
 import { packageRoot, packageVersion } from '../common-build.js';
+import { AGENT_CONTRACT_FILE } from '../contract.js';
 
 export const PYTHON_MODULE = 'buildscope_pytest';
 
@@ -51,8 +52,9 @@ export function installIntoVenv(venv: string): string {
   }
   mkdirSync(sitePackages, { recursive: true });
   copyFileSync(join(pythonPluginDir(), `${PYTHON_MODULE}.py`), join(sitePackages, `${PYTHON_MODULE}.py`));
-  // The patterns every agent shares: the installed module finds them next to itself.
+  // The patterns and the contract every agent shares: the installed module finds them next to itself.
   copyFileSync(REDACTION_PATTERNS_FILE, join(sitePackages, `${PYTHON_MODULE}_redaction.json`));
+  copyFileSync(AGENT_CONTRACT_FILE, join(sitePackages, `${PYTHON_MODULE}_contract.json`));
   const version = packageVersion();
   const distInfo = join(sitePackages, `${PYTHON_MODULE}-${version}.dist-info`);
   rmSync(distInfo, { recursive: true, force: true });
@@ -60,6 +62,6 @@ export function installIntoVenv(venv: string): string {
   writeFileSync(join(distInfo, 'METADATA'), `Metadata-Version: 2.1\nName: ${PYTHON_MODULE}\nVersion: ${version}\nSummary: Records pytest sessions in Buildscope\n`);
   writeFileSync(join(distInfo, 'entry_points.txt'), `[pytest11]\nbuildscope = ${PYTHON_MODULE}\n`);
   writeFileSync(join(distInfo, 'INSTALLER'), 'buildscope\n');
-  writeFileSync(join(distInfo, 'RECORD'), `${PYTHON_MODULE}.py,,\n${PYTHON_MODULE}_redaction.json,,\n${PYTHON_MODULE}-${version}.dist-info/METADATA,,\n${PYTHON_MODULE}-${version}.dist-info/entry_points.txt,,\n${PYTHON_MODULE}-${version}.dist-info/INSTALLER,,\n${PYTHON_MODULE}-${version}.dist-info/RECORD,,\n`);
+  writeFileSync(join(distInfo, 'RECORD'), `${PYTHON_MODULE}.py,,\n${PYTHON_MODULE}_redaction.json,,\n${PYTHON_MODULE}_contract.json,,\n${PYTHON_MODULE}-${version}.dist-info/METADATA,,\n${PYTHON_MODULE}-${version}.dist-info/entry_points.txt,,\n${PYTHON_MODULE}-${version}.dist-info/INSTALLER,,\n${PYTHON_MODULE}-${version}.dist-info/RECORD,,\n`);
   return sitePackages;
 }

@@ -14,6 +14,7 @@ import { countingLines } from './ingest-body.js';
 import { BadRequestError, InsufficientStorageError, InvalidParameterError, NotFoundError } from '../../errors/domain.js';
 import { BuildDeletedError, BuildNotReadyError } from '../../errors/build.js';
 import { UnknownBuildError } from '../../store/build-store.js';
+import { INGEST_LINE_SCHEMA } from '../../store/validate.js';
 import { parseExportOptions } from '../../export/options.js';
 
 const MODELS = ['attributes'] as const;
@@ -313,8 +314,8 @@ export const buildRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { 
         config: {
           openapiRequestBody: {
             required: true,
-            description: 'One build per line: {"buildId"?, "toolType", "toolVersion", "agentVersion", "events": [...]}',
-            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+            description: 'One build per line: {"buildId"?, "toolType", "toolVersion", "agentVersion", "events": [...]}; each line as x-itemSchema says (schema/ingest-line.schema.json)',
+            content: { 'application/x-ndjson': { schema: { type: 'string' }, 'x-itemSchema': INGEST_LINE_SCHEMA } },
           },
         },
       },

@@ -4,7 +4,8 @@ Enable it with ``pytest -p buildscope_pytest`` (this directory on PYTHONPATH), o
 virtual environment with ``npx buildscope agent python --install`` (then pytest loads it by
 itself). Settings come from the environment (BUILDSCOPE_SERVER, BUILDSCOPE_ACCESS_KEY,
 BUILDSCOPE_SPOOL_DIR, BUILDSCOPE_TIMEOUT_MS, BUILDSCOPE_REDACT, BUILDSCOPE_TAGS,
-BUILDSCOPE_VALUES) or the agent's file (agent.properties in BUILDSCOPE_AGENT_DIR or ~/.buildscope),
+BUILDSCOPE_VALUES), then the agent's file (agent.properties in BUILDSCOPE_AGENT_DIR or ~/.buildscope),
+as agents/agent-contract.json says for every agent,
 and builds that cannot be sent go to the spool every Buildscope agent shares, as for every agent.
 
 The plugin never fails or slows a test run: every error is swallowed, the build is sent once at
@@ -23,7 +24,6 @@ import time
 # the background never needs it.
 
 AGENT_NAME = "buildscope_pytest"
-_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _VERIFICATION = "verification"
 _NON_VERIFICATION = "non-verification"
 
@@ -32,15 +32,162 @@ def _now_ms():
     return int(time.time() * 1000)
 
 
+# ---- the contract every agent shares ----------------------------------------------------------
+# agents/agent-contract.json (`agent python --install` puts a copy next to this module): the build
+# ID, the settings and their order, the redaction words, CI detection, tag and value names. The
+# functions below read it by the same rules as src/agents/contract.ts (the conformance table,
+# test/agents/fixtures/conformance-cases.json, runs them).
+
+_CONTRACT = None
+
+
+def _shipped_file(installed_name, repository_path):
+    """A data file of the package: the copy installed next to this module, else the package's own."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, installed_name), os.path.join(here, "..", "..", "..", "..", repository_path)):
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+    # Without its rules the plugin sends nothing rather than something it was not meant to.
+    raise RuntimeError("%s is missing" % installed_name)
+
+
+def _contract():
+    global _CONTRACT
+    if _CONTRACT is None:
+        _CONTRACT = _shipped_file(AGENT_NAME + "_contract.json", os.path.join("agents", "agent-contract.json"))
+    return _CONTRACT
+
+
 def _new_build_id():
     import secrets
 
+    spec = _contract()["buildId"]
+    alphabet, length = spec["alphabet"], spec["length"]
+    limit = 256 - 256 % len(alphabet)  # bytes at or above it would favour some characters
     out = ""
-    while len(out) < 13:
+    while len(out) < length:
         b = secrets.randbits(8)
-        if b < 252:
-            out += _ALPHABET[b % 36]
+        if b < limit:
+            out += alphabet[b % len(alphabet)]
     return out
+
+
+def _trimmed(value):
+    value = (value or "").strip()
+    return value or None
+
+
+def _setting(name, sources):
+    """The first source, in the contract's order, that sets the key (sources: systemProperty, environment, file)."""
+    settings = _contract()["settings"]
+    key = settings["keys"][name]
+    for source in settings["order"]:
+        if source in key:
+            value = _trimmed(sources.get(source, {}).get(key[source]))
+            if value is not None:
+                return value
+    return None
+
+
+def _list(text):
+    return [v.strip() for v in (text or "").split(",") if v.strip()]
+
+
+def _values(sources):
+    """The user's named values, merged key by key (the first source in the contract's order wins), sorted by key."""
+    settings = _contract()["settings"]
+    key = settings["keys"]["values"]
+    merged = {}
+    for source in reversed(settings["order"]):
+        given = sources.get(source, {})
+        if source == "environment":
+            for pair in (given.get(key["environment"]) or "").split(";"):
+                k, eq, v = pair.partition("=")
+                if eq and k.strip():
+                    merged[k.strip()] = v.strip()
+        else:
+            prefix = key["filePrefix"] if source == "file" else key["systemPropertyPrefix"]
+            for k, v in given.items():
+                if k.startswith(prefix) and len(k) > len(prefix) and v is not None:
+                    merged[k[len(prefix) :]] = v.strip()
+    return sorted(merged.items())
+
+
+def _redacted_words(sources):
+    """The redaction words in effect, canonical, in the contract's order; aliases and any case accepted."""
+    redaction = _contract()["redaction"]
+    given = set(w for w in re.split(r"[\s,]+", (_setting("redact", sources) or "").lower()) if w)
+    return [w["word"] for w in redaction["words"] if redaction["all"] in given or any(a.lower() in given for a in [w["word"]] + w["aliases"])]
+
+
+def _fields_left_out(words):
+    return set(f for w in _contract()["redaction"]["words"] if w["word"] in words for f in w["leavesOut"])
+
+
+def _is_set(env, detect):
+    value = _trimmed(env.get(detect["variable"]))
+    if value is None:
+        return False
+    return value == detect["equals"] if "equals" in detect else value.lower() != "false"
+
+
+def _fill(template, env):
+    missing = []
+
+    def one(m):
+        value = _trimmed(env.get(m.group(1)))
+        if value is None:
+            missing.append(m.group(1))
+        return value or ""
+
+    out = re.sub(r"\{([A-Z0-9_]+)\}", one, template)
+    return None if missing else out
+
+
+def _detect_ci(env):
+    """The CI this session runs on ({provider, buildUrl, branch}, each when known), or None."""
+    ci = _contract()["ci"]
+    for p in ci["providers"]:
+        if any(_is_set(env, d) for d in p["detect"]):
+            out = {"provider": p["name"]}
+            url = next((u for u in (_fill(t, env) for t in p["buildUrl"]) if u), None)
+            branch = next((b for b in (_trimmed(env.get(v)) for v in p["branch"]) if b), None)
+            if url:
+                out["buildUrl"] = url
+            if branch:
+                out["branch"] = branch
+            return out
+    return {} if any(_is_set(env, d) for d in ci["generic"]["detect"]) else None
+
+
+def _os_tag():
+    import platform
+
+    return _contract()["operatingSystemTags"].get(sys.platform, platform.system() or sys.platform)
+
+
+def _agent_context(sources, agent_dir):
+    """Everything the contract decides from the settings alone (contract.ts agentContext)."""
+    c = _contract()
+    access_key = _setting("accessKey", sources)
+    ci = _detect_ci(sources.get("environment", {}))
+    values = []
+    if ci and ci.get("provider"):
+        values.append((c["values"]["ciProvider"], ci["provider"]))
+    if ci and ci.get("buildUrl"):
+        values.append((c["values"]["ciBuild"], ci["buildUrl"]))
+    server = _setting("server", sources)
+    return {
+        "server": server.rstrip("/") if server else None,
+        "accessKey": access_key,
+        "spoolDir": _setting("spoolDir", sources) or os.path.join(agent_dir, "spool"),
+        "redact": _redacted_words(sources),
+        "redactValues": _list(_setting("redactValues", sources)) + ([access_key] if access_key else []),
+        "tags": [c["tags"]["ci"] if ci is not None else c["tags"]["local"], _os_tag()] + _list(_setting("tags", sources)),
+        "values": values + _values(sources),
+        "ciBranch": ci.get("branch") if ci else None,
+    }
 
 
 def _agent_version():
@@ -76,28 +223,28 @@ def _properties(path):
     return out
 
 
-def _settings(env):
-    """The settings every Buildscope agent reads, in the same order (src/agents/settings.ts)."""
+def _agent_dir(env):
+    spec = _contract()["settings"]["agentDir"]
     home = env.get("HOME") or os.path.expanduser("~")
-    agent_dir = (env.get("BUILDSCOPE_AGENT_DIR") or "").strip() or os.path.join(home, ".buildscope")
-    config_file = os.path.join(agent_dir, "agent.properties")
-    from_file = _properties(config_file)
-    server = (env.get("BUILDSCOPE_SERVER") or "").strip() or from_file.get("server")
+    return _trimmed(env.get(spec["environment"])) or os.path.join(home, ".buildscope")
+
+
+def _settings(env):
+    """The settings every Buildscope agent reads, in the contract's order (src/agents/settings.ts)."""
+    agent_dir = _agent_dir(env)
+    config_file = os.path.join(agent_dir, _contract()["settings"]["file"])
+    context = _agent_context({"environment": env, "file": _properties(config_file)}, agent_dir)
     try:
         timeout = float(env.get("BUILDSCOPE_TIMEOUT_MS", "5000")) / 1000.0
     except ValueError:
         timeout = 5.0
-    access_key = (env.get("BUILDSCOPE_ACCESS_KEY") or "").strip() or from_file.get("accessKey") or None
-    listed = (env.get("BUILDSCOPE_REDACT_VALUES") or "").strip() or from_file.get("redactValues") or ""
-    redact_values = [v.strip() for v in listed.split(",") if v.strip()]
-    if access_key:
-        redact_values.append(access_key)
     return {
-        "server": server.rstrip("/") if server else None,
-        "access_key": access_key,
-        "spool_dir": (env.get("BUILDSCOPE_SPOOL_DIR") or "").strip() or from_file.get("spoolDir") or os.path.join(agent_dir, "spool"),
+        "server": context["server"],
+        "access_key": context["accessKey"],
+        "spool_dir": context["spoolDir"],
         "timeout": timeout if timeout > 0 else 5.0,
-        "redact_values": redact_values,
+        "redact_values": context["redactValues"],
+        "context": context,
         "warning": _config_file_warning(config_file),
     }
 
@@ -126,15 +273,7 @@ _RULES = None
 def _redaction_rules():
     global _RULES
     if _RULES is None:
-        here = os.path.dirname(os.path.abspath(__file__))
-        for path in (os.path.join(here, AGENT_NAME + "_redaction.json"), os.path.join(here, "..", "..", "..", "..", "agents", "redaction-patterns.json")):
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as f:
-                    data = json.load(f)
-                break
-        else:
-            # Without its patterns the plugin sends nothing rather than something unredacted.
-            raise RuntimeError("the redaction patterns (%s_redaction.json) are missing" % AGENT_NAME)
+        data = _shipped_file(AGENT_NAME + "_redaction.json", os.path.join("agents", "redaction-patterns.json"))
         _RULES = (data["mask"], [re.compile(p["regex"], re.IGNORECASE if p.get("ignoreCase") else 0) for p in data["patterns"]])
     return _RULES
 
@@ -176,32 +315,26 @@ def _event(event_type, data, timestamp):
     return {"timestamp": int(timestamp), "type": {"majorVersion": 1, "minorVersion": 0, "eventType": event_type}, "data": data}
 
 
-def _redaction(env):
-    words = set(w for w in env.get("BUILDSCOPE_REDACT", "").lower().replace(",", " ").split() if w)
-    every = "all" in words
-    return {k: every or k in words for k in ("user", "hostname", "ip")}
-
-
-def _build_agent(env):
+def _build_agent(words):
+    """BuildAgent data: user, host names and addresses, each left out when its redaction word is given."""
     import getpass
     import socket
 
-    redact = _redaction(env)
+    left_out = _fields_left_out(words)
     data = {}
-    if not redact["user"]:
+    if "username" not in left_out:
         try:
             data["username"] = getpass.getuser()
         except Exception:
             pass
-    host = None
-    if not redact["hostname"]:
+    if "publicHostname" not in left_out:
         try:
             host = socket.gethostname()
             data["publicHostname"] = host
             data["localHostname"] = host
         except Exception:
             pass
-    if not redact["ip"]:
+    if "localIpAddresses" not in left_out:
         try:
             addresses = sorted(set(a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None) if not a[4][0].startswith("127.") and a[4][0] != "::1"))
             if addresses:
@@ -209,29 +342,6 @@ def _build_agent(env):
         except Exception:
             pass
     return data
-
-
-def _ci(env):
-    if env.get("GITHUB_ACTIONS") == "true":
-        url = None
-        if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and env.get("GITHUB_RUN_ID"):
-            url = "%s/%s/actions/runs/%s" % (env["GITHUB_SERVER_URL"], env["GITHUB_REPOSITORY"], env["GITHUB_RUN_ID"])
-        return "GitHub Actions", url
-    if env.get("GITLAB_CI") is not None:
-        return "GitLab CI", env.get("CI_JOB_URL")
-    if env.get("JENKINS_URL") is not None and env.get("BUILD_URL") is not None:
-        return "Jenkins", env.get("BUILD_URL")
-    if env.get("CIRCLECI") is not None:
-        return "CircleCI", env.get("CIRCLE_BUILD_URL")
-    if env.get("BUILDKITE") is not None:
-        return "Buildkite", env.get("BUILDKITE_BUILD_URL")
-    if env.get("TF_BUILD") is not None:
-        return "Azure Pipelines", None
-    if env.get("TRAVIS") is not None:
-        return "Travis CI", env.get("TRAVIS_BUILD_WEB_URL")
-    if env.get("CI") not in (None, "", "false"):
-        return "", None
-    return None
 
 
 def _git(cwd, *args):
@@ -273,13 +383,9 @@ def _without_user_info(remote):
     return scheme + rest[last_at + 1 :]
 
 
-def _os_tag():
-    import platform
-
-    return {"linux": "Linux", "darwin": "Mac OS X", "win32": "Windows"}.get(sys.platform, platform.system() or sys.platform)
-
-
-def _context_events(env, cwd, at):
+def _context_events(context, cwd, at):
+    """UserTag and UserNamedValue events: CI or LOCAL, the OS, git, the user's own (contract.ts names)."""
+    c = _contract()
     events = []
 
     def tag(t):
@@ -288,44 +394,41 @@ def _context_events(env, cwd, at):
     def value(k, v):
         events.append(_event("UserNamedValue", {"key": k, "value": v}, at))
 
-    ci = _ci(env)
-    tag("CI" if ci is not None else "LOCAL")
-    if ci is not None and ci[0]:
-        value("CI provider", ci[0])
-    if ci is not None and ci[1]:
-        value("CI build", ci[1])
-    tag(_os_tag())
+    ci_keys = (c["values"]["ciProvider"], c["values"]["ciBuild"])
+    for t in context["tags"][:2]:
+        tag(t)
+    for k, v in context["values"]:
+        if k in ci_keys:
+            value(k, v)
     # One call gives commit, branch and changes (porcelain v2 headers); a second the remote.
     status = _git(cwd, "status", "--porcelain=v2", "--branch")
     if status is not None:
         commit = branch = None
-        changes = []
+        dirty = False
         for line in status.splitlines():
             if line.startswith("# branch.oid "):
                 commit = line[len("# branch.oid "):]
             elif line.startswith("# branch.head "):
                 branch = line[len("# branch.head "):]
-            elif not line.startswith("#"):
-                changes.append(line)
+            elif line and not line.startswith("#"):
+                dirty = True
         if commit and commit != "(initial)":
             remote = _git(cwd, "config", "--get", "remote.origin.url")
             if remote:
-                value("Git repository", _without_user_info(remote))
-            value("Git commit id", commit)
+                value(c["values"]["gitRepository"], _without_user_info(remote))
+            value(c["values"]["gitCommitId"], commit)
             if not branch or branch == "(detached)":
-                branch = env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME") or env.get("CI_COMMIT_REF_NAME")
+                branch = context["ciBranch"]
             if branch:
-                value("Git branch", branch)
-            if changes:
-                tag("Dirty")
-                value("Git status", "\n".join(changes)[:2000])
-    for t in env.get("BUILDSCOPE_TAGS", "").split(","):
-        if t.strip():
-            tag(t.strip())
-    for pair in env.get("BUILDSCOPE_VALUES", "").split(";"):
-        k, eq, v = pair.partition("=")
-        if eq and k.strip():
-            value(k.strip(), v.strip())
+                value(c["values"]["gitBranch"], branch)
+            value(c["values"]["gitStatus"], c["gitStatus"]["dirty"] if dirty else c["gitStatus"]["clean"])
+            if dirty:
+                tag(c["tags"]["dirty"])
+    for t in context["tags"][2:]:
+        tag(t)
+    for k, v in context["values"]:
+        if k not in ci_keys:
+            value(k, v)
     return events
 
 
@@ -590,7 +693,7 @@ class _Recorder:
             # On a CI machine the job may be torn down as soon as pytest exits: send now (bounded
             # by the timeout). Elsewhere the build is spooled and sent by a background process.
             mode = self.env.get("BUILDSCOPE_SEND", "").lower()
-            if mode == "background" or (mode != "sync" and _ci(self.env) is None):
+            if mode == "background" or (mode != "sync" and _detect_ci(self.env) is None):
                 line = send_in_background(settings, build)
             else:
                 line = send_build(settings, build)
@@ -614,7 +717,8 @@ class _Recorder:
         cwd = str(getattr(self.config.invocation_params, "dir", os.getcwd()))
         root = str(getattr(self.config, "rootpath", cwd))
         args = [str(a) for a in getattr(self.config.invocation_params, "args", ())]
-        events = [_event("BuildStarted", {}, start), _event("BuildAgent", _build_agent(self.env), start)]
+        context = _settings(self.env)["context"]
+        events = [_event("BuildStarted", {}, start), _event("BuildAgent", _build_agent(context["redact"]), start)]
         project = _project_name(root) or (_project_name(cwd) if cwd != root else None)
         if project:
             events.append(_event("ProjectStructure", {"rootProjectName": project}, start))
@@ -631,7 +735,7 @@ class _Recorder:
                 start,
             )
         )
-        events.extend(_context_events(self.env, cwd, start))
+        events.extend(_context_events(context, cwd, start))
         failures = []
         for i, nodeid in enumerate(self.order, 1):
             t = self.tests[nodeid]

@@ -100,7 +100,7 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         c.event("BuildOptions", options(request));
         machine = background.submit(c::machineEvents);
         File base = request.getBaseDirectory() != null ? new File(request.getBaseDirectory()) : null;
-        git = background.submit(() -> Capture.gitEvents(base));
+        git = background.submit(() -> c.gitEvents(base));
     }
 
     @SuppressWarnings("unchecked")

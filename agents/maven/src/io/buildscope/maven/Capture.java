@@ -34,11 +34,14 @@ import java.util.regex.Pattern;
  */
 final class Capture {
     final long startedAt;
-    final String buildId = newBuildId();
+    final String buildId = Contract.newBuildId();
     private final List<Map<String, Object>> events = new ArrayList<Map<String, Object>>();
     final Properties config = new Properties();
     final File agentDir;
-    final Set<String> redact = new HashSet<String>();
+    /** The redaction words in effect (user, hostname, ip: agent-contract.json). */
+    final List<String> redact;
+    /** What the contract makes of the settings: tags, values, CI (Contract.context). */
+    final Map<String, Object> context;
     final String server;
     final String accessKey;
     /** Properties given on the command line (-D), where the user's tags, values and redaction live. */
@@ -62,14 +65,22 @@ final class Capture {
                 // an unreadable config file is as good as none
             }
         }
-        String s = first(System.getenv("BUILDSCOPE_SERVER"), property("buildscope.server"), config.getProperty("server"));
-        server = s == null ? null : s.replaceAll("/+$", "");
-        accessKey = first(System.getenv("BUILDSCOPE_ACCESS_KEY"), config.getProperty("accessKey"));
-        String r = first(property("buildscope.redact"), System.getenv("BUILDSCOPE_REDACT"), config.getProperty("redact"));
-        if (r != null) for (String x : r.split(",")) if (!x.trim().isEmpty()) redact.add(x.trim());
-        String values = first(property("buildscope.redactValues"), System.getenv("BUILDSCOPE_REDACT_VALUES"), config.getProperty("redactValues"));
-        if (values != null) for (String x : values.split(",")) if (!x.trim().isEmpty()) redactValues.add(x.trim());
-        if (accessKey != null) redactValues.add(accessKey);
+        // The settings in the contract's order: -D (the session's, then the JVM's), environment, agent.properties.
+        Map<String, String> systemProperties = new LinkedHashMap<String, String>();
+        for (String k : System.getProperties().stringPropertyNames()) systemProperties.put(k, System.getProperty(k));
+        if (userProperties != null) for (String k : userProperties.stringPropertyNames()) systemProperties.put(k, userProperties.getProperty(k));
+        Map<String, String> fromFile = new LinkedHashMap<String, String>();
+        for (String k : config.stringPropertyNames()) fromFile.put(k, config.getProperty(k));
+        context = Contract.context(systemProperties, System.getenv(), fromFile, agentDir);
+        server = (String) context.get("server");
+        accessKey = (String) context.get("accessKey");
+        redact = strings(context.get("redact"));
+        redactValues.addAll(strings(context.get("redactValues")));
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<String> strings(Object list) {
+        return (List<String>) list;
     }
 
     /** The one line every agent prints when agent.properties can be read by its group or others (src/agents/settings.ts). */
@@ -93,25 +104,6 @@ final class Capture {
     static String first(String... values) {
         for (String v : values) if (v != null && !v.trim().isEmpty()) return v.trim();
         return null;
-    }
-
-    /** 13 random characters of [0-9a-z] (about 67 bits). /dev/urandom where there is one: a cold SecureRandom takes long to start. */
-    static String newBuildId() {
-        String alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
-        byte[] bytes = new byte[13];
-        boolean read = false;
-        File urandom = new File("/dev/urandom");
-        if (urandom.exists()) {
-            try (java.io.DataInputStream in = new java.io.DataInputStream(new FileInputStream(urandom))) {
-                in.readFully(bytes);
-                read = true;
-            } catch (Throwable ignored) {
-            }
-        }
-        if (!read) new SecureRandom().nextBytes(bytes);
-        StringBuilder sb = new StringBuilder();
-        for (byte b : bytes) sb.append(alphabet.charAt(((b & 0xff) % 252) % 36));
-        return sb.toString();
     }
 
     static Map<String, Object> map(Object... kv) {
@@ -159,58 +151,21 @@ final class Capture {
             }
         } catch (Throwable ignored) {
         }
+        // Left out when the user asked (BUILDSCOPE_REDACT=user,hostname,ip or all).
+        Set<String> leftOut = Contract.fieldsLeftOut(redact);
         out.add(map("type", "BuildAgent", "data", map(
-            "username", redact.contains("username") ? "redacted" : user,
-            "publicHostname", redact.contains("hostname") ? "redacted" : host,
-            "localHostname", redact.contains("hostname") ? "redacted" : host,
-            "localIpAddresses", redact.contains("ipAddresses") ? new ArrayList<String>() : addresses)));
-        String[] ci = detectCi();
-        out.add(map("type", "UserTag", "data", map("tag", ci != null ? "CI" : "LOCAL")));
-        if (ci != null) {
-            out.add(map("type", "UserNamedValue", "data", map("key", "CI provider", "value", ci[0])));
-            if (ci[1] != null) out.add(map("type", "UserNamedValue", "data", map("key", "CI build", "value", ci[1])));
+            "username", leftOut.contains("username") ? null : user,
+            "publicHostname", leftOut.contains("publicHostname") ? null : host,
+            "localHostname", leftOut.contains("localHostname") ? null : host,
+            "localIpAddresses", leftOut.contains("localIpAddresses") ? null : addresses)));
+        // CI or LOCAL, the OS, the CI's provider and build, the user's own tags and values: all from
+        // the contract (the CI variables themselves are never sent).
+        for (String t : strings(context.get("tags"))) out.add(map("type", "UserTag", "data", map("tag", t)));
+        for (Object pair : (List<?>) context.get("values")) {
+            List<?> kv = (List<?>) pair;
+            out.add(map("type", "UserNamedValue", "data", map("key", kv.get(0), "value", kv.get(1))));
         }
-        out.add(map("type", "UserTag", "data", map("tag", System.getProperty("os.name"))));
-        for (String list : new String[] {config.getProperty("tags"), property("buildscope.tags")}) {
-            if (list == null) continue;
-            for (String t : list.split(",")) if (!t.trim().isEmpty()) out.add(map("type", "UserTag", "data", map("tag", t.trim())));
-        }
-        Map<String, String> values = new LinkedHashMap<String, String>();
-        for (String k : new TreeSet<String>(config.stringPropertyNames())) if (k.startsWith("value.")) values.put(k.substring(6), config.getProperty(k));
-        Set<String> keys = new TreeSet<String>(System.getProperties().stringPropertyNames());
-        if (userProperties != null) keys.addAll(userProperties.stringPropertyNames());
-        for (String k : keys) if (k.startsWith("buildscope.value.")) values.put(k.substring(17), property(k));
-        for (Map.Entry<String, String> e : values.entrySet()) out.add(map("type", "UserNamedValue", "data", map("key", e.getKey(), "value", e.getValue())));
         return out;
-    }
-
-    /** {provider, job URL or null} from the variables known CIs set, or null; the variables are never sent. */
-    static String[] detectCi() {
-        Map<String, String> env = System.getenv();
-        if ("true".equals(env.get("GITHUB_ACTIONS"))) {
-            String url = env.get("GITHUB_SERVER_URL") != null && env.get("GITHUB_REPOSITORY") != null && env.get("GITHUB_RUN_ID") != null
-                ? env.get("GITHUB_SERVER_URL") + "/" + env.get("GITHUB_REPOSITORY") + "/actions/runs/" + env.get("GITHUB_RUN_ID") : null;
-            return new String[] {"GitHub Actions", url};
-        }
-        if (env.get("GITLAB_CI") != null) return new String[] {"GitLab", env.get("CI_JOB_URL")};
-        if (env.get("JENKINS_URL") != null || env.get("JENKINS_HOME") != null) return new String[] {"Jenkins", env.get("BUILD_URL")};
-        if (env.get("CIRCLECI") != null) return new String[] {"CircleCI", env.get("CIRCLE_BUILD_URL")};
-        if (env.get("BUILDKITE") != null) return new String[] {"Buildkite", env.get("BUILDKITE_BUILD_URL")};
-        if (env.get("TRAVIS") != null) return new String[] {"Travis CI", env.get("TRAVIS_JOB_WEB_URL")};
-        if (env.get("TF_BUILD") != null) {
-            String base = env.get("SYSTEM_TEAMFOUNDATIONCOLLECTIONURI");
-            String url = base != null && env.get("SYSTEM_TEAMPROJECT") != null && env.get("BUILD_BUILDID") != null
-                ? base + env.get("SYSTEM_TEAMPROJECT") + "/_build/results?buildId=" + env.get("BUILD_BUILDID") : null;
-            return new String[] {"Azure Pipelines", url};
-        }
-        if (env.get("BITBUCKET_BUILD_NUMBER") != null) {
-            String origin = env.get("BITBUCKET_GIT_HTTP_ORIGIN");
-            return new String[] {"Bitbucket Pipelines", origin != null ? origin + "/addon/pipelines/home#!/results/" + env.get("BITBUCKET_BUILD_NUMBER") : null};
-        }
-        if (env.get("TEAMCITY_VERSION") != null) return new String[] {"TeamCity", null};
-        String ci = env.get("CI");
-        if (ci != null && !ci.isEmpty() && !"false".equals(ci)) return new String[] {"CI", null};
-        return null;
     }
 
     static String run(File dir, String... command) {
@@ -236,23 +191,21 @@ final class Capture {
         return new String(buf.toByteArray(), StandardCharsets.UTF_8);
     }
 
-    static List<Map<String, Object>> gitEvents(File dir) {
+    List<Map<String, Object>> gitEvents(File dir) {
         List<Map<String, Object>> out = new ArrayList<Map<String, Object>>();
         if (dir == null || !"true".equals(run(dir, "git", "rev-parse", "--is-inside-work-tree"))) return out;
         String commit = run(dir, "git", "rev-parse", "HEAD");
         String branch = run(dir, "git", "rev-parse", "--abbrev-ref", "HEAD");
-        if ("HEAD".equals(branch)) {
-            Map<String, String> env = System.getenv();
-            branch = first(env.get("GITHUB_HEAD_REF"), env.get("GITHUB_REF_NAME"), env.get("CI_COMMIT_REF_NAME"), env.get("BRANCH_NAME"), env.get("GIT_BRANCH"), env.get("BUILDKITE_BRANCH"), env.get("CIRCLE_BRANCH"));
-        }
+        // A detached checkout (as CIs make them): the branch the CI names (agent-contract.json).
+        if ("HEAD".equals(branch)) branch = (String) context.get("ciBranch");
         String status = run(dir, "git", "status", "--porcelain");
         String origin = run(dir, "git", "config", "--get", "remote.origin.url");
-        if (origin != null && !origin.isEmpty()) out.add(map("type", "UserNamedValue", "data", map("key", "Git repository", "value", Redaction.withoutUserInfo(origin))));
-        if (commit != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git commit id", "value", commit)));
-        if (branch != null) out.add(map("type", "UserNamedValue", "data", map("key", "Git branch", "value", branch)));
+        if (origin != null && !origin.isEmpty()) out.add(map("type", "UserNamedValue", "data", map("key", Contract.value("gitRepository"), "value", Redaction.withoutUserInfo(origin))));
+        if (commit != null) out.add(map("type", "UserNamedValue", "data", map("key", Contract.value("gitCommitId"), "value", commit)));
+        if (branch != null) out.add(map("type", "UserNamedValue", "data", map("key", Contract.value("gitBranch"), "value", branch)));
         if (status != null) {
-            out.add(map("type", "UserNamedValue", "data", map("key", "Git status", "value", status.isEmpty() ? "clean" : "dirty")));
-            if (!status.isEmpty()) out.add(map("type", "UserTag", "data", map("tag", "Dirty")));
+            out.add(map("type", "UserNamedValue", "data", map("key", Contract.value("gitStatus"), "value", Contract.gitStatus(!status.isEmpty()))));
+            if (!status.isEmpty()) out.add(map("type", "UserTag", "data", map("tag", Contract.tag("dirty"))));
         }
         return out;
     }
@@ -265,7 +218,7 @@ final class Capture {
     String redactMessage(String message) {
         if (message == null) return null;
         String user = System.getProperty("user.name");
-        return redact.contains("username") && user != null && !user.isEmpty() ? message.replace(user, "redacted") : message;
+        return redact.contains("user") && user != null && !user.isEmpty() ? message.replace(user, "redacted") : message;
     }
 
     /**
@@ -288,8 +241,7 @@ final class Capture {
     // ---- delivery -----------------------------------------------------------------------------
 
     File spoolDir() {
-        String d = first(System.getenv("BUILDSCOPE_SPOOL_DIR"), config.getProperty("spoolDir"));
-        return d != null ? new File(d) : new File(agentDir, "spool");
+        return new File((String) context.get("spoolDir"));
     }
 
     /** Sends the build (else spools it) and prints the one line with its link. */
