@@ -66,9 +66,9 @@ async function main(): Promise<void> {
     const to = Date.UTC(2026, 0, 1) + builds * 30_000;
     const urls = [
       `${server.url}/api/search/facets?query=${q}`,
-      `${server.url}/api/search/trends?query=${q}&from=${to - 30 * 86_400_000}&to=${to}`,
+      `${server.url}/api/trends?query=${q}&from=${to - 30 * 86_400_000}&to=${to}`,
       `${server.url}/api/search/facets?query=${q}`,
-      `${server.url}/api/search/trends?query=${q}&from=${to - 30 * 86_400_000}&to=${to}`,
+      `${server.url}/api/trends?query=${q}&from=${to - 30 * 86_400_000}&to=${to}`,
     ];
     const rows: { round: number; statuses: string; slowestMs: number; p50Ms: number; p99Ms: number; maxMs: number }[] = [];
     for (let round = 1; round <= rounds; round++) {
