@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { BAZEL_EVENT_TYPE_URL, encodeBazelEvent, publishBuildEventService } from '../src/bes/protocol.js';
+import { startProbe } from './support/probe.js';
 
 const quick = process.argv.includes('--quick');
 const MB = 1024 * 1024;
@@ -62,28 +63,10 @@ async function main(): Promise<void> {
   const Client = grpc.makeGenericClientConstructor(publishBuildEventService(), 'PublishBuildEvent');
   const client = new Client(`127.0.0.1:${besPort}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * MB }) as unknown as Record<string, (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown>>;
 
-  /**
-   * GET /api/version timed without pause from a process of its own (the attacking process is busy
-   * serializing its messages), for the whole run: each sample is its end time and latency, and an
-   * attack's samples are those that ended while it ran.
-   */
-  const PROBE = `(async()=>{for(;;){const s=performance.now();await fetch(process.argv[1]).then(r=>r.arrayBuffer());const e=performance.now();process.stdout.write((performance.timeOrigin+e)+' '+(e-s)+'\\n')}})()`;
-  const prober = spawn(process.execPath, ['-e', PROBE, `${url}/api/version`], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const samples: { at: number; ms: number }[] = [];
-  let partial = '';
-  prober.stdout.on('data', (c: Buffer) => {
-    const lines = (partial + c.toString()).split('\n');
-    partial = lines.pop()!;
-    for (const l of lines) {
-      const [at, ms] = l.split(' ').map(Number);
-      samples.push({ at: at!, ms: ms! });
-    }
-  });
+  // GET /api/version from a process of its own: the attacking process is busy serializing.
+  const prober = startProbe(`${url}/api/version`);
   const probe = async (stop: Promise<unknown>, out: number[] = []): Promise<number[]> => {
-    const from = performance.timeOrigin + performance.now();
-    await stop;
-    const to = performance.timeOrigin + performance.now();
-    out.push(...samples.filter((x) => x.at >= from && x.at <= to).map((x) => x.ms));
+    out.push(...(await prober.during(stop)));
     return out;
   };
   let peak = 0;
@@ -165,7 +148,7 @@ async function main(): Promise<void> {
   }
 
   const rssMb0 = rssMb(pid);
-  prober.kill('SIGTERM');
+  prober.stop();
   (client as unknown as grpc.Client).close();
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));

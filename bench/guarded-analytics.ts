@@ -8,11 +8,12 @@
 //
 //   node --import tsx bench/guarded-analytics.ts [--builds N | --1m] [--data DIR] [--limit-ms MS] [--rounds N]
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBuilds, startServer } from './support/compact-builds.js';
+import { startProbe } from './support/probe.js';
 
 const argv = process.argv.slice(2);
 const value = (name: string) => {
@@ -43,25 +44,10 @@ async function main(): Promise<void> {
   writeFileSync(keyFile, key);
   const auth = { authorization: `Bearer ${key}` };
 
-  const PROBE = `(async()=>{for(;;){const s=performance.now();await fetch(process.argv[1]).then(r=>r.arrayBuffer());const e=performance.now();process.stdout.write((performance.timeOrigin+e)+' '+(e-s)+'\\n')}})()`;
-  const prober = spawn(process.execPath, ['-e', PROBE, `${server.url}/health/live`], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const samples: { at: number; ms: number }[] = [];
-  let partial = '';
-  prober.stdout.on('data', (c: Buffer) => {
-    const lines = (partial + c.toString()).split('\n');
-    partial = lines.pop()!;
-    for (const l of lines) {
-      const [at, ms] = l.split(' ').map(Number);
-      samples.push({ at: at!, ms: ms! });
-    }
-  });
-  const now = () => performance.timeOrigin + performance.now();
-  const within = (from: number, to: number) => samples.filter((x) => x.at >= from && x.at <= to).map((x) => x.ms);
+  const prober = startProbe(`${server.url}/health/live`);
 
   try {
-    const idleFrom = now();
-    await new Promise((r) => setTimeout(r, 3000));
-    const idle = within(idleFrom, now());
+    const idle = await prober.during(new Promise((r) => setTimeout(r, 3000)));
     const q = encodeURIComponent(QUERY);
     const to = Date.UTC(2026, 0, 1) + builds * 30_000;
     const urls = [
@@ -72,8 +58,7 @@ async function main(): Promise<void> {
     ];
     const rows: { round: number; statuses: string; slowestMs: number; p50Ms: number; p99Ms: number; maxMs: number }[] = [];
     for (let round = 1; round <= rounds; round++) {
-      const from = now();
-      const answers = await Promise.all(
+      const four = Promise.all(
         urls.map(async (u) => {
           const t = performance.now();
           const r = await fetch(u, { headers: auth });
@@ -81,7 +66,7 @@ async function main(): Promise<void> {
           return { status: r.status, ms: performance.now() - t };
         }),
       );
-      const during = within(from, now());
+      const [answers, during] = await Promise.all([four, prober.during(four)]);
       rows.push({ round, statuses: answers.map((a) => a.status).join(','), slowestMs: Math.max(...answers.map((a) => a.ms)), p50Ms: quantile(during, 0.5), p99Ms: quantile(during, 0.99), maxMs: Math.max(...during) });
     }
     const f = (n: number) => n.toFixed(0);
@@ -95,7 +80,7 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/guarded-analytics.json', JSON.stringify({ when: new Date().toISOString(), builds, limitMs, query: QUERY, idle: { p50: quantile(idle, 0.5), p99: quantile(idle, 0.99) }, rows, goal }, null, 2) + '\n');
   } finally {
-    prober.kill('SIGTERM');
+    prober.stop();
     server.child.kill('SIGTERM');
     if (own && !argv.includes('--keep')) rmSync(data, { recursive: true, force: true });
   }

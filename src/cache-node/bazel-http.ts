@@ -12,10 +12,9 @@
 // 204 as a stored upload. Bazel sends no HEAD; others (bazel-remote clients, scripts) do.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAccess } from './entries.js';
+import { checkAccess, serveEntry } from './entries.js';
 import { BlobWriter, getActionResult, maxBytes, putActionResult, casKey, type StoreOutcome } from './bazel-store.js';
 import { readToEnd, sendProblem } from './responses.js';
-import { closeEntry, openEntry, sendOpenFile } from './send-file.js';
 import { SHA256_HEX } from './digest.js';
 import { RETRY_AFTER_SECONDS } from './write-slots.js';
 import type { NodeState } from './state.js';
@@ -73,36 +72,7 @@ async function getCas(node: NodeState, res: ServerResponse, hash: string, head: 
     sendProblem(res, 404, `No blob ${hash}`);
   };
   if (!info) return miss();
-  store.touch(key, info);
-  if (head) {
-    res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(info.size)]);
-    res.end();
-    return;
-  }
-  const small = store.memoized(key) ?? (await store.small(key, info));
-  if (small) {
-    counts.hits++;
-    counts.bytesOut += small.length;
-    res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(small.length)]);
-    res.end(small);
-    return;
-  }
-  const opened = await openEntry(store.pathOf(key));
-  if (opened.kind === 'missing') {
-    store.forget(key, info);
-    return miss();
-  }
-  counts.hits++;
-  counts.bytesOut += opened.size;
-  res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(opened.size)]);
-  try {
-    await sendOpenFile(res, opened.fd, opened.size);
-  } catch (err) {
-    if (!res.destroyed) node.logger.error({ err, hash }, 'sending a blob failed');
-    res.destroy();
-  } finally {
-    closeEntry(opened.fd);
-  }
+  return serveEntry(node, res, key, info, head, counts, `blob ${hash}`);
 }
 
 /**

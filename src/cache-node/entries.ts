@@ -115,8 +115,24 @@ async function checkedGet(node: NodeState, req: IncomingMessage, res: ServerResp
   return serveGet(node, res, key, info, head);
 }
 
+/** What a read counts: the node's own counters for Gradle and Maven, Bazel's per protocol and part. */
+export interface ReadCounts {
+  hits: number;
+  misses: number;
+  bytesOut: number;
+}
+
 async function serveGet(node: NodeState, res: ServerResponse, key: string, info: EntryInfo, head: boolean): Promise<void> {
-  const { store, counters } = node;
+  return serveEntry(node, res, key, info, head, node.counters, `cache entry ${key}`);
+}
+
+/**
+ * Answers GET or HEAD of a stored entry: its size for HEAD; a small one from memory; a larger one
+ * from its file, opened once and sent from reused buffers (send-file.ts), its size from the open
+ * file, so that a concurrent replacement cannot make it disagree. `what` names it in a 404.
+ */
+export async function serveEntry(node: NodeState, res: ServerResponse, key: string, info: EntryInfo, head: boolean, counts: ReadCounts, what: string): Promise<void> {
+  const { store } = node;
   store.touch(key, info);
   if (head) {
     res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(info.size)]);
@@ -125,14 +141,12 @@ async function serveGet(node: NodeState, res: ServerResponse, key: string, info:
   }
   const small = store.memoized(key) ?? (await store.small(key, info));
   if (small) {
-    counters.hits++;
-    counters.bytesOut += small.length;
+    counts.hits++;
+    counts.bytesOut += small.length;
     res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(small.length)]);
     res.end(small);
     return;
   }
-  // Larger entries: the file is opened once and sent from reused buffers (send-file.ts). The
-  // size comes from the open file, so a concurrent replacement cannot make it disagree.
   let opened: OpenResult;
   try {
     opened = await openEntry(store.pathOf(key));
@@ -144,12 +158,12 @@ async function serveGet(node: NodeState, res: ServerResponse, key: string, info:
   if (opened.kind === 'missing') {
     // Removed between lookup and open (eviction, expiry): a miss.
     store.forget(key, info);
-    counters.misses++;
-    sendProblem(res, 404, `No cache entry ${key}`);
+    counts.misses++;
+    sendProblem(res, 404, `No ${what}`);
     return;
   }
-  counters.hits++;
-  counters.bytesOut += opened.size;
+  counts.hits++;
+  counts.bytesOut += opened.size;
   res.writeHead(200, ['content-type', 'application/octet-stream', 'content-length', String(opened.size)]);
   try {
     await sendOpenFile(res, opened.fd, opened.size);

@@ -4,53 +4,26 @@
 // found by the searches a user types and its events export. One Bazel server (one output base)
 // serves every case and is shut down at the end.
 
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
-
-const FIXTURE = resolve('test/agents/fixtures/bazel');
-const hasBazel = spawnSync('bazel', ['--version'], { encoding: 'utf8' }).status === 0;
 
 describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let server: AgentTestServer;
+  let ws: BazelWorkspace;
   let dir: string;
-  let workspace: string;
-
-  const startup = (): string[] => [
-    '--nosystem_rc',
-    '--nohome_rc',
-    // What Debian's /etc/bazel/bazelrc says, without the rest of it.
-    '--install_base=/usr/share/bazel',
-    '--trust_install_base',
-    `--output_user_root=${join(dir, 'output')}`,
-    '--max_idle_secs=300',
-  ];
-  const offline = (): string[] => [
-    '--host_javabase=@local_jdk//:jdk',
-    `--override_repository=rules_cc=${join(FIXTURE, 'stub_rules_cc')}`,
-    `--override_repository=rules_java=${join(FIXTURE, 'stub_rules_java')}`,
-    `--override_repository=remote_coverage_tools=${join(FIXTURE, 'stub_coverage_tools')}`,
-    '--color=no',
-    '--curses=no',
-  ];
-
-  const bazel = (args: string[]) => run('bazel', [...startup(), ...args], { cwd: workspace, env: { ...process.env, HOME: dir } });
+  const bazel = (args: readonly string[]) => ws.bazel(args);
+  const offline = () => ws.offline;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bs-bazel-'));
-    workspace = join(dir, 'workspace');
-    cpSync(join(FIXTURE, 'workspace'), workspace, { recursive: true });
+    ws = bazelWorkspace('bs-bazel-');
+    dir = ws.dir;
     server = await startAgentTestServer({ bes: true });
   }, 120_000);
 
   afterAll(async () => {
-    if (dir !== undefined) {
-      await bazel(['shutdown']);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await ws?.close();
     await server?.close();
   }, 120_000);
 

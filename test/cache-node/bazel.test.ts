@@ -5,17 +5,10 @@
 // says. A read-only key gets its hits and writes nothing. One node and one Bazel server (one
 // output base) serve every case.
 
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../agents/support.js';
+import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
 import { fastHash, startTestNode, type TestNode } from './helpers.js';
-
-const FIXTURE = resolve('test/agents/fixtures/bazel');
-const hasBazel = spawnSync('bazel', ['--version'], { encoding: 'utf8' }).status === 0;
 
 /** Bazel 4.2.3's summary, e.g. "INFO: 6 processes: 3 internal, 3 remote cache hit." */
 function remoteHits(output: string): number {
@@ -29,27 +22,11 @@ function summary(output: string): string {
 
 describe.skipIf(!hasBazel)('Bazel against the cache node', () => {
   let t: TestNode;
-  let dir: string;
-  let workspace: string;
+  let ws: BazelWorkspace;
   const lines: string[] = [];
 
-  const startup = (): string[] => [
-    '--nosystem_rc',
-    '--nohome_rc',
-    '--install_base=/usr/share/bazel',
-    '--trust_install_base',
-    `--output_user_root=${join(dir, 'output')}`,
-    '--max_idle_secs=300',
-  ];
-  const offline = (): string[] => [
-    '--host_javabase=@local_jdk//:jdk',
-    `--override_repository=rules_cc=${join(FIXTURE, 'stub_rules_cc')}`,
-    `--override_repository=rules_java=${join(FIXTURE, 'stub_rules_java')}`,
-    `--override_repository=remote_coverage_tools=${join(FIXTURE, 'stub_coverage_tools')}`,
-    '--color=no',
-    '--curses=no',
-  ];
-  const bazel = (args: string[]) => run('bazel', [...startup(), ...args], { cwd: workspace, env: { ...process.env, HOME: dir } });
+  const bazel = (args: string[]) => ws.bazel(args);
+  const offline = () => ws.offline;
   const hostPort = () => t.node.url.replace(/^http:\/\//, '');
   const grpcUrl = () => t.node.grpcUrl!;
   const basicHeader = (user: string, password: string) => `--remote_header=Authorization=Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -65,9 +42,7 @@ describe.skipIf(!hasBazel)('Bazel against the cache node', () => {
   }
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bs-bazel-cache-'));
-    workspace = join(dir, 'workspace');
-    cpSync(join(FIXTURE, 'workspace'), workspace, { recursive: true });
+    ws = bazelWorkspace('bs-bazel-cache-');
     t = await startTestNode({
       version: 4,
       cache: {
@@ -81,10 +56,7 @@ describe.skipIf(!hasBazel)('Bazel against the cache node', () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (dir !== undefined) {
-      await bazel(['shutdown']);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await ws?.close();
     await t?.close();
     // The summary lines, for the record of a run.
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
