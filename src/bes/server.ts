@@ -177,6 +177,8 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
         if (e.componentStreamFinished !== undefined) {
           const finished = inv;
           const by = publisher;
+          // Nothing more is added to it while its conversion waits its turn.
+          finished.finished = true;
           finishing = conversions.add(() => storeInvocation(finished, by)).catch((err: unknown) => {
             log.warn({ invocationId, err }, 'a Bazel invocation could not be stored');
             return status(grpc.status.UNAVAILABLE, `The build could not be stored now: ${(err as Error).message}`);
