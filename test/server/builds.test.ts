@@ -12,11 +12,13 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
   describe.skipIf(dialect === 'postgres' && !pgAvailable())(`build API on ${dialect}`, () => {
     let s: TestServer;
     let admin: string;
+    let operator: string;
     let reader: string;
     const ids = Array.from({ length: 12 }, (_, i) => buildId(i + 1));
     beforeAll(async () => {
       s = await startTestServer(await newLocation(dialect));
       admin = await s.user('admin', ['accessBuildDataViaApi', 'publishScan']);
+      operator = await s.user('operator', ['readMetrics']);
       reader = await s.user('reader', ['accessBuildDataViaApi']);
       // 12 builds, one ingest call each, 1 s apart on the store clock: b1..b12.
       for (let i = 0; i < ids.length; i++) {
@@ -39,6 +41,29 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     const listRaw = async (query: string, credential = admin) => {
       const r = await s.get(`/api/builds${query}`, bearer(credential));
       return { status: r.status, type: r.headers.get('content-type') ?? '', body: (await r.json()) as any };
+    };
+    /**
+     * A listing started now, once the server says it is waiting (the metric of GET /api/builds
+     * requests in flight) and it has not answered: a build stored after this resolves is one the
+     * poll waited for, never one it found at its start.
+     */
+    const waitingList = async (query: string) => {
+      const gauge = async () => {
+        const r = await s.get('/metrics', bearer(operator));
+        expect(r.status).toBe(200);
+        return Number(/^buildscope_builds_requests_waiting (\d+)/m.exec(await r.text())?.[1] ?? 0);
+      };
+      const before = await gauge();
+      let settled = false;
+      const result = listRaw(query).finally(() => (settled = true));
+      const end = Date.now() + 20_000;
+      while ((await gauge()) <= before) {
+        expect(settled, 'the listing answered without waiting').toBe(false);
+        if (Date.now() > end) throw new Error('the listing never started waiting');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(settled, 'the listing answered without waiting').toBe(false);
+      return { done: result };
     };
 
     it('since=0&maxBuilds=3 gives the three oldest, oldest first, with exactly the summary fields', async () => {
@@ -165,8 +190,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       try {
         s.storeNow = T0 + 100_000;
         const started = Date.now();
-        const waiting = list(`?fromBuild=${ids[11]}&maxWaitSecs=10`);
-        await new Promise((r) => setTimeout(r, 300));
+        const { done: waiting } = await waitingList(`?fromBuild=${ids[11]}&maxWaitSecs=10`);
         const fresh = buildId(1000);
         expect((await other.ingest([buildLine({ id: fresh })], bearer(admin))).status).toBe(200);
         const r = await waiting;
@@ -272,8 +296,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       expect(none.status).toBe(200);
       expect(none.body).toEqual([]);
       expect(Date.now() - t).toBeGreaterThanOrEqual(900);
-      const waiting = listRaw('?maxWaitSecs=10');
-      await new Promise((r) => setTimeout(r, 300));
+      const { done: waiting } = await waitingList('?maxWaitSecs=10');
       s.storeNow = T0 + 500_000;
       const fresh = buildId(5000);
       expect((await s.ingest([buildLine({ id: fresh })], bearer(admin))).status).toBe(200);
