@@ -27,7 +27,7 @@ export interface SettingKey {
   readonly filePrefix?: string;
 }
 
-export type SettingName = 'server' | 'accessKey' | 'spoolDir' | 'redact' | 'redactValues' | 'tags' | 'values';
+export type SettingName = 'server' | 'accessKey' | 'spoolDir' | 'redact' | 'redactValues' | 'tags' | 'values' | 'testOutput' | 'consoleOutput' | 'junit';
 export type SettingSource = 'systemProperty' | 'environment' | 'file';
 
 export interface AgentContract {
@@ -37,7 +37,9 @@ export interface AgentContract {
     readonly agentDir: { readonly environment: string; readonly default: string };
     readonly order: readonly SettingSource[];
     readonly keys: Readonly<Record<SettingName, SettingKey>>;
+    readonly switches: { readonly off: readonly string[] };
   };
+  readonly bounds: { readonly consoleChars: number; readonly testOutputChars: number; readonly stackTraceChars: number; readonly messageChars: number; readonly outputTailChars: number };
   readonly redaction: { readonly all: string; readonly words: readonly { readonly word: string; readonly aliases: readonly string[]; readonly leavesOut: readonly string[] }[] };
   readonly tags: { readonly ci: string; readonly local: string; readonly dirty: string };
   readonly values: { readonly ciProvider: string; readonly ciBuild: string; readonly gitRepository: string; readonly gitCommitId: string; readonly gitBranch: string; readonly gitStatus: string };
@@ -93,6 +95,9 @@ export function settingOf(name: Exclude<SettingName, 'values'>, sources: Setting
 function sourceOf(sources: SettingSources, source: SettingSource): Env {
   return source === 'systemProperty' ? sources.systemProperties : source === 'environment' ? sources.environment : sources.file;
 }
+
+/** A capture switch (testOutput, consoleOutput): on unless set to one of the contract's off words. */
+export const switchedOn = (value: string | undefined): boolean => value === undefined || !agentContract().settings.switches.off.includes(value.toLowerCase());
 
 export const listOf = (text: string | undefined): string[] => (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 

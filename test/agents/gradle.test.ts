@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
@@ -49,7 +49,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
   });
 
   /** A Java project with one JUnit 4 test (Debian's jars: nothing to download). */
-  function project(name: string, options: { failingTest?: boolean; script?: string; settings?: string } = {}): string {
+  function project(name: string, options: { failingTest?: boolean; script?: string; settings?: string; sources?: Record<string, string> } = {}): string {
     const p = join(dir, name);
     mkdirSync(join(p, 'src/main/java/demo'), { recursive: true });
     mkdirSync(join(p, 'src/test/java/demo'), { recursive: true });
@@ -63,6 +63,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
       join(p, 'src/test/java/demo/HelloTest.java'),
       `package demo;\npublic class HelloTest { @org.junit.Test public void two() { org.junit.Assert.assertEquals(${options.failingTest ? 3 : 2}, Hello.two()); } }\n`,
     );
+    for (const [file, text] of Object.entries(options.sources ?? {})) writeFileSync(join(p, file), text);
     return p;
   }
 
@@ -101,7 +102,19 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
   }, 300_000);
 
   it('a failing test is a verification failure; that build sends itself and the spooled one, once each', async () => {
-    const r = await gradle(project('failing', { failingTest: true }), ['build']);
+    // Beside the failing HelloTest: a passing test and a failing one that print, and an ignored one.
+    const more = `package demo;
+import org.junit.*;
+public class MoreTest {
+  @Test public void passes() { System.out.println("hello from passes"); }
+  @Test public void fails() {
+    System.err.println("about to fail");
+    Assert.assertEquals("prices round half cents", 3, Hello.two());
+  }
+  @Ignore("not yet") @Test public void later() {}
+}
+`;
+    const r = await gradle(project('failing', { failingTest: true, sources: { 'src/test/java/demo/MoreTest.java': more } }), ['build']);
     expect(r.code).not.toBe(0);
     const failing = linkedBuild(r.out, server.url);
     expect(r.out).toContain('1 spooled build sent');
@@ -150,17 +163,55 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     expect(finishedTasks(failed.events).find((t) => t.path === ':test')?.outcome).toBe('failed');
     const finished = ofType(failed.events, 'BuildFinished')[0]!.data as { outcome: string; failures: { classification: string; message: string }[] };
     expect(finished.outcome).toBe('failed');
-    expect(finished.failures).toEqual([{ classification: 'verification', message: expect.stringContaining('There were failing tests') }]);
+    expect(finished.failures).toEqual([
+      {
+        classification: 'verification',
+        message: expect.stringContaining('There were failing tests'),
+        cause: expect.objectContaining({ type: 'org.gradle.api.GradleException', message: expect.stringContaining('There were failing tests'), stackTrace: expect.stringMatching(/^org\.gradle\.api\.GradleException: There were failing tests/) }),
+      },
+    ]);
+
+    // Each test by Gradle's test listeners: identity, outcome, failure and own output.
+    const tests = testsOf(failed.events);
+    expect(tests.map((t) => `${t.suite}.${t.name} ${t.task} ${t.outcome}`).sort()).toEqual([
+      'demo.HelloTest.two :test failed',
+      'demo.MoreTest.fails :test failed',
+      'demo.MoreTest.later :test skipped',
+      'demo.MoreTest.passes :test passed',
+    ]);
+    const fails = tests.find((t) => t.name === 'fails')!;
+    expect(fails.failure).toMatchObject({ type: 'java.lang.AssertionError', message: 'prices round half cents expected:<3> but was:<2>' });
+    expect(fails.failure!.stackTrace).toMatch(/^java\.lang\.AssertionError: prices round half cents expected:<3> but was:<2>\n\tat /);
+    expect(fails.failure!.stackTrace).toContain('at demo.MoreTest.fails(MoreTest.java:7)');
+    expect(fails.output).toEqual({ stderr: 'about to fail\n' });
+    expect(tests.find((t) => t.name === 'passes')!.output).toEqual({ stdout: 'hello from passes\n' });
+    for (const t of tests) expect(t.finishedAt).toBeGreaterThanOrEqual(t.startedAt);
+    expect(ofType(failed.events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true }]);
+    // The console as Gradle printed it, up to its verdict.
+    const consoleText = ofType(failed.events, 'ConsoleOutput').map((e) => e.data['text']).join('');
+    expect(consoleText).toContain('demo.MoreTest > fails FAILED');
+    expect(consoleText).toContain('There were failing tests');
+    // The duration is Gradle's own: from the build's start, not the init script's evaluation.
+    const said = /BUILD FAILED in (\d+)s/.exec(r.out);
+    expect(said, r.out).not.toBeNull();
+    const recorded = failed.events.at(-1)!.timestamp - failed.events[0]!.timestamp;
+    expect(Math.abs(recorded - Number(said![1]) * 1000)).toBeLessThan(1500);
   }, 300_000);
 
   it('a build script that fails is a non-verification failure, and the build is redacted on request', async () => {
-    const r = await gradle(project('broken', { script: "throw new GradleException('the script is broken')\n" }), ['-Dbuildscope.redact=username,hostname,ipAddresses', 'build']);
+    const r = await gradle(project('broken', { script: "throw new GradleException('the script is broken')\n" }), ['-Dbuildscope.redact=username,hostname,ipAddresses', '-Dbuildscope.testOutput=off', 'build'], { BUILDSCOPE_CONSOLE_OUTPUT: 'false' });
     expect(r.code).not.toBe(0);
     const id = linkedBuild(r.out, server.url);
     expect(await search(server, auth, 'buildOutcome:failed hasNonVerificationFailure !hasVerificationFailure')).toEqual([id]);
     const { events } = await exportedEvents(server, auth, id);
     expect(finishedTasks(events)).toEqual([]);
-    expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({ outcome: 'failed', failures: [{ classification: 'non-verification', message: expect.stringContaining('the script is broken') }] });
+    expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({
+      outcome: 'failed',
+      failures: [{ classification: 'non-verification', message: expect.stringContaining('the script is broken'), cause: expect.objectContaining({ type: 'org.gradle.api.GradleException', message: expect.stringContaining('the script is broken') }) }],
+    });
+    // Capture turned off by its settings: said in ServerSettings, and no console sent.
+    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: false, buildOutputCapturingEnabled: false }]);
+    expect(ofType(events, 'ConsoleOutput')).toEqual([]);
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
   }, 300_000);
@@ -190,6 +241,8 @@ task leak {
   doLast { throw new GradleException('${leak}') }
 }
 `,
+      // A compile error, for the compiler's diagnostics in the failure's cause.
+      sources: { 'src/main/java/demo/Broken.java': 'package demo;\npublic class Broken { int x = missing; }\n' },
     });
     const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw @ in the password')!;
     git(p, 'init');
@@ -198,7 +251,7 @@ task leak {
     const home = join(dir, 'agent-readable');
     mkdirSync(home);
     writeFileSync(join(home, 'agent.properties'), 'redactValues=Listed_S3cret\n', { mode: 0o644 });
-    const r = await gradle(p, ['--continue', `-PcasesIn=${join(p, 'cases.in')}`, `-PcasesOut=${join(p, 'cases.out')}`, `-Plisted=${redactionCases.listed.join(',')}`, 'tables', 'leak'], { BUILDSCOPE_AGENT_DIR: home, BUILDSCOPE_SERVER: server.url });
+    const r = await gradle(p, ['--continue', `-PcasesIn=${join(p, 'cases.in')}`, `-PcasesOut=${join(p, 'cases.out')}`, `-Plisted=${redactionCases.listed.join(',')}`, 'tables', 'leak', 'compileJava'], { BUILDSCOPE_AGENT_DIR: home, BUILDSCOPE_SERVER: server.url });
     // The build's own result and output are untouched: it fails, and says why in its own words.
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain(leak);
@@ -207,10 +260,18 @@ task leak {
 
     const id = linkedBuild(r.out, server.url);
     const { events, raw } = await exportedEvents(server, auth, id);
-    expect(ofType(events, 'BuildFinished')[0]!.data).toEqual({
-      outcome: 'failed',
-      failures: [{ classification: 'non-verification', message: 'Task :leak failed: curl -u admin:*** https://***@repo.example.com/x ghp_*** ***' }],
-    });
+    const { failures } = ofType(events, 'BuildFinished')[0]!.data as { failures: { message: string; cause?: Record<string, unknown> }[] };
+    expect(failures.map((f) => f.message).sort()).toEqual([
+      'Task :compileJava failed: Compilation failed; see the compiler error output for details.',
+      'Task :leak failed: curl -u admin:*** https://***@repo.example.com/x ghp_*** ***',
+    ]);
+    // The compiler's errors, file from the project's root, and the end of the task's output.
+    const compile = failures.find((f) => f.message.startsWith('Task :compileJava'))!.cause!;
+    expect(compile['diagnostics']).toEqual([{ file: 'src/main/java/demo/Broken.java', line: 2, column: 31, severity: 'error', message: 'cannot find symbol' }]);
+    expect(compile['outputTail']).toContain('error: cannot find symbol');
+    // The cause and the console repeat the failing task's message: redacted like the rest.
+    expect(failures.find((f) => f.message.startsWith('Task :leak'))!.cause!['stackTrace']).toMatch(/^org\.gradle\.api\.GradleException: curl -u admin:\*\*\* /);
+    expect(ofType(events, 'ConsoleOutput').map((e) => e.data['text']).join('')).toContain('curl -u admin:***');
     for (const secret of ['hunter2', 'ss-secret', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'Listed_S3cret', key]) expect(raw).not.toContain(secret);
     const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
     expect(values['Git repository']).toBe(hostile.sent);

@@ -78,6 +78,42 @@ export function finishedTasks(events: readonly ExportedEvent[]): { path: string;
   return ofType(events, 'TaskFinished').map((e) => ({ path: String(e.data['path']), outcome: String(e.data['outcome']), cacheable: e.data['cacheable'] === true }));
 }
 
+export interface RecordedTest {
+  readonly suite: string;
+  readonly name: string;
+  readonly task?: string;
+  readonly outcome: string;
+  readonly attempt?: number;
+  readonly skipReason?: string;
+  readonly parameters?: string;
+  readonly failure?: { type?: string; message: string; stackTrace?: string };
+  /** The test's TestOutput texts by stream, joined. */
+  readonly output: Record<string, string>;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+}
+
+/** Each test of a build: its TestStarted joined with its TestFinished and TestOutput (one entry per attempt). */
+export function testsOf(events: readonly { timestamp: number; type: { eventType: string }; data: Record<string, unknown> }[]): RecordedTest[] {
+  const started = new Map<string, { data: Record<string, unknown>; timestamp: number }>();
+  const output = new Map<string, Record<string, string>>();
+  const out: RecordedTest[] = [];
+  for (const e of events) {
+    const id = String(e.data['id']);
+    if (e.type.eventType === 'TestStarted') started.set(id, { data: e.data, timestamp: e.timestamp });
+    else if (e.type.eventType === 'TestOutput') {
+      const o = output.get(id) ?? {};
+      o[String(e.data['stream'])] = (o[String(e.data['stream'])] ?? '') + String(e.data['text']);
+      output.set(id, o);
+    } else if (e.type.eventType === 'TestFinished') {
+      const s = started.get(id);
+      expect(s, `TestFinished ${id} without its TestStarted`).toBeDefined();
+      out.push({ ...(s!.data as object), ...(e.data as object), output: output.get(id) ?? {}, startedAt: s!.timestamp, finishedAt: e.timestamp } as RecordedTest);
+    }
+  }
+  return out;
+}
+
 /** Every TaskStarted comes before its TaskFinished, and each task appears once of each. */
 export function expectTasksInOrder(events: readonly ExportedEvent[]): void {
   const seen = new Map<string, 'started' | 'finished'>();

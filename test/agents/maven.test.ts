@@ -6,13 +6,13 @@
 // docs/send-your-builds.md). Skipped where any of that is missing.
 
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
-import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search } from './jvm-support.js';
+import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const REPO = '/usr/share/maven-repo';
@@ -51,7 +51,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  function project(name: string, failingTest = false): string {
+  function project(name: string, failingTest = false, sources: Record<string, string> = {}): string {
     const p = join(dir, name);
     mkdirSync(join(p, 'src/main/java/demo'), { recursive: true });
     mkdirSync(join(p, 'src/test/java/demo'), { recursive: true });
@@ -73,6 +73,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
       join(p, 'src/test/java/demo/HelloTest.java'),
       `package demo;\npublic class HelloTest { @org.junit.Test public void two() { org.junit.Assert.assertEquals(${failingTest ? 3 : 2}, Hello.two()); } }\n`,
     );
+    for (const [file, text] of Object.entries(sources)) writeFileSync(join(p, file), text);
     return p;
   }
 
@@ -187,8 +188,28 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     expect(values['Git repository']).toBe(hostile.sent);
   }, 300_000);
 
-  it('a failing test is a verification failure, listed as soon as Maven exits', async () => {
-    const r = await mvn(project('failing', true), ['-Dbuildscope.redact=username,hostname,ipAddresses', 'test']);
+  it('a failing test is a verification failure, listed as soon as Maven exits; each test and retry from Surefire\'s reports', async () => {
+    // Beside the failing HelloTest: a passing test, a failing one that prints, one that fails on its
+    // first run only (Surefire reruns it) and an ignored one.
+    const more = `package demo;
+import org.junit.*;
+public class MoreTest {
+  static int runs = 0;
+  @Test public void passes() { System.out.println("hello from passes"); }
+  @Test public void fails() {
+    System.err.println("about to fail");
+    Assert.assertEquals("prices round half cents", 3, Hello.two());
+  }
+  @Test public void flaky() { if (runs++ == 0) Assert.fail("first run fails"); }
+  @Ignore("not yet") @Test public void later() {}
+}
+`;
+    const p = project('failing', true, { 'src/test/java/demo/MoreTest.java': more });
+    // A report of an earlier build, older than this one: not this build's tests.
+    mkdirSync(join(p, 'target/surefire-reports'), { recursive: true });
+    writeFileSync(join(p, 'target/surefire-reports/TEST-demo.OldTest.xml'), '<testsuite name="demo.OldTest"><testcase name="old" classname="demo.OldTest" time="0"/></testsuite>');
+    utimesSync(join(p, 'target/surefire-reports/TEST-demo.OldTest.xml'), new Date(2020, 0, 1), new Date(2020, 0, 1));
+    const r = await mvn(p, ['-Dbuildscope.redact=username,hostname,ipAddresses', '-Dsurefire.rerunFailingTestsCount=1', 'test']);
     expect(r.code).not.toBe(0);
     const id = linkedBuild(r.out, server.url);
     expect(await search(server, auth, 'buildOutcome:failed hasVerificationFailure !hasNonVerificationFailure')).toEqual([id]);
@@ -197,8 +218,48 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     expectTasksInOrder(events);
     expect(finishedTasks(events).at(-1)).toEqual({ path: 'failing:maven-surefire-plugin:test@default-test', outcome: 'failed', cacheable: false });
     const finished = ofType(events, 'BuildFinished')[0]!.data as { outcome: string; failures: { classification: string; message: string }[] };
-    expect(finished).toEqual({ outcome: 'failed', failures: [{ classification: 'verification', message: expect.stringContaining('There are test failures') }] });
+    expect(finished).toEqual({
+      outcome: 'failed',
+      failures: [{ classification: 'verification', message: expect.stringContaining('There are test failures'), cause: expect.objectContaining({ type: 'org.apache.maven.plugin.MojoFailureException' }) }],
+    });
+    // Said once, by the mojo (Maven's wrapper repeats it).
+    expect(finished.failures[0]!.message.split('There are test failures')).toHaveLength(2);
+    expect(finished.failures[0]!.message).toMatch(/^Mojo failing:maven-surefire-plugin:test@default-test failed: There are test failures/);
+
+    const task = 'failing:maven-surefire-plugin:test@default-test';
+    const tests = testsOf(events);
+    expect(tests.map((t) => `${t.suite}.${t.name} ${t.outcome} ${t.attempt ?? ''}`).sort()).toEqual([
+      'demo.HelloTest.two failed 1',
+      'demo.HelloTest.two failed 2',
+      'demo.MoreTest.fails failed 1',
+      'demo.MoreTest.fails failed 2',
+      'demo.MoreTest.flaky failed 1',
+      'demo.MoreTest.flaky passed 2',
+      'demo.MoreTest.later skipped ',
+      'demo.MoreTest.passes passed ',
+    ]);
+    for (const t of tests) expect(t.task).toBe(task);
+    const fails = tests.find((t) => t.name === 'fails' && t.attempt === 1)!;
+    expect(fails.failure).toMatchObject({ type: 'java.lang.AssertionError', message: 'prices round half cents expected:<3> but was:<2>' });
+    expect(fails.failure!.stackTrace).toMatch(/^java\.lang\.AssertionError: prices round half cents expected:<3> but was:<2>\n\tat demo\.MoreTest\.fails\(MoreTest\.java:8\)/);
+    expect(fails.output).toEqual({ stderr: 'about to fail\n' });
+    expect(tests.find((t) => t.name === 'flaky' && t.attempt === 1)!.failure).toMatchObject({ type: 'java.lang.AssertionError', message: 'first run fails' });
+    expect(tests.find((t) => t.name === 'later')!.skipReason).toBe('not yet');
+    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: false }]);
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
+  }, 300_000);
+
+  it('a compile error is a failure whose cause holds the compiler\'s errors', async () => {
+    const p = project('uncompiled', false, { 'src/main/java/demo/Broken.java': 'package demo;\npublic class Broken { int x = missing; }\n' });
+    const r = await mvn(p, ['-q', 'compile']);
+    expect(r.code).not.toBe(0);
+    const id = linkedBuild(r.out, server.url);
+    const { events } = await exportedEvents(server, auth, id);
+    const finished = ofType(events, 'BuildFinished')[0]!.data as { failures: { classification: string; message: string; cause: Record<string, unknown> }[] };
+    expect(finished.failures).toHaveLength(1);
+    expect(finished.failures[0]!.classification).toBe('non-verification');
+    expect(finished.failures[0]!.cause['diagnostics']).toEqual([{ file: 'src/main/java/demo/Broken.java', line: 2, column: 31, severity: 'error', message: 'cannot find symbol' }]);
+    expect(finished.failures[0]!.cause['stackTrace']).toMatch(/^org\.apache\.maven\.plugin\.compiler\.CompilationFailureException: Compilation failure/);
   }, 300_000);
 });

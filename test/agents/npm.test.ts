@@ -3,7 +3,7 @@
 // a real Buildscope server. Needs dist/ (`node scripts/build.js`), like every test of the CLI.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,20 @@ import { run, startAgentTestServer, type AgentTestServer } from './support.js';
 const CLI = resolve('bin/buildscope.js');
 const PRELOAD = resolve('src/agents/npm/preload.cjs');
 
+/** A test runner's stand-in: a JUnit XML report (a passing, a failing and a skipped test), its verdict on stdout, why on stderr. */
+const TEST_JS = `const fs = require('node:fs');
+fs.mkdirSync('reports/unit', { recursive: true });
+fs.writeFileSync('reports/unit/junit.xml', \`<testsuites><testsuite name="price">
+<testcase classname="price.test.js" name="rounds half cents" time="0.012"><failure message="expected 3 to equal 2" type="AssertionError">AssertionError: expected 3 to equal 2
+    at price.test.js:7:12</failure><system-out>computing</system-out></testcase>
+<testcase classname="price.test.js" name="adds" time="0.001"/>
+<testcase classname="price.test.js" name="later" time="0"><skipped message="not yet"/></testcase>
+</testsuite></testsuites>\`);
+console.log('1 test failed');
+console.error('AssertionError: expected 3 to equal 2');
+process.exit(3);
+`;
+
 const PACKAGE = {
   name: 'tiny-app',
   version: '1.0.0',
@@ -21,7 +35,7 @@ const PACKAGE = {
   scripts: {
     prebuild: 'node -e "console.log(\'preparing\')"',
     build: 'node -e "console.log(\'built\')"',
-    test: 'node -e "console.log(\'1 test failed\'); process.exit(3)"',
+    test: 'node test.js',
     all: 'npm run build --silent',
   },
 };
@@ -38,6 +52,11 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     pkg = join(dir, 'tiny-app');
     execFileSync('mkdir', ['-p', pkg]);
     writeFileSync(join(pkg, 'package.json'), JSON.stringify(PACKAGE, null, 2));
+    writeFileSync(join(pkg, 'test.js'), TEST_JS);
+    // A report of an earlier run, older than the command: not its tests.
+    mkdirSync(join(pkg, 'reports/old'), { recursive: true });
+    writeFileSync(join(pkg, 'reports/old/junit.xml'), '<testsuite name="old"><testcase classname="old" name="stale"/></testsuite>');
+    utimesSync(join(pkg, 'reports/old/junit.xml'), new Date(2020, 0, 1), new Date(2020, 0, 1));
     const git = (...args: string[]) => execFileSync('git', args, { cwd: pkg, stdio: 'ignore' });
     git('init', '-q', '-b', 'main');
     git('-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '--allow-empty', '-m', 'start');
@@ -83,14 +102,32 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
   }, 120_000);
 
   it('records a failing npm test as a verification failure, exits with its status, and redacts on request', async () => {
-    const r = await buildscopeRun(['npm', 'test'], { BUILDSCOPE_REDACT: 'user,hostname,ip' });
+    const r = await buildscopeRun(['npm', 'test'], { BUILDSCOPE_REDACT: 'user,hostname,ip', BUILDSCOPE_JUNIT: 'reports/**/*.xml' });
     expect(r.status).toBe(3);
     expect(r.stdout).toContain('1 test failed');
+    expect(r.stderr).toContain('AssertionError: expected 3 to equal 2');
     const ids = await server.search('buildTool:jsbuild jsbuild.requestedCommands:test buildOutcome:failed hasVerificationFailure tag:LOCAL');
     expect(ids).toHaveLength(1);
     const events = await server.events(ids[0]!);
     expect(events.find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
-    expect(events.at(-1)!.data).toMatchObject({ outcome: 'failed', exitCode: 3, failures: [{ classification: 'verification', message: 'Script tiny-app:test exited with 3' }] });
+    expect(events.at(-1)!.data).toMatchObject({
+      outcome: 'failed',
+      exitCode: 3,
+      failures: [{ classification: 'verification', message: 'Script tiny-app:test exited with 3', cause: { outputTail: expect.stringContaining('AssertionError: expected 3 to equal 2\n') } }],
+    });
+    // The tests of the report the command wrote (not the older one), and the console it printed.
+    const started = new Map(events.filter((e) => e.eventType === 'TestStarted').map((e) => [e.data['id'], e.data]));
+    const tests = events.filter((e) => e.eventType === 'TestFinished').map((e) => ({ ...started.get(e.data['id']), ...e.data }));
+    expect(tests).toEqual([
+      { id: 1, suite: 'price.test.js', name: 'rounds half cents', task: 'npm test', outcome: 'failed', failure: { type: 'AssertionError', message: 'expected 3 to equal 2', stackTrace: 'AssertionError: expected 3 to equal 2\n    at price.test.js:7:12' } },
+      { id: 2, suite: 'price.test.js', name: 'adds', task: 'npm test', outcome: 'passed' },
+      { id: 3, suite: 'price.test.js', name: 'later', task: 'npm test', outcome: 'skipped', skipReason: 'not yet' },
+    ]);
+    expect(events.filter((e) => e.eventType === 'TestOutput').map((e) => e.data)).toEqual([{ id: 1, stream: 'stdout', text: 'computing' }]);
+    const consoleText = events.filter((e) => e.eventType === 'ConsoleOutput').map((e) => e.data['text']).join('');
+    expect(consoleText).toContain('1 test failed\n');
+    expect(consoleText).toContain('AssertionError: expected 3 to equal 2\n');
+    expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true });
   }, 120_000);
 
   it('a failing command whose words hold secrets sends none of them, nor its git remote\'s password; a readable agent.properties is warned about', async () => {
@@ -113,7 +150,9 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
       const events = await server.events(id);
       const text = JSON.stringify(events);
       for (const secret of ['hunter2', 'Listed_S3cret', 'ss-secret', server.accessKey]) expect(text).not.toContain(secret);
-      expect(events.at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'npm run no-such-script -- --password=*** https://***@repo.example.com/x *** exited with 1' }]);
+      expect(events.at(-1)!.data['failures']).toEqual([
+        { classification: 'non-verification', message: 'npm run no-such-script -- --password=*** https://***@repo.example.com/x *** exited with 1', cause: { outputTail: expect.stringContaining('Missing script: "no-such-script"') } },
+      ]);
       expect(events.find((e) => e.eventType === 'UserNamedValue' && e.data['key'] === 'Git repository')!.data['value']).toBe(hostile.sent);
     } finally {
       execFileSync('git', ['remote', 'remove', 'origin'], { cwd: pkg, stdio: 'ignore' });

@@ -21,6 +21,7 @@ def test_passes():
     assert 1 + 1 == 2
 
 def test_fails():
+    print("about to fail")
     assert 1 + 1 == 3
 
 @pytest.fixture
@@ -29,6 +30,14 @@ def broken():
 
 def test_errors(broken):
     pass
+
+@pytest.mark.skip(reason="not yet")
+def test_later():
+    pass
+
+@pytest.mark.parametrize("a,b", [(1, 2), (2, 4)])
+def test_doubles(a, b):
+    assert a * 2 == b
 `;
 
 describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
@@ -61,7 +70,7 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
   it('records a session with a passing, a failing and an erroring test', async () => {
     const r = await pytest(['-q', 'test_suite.py'], { BUILDSCOPE_TAGS: 'suite' });
     expect(r.status).toBe(1); // pytest's own status, untouched
-    expect(r.stdout).toContain('1 failed, 1 passed, 1 error');
+    expect(r.stdout).toContain('1 failed, 3 passed, 1 skipped, 1 error');
     const link = r.stderr.trim().split('\n').at(-1)!;
     expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
     const id = link.split('/').at(-1)!;
@@ -75,16 +84,60 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
       ['test_suite.py::test_passes', 'success'],
       ['test_suite.py::test_fails', 'failed'],
       ['test_suite.py::test_errors', 'failed'],
+      ['test_suite.py::test_later', 'skipped'],
+      ['test_suite.py::test_doubles[1-2]', 'success'],
+      ['test_suite.py::test_doubles[2-4]', 'success'],
     ]);
     for (const t of events.filter((e) => e.eventType === 'TaskFinished')) expect(t.data['durationMs']).toBeGreaterThanOrEqual(0);
+    const cause = { type: 'AssertionError', message: 'assert (1 + 1) == 3', stackTrace: expect.stringMatching(/^def test_fails\(\):\n[^]*>\s+assert 1 \+ 1 == 3\nE\s+assert \(1 \+ 1\) == 3\n\ntest_suite\.py:\d+: AssertionError$/) };
     expect(events.at(-1)!.data).toMatchObject({
       outcome: 'failed',
       failures: [
-        { classification: 'verification', message: 'Test test_suite.py::test_fails failed' },
-        { classification: 'verification', message: 'Test test_suite.py::test_errors errored in setup' },
+        { classification: 'verification', message: 'Test test_suite.py::test_fails failed', cause },
+        { classification: 'verification', message: 'Test test_suite.py::test_errors errored in setup', cause: { type: 'RuntimeError', message: 'fixture broke' } },
       ],
     });
+
+    // Each test: identity (parameters apart), outcome, why, its own output, and when it ran.
+    const started = new Map(events.filter((e) => e.eventType === 'TestStarted').map((e) => [e.data['id'], e]));
+    const output = events.filter((e) => e.eventType === 'TestOutput');
+    const tests = events
+      .filter((e) => e.eventType === 'TestFinished')
+      .map((e) => ({ ...started.get(e.data['id'])!.data, ...e.data, startedAt: started.get(e.data['id'])!.timestamp, finishedAt: e.timestamp }));
+    expect(tests.map(({ startedAt, finishedAt, ...t }) => t)).toEqual([
+      { id: 1, suite: 'test_suite.py', name: 'test_passes', outcome: 'passed' },
+      { id: 2, suite: 'test_suite.py', name: 'test_fails', outcome: 'failed', failure: cause },
+      { id: 3, suite: 'test_suite.py', name: 'test_errors', outcome: 'failed', failure: { type: 'RuntimeError', message: 'fixture broke', stackTrace: expect.stringContaining('E       RuntimeError: fixture broke') } },
+      { id: 4, suite: 'test_suite.py', name: 'test_later', outcome: 'skipped', skipReason: 'not yet' },
+      { id: 5, suite: 'test_suite.py', name: 'test_doubles', parameters: '1-2', displayName: 'test_doubles[1-2]', outcome: 'passed' },
+      { id: 6, suite: 'test_suite.py', name: 'test_doubles', parameters: '2-4', displayName: 'test_doubles[2-4]', outcome: 'passed' },
+    ]);
+    expect(output.map((e) => e.data)).toEqual([{ id: 2, stream: 'stdout', text: 'about to fail\n' }]);
+    // Real start times: the session's tests one after the other, not all at the build's start.
+    const buildStart = events.find((e) => e.eventType === 'BuildStarted')!.timestamp;
+    for (const [a, b] of tests.slice(1).map((t, i) => [tests[i]!, t] as const)) expect(b.startedAt).toBeGreaterThanOrEqual(a.finishedAt);
+    expect(tests.at(-1)!.startedAt).toBeGreaterThan(buildStart);
+    expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: false });
   }, 60_000);
+
+  it('reads a test\'s identity, failure and skip reason from pytest\'s words (no pytest needed)', () => {
+    const script = `import json, buildscope_pytest as b
+print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identity_of("test_b.py::test_y[a::b]"), b.identity_of("test_c.py::test_z"),
+  b.failure_of("def f():\\n>  assert x\\nE  assert 0\\n\\nt.py:3: AssertionError", "assert 0"), b.failure_of("E  KeyError: 'k'", "KeyError: 'k'"),
+  b.failure_of("x" * 20000, None)["stackTrace"].__len__(), b.skip_reason_of(("t.py", 3, "Skipped: not yet")), b.skip_reason_of(None)]))`;
+    const r = spawnSync('python3', ['-c', script], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: PLUGIN_DIR } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([
+      ['tests/test_a.py::TestA', 'test_x', '1-2'],
+      ['test_b.py', 'test_y', 'a::b'],
+      ['test_c.py', 'test_z', null],
+      { type: 'AssertionError', message: 'assert 0', stackTrace: 'def f():\n>  assert x\nE  assert 0\n\nt.py:3: AssertionError' },
+      { type: 'KeyError', message: "'k'", stackTrace: "E  KeyError: 'k'" },
+      16384,
+      'not yet',
+      null,
+    ]);
+  });
 
   it('records a collection error as a non-verification failure, redacting the agent host on request', async () => {
     const broken = join(dir, 'broken');
@@ -182,6 +235,16 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect(up.status).toBe(0);
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
     expect(readdirSync(spool)).toEqual([]);
+  }, 60_000);
+
+  it('in the background with the server down, says the build was kept rather than print a link', async () => {
+    const port = await freePort();
+    const spool = join(dir, 'spool-background');
+    const r = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SEND: '', BUILDSCOPE_SERVER: `http://127.0.0.1:${port}`, BUILDSCOPE_SPOOL_DIR: spool });
+    expect(r.status).toBe(0);
+    expect(r.stderr).not.toContain('/builds/');
+    expect(r.stderr).toContain(`Buildscope: build not sent (http://127.0.0.1:${port} does not answer); kept in ${spool}`);
+    expect(readdirSync(spool)).toEqual([expect.stringMatching(/^[0-9a-z]{13}\.ndjson$/)]);
   }, 60_000);
 
   it('sends in the background outside CI: pytest exits at once, the build arrives after', async () => {

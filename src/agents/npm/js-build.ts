@@ -70,7 +70,18 @@ export function projectName(cwd: string): string | undefined {
   }
 }
 
-export function jsBuild(buildId: string, command: JsCommand, record: readonly RecordEntry[]): AgentBuild {
+/** What `buildscope run` saw of the command besides its scripts: its tests, its console, the end of its error output. */
+export interface JsCapture {
+  readonly tests?: readonly BuildEvent[];
+  /** The console in chunks, in order (bounded by the caller); the last says `truncated` when it was cut. */
+  readonly console?: readonly { readonly t: number; readonly stream: 'stdout' | 'stderr'; readonly text: string; readonly truncated?: boolean }[];
+  /** The end of the command's error output: the cause of a failed command. */
+  readonly stderrTail?: string;
+  readonly testOutputCapturingEnabled?: boolean;
+  readonly buildOutputCapturingEnabled?: boolean;
+}
+
+export function jsBuild(buildId: string, command: JsCommand, record: readonly RecordEntry[], capture: JsCapture = {}): AgentBuild {
   const { argv, cwd, startedAt, finishedAt, exitCode, env } = command;
   const tool = managerName(argv[0] ?? 'npm');
   // What a user searches for: the words after the tool (`run build`, `test`, `ci`).
@@ -102,7 +113,7 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
   // Lifecycle scripts, in the order they started.
   const ends = new Map<string, Extract<RecordEntry, { kind: 'end' }>>();
   for (const r of record) if (r.kind === 'end') ends.set(r.id, r);
-  const failures: { classification: 'verification' | 'non-verification'; message: string }[] = [];
+  const failures: { classification: 'verification' | 'non-verification'; message: string; cause?: Record<string, unknown> }[] = [];
   let toolVersion: string | undefined;
   let taskId = 0;
   for (const r of record) {
@@ -121,6 +132,14 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
   }
   if (exitCode !== 0 && failures.length === 0) {
     failures.push({ classification: 'non-verification', message: `${[tool, ...argv.slice(1)].join(' ')} exited with ${exitCode}` });
+  }
+  // Why the command failed, in its own words: the end of its error output, with the first failure
+  // (the script that failed first, or the command itself).
+  if (exitCode !== 0 && failures[0] !== undefined && capture.stderrTail !== undefined && capture.stderrTail.trim() !== '') failures[0].cause = { outputTail: capture.stderrTail };
+  events.push(...(capture.tests ?? []));
+  for (const c of capture.console ?? []) events.push(event('ConsoleOutput', { stream: c.stream, text: c.text, ...(c.truncated ? { truncated: true } : {}) }, c.t));
+  if (capture.testOutputCapturingEnabled !== undefined || capture.buildOutputCapturingEnabled !== undefined) {
+    events.push(event('ServerSettings', { testOutputCapturingEnabled: capture.testOutputCapturingEnabled ?? false, buildOutputCapturingEnabled: capture.buildOutputCapturingEnabled ?? false }, startedAt));
   }
   events.push(event('BuildFinished', { outcome: exitCode === 0 ? 'succeeded' : 'failed', failures, exitCode }, Math.max(finishedAt, startedAt)));
   return { buildId, toolType: 'jsbuild', toolVersion: toolVersion ?? 'unknown', agentVersion: packageVersion(), events };

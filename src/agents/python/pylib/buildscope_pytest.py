@@ -233,7 +233,8 @@ def _settings(env):
     """The settings every Buildscope agent reads, in the contract's order (src/agents/settings.ts)."""
     agent_dir = _agent_dir(env)
     config_file = os.path.join(agent_dir, _contract()["settings"]["file"])
-    context = _agent_context({"environment": env, "file": _properties(config_file)}, agent_dir)
+    from_file = _properties(config_file)
+    context = _agent_context({"environment": env, "file": from_file}, agent_dir)
     try:
         timeout = float(env.get("BUILDSCOPE_TIMEOUT_MS", "5000")) / 1000.0
     except ValueError:
@@ -246,7 +247,76 @@ def _settings(env):
         "redact_values": context["redactValues"],
         "context": context,
         "warning": _config_file_warning(config_file),
+        "test_output": _switched_on(_setting("testOutput", {"environment": env, "file": from_file})),
     }
+
+
+def _switched_on(value):
+    """A capture switch (testOutput): on unless set to one of the contract's off words."""
+    return value is None or value.lower() not in _contract()["settings"]["switches"]["off"]
+
+
+def _bound(name):
+    return int(_contract()["bounds"][name])
+
+
+def _reachable(server, timeout):
+    """Whether the server's host takes a connection now: the background sender's link is printed only then."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(server)
+        port = u.port or (443 if u.scheme == "https" else 80)
+        socket.create_connection((u.hostname, port), timeout=timeout).close()
+        return True
+    except Exception:
+        return False
+
+
+def identity_of(nodeid):
+    """suite, name and parameters of a test by its node ID: 'tests/test_a.py::TestA::test_x[1-2]' is
+    ('tests/test_a.py::TestA', 'test_x', '1-2')."""
+    head, params = nodeid, None
+    # The parameters start at the first '[' after a '::' (they may hold '::' themselves).
+    bracket = nodeid.find("[")
+    if bracket >= 0 and nodeid.endswith("]") and "::" in nodeid[:bracket]:
+        head, params = nodeid[:bracket], nodeid[bracket + 1 : -1]
+    parts = head.split("::")
+    suite = "::".join(parts[:-1]) if len(parts) > 1 else parts[0]
+    return suite, parts[-1], params
+
+
+_EXCEPTION_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): ")
+
+
+def failure_of(longrepr_text, crash_message):
+    """A failed test's failure: the exception's type and message from pytest's crash line, and the
+    start of its report (the traceback pytest prints) as the stack trace."""
+    text = longrepr_text or ""
+    message = crash_message or (text.strip().splitlines()[-1] if text.strip() else "failed")
+    out = {}
+    m = _EXCEPTION_TYPE.match(message)
+    if m and not m.group(1)[0].islower():
+        out["type"] = m.group(1)
+        message = message[m.end() :]
+    else:
+        # A plain assert's crash line is the assertion alone; the report ends with 'file:line: Type'.
+        last = re.search(r":\d+: ([A-Za-z_][A-Za-z0-9_.]*)\s*$", text)
+        if last:
+            out["type"] = last.group(1)
+    out["message"] = message[: _bound("messageChars")]
+    if text:
+        out["stackTrace"] = text[: _bound("stackTraceChars")]
+    return out
+
+
+def skip_reason_of(longrepr):
+    """The reason of a skip: pytest's report holds (path, line, 'Skipped: reason')."""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason
+    return None
 
 
 def _config_file_warning(path):
@@ -595,6 +665,9 @@ def send_in_background(settings, build):
     _spool(settings, build)
     if not settings["server"]:
         return "Buildscope: build not sent (no server configured: set BUILDSCOPE_SERVER); kept in %s" % settings["spool_dir"]
+    # A link is printed only for a server that is there: a moment's connection says so.
+    if not _reachable(settings["server"], min(settings["timeout"], 1.0)):
+        return "Buildscope: build not sent (%s does not answer); kept in %s, sent with the next build" % (settings["server"], settings["spool_dir"])
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ)
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -633,13 +706,67 @@ class _Recorder:
         self.env = dict(os.environ)
         self.started = _now_ms()
         self.tests = {}  # nodeid -> dict(start, stop, duration, outcome, phase, message)
+        self.attempts = []  # each test's attempts, in order: dicts of the TestStarted / TestFinished they become
+        self.running = {}  # nodeid -> its attempt running now
         self.order = []
         self.failures = []
         self.exitstatus = None
 
     # -- hooks ---------------------------------------------------------------------------------
 
+    def pytest_runtest_logstart(self, nodeid, location):
+        # pytest 7's reports carry no start: the test starts when pytest says it does.
+        try:
+            self._attempt(nodeid)
+        except Exception:
+            pass
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        try:
+            a = self.running.pop(nodeid, None)
+            if a is not None:
+                a["stop"] = _now_ms()
+        except Exception:
+            pass
+
+    def _attempt(self, nodeid):
+        a = self.running.get(nodeid)
+        if a is None:
+            number = 1 + sum(1 for b in self.attempts if b["nodeid"] == nodeid)
+            a = {"nodeid": nodeid, "attempt": number, "start": _now_ms(), "stop": None, "outcome": "passed", "failure": None, "skipReason": None, "stdout": "", "stderr": ""}
+            self.running[nodeid] = a
+            self.attempts.append(a)
+        return a
+
+    def _record(self, report):
+        a = self._attempt(report.nodeid)
+        outcome = getattr(report, "outcome", None)
+        if report.failed or outcome == "rerun":
+            if a["outcome"] != "failed":
+                a["outcome"] = "failed"
+                crash = getattr(report.longrepr, "reprcrash", None)
+                a["failure"] = failure_of(getattr(report, "longreprtext", None) or str(report.longrepr or ""), getattr(crash, "message", None))
+        elif report.skipped and a["outcome"] == "passed":
+            a["outcome"] = "skipped"
+            xfail = getattr(report, "wasxfail", None)
+            a["skipReason"] = ("xfail" + (": " + xfail if xfail else "")) if xfail is not None else skip_reason_of(report.longrepr)
+        # The test's own output, phase by phase (pytest's captured sections).
+        for title, content in getattr(report, "sections", ()) or ():
+            for stream in ("stdout", "stderr"):
+                if title == "Captured %s %s" % (stream, report.when):
+                    room = _bound("testOutputChars") - len(a["stdout"]) - len(a["stderr"])
+                    if room > 0:
+                        a[stream] += content[:room]
+        if outcome == "rerun":
+            # pytest-rerunfailures runs the test again: the next reports are its next attempt.
+            a["stop"] = _now_ms()
+            del self.running[report.nodeid]
+
     def pytest_runtest_logreport(self, report):
+        try:
+            self._record(report)
+        except Exception:
+            pass
         try:
             t = self.tests.get(report.nodeid)
             if t is None:
@@ -744,7 +871,37 @@ class _Recorder:
             events.append(_event("TaskStarted", {"id": i, "path": nodeid}, t_start))
             events.append(_event("TaskFinished", {"id": i, "path": nodeid, "outcome": t["outcome"], "cacheable": False, "durationMs": int(round(t["duration"] * 1000))}, max(t_stop, t_start)))
             if t["outcome"] == "failed":
-                failures.append({"classification": _VERIFICATION, "message": t["message"]})
+                failure = {"classification": _VERIFICATION, "message": t["message"]}
+                cause = next((a["failure"] for a in reversed(self.attempts) if a["nodeid"] == nodeid and a["failure"]), None)
+                if cause:
+                    failure["cause"] = cause
+                failures.append(failure)
+        # Each test attempt: who it is, how it ended, why, and what it printed.
+        settings = _settings(self.env)
+        retried = set(a["nodeid"] for a in self.attempts if a["attempt"] > 1)
+        for i, a in enumerate(self.attempts, 1):
+            suite, name, params = identity_of(a["nodeid"])
+            started = {"id": i, "suite": suite, "name": name}
+            if params is not None:
+                started["parameters"] = params
+                started["displayName"] = "%s[%s]" % (name, params)
+            if a["nodeid"] in retried:
+                started["attempt"] = a["attempt"]
+            stop = max(a["stop"] or finished, a["start"])
+            events.append(_event("TestStarted", started, a["start"]))
+            if settings["test_output"]:
+                for stream in ("stdout", "stderr"):
+                    if a[stream]:
+                        events.append(_event("TestOutput", {"id": i, "stream": stream, "text": a[stream]}, stop))
+            done = {"id": i, "outcome": a["outcome"]}
+            if a["nodeid"] in retried:
+                done["attempt"] = a["attempt"]
+            if a["failure"]:
+                done["failure"] = a["failure"]
+            if a["skipReason"]:
+                done["skipReason"] = a["skipReason"][: _bound("messageChars")]
+            events.append(_event("TestFinished", done, stop))
+        events.append(_event("ServerSettings", {"testOutputCapturingEnabled": settings["test_output"], "buildOutputCapturingEnabled": False}, start))
         failures.extend(self.failures)
         status = self.exitstatus if self.exitstatus is not None else 1
         # 0: all passed; 5: nothing collected (not a failure of the build).

@@ -38,6 +38,9 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
     private volatile Capture capture;
     private final Map<String, Integer> mojoIds = new ConcurrentHashMap<String, Integer>();
     private final AtomicInteger nextId = new AtomicInteger(1);
+    /** When each mojo execution started: its test reports are the ones written since. */
+    private final Map<String, Long> mojoStarts = new ConcurrentHashMap<String, Long>();
+    private final AtomicInteger nextTestId = new AtomicInteger(1);
     private final List<Map<String, Object>> failures = new ArrayList<Map<String, Object>>();
     private final ExecutorService background = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "buildscope-agent");
@@ -100,6 +103,7 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         c.event("BuildOptions", options(request));
         machine = background.submit(c::machineEvents);
         File base = request.getBaseDirectory() != null ? new File(request.getBaseDirectory()) : null;
+        c.baseDir = base;
         git = background.submit(() -> c.gitEvents(base));
     }
 
@@ -162,21 +166,26 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
                 int id = nextId.getAndIncrement();
                 String path = path(e);
                 mojoIds.put(path, id);
+                mojoStarts.put(path, System.currentTimeMillis());
                 c.event("TaskStarted", Capture.map("id", id, "path", path));
                 return true;
             }
             case MojoSucceeded:
                 mojoFinished(c, e, "success");
+                tests(c, e);
                 return true;
             case MojoSkipped:
                 mojoFinished(c, e, "skipped");
                 return true;
             case MojoFailed: {
                 mojoFinished(c, e, "failed");
+                tests(c, e);
                 Throwable t = e.getException();
+                // Maven wraps the mojo's own exception in one that repeats its message: the mojo's says it once.
+                Throwable own = mojoException(t);
                 synchronized (failures) {
                     failures.add(Capture.map("classification", isVerification(e.getMojoExecution(), t) ? "verification" : "non-verification",
-                        "message", c.redactMessage("Mojo " + path(e) + " failed: " + messageOf(t))));
+                        "message", c.redactMessage("Mojo " + path(e) + " failed: " + messageOf(own)), "cause", causeOf(c, own)));
                 }
                 return true;
             }
@@ -196,6 +205,113 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         c.event("TaskFinished", Capture.map("id", id, "path", path, "outcome", outcome, "cacheable", false));
     }
 
+    /** The Surefire and Failsafe executions whose XML reports hold the tests they ran. */
+    static String reportsDefault(MojoExecution m) {
+        String plugin = m.getArtifactId();
+        if ("maven-surefire-plugin".equals(plugin) && "test".equals(m.getGoal())) return "surefire-reports";
+        if ("maven-failsafe-plugin".equals(plugin) && "integration-test".equals(m.getGoal())) return "failsafe-reports";
+        return null;
+    }
+
+    /** The execution's reportsDirectory: its configured value when it only names the project's directories, else the plugin's default. */
+    static File reportsDirectory(MojoExecution m, MavenProject project, String fallback) {
+        String target = project.getBuild() != null ? project.getBuild().getDirectory() : new File(project.getBasedir(), "target").getPath();
+        try {
+            String v = m.getConfiguration().getChild("reportsDirectory").getValue();
+            if (v != null && !v.trim().isEmpty()) {
+                v = v.trim().replace("${project.build.directory}", target).replace("${project.basedir}", project.getBasedir().getPath()).replace("${basedir}", project.getBasedir().getPath());
+                if (!v.contains("${")) {
+                    File f = new File(v);
+                    return f.isAbsolute() ? f : new File(project.getBasedir(), v);
+                }
+            }
+        } catch (Throwable ignored) {
+        }
+        return new File(target, fallback);
+    }
+
+    /** Records the tests of a Surefire or Failsafe execution that just ended, from the reports it wrote. */
+    private void tests(Capture c, ExecutionEvent e) {
+        MojoExecution m = e.getMojoExecution();
+        String fallback = reportsDefault(m);
+        if (fallback == null || e.getProject() == null) return;
+        String task = path(e);
+        Long since = mojoStarts.get(task);
+        long start = since != null ? since : System.currentTimeMillis();
+        long now = System.currentTimeMillis();
+        for (File report : TestReports.reports(reportsDirectory(m, e.getProject(), fallback), start)) {
+            try {
+                long at = start;
+                for (TestReports.Attempt a : TestReports.read(report, task, Bounds.TEST_OUTPUT, c.testOutputOn)) {
+                    int id = nextTestId.getAndIncrement();
+                    // Laid out one after the other from the execution's start: a report gives durations, not start times.
+                    long begin = Math.min(start + a.offset, now);
+                    long end = Math.min(begin + a.duration, now);
+                    at = end;
+                    a.started.put("id", id);
+                    a.finished.put("id", id);
+                    Map<String, Object> startedData = Capture.map("id", id);
+                    startedData.putAll(a.started);
+                    Map<String, Object> finishedData = Capture.map("id", id);
+                    finishedData.putAll(a.finished);
+                    c.event("TestStarted", startedData, begin);
+                    for (Map<String, Object> o : a.output) {
+                        Map<String, Object> out = Capture.map("id", id);
+                        out.putAll(o);
+                        c.event("TestOutput", out, end);
+                    }
+                    c.event("TestFinished", finishedData, end);
+                }
+                start = Math.max(start, at);
+            } catch (Throwable ignored) {
+                // an unreadable report costs its tests, never the build
+            }
+        }
+    }
+
+    /** The first exception of the chain a mojo threw itself (MojoExecutionException, MojoFailureException), else the given one. */
+    static Throwable mojoException(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause() == x ? null : x.getCause()) {
+            if (x instanceof org.apache.maven.plugin.AbstractMojoExecutionException) return x;
+        }
+        return t;
+    }
+
+    /** javac's errors as the compiler plugin words them: `/path/File.java:[line,column] message`. */
+    private static final java.util.regex.Pattern COMPILER_ERROR = java.util.regex.Pattern.compile("^(?:\\[(ERROR|WARNING)\\] )?(.+\\.(?:java|kt|groovy|scala)):\\[(\\d+),(\\d+)\\] (.*)$", java.util.regex.Pattern.MULTILINE);
+
+    static List<Map<String, Object>> diagnostics(String text, File base) {
+        List<Map<String, Object>> out = new ArrayList<Map<String, Object>>();
+        if (text == null) return out;
+        java.util.regex.Matcher m = COMPILER_ERROR.matcher(text);
+        java.util.Set<String> seen = new java.util.HashSet<String>();
+        while (m.find() && out.size() < 100) {
+            String file = m.group(2).trim();
+            String root = base != null ? base.getPath() + File.separator : null;
+            if (root != null && file.startsWith(root)) file = file.substring(root.length());
+            String message = m.group(5).trim();
+            // The plugin says each error twice (the mojo's message and its long message): once here.
+            if (!seen.add(file + ":" + m.group(3) + ":" + m.group(4) + ":" + message)) continue;
+            out.add(Capture.map("file", file, "line", Integer.parseInt(m.group(3)), "column", Integer.parseInt(m.group(4)),
+                "severity", "WARNING".equals(m.group(1)) ? "warning" : "error", "message", Bounds.head(message, Bounds.MESSAGE)));
+        }
+        return out;
+    }
+
+    /** A failed mojo's cause: its exception's type, message and stack trace, and a compiler's errors. */
+    private Map<String, Object> causeOf(Capture c, Throwable t) {
+        if (t == null) return null;
+        java.io.StringWriter trace = new java.io.StringWriter();
+        t.printStackTrace(new java.io.PrintWriter(trace));
+        Map<String, Object> cause = Capture.map("type", t.getClass().getName(), "message", Bounds.head(c.redactMessage(messageOf(t)), Bounds.MESSAGE),
+            "stackTrace", Bounds.head(c.redactMessage(trace.toString()), Bounds.STACK_TRACE));
+        String text = t.getMessage();
+        if (t instanceof org.apache.maven.plugin.AbstractMojoExecutionException) text = text + "\n" + ((org.apache.maven.plugin.AbstractMojoExecutionException) t).getLongMessage();
+        List<Map<String, Object>> found = diagnostics(text, c.baseDir);
+        if (!found.isEmpty()) cause.put("diagnostics", found);
+        return cause;
+    }
+
     /** Test and check failures: a MojoFailureException (not an error) of a test or check goal or phase. */
     static boolean isVerification(MojoExecution m, Throwable t) {
         boolean failure = false;
@@ -211,7 +327,11 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         List<String> parts = new ArrayList<String>();
         for (Throwable x = t; x != null && parts.size() < 4; x = x.getCause() == x ? null : x.getCause()) {
             String m = x.getMessage();
-            if (m != null && !parts.contains(m)) parts.add(m.trim());
+            if (m == null || m.trim().isEmpty()) continue;
+            String said = m.trim();
+            // A message that repeats (or is repeated by) one already taken says nothing new.
+            if (parts.stream().anyMatch(p -> p.contains(said) || said.contains(p))) continue;
+            parts.add(said);
         }
         return parts.isEmpty() ? (t != null ? t.getClass().getSimpleName() : "unknown failure") : String.join(": ", parts);
     }
@@ -235,6 +355,9 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
             if (failed && list.isEmpty()) {
                 for (Throwable t : result.getExceptions()) list.add(Capture.map("classification", "non-verification", "message", c.redactMessage(messageOf(t))));
             }
+            // Tests' own output is sent unless turned off; the console is not captured (Maven's
+            // logging gives a core extension no listener for it).
+            c.event("ServerSettings", Capture.map("testOutputCapturingEnabled", c.testOutputOn, "buildOutputCapturingEnabled", false), c.startedAt);
             c.event("BuildFinished", Capture.map("outcome", failed || !list.isEmpty() ? "failed" : "succeeded", "failures", list));
             String mavenVersion = runtime != null ? runtime.getMavenVersion() : "unknown";
             long t0 = System.nanoTime();

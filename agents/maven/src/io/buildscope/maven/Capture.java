@@ -76,7 +76,14 @@ final class Capture {
         accessKey = (String) context.get("accessKey");
         redact = strings(context.get("redact"));
         redactValues.addAll(strings(context.get("redactValues")));
+        testOutputOn = Contract.switchedOn(Contract.setting("testOutput", Contract.sources(systemProperties, System.getenv(), fromFile)));
     }
+
+    /** The directory Maven ran in: compiler diagnostics name their files from it. */
+    File baseDir;
+
+    /** Whether the tests' own output is sent (the testOutput setting, on by default). */
+    final boolean testOutputOn;
 
     @SuppressWarnings("unchecked")
     static List<String> strings(Object list) {

@@ -123,6 +123,12 @@ public final class Contract {
         return null;
     }
 
+    /** A capture switch (testOutput, consoleOutput): on unless set to one of the contract's off words. */
+    static boolean switchedOn(String value) {
+        if (value == null) return true;
+        return !list(map(CONTRACT, "settings").get("switches"), "off").contains(value.toLowerCase(Locale.ROOT));
+    }
+
     static List<String> listOf(String text) {
         List<String> out = new ArrayList<String>();
         if (text != null) for (String s : text.split(",")) if (!s.trim().isEmpty()) out.add(s.trim());
