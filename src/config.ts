@@ -102,6 +102,8 @@ export interface Limits {
   readonly ingestBodyBytes: number;
   /** Time limit of one search: a listing, count, facets, trends or value completion, all its statements together (PostgreSQL statement_timeout; SQLite search threads), in ms. */
   readonly searchTimeoutMs: number;
+  /** Console output (ConsoleOutput text) kept per build (per ingest line), in bytes; the rest is cut at ingest and the build page says so. */
+  readonly consoleBytesPerBuild: number;
 }
 
 /** The Build Event Service (gRPC) endpoint for Bazel's `--bes_backend`, on its own port. */
@@ -266,6 +268,13 @@ const limitsSchema = {
     requestBodyBytes: { description: 'Largest request body other than build ingest, in bytes.', type: 'integer', minimum: 1024, maximum: 1024 ** 3, default: MiB },
     ingestBodyBytes: { description: 'Largest NDJSON ingest body, in bytes.', type: 'integer', minimum: 1024, maximum: 64 * 1024 ** 3, default: 256 * MiB },
     searchTimeoutMs: { description: 'Time limit of one search (listing, count, facets, trends, value completion; all its statements together), in ms.', type: 'integer', minimum: 1, maximum: 600_000, default: 10_000 },
+    consoleBytesPerBuild: {
+      description: 'Console output kept per build (per ingest line), in bytes: the rest is cut at ingest and the build page says so.',
+      type: 'integer',
+      minimum: 0,
+      maximum: 1024 ** 3,
+      default: 4 * MiB,
+    },
   },
 } as const;
 

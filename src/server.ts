@@ -23,6 +23,7 @@ import { sessionPlugin } from './http/session-plugin.js';
 import { webPlugin } from './http/web-plugin.js';
 import { retentionEnabled } from './retention/config.js';
 import { RetentionJob } from './retention/job.js';
+import { DEFAULT_OUTPUT_BOUNDS } from './store/output-bounds.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -83,7 +84,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     const metrics = createServerMetrics(database);
-    store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, onIngested: (results) => metrics.recordIngest(results) });
+    store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, outputBounds: { ...DEFAULT_OUTPUT_BOUNDS, consoleBytes: config.limits.consoleBytesPerBuild }, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
     const retentionConfig = faces.retention;

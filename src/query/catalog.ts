@@ -62,7 +62,14 @@ export type FieldSource =
   /** Whether `BuildFinished.failures` lists a failure of this classification (false when none). */
   | { readonly kind: 'failure'; readonly classification: 'verification' | 'non-verification' }
   /** `UserNamedValue` events, as name=value pairs. */
-  | { readonly kind: 'customValue' };
+  | { readonly kind: 'customValue' }
+  /**
+   * `suite.name` of every test a `TestFinished` says failed (any attempt), named by the
+   * `TestStarted` of the same `id`: multi-valued.
+   */
+  | { readonly kind: 'failedTests' }
+  /** Whether a `TestFinished` says failed; unknown when the build sent no `TestFinished`. */
+  | { readonly kind: 'testFailure' };
 
 export interface FieldDef {
   /** Canonical name as written in queries, e.g. `native.buildOptions.daemonEnabled`. */
@@ -121,6 +128,14 @@ const GENERIC: readonly FieldDef[] = [
   def(null, { name: 'buildStartTime', type: 'timestamp', description: 'Start time of the build.', source: { kind: 'startTime' } }),
   def(null, { name: 'hasVerificationFailure', type: 'boolean', description: 'The build failed with at least one failure classified Verification.', source: { kind: 'failure', classification: 'verification' } }),
   def(null, { name: 'hasNonVerificationFailure', type: 'boolean', description: 'The build failed with at least one failure classified Non-verification.', source: { kind: 'failure', classification: 'non-verification' } }),
+  def(null, {
+    name: 'failedTest',
+    type: 'string',
+    multi: true,
+    description: 'A test that failed in the build (in any attempt), as `suite.name`: `failedTest:acme.PriceTest.roundsHalfCents`, `failedTest:*PriceTest*`.',
+    source: { kind: 'failedTests' },
+  }),
+  def(null, { name: 'hasFailedTest', type: 'boolean', description: 'A test failed in the build (unknown when the build sent no test events).', source: { kind: 'testFailure' } }),
 ];
 
 const ENV_STRING_DESCRIPTIONS: Readonly<Record<string, string>> = {

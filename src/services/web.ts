@@ -4,6 +4,8 @@
 
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/tasks.js';
+import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
+import { causeOf, type FailureCause } from './failure-cause.js';
 import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 
 /** A row of the builds list. */
@@ -74,7 +76,12 @@ export async function listPage(store: BuildStore, options: { query: CheckedExpr;
 export interface Failure {
   readonly classification: string;
   readonly message: string;
+  /** Why: the exception, a compiler's diagnostics, a failed command's output tail; null when the agent sent none. */
+  readonly cause: FailureCause | null;
 }
+
+/** The failed tests the page shows first (the rest through GET /api/builds/{id}/tests). */
+export const FAILED_TESTS_IN_DETAILS = 20;
 
 /** Everything the build page shows, from the build's attributes and events. */
 export interface BuildDetails extends ListRow {
@@ -95,6 +102,10 @@ export interface BuildDetails extends ListRow {
   readonly attributes: Readonly<Record<string, AttributeValue | readonly unknown[] | undefined>>;
   /** The attestations the provenance service made from the build, oldest first. */
   readonly attestations: readonly BuildAttestation[];
+  /** The build's tests counted by outcome, and the first failed ones with their failures. */
+  readonly tests: { readonly counts: TestCounts; readonly failed: readonly TestRow[] };
+  /** The console log's size, whether it was cut, and its first error line (its lines: GET /api/builds/{id}/console). */
+  readonly console: ConsoleSummary;
 }
 
 function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
@@ -115,10 +126,11 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     ? (finished['failures'] as unknown[]).flatMap((f) => {
         if (typeof f !== 'object' || f === null) return [];
         const r = f as Record<string, unknown>;
-        return [{ classification: str(r['classification']) ?? 'unknown', message: str(r['message']) ?? '' }];
+        return [{ classification: str(r['classification']) ?? 'unknown', message: str(r['message']) ?? '', cause: causeOf(r['cause']) }];
       })
     : [];
   const values = Array.isArray(build.attributes['value']) ? (build.attributes['value'] as { name: string; value: string }[]) : [];
+  const report = await buildReport(store, build, num(build.attributes['buildStartTime']), events);
   return {
     ...listRow(build),
     agentVersion: build.agentVersion,
@@ -135,6 +147,8 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     eventTypes,
     attributes: build.attributes,
     attestations: await store.attestationsOf(id),
+    tests: { counts: report.counts, failed: report.tests.filter((t) => t.outcome === 'failed').slice(0, FAILED_TESTS_IN_DETAILS) },
+    console: report.console,
   };
 }
 

@@ -20,6 +20,7 @@ export const VALUE_FIELD_CODES: Readonly<Record<string, number>> = Object.freeze
   scalabuild_environment_localipaddress: 9,
   jsbuild_requestedcommands: 10,
   pybuild_requestedcommands: 11,
+  failedtest: 12,
 });
 
 const CODES: ReadonlyMap<string, number> = new Map(Object.entries(VALUE_FIELD_CODES));

@@ -19,6 +19,7 @@ import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.
 import { trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
+import type { OutputBounds } from './output-bounds.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
@@ -132,6 +133,8 @@ export interface BuildStoreOptions {
    * caller's thread without a time limit.
    */
   readonly searchThreads?: number;
+  /** Bounds of the console log, test output and stack traces of an ingest line (output-bounds.ts). */
+  readonly outputBounds?: OutputBounds;
 }
 
 /** Default time limit of a search statement. */
@@ -263,6 +266,7 @@ class KyselyBuildStore implements BuildStore {
         ...(this.pool ? { pool: this.pool } : {}),
         ...(this.options.packEvents === false ? { packEvents: false } : {}),
         ...(this.options.foldRows !== undefined ? { foldRows: this.options.foldRows } : {}),
+        ...(this.options.outputBounds !== undefined ? { outputBounds: this.options.outputBounds } : {}),
       },
       input,
       observed,

@@ -3,6 +3,7 @@
 // a field added there shows up in the demo data without touching this file.
 
 import { fieldsOfTool, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
+import { demoExtras, demoFailure } from './demo-tests.js';
 import type { BuildEvent } from './types.js';
 
 export interface DemoOptions {
@@ -108,6 +109,8 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
     const start = Math.round(now - DEMO_WINDOW_MS + ((i + rnd()) / Math.max(1, n)) * (DEMO_WINDOW_MS - 3_600_000));
     const project = pick(PROJECTS);
     const failed = chance(0.18);
+    // Tests, console output and causes draw from a stream of their own (demo-tests.ts).
+    const extra = prng(((options.seed ?? 1) * 0x9e3779b1 + i) >>> 0);
     let t = start;
     const events: BuildEvent[] = [];
     const push = (eventType: string, data: Record<string, unknown>, gap = int(1, 40)): void => {
@@ -174,12 +177,23 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
       yield JSON.stringify({ buildId, toolType, toolVersion: pick(profile.versions), agentVersion: pick(profile.agents), events });
       continue;
     }
-    const failures: { classification: string; message: string }[] = [];
+    const failures: { classification: string; message: string; cause?: Record<string, unknown> }[] = [];
+    const kind = failed ? rnd() : 0;
+    const verification = failed && (kind < 0.6 || kind >= 0.9);
+    // The tests ran in the last task (the one that failed, in a failed build), between its start and end.
+    const lastTask = events.at(-1)!;
+    const ran = lastTask.data['outcome'] === 'success' || lastTask.data['outcome'] === 'failed';
+    const extras = demoExtras(extra, toolType, verification, ran, String(lastTask.data['path']));
+    insertWithin(events, events.length - 1, extras.tests);
     if (failed) {
-      const kind = rnd();
-      if (kind < 0.6 || kind >= 0.9) failures.push({ classification: 'verification', message: pick(VERIFICATION) });
-      if (kind >= 0.6) failures.push({ classification: 'non-verification', message: pick(NON_VERIFICATION) });
+      const failedTest = extras.tests.find((t) => t.data['outcome'] === 'failed');
+      const startOf = failedTest && extras.tests.find((t) => t.eventType === 'TestStarted' && t.data['id'] === failedTest.data['id']);
+      const testName = startOf ? `${String(startOf.data['suite'])}.${String(startOf.data['name'])}` : undefined;
+      if (kind < 0.6 || kind >= 0.9) failures.push({ classification: 'verification', ...demoFailure(extra, toolType, 'verification', pick(VERIFICATION), testName) });
+      if (kind >= 0.6) failures.push({ classification: 'non-verification', ...demoFailure(extra, toolType, 'non-verification', pick(NON_VERIFICATION), undefined) });
     }
+    // At the last task's end (no gap): the build's duration stays what it was.
+    if (extras.console !== null) push('ConsoleOutput', { stream: 'stdout', text: extras.console }, 0);
     push('BuildFinished', { outcome: failed ? 'failed' : 'succeeded', failures }, int(100, 5000));
     yield JSON.stringify({ buildId, toolType, toolVersion: pick(profile.versions), agentVersion: pick(profile.agents), events });
   }
@@ -208,6 +222,15 @@ function environmentValue(f: FieldDef, pick: <T>(xs: readonly T[]) => T, int: (l
     default:
       return f.type === 'string' ? `value-${int(1, 9)}` : f.type === 'boolean' ? int(0, 1) === 1 : int(1, 100);
   }
+}
+
+/** `extra` spread evenly between the event before `at` and the one at `at`, inserted before it. */
+function insertWithin(events: BuildEvent[], at: number, extra: readonly { eventType: string; data: Record<string, unknown> }[]): void {
+  if (extra.length === 0) return;
+  const from = events[at - 1]!.timestamp;
+  const to = events[at]!.timestamp;
+  const added = extra.map((x, j): BuildEvent => ({ timestamp: from + Math.floor(((to - from) * (j + 1)) / (extra.length + 1)), type: { majorVersion: 1, minorVersion: 0, eventType: x.eventType }, data: x.data }));
+  events.splice(at, 0, ...added);
 }
 
 function hex(rnd: () => number, len: number): string {

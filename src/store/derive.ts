@@ -9,6 +9,7 @@
 import { fieldsOfTool, NAMED_FIELDS, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
 import type { BuildHeader } from './canonical.js';
 import { ATTRIBUTE_COLUMNS } from './columns.js';
+import { failedTestsOf } from './test-events.js';
 import type { AttributeValue, BuildAttributes, BuildEvent } from './types.js';
 
 export interface KeyValue {
@@ -50,6 +51,10 @@ const PLANS: ReadonlyMap<string, ToolPlan> = new Map(
     for (const f of fields) {
       if (f.source.kind === 'customValue') collect.add('UserNamedValue');
       if (f.multi && f.source.kind === 'event') collect.add(f.source.eventType);
+      if (f.source.kind === 'failedTests' || f.source.kind === 'testFailure') {
+        collect.add('TestStarted');
+        collect.add('TestFinished');
+      }
     }
     return [t, { steps: fields.map((field) => ({ field, column: COLUMN_INDEX.get(field.name) ?? -1 })), collect }];
   }),
@@ -99,6 +104,9 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
   const columns: (string | number | null)[] = new Array<string | number | null>(ATTRIBUTE_COLUMNS.length).fill(null);
   const values: (readonly [string, string])[] = [];
   const customValues: (readonly [string, string])[] = [];
+  // Read once for the two test fields.
+  let tests: ReturnType<typeof failedTestsOf> | undefined;
+  const testsOfBuild = () => (tests ??= failedTestsOf(all.get('TestStarted') ?? [], all.get('TestFinished') ?? []));
 
   for (const { field, column } of plan.steps) {
     const src = field.source;
@@ -137,6 +145,19 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
           }
         }
         if (pairs.length > 0) attributes[field.name] = pairs;
+        continue;
+      }
+      case 'testFailure': {
+        const t = testsOfBuild();
+        if (t.anyTests) v = t.failed.length > 0;
+        break;
+      }
+      case 'failedTests': {
+        const { failed } = testsOfBuild();
+        if (failed.length > 0) {
+          attributes[field.name] = failed;
+          for (const v of new Set(failed.map((f) => f.toLowerCase()))) values.push([field.column, v]);
+        }
         continue;
       }
       case 'event': {

@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseHandle } from '../db/database.js';
 import type { PreparedLine } from './prepare.js';
 import type { PreparePool } from './prepare-pool.js';
+import type { OutputBounds } from './output-bounds.js';
 import type { IngestLineResult, Visibility } from './types.js';
 
 export interface IngestContext {
@@ -27,6 +28,8 @@ export interface IngestContext {
   readonly foldRows?: number;
   /** Whether new chunks are stored compressed (default true; false only to have stores of the old form). */
   readonly packEvents?: boolean;
+  /** Bounds of the console log, test output and stack traces of a line (output-bounds.ts); defaults when absent. */
+  readonly outputBounds?: OutputBounds;
 }
 
 /** What the ingest needs of the search indexes' bulk upkeep (src/sql/indexes.ts `trigramBatch`). */

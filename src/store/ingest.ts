@@ -88,7 +88,8 @@ export async function ingestNdjson(
   const prepare = (lines: readonly NumberedLine[], inWorker: boolean): Promise<PreparedLine[]> => {
     const pool = inWorker ? ctx.pool : undefined;
     // Should the worker fail, the part is prepared here instead: same function, same results.
-    return pool === undefined ? Promise.resolve(prepareLines(lines)) : pool.prepare(lines).catch(() => prepareLines(lines));
+    const bounds = ctx.outputBounds;
+    return pool === undefined ? Promise.resolve(prepareLines(lines, bounds)) : pool.prepare(lines, bounds).catch(() => prepareLines(lines, bounds));
   };
   const submit = (lines: NumberedLine[]): void => {
     ahead.push({ texts: lines, prepared: prepare(lines, submitted++ > 0) });

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NumberedLine } from './lines.js';
+import type { OutputBounds } from './output-bounds.js';
 import type { PreparedLine } from './prepare.js';
 
 /**
@@ -56,7 +57,7 @@ export class PreparePool {
     private readonly startThread: () => Worker = startWorker,
   ) {}
 
-  prepare(lines: readonly NumberedLine[]): Promise<PreparedLine[]> {
+  prepare(lines: readonly NumberedLine[], bounds?: OutputBounds): Promise<PreparedLine[]> {
     if (this.unavailable !== undefined) return Promise.reject(this.unavailable);
     let worker: Worker;
     try {
@@ -69,7 +70,7 @@ export class PreparePool {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, lines });
+      worker.postMessage({ id, lines, ...(bounds ? { bounds } : {}) });
       // Referenced while a job is out: the ingest awaits it.
       worker.ref();
     });

@@ -11,6 +11,7 @@ import { encodeEvents, packAttributes, packEvents } from './event-codec.js';
 import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from './types.js';
 import { redactIngestEvents } from './redact.js';
+import { boundOutput, DEFAULT_OUTPUT_BOUNDS, type OutputBounds } from './output-bounds.js';
 import { parseLine } from './validate.js';
 import { tasksOf, type TaskOutcome } from './tasks.js';
 
@@ -91,13 +92,15 @@ export function projectOf(events: readonly BuildEvent[]): string | null | undefi
 
 /**
  * `derive: false` leaves out the derivation (`derived` stays undefined), the one step that only
- * indexing needs; bench/ingest.ts measures what storing a line costs without it.
+ * indexing needs; bench/ingest.ts measures what storing a line costs without it. `bounds` limit
+ * the console log, test output and stack traces the line may carry (output-bounds.ts).
  */
-export function prepareLine(text: string, { derive = true }: { readonly derive?: boolean } = {}): Prepared {
+export function prepareLine(text: string, { derive = true, bounds = DEFAULT_OUTPUT_BOUNDS }: { readonly derive?: boolean; readonly bounds?: OutputBounds } = {}): Prepared {
   const v = parseLine(text);
   if (!v.ok) return v;
-  // Secrets are taken out of the free text before anything is stored, hashed or derived from it.
-  const events = redactIngestEvents(v.record.events);
+  // Secrets are taken out of the free text before anything is stored, hashed or derived from it;
+  // then the output is bounded (after, so that no secret is cut in half and so left unmatched).
+  const events = boundOutput(redactIngestEvents(v.record.events), bounds);
   const r = events === v.record.events ? v.record : { ...v.record, events };
   const eventsJson = encodeEvents(r.events);
   const finished = r.events.some((e) => e.type.eventType === 'BuildFinished');
@@ -117,6 +120,6 @@ export function prepareLine(text: string, { derive = true }: { readonly derive?:
   };
 }
 
-export function prepareLines(lines: readonly NumberedLine[]): PreparedLine[] {
-  return lines.map((l) => ({ line: l.line, prepared: prepareLine(l.text) }));
+export function prepareLines(lines: readonly NumberedLine[], bounds: OutputBounds = DEFAULT_OUTPUT_BOUNDS): PreparedLine[] {
+  return lines.map((l) => ({ line: l.line, prepared: prepareLine(l.text, { bounds }) }));
 }

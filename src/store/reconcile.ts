@@ -85,7 +85,8 @@ async function backfill(db: Db, dialect: Dialect['name'], fields: readonly Field
   const total = Number((await db.selectFrom('builds').select((eb) => eb.fn.countAll().as('n')).where('seq', 'is not', null).executeTakeFirstOrThrow()).n);
   if (total === 0) return 0;
   const singles = ATTRIBUTE_COLUMNS.map((c, i) => ({ c, i })).filter(({ c }) => fields.includes(c.field));
-  const multiColumns = new Set(fields.filter((f) => f.multi && f.source.kind === 'event').map((f) => f.column));
+  // Every multi-valued field but the key-value one keeps its values in build_values, whatever its source.
+  const multiColumns = new Set(fields.filter((f) => f.multi && f.type !== 'keyValue').map((f) => f.column));
   logger?.info({ fields: fields.map((f) => f.name), builds: total }, 'deriving new search fields for the stored builds');
   let done = 0;
   let after = 0;

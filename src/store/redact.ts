@@ -91,12 +91,14 @@ export function redactStrings<T>(value: T, literals: readonly string[] = []): T 
 }
 
 /**
- * The events whose text a user or a tool writes freely: failure messages (BuildFinished), custom
- * values (where Bazel's --build_metadata and git remotes land), requested commands, and any event
- * of console or test output. Task events, the bulk of a build, are names the build tool makes and
- * are left alone: they cost the ingest nothing.
+ * The events whose text a user or a tool writes freely: failure messages and their causes
+ * (BuildFinished), custom values (where Bazel's --build_metadata and git remotes land), requested
+ * commands, any event of console or test output, and the tests themselves (a parametrized test's
+ * name and parameters, a failure's message and stack trace: TestStarted, TestFinished). Task
+ * events, the bulk of a build, are names the build tool makes and are left alone: they cost the
+ * ingest nothing.
  */
-const FREE_TEXT_EVENT = /^(BuildFinished|UserNamedValue|UserTag|BuildRequestedTasks)$|Output|Console|Log|Failure|Test(Result|Output)/;
+const FREE_TEXT_EVENT = /^(BuildFinished|UserNamedValue|UserTag|BuildRequestedTasks)$|Output|Console|Log|Failure|Test(Result|Output|Started|Finished)/;
 
 /**
  * What the ingest stores: the events with the free text of FREE_TEXT_EVENT events redacted (a new

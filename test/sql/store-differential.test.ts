@@ -44,6 +44,10 @@ function trickyBuilds(n: number): string[] {
       ev(5, 'UserTag', { tag: next() }),
       ev(6, 'UserNamedValue', { key: next(), value: next() }),
       ev(7, 'Environment', { operatingSystem: next() }),
+      // Tests (failedTest, hasFailedTest): one paired by id, one that names itself when it ends.
+      ev(8, 'TestStarted', { id: 1, suite: next(), name: next() }),
+      ev(9, 'TestFinished', { id: 1, outcome: i % 3 === 0 ? 'passed' : 'failed' }),
+      ev(10, 'TestFinished', { id: 2, suite: next(), name: next(), outcome: i % 4 === 0 ? 'failed' : 'skipped' }),
       ev(1000 * (i + 1), 'BuildFinished', { outcome: i % 2 ? 'succeeded' : 'failed', failures: [] }),
     ];
     return JSON.stringify({

@@ -19,6 +19,7 @@ const RELEASED: readonly (readonly [string, number])[] = [
   ['scalabuild_environment_localipaddress', 9],
   ['jsbuild_requestedcommands', 10],
   ['pybuild_requestedcommands', 11],
+  ['failedtest', 12],
 ];
 
 describe('value field codes', () => {

@@ -76,6 +76,28 @@ describe('demoBuilds', () => {
     expect(classes).toEqual(new Set(['verification', 'non-verification']));
   });
 
+  it('gives builds that failed their tests failed tests with messages and stack traces, compile errors diagnostics, some builds console output', () => {
+    let verification = 0;
+    let withConsole = 0;
+    let diagnostics = 0;
+    for (const r of records) {
+      const types = r.events.map((e) => e.type.eventType);
+      if (types.includes('ConsoleOutput')) withConsole++;
+      const finished = r.events.at(-1)!.data['failures'] as { classification: string; cause?: { diagnostics?: unknown[] } }[];
+      if (finished.some((f) => (f.cause?.diagnostics?.length ?? 0) > 0)) diagnostics++;
+      if (!finished.some((f) => f.classification === 'verification')) continue;
+      verification++;
+      const failed = r.events.filter((e) => e.type.eventType === 'TestFinished' && e.data['outcome'] === 'failed');
+      expect(failed.length).toBeGreaterThan(0);
+      for (const f of failed) expect(f.data['failure']).toMatchObject({ message: expect.any(String), stackTrace: expect.stringContaining('\tat ') });
+      expect(deriveAttributes(r, r.events).attributes['hasFailedTest']).toBe(true);
+    }
+    expect(verification).toBeGreaterThan(20);
+    expect(diagnostics).toBeGreaterThan(5);
+    expect(withConsole / records.length).toBeGreaterThan(0.2);
+    expect(withConsole / records.length).toBeLessThan(0.6);
+  });
+
   it('sends some builds unfinished only when asked', () => {
     const finished = (e: readonly BuildEvent[]): boolean => e.some((x) => x.type.eventType === 'BuildFinished');
     expect(records.every((r) => finished(r.events))).toBe(true);

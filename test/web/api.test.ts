@@ -1,6 +1,6 @@
 // The web app's HTTP calls over real HTTP: sign-in with a password or an access key (cookie flags,
 // CSRF, expiry, sign-out), the list page, count, facets, trends and build details, each honouring
-// the user's projects, and their errors as problem documents.
+// the user's projects, and their errors as problem documents; a build's tests and console log, paged.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,9 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../../src/store/types.js';
+import type { BuildDetails } from '../../src/services/web.js';
+import type { ConsolePage, TestsPage } from '../../src/services/build-report.js';
+import { CONSOLE_LINES, DIAGNOSTIC, FAILED_BUILD, FAILED_TEST, failedBuildLine, FIRST_ERROR_LINE, TEST_COUNT } from './failed-build.js';
 
 const NOW = Date.UTC(2026, 4, 20, 12);
 let now = NOW;
@@ -205,5 +208,66 @@ describe('the pages\' calls', () => {
     expect(s.headers.get('location')).toBe(`/builds/${all[0]!.id}`);
     const page = await get('/builds');
     expect(page.status).toBe(503);
+  });
+});
+
+describe("a build's tests and console log", () => {
+  it('are paged from the build details: tests failed and flaky first, filtered; the log by lines, with search; for visible builds only', async () => {
+    const stored = await store.ingestNdjson(failedBuildLine(FAILED_BUILD, NOW - 3_600_000));
+    expect(stored.map((r) => r.status)).toEqual(['stored']);
+    const alice = await signIn({ user: 'alice', password: 'correct horse battery' });
+    const json = async <T>(path: string, cookie = alice.cookie): Promise<T> => {
+      const res = await get(path, cookie);
+      expect(res.status, path).toBe(200);
+      return (await res.json()) as T;
+    };
+    const d = await json<BuildDetails>(`/api/builds/${FAILED_BUILD}/details`);
+    expect(d.tests.counts).toEqual({ total: TEST_COUNT, passed: 1199, failed: 2, skipped: 3, flaky: 1 });
+    expect(d.tests.failed.map((t) => t.key).sort()).toEqual(['acme.PriceTest.roundsHalfCents', 'acme.inventory.StockServiceTest.reservesStock']);
+    expect(d.tests.failed.find((t) => t.name === FAILED_TEST.name)).toMatchObject({ failure: { type: 'org.opentest4j.AssertionFailedError', message: FAILED_TEST.message }, output: 'rounding 10.045 with HALF_DOWN\n', task: ':app:test' });
+    expect(d.failures[0]!.cause!.diagnostics).toEqual([{ ...DIAGNOSTIC, severity: 'error' }]);
+    expect(d.failures[0]!.cause!.outputTail).toContain('1 error');
+    expect(d.console).toEqual({ lines: CONSOLE_LINES, truncated: true, firstError: { line: FIRST_ERROR_LINE, text: expect.stringContaining(`${DIAGNOSTIC.file}:${DIAGNOSTIC.line}: error:`) } });
+
+    const first = await json<TestsPage>(`/api/builds/${FAILED_BUILD}/tests?limit=3`);
+    expect(first.total).toBe(TEST_COUNT);
+    expect(first.tests.map((t) => [t.outcome, t.flaky])).toEqual([['failed', false], ['failed', false], ['passed', true]]);
+    expect(first.tests[2]).toMatchObject({ key: 'acme.auth.LoginIT.locksAfterFiveFailures', attempts: 2, failure: { message: 'Login did not complete within 5000 ms' } });
+    const slowest = await json<TestsPage>(`/api/builds/${FAILED_BUILD}/tests?filter=passed&limit=5`);
+    const durations = slowest.tests.map((t) => t.duration!);
+    expect(durations).toEqual([...durations].sort((a, b) => b - a));
+    expect((await json<TestsPage>(`/api/builds/${FAILED_BUILD}/tests?name=PRICETEST`)).tests.map((t) => t.key)).toEqual(['acme.PriceTest.roundsHalfCents']);
+    const skipped = await json<TestsPage>(`/api/builds/${FAILED_BUILD}/tests?filter=skipped`);
+    expect(skipped.tests.map((t) => t.skipReason)).toEqual(new Array(3).fill('disabled until the search index migration'));
+    const last = await json<TestsPage>(`/api/builds/${FAILED_BUILD}/tests?offset=1200&limit=100`);
+    expect([last.tests.length, last.offset]).toEqual([4, 1200]);
+
+    const lines = await json<ConsolePage>(`/api/builds/${FAILED_BUILD}/console?offset=1400&limit=2`);
+    expect(lines).toMatchObject({ offset: 1400, total: CONSOLE_LINES, truncated: true });
+    expect(lines.lines).toHaveLength(2);
+    expect(lines.lines[0]).toContain('BUILD FAILED');
+    expect(lines.lines[0]).toContain('\u001b[31;1m');
+    // Search reads the text without its colour codes, in any case.
+    expect((await json<ConsolePage>(`/api/builds/${FAILED_BUILD}/console?search=${encodeURIComponent('build FAILED in')}&limit=1`)).matches).toEqual({ lines: [1400], count: 1 });
+
+    // The export streams send the new events like any other (they read the stored event texts).
+    const types = new Set<string>();
+    for await (const e of store.streamEventTexts(FAILED_BUILD)) types.add((JSON.parse(e.json) as { type: { eventType: string } }).type.eventType);
+    expect([...types].filter((t) => /^(Test|Console)/.test(t)).sort()).toEqual(['ConsoleOutput', 'TestFinished', 'TestOutput', 'TestStarted']);
+
+    for (const path of [`/api/builds/${FAILED_BUILD}/tests?limit=100000`, `/api/builds/${FAILED_BUILD}/tests?filter=broken`, `/api/builds/${FAILED_BUILD}/console?offset=-1`]) {
+      const res = await get(path, alice.cookie);
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    // Another project's build, and a build that does not exist, are not found; without the permission, forbidden.
+    const bob = await signIn({ user: 'bob', password: 'bobs password 1' });
+    for (const path of [`/api/builds/${FAILED_BUILD}/tests`, `/api/builds/${FAILED_BUILD}/console`, '/api/builds/nosuchbuild12/console']) {
+      const res = await get(path, bob.cookie);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/No available build/);
+    }
+    const carol = await signIn({ user: 'carol', password: 'carols password' });
+    expect((await get(`/api/builds/${FAILED_BUILD}/console`, carol.cookie)).status).toBe(403);
   });
 });

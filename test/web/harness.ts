@@ -18,6 +18,7 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
+import { FAILED_BUILD, failedBuildLine } from './failed-build.js';
 
 export interface WebServer {
   readonly base: string;
@@ -84,7 +85,7 @@ export async function startWebServer(options: { webRoot: string; playgroundRoot:
   const database = await openDatabase({ data: dir });
   const store = await openBuildStore(database);
   const bigBuild = 'big0000000001';
-  const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now), plainBuildLine(PLAIN_BUILD, now)].join('\n'));
+  const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now), plainBuildLine(PLAIN_BUILD, now), failedBuildLine(FAILED_BUILD, now)].join('\n'));
   const rejected = results.filter((r) => r.status === 'rejected');
   if (rejected.length > 0) throw new Error(`builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
   const config = defaultConfig({ data: dir });

@@ -15,6 +15,8 @@ import { parseQuery } from '../../src/query/index.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { launchBrowser } from '../playground/harness.js';
 import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.js';
+import { checkFailedBuildPage } from './failed-build-e2e.js';
+import { checkComparePage } from './compare-e2e.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 // The screenshots are taken on every run (they render every page); they replace the committed
@@ -151,7 +153,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
   });
 
   it('shows a failed build: header, failures, timeline with hover, slowest tasks, tags as links, raw events', async () => {
-    const ids = (await (await page.request.get(`${server.base}/api/search/builds?query=${encodeURIComponent('buildOutcome:failed -project:monorepo')}&limit=1`)).json()) as { builds: { id: string }[] };
+    const ids = (await (await page.request.get(`${server.base}/api/search/builds?query=${encodeURIComponent('buildOutcome:failed -project:monorepo -project:checkout-service')}&limit=1`)).json()) as { builds: { id: string }[] };
     const id = ids.builds[0]!.id;
     // An attestation the provenance service made from the build (the service notes it so).
     const attestationUri = `/packages/oci/app/1.0/sha256:${'a'.repeat(64)}/attestations/obj:main/e2e`;
@@ -165,6 +167,8 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     expect(await page.textContent('#failures')).toContain('Failed tasks');
     const canvas = page.locator('#timeline-canvas');
     await canvas.waitFor();
+    // Below the failures, tests and console log: brought into view to hover it.
+    await canvas.scrollIntoViewIfNeeded();
     const box = (await canvas.boundingBox())!;
     // Along the first lane until the pointer is over a bar (gaps between tasks show nothing).
     for (let x = 2; x < box.width && !(await page.isVisible('#timeline-tip')); x += 8) await page.mouse.move(box.x + x, box.y + 22 + 5);
@@ -173,7 +177,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     expect(await page.locator('#slowest-tasks tbody tr').count()).toBeGreaterThan(1);
     await page.selectOption('#event-type', 'TaskFinished');
     await expect.poll(() => page.locator('#events-table tbody tr').first().textContent()).toContain('TaskFinished');
-    await page.screenshot({ path: join(IMAGES, 'web-build.png'), fullPage: true });
+    await page.screenshot({ path: join(IMAGES, 'web-build-timeline.png'), fullPage: true });
 
     const tag = page.locator('#tags a.tag').first();
     const tagText = (await tag.textContent())!;
@@ -182,6 +186,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await ready();
     expect(urlQuery()).toMatch(new RegExp(`^tag:"?${tagText}"?$`));
     expect(await matchText()).toMatch(new RegExp(`^${await count(urlQuery()!)} builds? match`));
+  });
+
+  it('shows why a build failed at first sight: failed tests, causes, tests and console log (test/web/failed-build-e2e.ts)', async () => {
+    await checkFailedBuildPage(server, page, IMAGES);
   });
 
   it('draws the timeline of a build of 10,000 tasks', async () => {
@@ -240,6 +248,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await page.waitForURL(/\/builds\?query=buildStartTime/);
     await ready();
     expect(await matchText()).toBe(`${bar.total} build${bar.total === 1 ? '' : 's'} match${bar.total === 1 ? 'es' : ''}`);
+  });
+
+  it('compares two builds: from the list, from the build page, the summary first (test/web/compare-e2e.ts)', async () => {
+    await checkComparePage(server, page, IMAGES, consoleErrors);
   });
 
   it('signs out: the session cookie is gone and pages ask to sign in again', async () => {

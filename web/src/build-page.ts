@@ -8,6 +8,10 @@ import { api, ApiError, type BuildDetails, type RawEvent } from './api.js';
 import { buildsUrl, customValueTerm, formatDuration, formatStart, plural, term, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';
 import { timeline } from './timeline.js';
+import { consoleView, lineAnchor, lineOfHash } from './console-view.js';
+import { failuresContent } from './failures-view.js';
+import { testsView } from './tests-view.js';
+import { compareLinks } from './compare-links.js';
 
 const EVENTS_PER_PAGE = 50;
 
@@ -58,6 +62,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
         ] as [string, Node | string][]
       ).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
     ),
+    compareLinks(ctx, b),
   );
   const requested = section(
     'requested',
@@ -65,15 +70,25 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
     h('p', {}, ...b.requested.map((r) => h('code', { class: 'task-name' }, r)), b.requested.length === 0 ? h('span', { class: 'muted' }, 'None recorded.') : ''),
     b.excluded.length > 0 ? h('p', { class: 'muted' }, 'Excluded: ', ...b.excluded.map((r) => h('code', { class: 'task-name' }, r))) : '',
   );
-  const failures = section(
-    'failures',
-    b.failures.length === 0 ? 'Failures' : `Failures (${b.failures.length})`,
-    b.failures.length === 0
-      ? h('p', { class: 'muted' }, 'No failures.')
-      : h('ul', { class: 'failures' }, ...b.failures.map((f) => h('li', { class: `failure ${f.classification}` }, h('span', { class: 'classification' }, f.classification), ' ', f.message))),
-  );
-  const failedTasks = b.tasks.filter((t) => t.outcome === 'failed');
-  if (failedTasks.length > 0) failures.append(h('p', {}, 'Failed tasks: ', ...failedTasks.map((t) => h('code', { class: 'task-name failed' }, t.path))));
+  // Why it failed comes first: failed tests, failures with their causes, the first error line.
+  const failureCount = b.failures.length + b.tests.counts.failed;
+  const failures = section('failures', failureCount === 0 ? 'Failures' : `Failures (${failureCount})`, ...failuresContent(b, lineAnchor));
+  if (failureCount > 0) failures.classList.add('has-failures');
+  const tests = section('tests', b.tests.counts.total === 0 ? 'Tests' : `Tests (${b.tests.counts.total.toLocaleString('en-US')})`);
+  testsView(tests, b, ctx.signal);
+  const consoleBox = section('console', 'Console log');
+  const log = consoleView(consoleBox, b, ctx.signal);
+  // In-page links (a console line, the tests) move within the page instead of drawing it again.
+  ctx.main.addEventListener('click', (ev) => {
+    const a = (ev.target as Element | null)?.closest('a');
+    const href = a?.getAttribute('href');
+    if (!href?.startsWith('#') || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey) return;
+    ev.preventDefault();
+    history.replaceState(history.state, '', href);
+    const line = lineOfHash(href);
+    if (line !== null) void log.showLine(line);
+    else document.getElementById(href.slice(1))?.scrollIntoView({ block: 'start' });
+  }, { signal: ctx.signal });
 
   const slowest = [...b.tasks].sort((x, y) => y.duration - x.duration).slice(0, 10);
   const tasks = section(
@@ -138,7 +153,7 @@ export async function buildPage(ctx: PageContext, id: string): Promise<void> {
     section('settings', 'Server settings', keyValues(b.serverSettings, 'No server settings recorded.')),
   );
   const events = section('events', `Raw events (${plural(Object.values(b.eventTypes).reduce((s, n) => s + n, 0), 'event')})`);
-  ctx.main.replaceChildren(header, requested, failures, tasks, tags, attestations, settings, events);
+  ctx.main.replaceChildren(header, failures, requested, tests, consoleBox, tasks, tags, attestations, settings, events);
   ctx.ready();
   void rawEvents(events, b, ctx);
 }

@@ -6,6 +6,7 @@ import { h } from '../../playground/src/dom.js';
 import { api, type Facets, type ListRow } from './api.js';
 import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, toolLabel, toolName, trendsUrl } from './logic.js';
 import { queryBar } from './query-bar.js';
+import { compareSelection } from './compare-links.js';
 import type { PageContext } from './page.js';
 
 export const PAGE_SIZE = 50;
@@ -58,6 +59,7 @@ export async function listPage(ctx: PageContext, query: string, after: string | 
   }
   count.textContent = total.status === 'fulfilled' ? `${plural(total.value.count, 'build')} match${total.value.count === 1 ? 'es' : ''}` : 'Could not count the matches';
   renderTable(table, page.value.builds, ctx);
+  compareSelection(ctx, table, page.value.builds, results.querySelector('.results-head')!);
   pager.replaceChildren(
     after !== null ? h('a', { href: buildsUrl(query), class: 'pager-link' }, '« Newest') : '',
     page.value.next !== null ? h('a', { href: buildsUrl(query, page.value.next), class: 'pager-link', rel: 'next', id: 'older-link' }, 'Older builds »') : '',

@@ -7,6 +7,7 @@ import { parseQuery, quoteValue, TOOL_NAMES, TOOL_TYPES, type ToolType } from '.
 export type Route =
   | { readonly page: 'builds'; readonly query: string; readonly after: string | null }
   | { readonly page: 'build'; readonly id: string }
+  | { readonly page: 'compare'; readonly a: string; readonly b: string }
   | { readonly page: 'trends'; readonly query: string; readonly interval: 'day' | 'week'; readonly days: number }
   | { readonly page: 'signin'; readonly next: string }
   | { readonly page: 'unknown' };
@@ -17,6 +18,8 @@ export function routeOf(pathname: string, search: string): Route {
   if (path === '/builds' || path === '/') return { page: 'builds', query: params.get('query') ?? '', after: params.get('after') };
   const m = /^\/builds\/([^/]+)$/.exec(path);
   if (m) return { page: 'build', id: decodeURIComponent(m[1]!) };
+  const c = /^\/compare\/([^/]+)\/([^/]+)$/.exec(path);
+  if (c) return { page: 'compare', a: decodeURIComponent(c[1]!), b: decodeURIComponent(c[2]!) };
   if (path === '/trends') {
     const days = Number(params.get('days') ?? '30');
     return { page: 'trends', query: params.get('query') ?? '', interval: params.get('interval') === 'week' ? 'week' : 'day', days: Number.isInteger(days) && days > 0 && days <= 730 ? days : 30 };

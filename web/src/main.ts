@@ -5,6 +5,7 @@
 import { h } from '../../playground/src/dom.js';
 import { currentSession, signIn, signOut, type Session } from './api.js';
 import { buildPage } from './build-page.js';
+import { comparePage } from './compare-page.js';
 import { listPage } from './list-page.js';
 import { routeOf, safeNext } from './logic.js';
 import type { PageContext } from './page.js';
@@ -48,7 +49,7 @@ async function show(): Promise<void> {
     history.replaceState(null, '', `/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
     return show();
   }
-  markNav(route.page === 'build' ? 'builds' : route.page);
+  markNav(route.page === 'build' || route.page === 'compare' ? 'builds' : route.page);
   const ctx: PageContext = {
     main,
     session: session!,
@@ -67,6 +68,8 @@ async function show(): Promise<void> {
       return listPage(ctx, route.query, route.after);
     case 'build':
       return buildPage(ctx, route.id);
+    case 'compare':
+      return comparePage(ctx, route.a, route.b);
     case 'trends':
       return trendsPage(ctx, route.query, route.interval, route.days);
     case 'signin':
@@ -129,7 +132,7 @@ function interceptLinks(): void {
     const a = (ev.target as Element | null)?.closest('a');
     if (!a || a.target || a.hasAttribute('download')) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || !/^\/(builds|trends|signin)(\/|$)/.test(url.pathname)) return;
+    if (url.origin !== location.origin || !/^\/(builds|trends|signin|compare)(\/|$)/.test(url.pathname)) return;
     ev.preventDefault();
     navigate(url.pathname + url.search);
     main.focus({ preventScroll: true });

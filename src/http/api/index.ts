@@ -4,6 +4,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { FacePluginOptions } from '../context.js';
 import { buildRoutes } from './builds.js';
+import { buildReportRoutes } from './build-report.js';
+import { compareRoutes } from './compare.js';
 import { searchRoutes } from './search.js';
 import { tokenRoutes } from './token.js';
 import { valueRoutes } from './values.js';
@@ -15,4 +17,6 @@ export const apiRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, opts
   await app.register(buildRoutes, opts);
   await app.register(valueRoutes, opts);
   await app.register(searchRoutes, opts);
+  await app.register(buildReportRoutes, opts);
+  await app.register(compareRoutes, opts);
 };

@@ -11,6 +11,7 @@ import { sql, type Insertable, type Transaction } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import type { BuildsTable, CatalogColumns, Database } from '../../../src/db/schema.js';
 import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
+import { reconcileCatalog } from '../../../src/store/reconcile.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
 import { SPREAD_VALUE_FIELDS, valueFieldCode } from '../../../src/sql/value-fields.js';
@@ -30,12 +31,17 @@ export interface SearchDb {
 
 const SINGLE = FIELDS.filter((f) => !f.multi);
 
-/** Opens a fresh SQLite (temp dir) or PostgreSQL (test database) with the store's tables and the search indexes. */
+/**
+ * Opens a fresh SQLite (temp dir) or PostgreSQL (test database) with the store's tables and the
+ * search indexes, brought up to today's catalog as the store does when it opens (columns of the
+ * fields added after the frozen migrations).
+ */
 export async function openSearchDb(dialect: 'sqlite' | 'postgres'): Promise<SearchDb> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'search-sql-'));
     const handle = await openDatabase({ data: dir });
     await migrateStoreAndSearch(handle);
+    await reconcileCatalog(handle);
     return {
       handle,
       async close() {
@@ -48,6 +54,7 @@ export async function openSearchDb(dialect: 'sqlite' | 'postgres'): Promise<Sear
   if (!pg) throw new Error('PostgreSQL is not available');
   const handle = await openDatabase({ url: pg.url });
   await migrateStoreAndSearch(handle);
+  await reconcileCatalog(handle);
   return {
     handle,
     async close() {

@@ -1,0 +1,229 @@
+// Two builds side by side: what differs in the header, in what was asked and in what happened,
+// with a summary of the differences most likely to explain a change of outcome or duration
+// (compare-summary.ts). Any two builds of any tools compare; the builds are read once each
+// (build-facts.ts) and compared in memory.
+//
+// Build A is "before", build B "after": comparing B with A gives the same differences with
+// before and after (and added and removed) exchanged, in the same order
+// (test/services/compare.property.test.ts).
+
+import type { BuildStore, Visibility } from '../store/types.js';
+import { readBuildFacts, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
+import { summaryOf } from './compare-summary.js';
+import type { BuildSide, Comparison, Difference, FieldGroup, ListGroup, Section } from './comparison.js';
+
+export * from './comparison.js';
+
+// ---- ordering: the same whichever build is A (so that swapping only swaps) ----------------
+
+const cmp = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+const sameScalar = (x: Scalar, y: Scalar): boolean => x === y || (typeof x === 'number' && typeof y === 'number' && Number.isNaN(x) && Number.isNaN(y));
+
+/** Differences of two flat maps, by name. */
+function fieldDifferences(group: FieldGroup, a: Readonly<Record<string, Scalar>>, b: Readonly<Record<string, Scalar>>): { compared: number; differences: Difference[] } {
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(cmp);
+  const differences: Difference[] = [];
+  for (const name of names) {
+    const before = a[name] ?? null;
+    const after = b[name] ?? null;
+    if (!sameScalar(before, after)) differences.push({ kind: 'field', group, name, before, after });
+  }
+  return { compared: names.length, differences };
+}
+
+/** Sets compared: what B has that A has not (added) and the reverse (removed), sorted. */
+function listDifference(group: ListGroup, name: string, a: readonly string[], b: readonly string[]): Difference[] {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  const added = [...sb].filter((x) => !sa.has(x)).sort(cmp);
+  const removed = [...sa].filter((x) => !sb.has(x)).sort(cmp);
+  return added.length === 0 && removed.length === 0 ? [] : [{ kind: 'list', group, name, added, removed }];
+}
+
+const joined = (values: readonly string[] | undefined): Scalar => (values === undefined ? null : values.join(', '));
+
+function countsOf(f: BuildFacts): Record<string, Scalar> {
+  const by = (o: TaskOutcome) => f.tasks.filter((t) => t.outcome === o).length;
+  return {
+    tasks: f.tasks.length,
+    'tasks executed': by('executed'),
+    'tasks avoided': by('up-to-date') + by('from-cache'),
+    'tasks failed': by('failed'),
+    tests: f.tests.length,
+    'tests failed': f.tests.filter((t) => t.outcome === 'failed').length,
+  };
+}
+
+function headerSection(a: BuildFacts, b: BuildFacts): Section {
+  const fields = (f: BuildFacts): Record<string, Scalar> => ({
+    project: f.project,
+    tool: f.tool,
+    'tool version': f.toolVersion,
+    'agent version': f.agentVersion,
+    outcome: f.outcome,
+    duration: f.duration,
+    user: f.user,
+    host: f.host,
+    'CI provider': f.ci.provider,
+  });
+  // Start times and CI links differ between any two builds: they are shown, not listed.
+  const build = fieldDifferences('build', fields(a), fields(b));
+  const counts = fieldDifferences('counts', countsOf(a), countsOf(b));
+  return { id: 'header', compared: build.compared + counts.compared, differences: [...build.differences, ...counts.differences] };
+}
+
+function askedSection(a: BuildFacts, b: BuildFacts): Section {
+  const git = (f: BuildFacts): Record<string, Scalar> => ({ repository: f.git.repository, commit: f.git.commit, branch: f.git.branch, status: f.git.status });
+  const valueNames = [...new Set([...Object.keys(a.values), ...Object.keys(b.values)])];
+  const values = (f: BuildFacts): Record<string, Scalar> => Object.fromEntries(valueNames.map((n) => [n, joined(f.values[n])]));
+  const parts = [
+    fieldDifferences('git', git(a), git(b)),
+    fieldDifferences('environment', a.environment, b.environment),
+    fieldDifferences('options', a.options, b.options),
+    fieldDifferences('cache', a.cache, b.cache),
+    fieldDifferences('settings', a.serverSettings, b.serverSettings),
+    fieldDifferences('values', values(a), values(b)),
+  ];
+  const lists = [
+    ...listDifference('requested', 'requested', a.requested, b.requested),
+    ...listDifference('requested', 'excluded', a.excluded, b.excluded),
+    ...listDifference('tags', 'tags', a.tags, b.tags),
+  ];
+  return { id: 'asked', compared: 3 + parts.reduce((s, p) => s + p.compared, 0), differences: [...lists, ...parts.flatMap((p) => p.differences)] };
+}
+
+const taskKey = (t: { path: string; occurrence: number }): string => `${t.path}\u0000${t.occurrence}`;
+const byPath = (x: { path: string; occurrence: number }, y: { path: string; occurrence: number }): number => cmp(x.path, y.path) || x.occurrence - y.occurrence;
+/** Largest change first; equal changes by name, so the order does not depend on which build is A. */
+const byChange = <T extends { before: number; after: number }>(tie: (x: T, y: T) => number) => (x: T, y: T): number =>
+  Math.abs(y.after - y.before) - Math.abs(x.after - x.before) || tie(x, y);
+
+function tasksSection(a: BuildFacts, b: BuildFacts): Section {
+  const inB = new Map(b.tasks.map((t) => [taskKey(t), t]));
+  const inA = new Set<string>();
+  const presence: Extract<Difference, { kind: 'task-added' | 'task-removed' }>[] = [];
+  const outcomes: Extract<Difference, { kind: 'task-outcome' }>[] = [];
+  const durations: Extract<Difference, { kind: 'task-duration' }>[] = [];
+  const cacheable: Extract<Difference, { kind: 'task-cacheable' }>[] = [];
+  for (const x of a.tasks) {
+    const key = taskKey(x);
+    inA.add(key);
+    const y = inB.get(key);
+    if (y === undefined) {
+      presence.push({ kind: 'task-removed', task: x });
+      continue;
+    }
+    const at = { path: x.path, occurrence: x.occurrence };
+    if (x.outcome !== y.outcome) outcomes.push({ kind: 'task-outcome', ...at, before: x.outcome, after: y.outcome });
+    if (x.duration !== y.duration) durations.push({ kind: 'task-duration', ...at, before: x.duration, after: y.duration });
+    if (x.cacheable !== y.cacheable) cacheable.push({ kind: 'task-cacheable', ...at, before: x.cacheable, after: y.cacheable });
+  }
+  let added = 0;
+  for (const y of b.tasks) {
+    if (inA.has(taskKey(y))) continue;
+    presence.push({ kind: 'task-added', task: y });
+    added++;
+  }
+  presence.sort((x, y) => byPath(x.task, y.task));
+  outcomes.sort(byPath);
+  cacheable.sort(byPath);
+  durations.sort(byChange<(typeof durations)[number]>(byPath));
+  return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...cacheable, ...durations] };
+}
+
+const testKey = (t: { suite: string; name: string }): string => `${t.suite}\u0000${t.name}`;
+const byTest = (x: { suite: string; name: string }, y: { suite: string; name: string }): number => cmp(x.suite, y.suite) || cmp(x.name, y.name);
+
+function testsSection(a: BuildFacts, b: BuildFacts): Section {
+  const inB = new Map(b.tests.map((t) => [testKey(t), t]));
+  const inA = new Set<string>();
+  const presence: Extract<Difference, { kind: 'test-added' | 'test-removed' }>[] = [];
+  const outcomes: Extract<Difference, { kind: 'test-outcome' }>[] = [];
+  const durations: Extract<Difference, { kind: 'test-duration' }>[] = [];
+  for (const x of a.tests) {
+    const key = testKey(x);
+    inA.add(key);
+    const y = inB.get(key);
+    if (y === undefined) {
+      presence.push({ kind: 'test-removed', test: x });
+      continue;
+    }
+    const at = { suite: x.suite, name: x.name };
+    if (x.outcome !== y.outcome) outcomes.push({ kind: 'test-outcome', ...at, before: x.outcome, after: y.outcome });
+    if (x.duration !== y.duration) durations.push({ kind: 'test-duration', ...at, before: x.duration, after: y.duration });
+  }
+  let added = 0;
+  for (const y of b.tests) {
+    if (inA.has(testKey(y))) continue;
+    presence.push({ kind: 'test-added', test: y });
+    added++;
+  }
+  presence.sort((x, y) => byTest(x.test, y.test));
+  outcomes.sort(byTest);
+  durations.sort(byChange<(typeof durations)[number]>(byTest));
+  return { id: 'tests', compared: inA.size + added, differences: [...presence, ...outcomes, ...durations] };
+}
+
+/** Failures as multisets of (classification, message): what one build has more of than the other. */
+function failuresSection(a: BuildFacts, b: BuildFacts): Section {
+  const key = (f: FailureFacts) => `${f.classification}\u0000${f.message}`;
+  const counts = new Map<string, { failure: FailureFacts; n: number }>();
+  for (const f of a.failures) {
+    const c = counts.get(key(f)) ?? { failure: f, n: 0 };
+    c.n++;
+    counts.set(key(f), c);
+  }
+  for (const f of b.failures) {
+    const c = counts.get(key(f)) ?? { failure: f, n: 0 };
+    c.n--;
+    counts.set(key(f), c);
+  }
+  const differences: Difference[] = [];
+  for (const k of [...counts.keys()].sort(cmp)) {
+    const { failure, n } = counts.get(k)!;
+    for (let i = 0; i < Math.abs(n); i++) differences.push(n > 0 ? { kind: 'failure-removed', failure } : { kind: 'failure-added', failure });
+  }
+  return { id: 'failures', compared: counts.size, differences };
+}
+
+function sideOf(f: BuildFacts): BuildSide {
+  return {
+    id: f.id,
+    project: f.project,
+    tool: f.tool,
+    toolVersion: f.toolVersion,
+    agentVersion: f.agentVersion,
+    outcome: f.outcome,
+    start: f.start,
+    duration: f.duration,
+    user: f.user,
+    host: f.host,
+    ciProvider: f.ci.provider,
+    ciBuild: f.ci.build,
+    gitBranch: f.git.branch,
+    gitCommit: f.git.commit,
+    tasks: f.tasks.length,
+    tests: f.tests.length,
+  };
+}
+
+/** Compares two builds' facts (pure). */
+export function compareFacts(a: BuildFacts, b: BuildFacts): Comparison {
+  const sections = [headerSection(a, b), askedSection(a, b), tasksSection(a, b), testsSection(a, b), failuresSection(a, b)];
+  return {
+    a: sideOf(a),
+    b: sideOf(b),
+    identical: sections.every((s) => s.differences.length === 0),
+    summary: summaryOf(sections, a.duration, b.duration),
+    sections,
+  };
+}
+
+/**
+ * Compares two builds as the caller may see them: a build she may not see answers exactly as an
+ * unknown ID (NotFoundError, 404). Both builds are read at once.
+ */
+export async function compareBuilds(store: BuildStore, a: string, b: string, visibility: Visibility, options: { retryAfterSeconds?: number } = {}): Promise<Comparison> {
+  const [fa, fb] = await Promise.all([readBuildFacts(store, a, visibility, options.retryAfterSeconds), readBuildFacts(store, b, visibility, options.retryAfterSeconds)]);
+  return compareFacts(fa, fb);
+}

@@ -1,0 +1,46 @@
+// The comparison page's wording (web/src/compare-text.ts), in Node: every kind of difference is
+// worded with its values in A and B, and the summary's lines and labels say which way it went.
+
+import { describe, expect, it } from 'vitest';
+import type { Difference, SummaryEntry } from '../../src/services/comparison.js';
+import { summaryLabel, summaryLine, word } from '../../web/src/compare-text.js';
+
+const task = { path: ':test', occurrence: 1, outcome: 'failed', duration: 1_500, cacheable: true } as const;
+const test = { suite: 'acme.PriceTest', name: 'addsTax', outcome: 'failed', duration: 20, attempts: 1 } as const;
+const failure = { classification: 'verification', message: 'Tests failed' };
+
+describe('compare page wording', () => {
+  it('words every kind of difference', () => {
+    const cases: [Difference, string, string, string][] = [
+      [{ kind: 'field', group: 'build', name: 'duration', before: 4_000, after: 13_200 }, 'Duration', '4.0s', '13.2s'],
+      [{ kind: 'field', group: 'environment', name: 'jvmVersion', before: '17', after: null }, 'Environment: jvmVersion', '17', ''],
+      [{ kind: 'list', group: 'requested', name: 'requested', added: ['publish'], removed: ['check'] }, 'Requested tasks', 'check', 'publish'],
+      [{ kind: 'task-added', task }, 'Task :test', '', 'failed, 1.5s'],
+      [{ kind: 'task-removed', task: { ...task, occurrence: 2 } }, 'Task :test (run 2)', 'failed, 1.5s', ''],
+      [{ kind: 'task-outcome', path: ':a', occurrence: 1, before: 'from-cache', after: 'executed' }, 'Task :a', 'from-cache', 'executed'],
+      [{ kind: 'task-duration', path: ':a', occurrence: 1, before: 40, after: 9_000 }, 'Task :a', '40ms', '9.0s'],
+      [{ kind: 'task-cacheable', path: ':a', occurrence: 1, before: true, after: null }, 'Task :a cacheable', 'yes', 'not said'],
+      [{ kind: 'test-added', test }, 'Test acme.PriceTest.addsTax', '', 'failed'],
+      [{ kind: 'test-removed', test: { ...test, outcome: null } }, 'Test acme.PriceTest.addsTax', 'no outcome', ''],
+      [{ kind: 'test-outcome', suite: '', name: 'solo', before: 'passed', after: 'failed' }, 'Test solo', 'passed', 'failed'],
+      [{ kind: 'test-duration', suite: 'S', name: 't', before: 10, after: 5 }, 'Test S.t', '10ms', '5ms'],
+      [{ kind: 'failure-added', failure }, 'Failure (verification)', '', 'Tests failed'],
+      [{ kind: 'failure-removed', failure }, 'Failure (verification)', 'Tests failed', ''],
+    ];
+    for (const [d, subject, before, after] of cases) expect(word(d), d.kind).toMatchObject({ subject, before, after });
+    expect(word(cases[6]![0]).change).toBe('+9.0s');
+    expect(word(cases[11]![0]).change).toBe('−5ms');
+  });
+
+  it('says which way a summary entry went', () => {
+    const entry = (reason: SummaryEntry['reason'], difference: Difference): SummaryEntry => ({ reason, difference });
+    const breaks = entry('failing-test', { kind: 'test-outcome', suite: 'S', name: 't', before: 'passed', after: 'failed' });
+    const heals = entry('failing-test', { kind: 'test-outcome', suite: 'S', name: 't', before: 'failed', after: 'passed' });
+    expect([summaryLabel(breaks), summaryLine(breaks)]).toEqual(['newly failing test', 'Test S.t: passed → failed']);
+    expect(summaryLabel(heals)).toBe('fixed test');
+    expect(summaryLabel(entry('failing-task', { kind: 'task-added', task }))).toBe('newly failing task');
+    expect(summaryLine(entry('failure', { kind: 'failure-added', failure }))).toBe('Failure (verification), only in B: Tests failed');
+    expect(summaryLine(entry('requested', { kind: 'list', group: 'requested', name: 'requested', added: ['publish'], removed: ['check'] }))).toBe('Requested tasks: +publish −check');
+    expect(summaryLabel(entry('slower-task', { kind: 'task-duration', path: ':a', occurrence: 1, before: 900, after: 100 }))).toBe('faster task');
+  });
+});

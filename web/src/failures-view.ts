@@ -1,0 +1,108 @@
+// The build page's first section: why the build failed. The failed tests with their message (the
+// stack trace and the test's output expandable), each build failure with its cause (the
+// exception, a compiler's diagnostics with file and line, a failed command's output tail), the
+// failed tasks, and a link to the first error line of the console log, so that whoever opens a
+// failed build sees what failed and why without scrolling.
+
+import { h } from '../../playground/src/dom.js';
+import type { BuildDetails } from './api.js';
+import type { TestRow } from './report-api.js';
+import { plural } from './logic.js';
+
+type Failure = BuildDetails['failures'][number];
+type Cause = NonNullable<Failure['cause']>;
+
+/** The first line of a message (the rest goes with the stack trace). */
+const firstLine = (s: string): string => s.split('\n', 1)[0]!;
+
+function expandable(summary: string, text: string, cls: string): HTMLElement {
+  return h('details', { class: cls }, h('summary', {}, summary), h('pre', { class: 'trace' }, text));
+}
+
+export function testName(t: Pick<TestRow, 'suite' | 'name' | 'parameters' | 'displayName'>): HTMLElement {
+  return h(
+    'span',
+    { class: 'test-name' },
+    h('span', { class: 'test-suite' }, t.suite === '' ? '' : `${t.suite}.`),
+    h('strong', {}, t.name),
+    t.parameters ? h('span', { class: 'muted' }, `[${t.parameters}]`) : '',
+  );
+}
+
+/** A failed test: its name, the failure's type and message, and what can be expanded. */
+export function failedTest(t: TestRow): HTMLElement {
+  const f = t.failure;
+  const message = f === null || f.message === '' ? 'failed (no message)' : f.message;
+  return h(
+    'li',
+    { class: 'failed-test' },
+    testName(t),
+    t.attempts > 1 ? h('span', { class: 'muted' }, ` (${t.attempts} attempts)`) : '',
+    t.task ? h('span', { class: 'muted' }, ' in ', h('code', {}, t.task)) : '',
+    h('div', { class: 'failure-message' }, f?.type ? h('span', { class: 'exception-type' }, `${f.type}: `) : '', firstLine(message)),
+    f?.stackTrace ? expandable('Stack trace', f.stackTrace, 'stack-trace') : message.includes('\n') ? expandable('Whole message', message, 'stack-trace') : '',
+    t.output !== '' ? expandable('Output of the test', t.output, 'test-output') : '',
+  );
+}
+
+function causeOf(c: Cause, message: string): (HTMLElement | string)[] {
+  const out: (HTMLElement | string)[] = [];
+  const said = c.message !== null && c.message !== message ? c.message : null;
+  if (c.type !== null || said !== null) {
+    out.push(h('div', { class: 'cause' }, 'Cause: ', c.type ? h('span', { class: 'exception-type' }, c.type) : '', c.type && said ? ': ' : '', said ? firstLine(said) : ''));
+  }
+  if (c.diagnostics.length > 0) {
+    out.push(
+      h(
+        'ul',
+        { class: 'diagnostics' },
+        ...c.diagnostics.map((d) =>
+          h(
+            'li',
+            { class: `diagnostic ${d.severity ?? 'error'}` },
+            h('code', { class: 'diagnostic-location' }, `${d.file}${d.line !== null ? `:${d.line}` : ''}${d.column !== null ? `:${d.column}` : ''}`),
+            ' ',
+            h('span', { class: 'severity' }, d.severity ?? 'error'),
+            ' ',
+            d.message,
+          ),
+        ),
+      ),
+    );
+  }
+  if (c.outputTail !== null) out.push(h('div', { class: 'output-tail-label muted' }, 'End of its error output:'), h('pre', { class: 'output-tail' }, c.outputTail));
+  if (c.stackTrace !== null) out.push(expandable('Stack trace', c.stackTrace, 'stack-trace'));
+  return out;
+}
+
+/** The failures section's content (the section itself is the page's). */
+export function failuresContent(b: BuildDetails, consoleLink: (line: number) => string): (HTMLElement | string)[] {
+  const out: (HTMLElement | string)[] = [];
+  const failedTests = b.tests.failed;
+  if (failedTests.length > 0) {
+    const more = b.tests.counts.failed - failedTests.length;
+    out.push(
+      h('h3', {}, `Failed tests (${b.tests.counts.failed.toLocaleString('en-US')})`),
+      h('ul', { class: 'failed-tests' }, ...failedTests.map(failedTest)),
+      more > 0 ? h('p', {}, h('a', { href: '#tests', class: 'all-failed-tests' }, `${plural(more, 'more failed test')} in Tests below`)) : '',
+    );
+  }
+  if (b.failures.length === 0 && failedTests.length === 0) out.push(h('p', { class: 'muted' }, 'No failures.'));
+  if (b.failures.length > 0) {
+    if (failedTests.length > 0) out.push(h('h3', {}, 'Build failures'));
+    out.push(
+      h(
+        'ul',
+        { class: 'failures' },
+        ...b.failures.map((f) => h('li', { class: `failure ${f.classification}` }, h('span', { class: 'classification' }, f.classification), ' ', h('span', { class: 'failure-text' }, f.message), ...(f.cause ? causeOf(f.cause, f.message) : []))),
+      ),
+    );
+  }
+  const failedTasks = b.tasks.filter((t) => t.outcome === 'failed');
+  if (failedTasks.length > 0) out.push(h('p', {}, 'Failed tasks: ', ...failedTasks.map((t) => h('code', { class: 'task-name failed' }, t.path))));
+  const e = b.console.firstError;
+  if (e !== null && (b.failures.length > 0 || failedTests.length > 0)) {
+    out.push(h('p', { class: 'first-error' }, 'First error in the console log: ', h('a', { href: consoleLink(e.line), id: 'first-error-link' }, `line ${(e.line + 1).toLocaleString('en-US')}`), ' ', h('code', {}, e.text)));
+  }
+  return out;
+}
