@@ -89,7 +89,7 @@ describe.each(dialects)('searching the test fields (%s)', (dialect) => {
     await t.handle.db.updateTable('builds').set({ hasfailedtest: null }).execute();
     expect(await search('failedTest:*')).toEqual([]);
     const report = await reconcileCatalog(t.handle);
-    expect(report.newFields.sort()).toEqual(['failedTest', 'hasFailedTest']);
+    expect([...report.newFields].sort()).toEqual(['failedTest', 'hasFailedTest']);
     expect(await search('failedTest:*PriceTest*')).toEqual(['tests00000001', 'tests00000002']);
     expect(await search('hasFailedTest:false')).toEqual(['tests00000003']);
   });
