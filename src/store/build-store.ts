@@ -319,7 +319,9 @@ class KyselyBuildStore implements BuildStore {
       if (!Number.isSafeInteger(options.fromInstant) || options.fromInstant < 0) {
         throw new RangeError(`fromInstant must be epoch milliseconds between 0 and ${Number.MAX_SAFE_INTEGER}, got ${options.fromInstant}`);
       }
-      q = q.where('builds.available_at', reverse ? '<=' : '>=', options.fromInstant);
+      // Oldest first from instant 0 is every available build: the condition would select them
+      // all and still cost a row read per candidate (measured: project:bill* at 1M, 228 ms with it).
+      if (reverse || options.fromInstant > 0) q = q.where('builds.available_at', reverse ? '<=' : '>=', options.fromInstant);
     }
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
@@ -359,7 +361,7 @@ class KyselyBuildStore implements BuildStore {
     let first = reverse ? 0x7fffffff : 1;
     if (fromSeq !== undefined) first = reverse ? fromSeq - 1 : fromSeq + 1;
     if (options.afterSeq !== undefined && !reverse) first = Math.max(first, options.afterSeq + 1);
-    if (fromSeq === undefined && options.fromInstant !== undefined) {
+    if (fromSeq === undefined && options.fromInstant !== undefined && (reverse || options.fromInstant > 0)) {
       // Where builds available from that instant start (or, newest first, end) in seq order: a
       // bound only, SQL still checks the instant of every build.
       const edge = await this.handle.db
