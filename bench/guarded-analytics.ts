@@ -6,7 +6,9 @@
 // floor). Goals: every expensive request ends with the time-limit problem document (503) within
 // its limit plus a margin, and the unrelated request stays under 300 ms.
 //
-//   node --import tsx bench/guarded-analytics.ts [--builds N | --1m] [--data DIR] [--limit-ms MS] [--rounds N]
+//   node --import tsx bench/guarded-analytics.ts [--builds N | --1m] [--data DIR | --postgres] [--limit-ms MS] [--rounds N]
+//
+// --postgres: a throwaway PostgreSQL cluster (as the tests start one) instead of SQLite.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBuilds, startServer } from './support/compact-builds.js';
 import { startProbe } from './support/probe.js';
+import { startPostgres } from '../test/support/postgres-server.js';
 
 const argv = process.argv.slice(2);
 const value = (name: string) => {
@@ -33,11 +36,13 @@ const quantile = (xs: readonly number[], q: number): number => {
 async function main(): Promise<void> {
   const own = value('--data') === undefined;
   const data = value('--data') ?? mkdtempSync(join(tmpdir(), 'buildscope-bench-guard-'));
-  await loadBuilds(data, builds);
+  const pg = argv.includes('--postgres') ? await startPostgres() : undefined;
+  const where = pg !== undefined ? { url: pg.url } : data;
+  await loadBuilds(where, builds);
   execFileSync(process.execPath, ['scripts/build.js'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const config = join(data, 'bench-guard.yaml');
   writeFileSync(config, `limits:\n  searchTimeoutMs: ${limitMs}\n`);
-  const server = await startServer(data, 1, ['--config', config]);
+  const server = await startServer(where, 1, ['--config', config]);
   const keyFile = join(data, 'bench-access-key');
   const key = server.key ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
   if (key === undefined) throw new Error(`no access key: the data directory ${data} was not created by a benchmark`);
@@ -70,7 +75,7 @@ async function main(): Promise<void> {
       rows.push({ round, statuses: answers.map((a) => a.status).join(','), slowestMs: Math.max(...answers.map((a) => a.ms)), p50Ms: quantile(during, 0.5), p99Ms: quantile(during, 0.99), maxMs: Math.max(...during) });
     }
     const f = (n: number) => n.toFixed(0);
-    console.log(`${builds} builds (SQLite), limits.searchTimeoutMs ${limitMs}, query ${QUERY}`);
+    console.log(`${builds} builds (${pg !== undefined ? 'PostgreSQL' : 'SQLite'}), limits.searchTimeoutMs ${limitMs}, query ${QUERY}`);
     console.log(`GET /health/live idle: p50 ${quantile(idle, 0.5).toFixed(1)} ms, p99 ${quantile(idle, 0.99).toFixed(1)} ms, max ${f(Math.max(...idle))} ms (${idle.length} samples)\n`);
     console.log('| round | 4 facets/trends statuses | slowest answer | /health/live p50 during | p99 | max |');
     console.log('|---:|---|---:|---:|---:|---:|');
@@ -78,10 +83,12 @@ async function main(): Promise<void> {
     const goal = rows.every((r) => r.maxMs < 300);
     console.log(`\ngoal (unrelated request under 300 ms while the four run): ${goal ? 'met' : 'NOT met'}`);
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/guarded-analytics.json', JSON.stringify({ when: new Date().toISOString(), builds, limitMs, query: QUERY, idle: { p50: quantile(idle, 0.5), p99: quantile(idle, 0.99) }, rows, goal }, null, 2) + '\n');
+    writeFileSync(`bench/results/guarded-analytics${pg !== undefined ? '-postgres' : ''}.json`, JSON.stringify({ when: new Date().toISOString(), database: pg !== undefined ? 'postgres' : 'sqlite', builds, limitMs, query: QUERY, idle: { p50: quantile(idle, 0.5), p99: quantile(idle, 0.99) }, rows, goal }, null, 2) + '\n');
   } finally {
     prober.stop();
     server.child.kill('SIGTERM');
+    await new Promise((r) => server.child.once('exit', r));
+    await pg?.stop();
     if (own && !argv.includes('--keep')) rmSync(data, { recursive: true, force: true });
   }
 }

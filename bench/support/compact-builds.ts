@@ -40,8 +40,13 @@ export function* benchBuilds(count: number): Iterable<string> {
   }
 }
 
-export async function loadBuilds(data: string, count: number): Promise<void> {
-  const database = await openDatabase({ data });
+/** Where the builds go: a SQLite data directory, or a postgres:// URL. */
+export type Where = string | { readonly url: string };
+
+const section = (where: Where) => (typeof where === 'string' ? { data: where } : { url: where.url });
+
+export async function loadBuilds(where: Where, count: number): Promise<void> {
+  const database = await openDatabase(section(where));
   const store = await openBuildStore(database);
   try {
     const have = await store.latestSeq();
@@ -70,11 +75,12 @@ export async function loadBuilds(data: string, count: number): Promise<void> {
 }
 
 /** `serve` over `data` (dist/ must be built); `extra`: more command-line options, e.g. --config FILE. */
-export function startServer(data: string, workers: number, extra: readonly string[] = []): Promise<Server> {
+export function startServer(where: Where, workers: number, extra: readonly string[] = []): Promise<Server> {
+  const store = typeof where === 'string' ? ['--data', where] : ['--db', where.url];
   return new Promise((resolve, reject) => {
     // The server as `npm start` runs it: the compiled dist/ (built first, below), not the sources
     // through tsx, whose transform slows closure-heavy code down.
-    const child = spawn(process.execPath, ['bin/buildscope.js', 'serve', '--port', '0', '--data', data, '--workers', String(workers), ...extra], {
+    const child = spawn(process.execPath, ['bin/buildscope.js', 'serve', '--port', '0', ...store, '--workers', String(workers), ...extra], {
       env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
