@@ -125,6 +125,26 @@ export interface BesSection {
   readonly maxOpenInvocations: number;
   /** How long an invocation whose stream ended unfinished is kept for Bazel to resume it on a new stream. */
   readonly retryWindowSeconds: number;
+  /**
+   * The cache nodes whose `bytestream://` URIs the endpoint reads Bazel's test reports and logs
+   * from (ByteStream.Read on their gRPC port); a URI naming any other host is never read.
+   */
+  readonly cacheNodes: readonly BesCacheNode[];
+  /** Largest test report or log read from a cache node, in bytes (a larger one is left unread). */
+  readonly testOutputMaxBytes: number;
+  /** Test reports and logs read per invocation (a failed attempt's first). */
+  readonly testOutputsPerInvocation: number;
+  /** Time all reads of one invocation's test outputs may take together, in seconds. */
+  readonly testOutputTimeoutSeconds: number;
+}
+
+/** A cache node the Build Event Service endpoint reads test outputs from. */
+export interface BesCacheNode {
+  /** `host:port` of the node's gRPC port, as Bazel's URIs name it (`bytestream://host:port/...`). */
+  readonly address: string;
+  /** A user of the node (level `read` is enough) and its password; absent: read anonymously. */
+  readonly user?: string;
+  readonly password?: string;
 }
 
 /**
@@ -212,6 +232,31 @@ const besSchema = {
     maxOpenInvocationsPerUser: { description: 'Unfinished invocations one user may have at a time.', type: 'integer', minimum: 1, maximum: 100_000, default: 32 },
     maxOpenInvocations: { description: 'Unfinished invocations the endpoint holds at a time, all users together.', type: 'integer', minimum: 1, maximum: 1_000_000, default: 512 },
     retryWindowSeconds: { description: 'Seconds an invocation whose stream ended unfinished is kept for Bazel to resume it on a new stream.', type: 'integer', minimum: 1, maximum: 86_400, default: 600 },
+    cacheNodes: {
+      description:
+        "The Buildscope cache nodes whose bytestream:// URIs (Bazel with --remote_cache=grpc://... and --bes_backend) the endpoint reads test reports and logs from, over gRPC; URIs naming any other host are never read.",
+      type: 'array',
+      maxItems: 64,
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['address'],
+        dependentRequired: { user: ['password'], password: ['user'] },
+        properties: {
+          address: {
+            description: "host:port of the node's --grpc-port as Bazel's URIs name it (the address of --remote_cache, or --remote_bytestream_uri_prefix); the endpoint connects to it.",
+            type: 'string',
+            pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$',
+          },
+          user: { description: 'A user of the node (level read is enough); absent: anonymous reads.', type: 'string', minLength: 1 },
+          password: { description: "The user's password (keep this file readable by the server only).", type: 'string', minLength: 1 },
+        },
+      },
+    },
+    testOutputMaxBytes: { description: 'Largest test report or log read from a cache node, in bytes; a larger one is left unread.', type: 'integer', minimum: 1024, maximum: 64 * MiB, default: 8 * MiB },
+    testOutputsPerInvocation: { description: "Test reports and logs read per invocation (failed attempts' first); the rest are left unread.", type: 'integer', minimum: 0, maximum: 1000, default: 16 },
+    testOutputTimeoutSeconds: { description: "Seconds all reads of one invocation's test outputs may take together; what is not read by then is left unread.", type: 'integer', minimum: 1, maximum: 300, default: 10 },
   },
 } as const;
 

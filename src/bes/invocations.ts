@@ -8,10 +8,12 @@
 // invocation keeps, the unfinished invocations of one user and of the whole endpoint, and the
 // retry window after which an invocation whose streams all ended unfinished is dropped.
 
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { reduceBepEvent, type BepEvent, type TimedBepEvent } from '../agents/bazel/bep-build.js';
+import { wantedTestOutputs } from '../agents/bazel/bep-tests.js';
 
 export interface InvocationLimits {
   readonly maxInvocationBytes: number;
@@ -126,6 +128,22 @@ export class InvocationSpool {
       bySequence.set(s, { event: e, ...(t !== undefined ? { time: t } : {}) });
     }
     return [...bySequence.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
+  }
+
+  /**
+   * The URIs of the test reports and logs the finished invocation's build will read, failed
+   * attempts' first; read line by line, so that only the URIs are held.
+   */
+  async testOutputs(inv: Invocation): Promise<string[]> {
+    const failed: string[] = [];
+    const other: string[] = [];
+    const lines = createInterface({ input: createReadStream(inv.file, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (!line.includes('"testResult"')) continue;
+      const { e } = JSON.parse(line) as { e: BepEvent };
+      for (const o of wantedTestOutputs(e)) (o.failed ? failed : other).push(o.uri);
+    }
+    return [...new Set([...failed, ...other])];
   }
 
   /** Forgets the invocation and removes its file. */

@@ -7,7 +7,9 @@
 // acknowledged by its sequence number as soon as it is kept (a slow ack holds Bazel up); an
 // invocation waits on disk, reduced to what its build is made of and within bounds
 // (invocations.ts), and when it finishes its events become one `targetbuild` build through the
-// ordinary ingest, with the publisher's project rules, as over REST. Credentials are the server's
+// ordinary ingest, with the publisher's project rules, as over REST; its test reports and logs
+// are read first from the cache nodes of `bes.cacheNodes` (test-outputs.ts, never holding up an
+// acknowledgement). Credentials are the server's
 // access keys and tokens; the permission is publishScan; admission.ts checks them before a message
 // is read where it can. A refused build ends the stream with an error status, which Bazel shows.
 
@@ -23,6 +25,7 @@ import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf, READ_PAYLO
 import { toIngestLine } from '../agents/common-build.js';
 import { admissionInterceptor, callerOf, keywordCredential, status } from './admission.js';
 import { InvocationSpool, type Invocation, type Refusal } from './invocations.js';
+import { createTestOutputReader, readFetched, type Fetched } from './test-outputs.js';
 import { BAZEL_EVENT_TYPE_URL, decodeBazelEventOf, publishBuildEventService } from './protocol.js';
 
 
@@ -76,9 +79,29 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
   // Finished invocations become builds one at a time: what a conversion holds in memory is one
   // invocation's reduced events, however many finish together.
   const conversions = new PQueue({ concurrency: 1 });
+  // An invocation's test outputs are read before its turn to be converted, two invocations at a
+  // time: the reads of the next overlap the conversion of the current, and what is held in memory
+  // is at most two invocations' outputs (an invocation keeps its place until it is stored). A
+  // slow cache node holds its invocations up to bes.testOutputTimeoutSeconds.
+  const outputReader = createTestOutputReader(options);
+  const outputReads = new PQueue({ concurrency: 2 });
+
+  async function readTestOutputs(inv: Invocation): Promise<Map<string, Fetched>> {
+    let fetched: Map<string, Fetched>;
+    try {
+      fetched = await outputReader.fetch(await spool.testOutputs(inv));
+    } catch (err) {
+      // The build is stored without them.
+      log.warn({ invocationId: inv.id, err }, "a Bazel invocation's test outputs could not be read");
+      return new Map();
+    }
+    const unread = [...fetched.values()].filter((f) => 'unread' in f).map((f) => (f as { unread: string }).unread);
+    if (unread.length > 0) log.info({ invocationId: inv.id, read: fetched.size - unread.length, unread }, "some of a Bazel invocation's test outputs were not read");
+    return fetched;
+  }
 
   /** The finished invocation stored as a build; the status to end its stream with when it was not. */
-  async function storeInvocation(inv: Invocation, publisher: Principal): Promise<grpc.ServiceError | undefined> {
+  async function storeInvocation(inv: Invocation, publisher: Principal, outputs: ReadonlyMap<string, Fetched>): Promise<grpc.ServiceError | undefined> {
     const events = spool.take(inv);
     const visibility = visibilityOf(publisher);
     // A publisher restricted to projects never names a new build's ID (the ingest's rule, as over
@@ -86,7 +109,7 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
     const named = seesEverything(visibility);
     let build;
     try {
-      build = bepToBuild(events, buildIdFromInvocation(invocationIdOf(events) ?? inv.id));
+      build = bepToBuild(events, buildIdFromInvocation(invocationIdOf(events) ?? inv.id), { readUri: readFetched(outputs) });
     } catch (e) {
       if (!(e instanceof BepError)) throw e;
       return status(grpc.status.INVALID_ARGUMENT, `The invocation is not a build: ${e.message}`);
@@ -179,10 +202,15 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
           const by = publisher;
           // Nothing more is added to it while its conversion waits its turn.
           finished.finished = true;
-          finishing = conversions.add(() => storeInvocation(finished, by)).catch((err: unknown) => {
-            log.warn({ invocationId, err }, 'a Bazel invocation could not be stored');
-            return status(grpc.status.UNAVAILABLE, `The build could not be stored now: ${(err as Error).message}`);
-          });
+          finishing = outputReads
+            .add(async () => {
+              const outputs = await readTestOutputs(finished);
+              return conversions.add(() => storeInvocation(finished, by, outputs));
+            })
+            .catch((err: unknown) => {
+              log.warn({ invocationId, err }, 'a Bazel invocation could not be stored');
+              return status(grpc.status.UNAVAILABLE, `The build could not be stored now: ${(err as Error).message}`);
+            });
         }
       };
 
@@ -223,6 +251,7 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
         server.tryShutdown(() => {
           clearTimeout(force);
           spool.close();
+          outputReader.close();
           resolve();
         });
       }),

@@ -61,9 +61,14 @@ const UPDATE_REQUEST: Codec = {
   },
 };
 
-/** ReadResponse { bytes data = 10 } written by hand: one copy of the chunk, no object conversion. */
+/**
+ * ReadResponse { bytes data = 10 } written by hand: no object conversion, and no copy at all when
+ * the handler gives the message already encoded (`{ encoded }`, read from disk behind its header).
+ */
 const READ_RESPONSE: Codec = {
   encode(value) {
+    const encoded = (value as { encoded?: Buffer }).encoded;
+    if (encoded !== undefined) return encoded;
     const data = (value as { data: Buffer }).data;
     const w = protobuf.Writer.create();
     w.uint32((10 << 3) | 2).uint32(data.length);

@@ -1,16 +1,20 @@
 // Bazel end to end: Debian's bazel-bootstrap (4.2.3) builds a small offline workspace (a genrule
 // and a shell test) with --bes_backend pointing at a real Buildscope server, once passing and once
 // with a failing test, and once writing a JSON event file that `ingest-bep` sends; each build is
-// found by the searches a user types and its events export. One Bazel server (one output base)
-// serves every case and is shut down at the end.
+// found by the searches a user types and its events export; and a failing test built with
+// --remote_cache on a cache node the server reads (bes.cacheNodes), whose JUnit report and log
+// reach the build through the bytestream:// URIs of the live stream. One Bazel server (one
+// output base), one Buildscope server and one cache node serve every case.
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
+import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let server: AgentTestServer;
+  let node: TestNode;
   let ws: BazelWorkspace;
   let dir: string;
   const bazel = (args: readonly string[]) => ws.bazel(args);
@@ -19,12 +23,28 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   beforeAll(async () => {
     ws = bazelWorkspace('bs-bazel-');
     dir = ws.dir;
-    server = await startAgentTestServer({ bes: true });
+    node = await startTestNode(
+      {
+        version: 4,
+        cache: {
+          accessControl: {
+            anonymousLevel: 'none',
+            users: { ci: { level: 'readwrite', password: await fastHash('ci-password') }, buildscope: { level: 'read', password: await fastHash('buildscope-password') } },
+          },
+        },
+        uiAccess: { type: 'open' },
+      },
+      { grpcPort: 0 },
+    );
+    // The server reads test outputs from this node only, as its read-only user.
+    const grpcAddress = node.node.grpcUrl!.replace(/^grpc:\/\//, '');
+    server = await startAgentTestServer({ bes: { cacheNodes: [{ address: grpcAddress, user: 'buildscope', password: 'buildscope-password' }] } });
   }, 120_000);
 
   afterAll(async () => {
     await ws?.close();
     await server?.close();
+    await node?.close();
   }, 120_000);
 
   // Bazel 4 has no --bes_header (Bazel 5 added it) and sends no other header to a BES backend;
@@ -72,8 +92,10 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(test?.data).toMatchObject({ outcome: 'failed', testStatus: 'FAILED' });
     const finished = events.at(-1)!;
     expect(finished.data).toMatchObject({ outcome: 'failed', failures: [{ classification: 'verification', message: 'Test //:greeting_test FAILED' }] });
-    // Over the live stream the target is the test (its files are on the client's disk).
+    // Over the live stream the target is the test (its files are on the client's disk), and says so.
     expect(events.filter((e) => e.eventType === 'TestFinished').map((e) => [e.data['outcome'], (e.data['failure'] as { message: string }).message])).toEqual([['failed', '//:greeting_test FAILED']]);
+    const unread = events.find((e) => e.eventType === 'TestFinished')!.data['unreadOutputs'] as { name: string; uri: string; reason: string }[];
+    expect(unread.map((u) => [u.name, u.reason])).toEqual([['test.log', 'clientFile'], ['test.xml', 'clientFile']]);
     // From the event file on the build machine, Bazel's own report and log: why it failed.
     const { buildFromEventFile } = await import('../../src/agents/bazel/ingest-bep.js');
     const fromFile = (await buildFromEventFile(file)).events;
@@ -122,4 +144,34 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const events = await server.events(id);
     expect(events.filter((e) => e.eventType === 'TaskFinished').map((e) => e.data['path'])).toEqual(['//:greeting']);
   }, 240_000);
+  it("reads a failing test's JUnit report and log from the cache node the live stream names (--remote_cache=grpc://)", async () => {
+    const cache = [`--remote_cache=${node.node.grpcUrl}`, `--remote_header=Authorization=Basic ${Buffer.from('ci:ci-password').toString('base64')}`];
+    const readsBefore = node.node.status().bazel.grpc.cas.hits;
+    const r = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), ...cache, '--test_env=GREETING_FAIL=1', '--build_metadata=TAGS=through-cache']);
+    expect(r.status, r.output).toBe(3);
+    const ids = await server.search('tag:through-cache hasVerificationFailure');
+    expect(ids).toHaveLength(1);
+    const events = await server.events(ids[0]!);
+    // The case of Bazel's own report, its failure message and the log's tail, as from the build machine.
+    expect(events.filter((e) => e.eventType === 'TestStarted').map((e) => [e.data['suite'], e.data['name'], e.data['task']])).toEqual([['greeting_test', 'greeting_test', '//:greeting_test']]);
+    const finished = events.filter((e) => e.eventType === 'TestFinished');
+    expect(finished).toHaveLength(1);
+    expect(finished[0]!.data).toMatchObject({ outcome: 'failed', attempt: 1, failure: { message: 'exited with error code 1' } });
+    expect(finished[0]!.data['unreadOutputs']).toBeUndefined();
+    expect(events.find((e) => e.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
+    // Read by the server from the node (the report and the log).
+    expect(node.node.status().bazel.grpc.cas.hits - readsBefore).toBeGreaterThanOrEqual(2);
+
+    // URIs naming another cache (Bazel writes them with --remote_bytestream_uri_prefix) are not
+    // read: the build is stored, the target is the test, and its TestFinished says why.
+    const other = await bazel(['test', '//...', ...offline(), ...bes(server.accessKey), ...cache, '--remote_bytestream_uri_prefix=other-cache.example.com:5072', '--test_env=GREETING_FAIL=1', '--build_metadata=TAGS=other-cache']);
+    expect(other.status, other.output).toBe(3);
+    const [otherId] = await server.search('tag:other-cache hasVerificationFailure');
+    const otherEvents = await server.events(otherId!);
+    const test = otherEvents.find((e) => e.eventType === 'TestFinished')!;
+    expect(test.data).toMatchObject({ outcome: 'failed', failure: { message: '//:greeting_test FAILED' } });
+    const unread = test.data['unreadOutputs'] as { name: string; uri: string; reason: string }[];
+    expect(unread.map((u) => [u.name, u.reason])).toEqual([['test.log', 'otherCache'], ['test.xml', 'otherCache']]);
+    expect(unread[0]!.uri).toMatch(/^bytestream:\/\/other-cache\.example\.com:5072\/blobs\/[0-9a-f]{64}\/\d+$/);
+  }, 300_000);
 });

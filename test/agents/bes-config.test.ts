@@ -11,8 +11,8 @@ import { run } from './support.js';
 
 describe('bes configuration', () => {
   it('is off by default and takes a port and a message limit', () => {
-    expect(parseConfig({}).bes).toEqual({ port: null, maxMessageBytes: 64 * 1024 * 1024 });
-    expect(parseConfig({ bes: { port: 5081, maxMessageBytes: 8 * 1024 * 1024 } }).bes).toEqual({ port: 5081, maxMessageBytes: 8 * 1024 * 1024 });
+    expect(parseConfig({}).bes).toMatchObject({ port: null, maxMessageBytes: 16 * 1024 * 1024, cacheNodes: [], testOutputMaxBytes: 8 * 1024 * 1024, testOutputsPerInvocation: 16, testOutputTimeoutSeconds: 10 });
+    expect(parseConfig({ bes: { port: 5081, maxMessageBytes: 8 * 1024 * 1024 } }).bes).toMatchObject({ port: 5081, maxMessageBytes: 8 * 1024 * 1024 });
     expect(configFromCli({ besPort: '0' }).bes.port).toBe(0);
   });
 
@@ -21,6 +21,17 @@ describe('bes configuration', () => {
     expect(() => parseConfig({ bes: { prot: 1 } })).toThrow(/bes\.prot: unknown property \(did you mean "port"\?\)/);
     expect(() => parseConfig({ bes: { maxMessageBytes: 1000 } })).toThrow(ConfigError);
     expect(() => configFromCli({ besPort: 'x' })).toThrow(/--bes-port: not a port number: x/);
+  });
+
+  it('takes the cache nodes whose test outputs the endpoint reads, and refuses addresses that are not host:port', () => {
+    const nodes = [{ address: 'cache.example.com:5072', user: 'buildscope', password: 'secret' }, { address: '[::1]:5072' }, { address: '10.0.0.5:9092' }];
+    expect(parseConfig({ bes: { cacheNodes: nodes } }).bes.cacheNodes).toEqual(nodes);
+    for (const address of ['cache.example.com', 'grpc://cache.example.com:5072', 'user@cache:5072', 'cache:5072/instance']) {
+      expect(() => parseConfig({ bes: { cacheNodes: [{ address }] } }), address).toThrow(/bes\.cacheNodes\[0\]\.address/);
+    }
+    expect(() => parseConfig({ bes: { cacheNodes: [{ address: 'cache:5072', user: 'buildscope' }] } })).toThrow(/bes\.cacheNodes\[0\]/);
+    expect(() => parseConfig({ bes: { cacheNodes: [{ address: 'cache:5072', url: 'x' }] } })).toThrow(/bes\.cacheNodes\[0\]\.url: unknown property/);
+    expect(() => parseConfig({ bes: { testOutputMaxBytes: 128 * 1024 * 1024 } })).toThrow(/bes\.testOutputMaxBytes/);
   });
 
   it('serve --bes-port with a bad port ends with one line', async () => {

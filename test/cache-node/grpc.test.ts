@@ -185,6 +185,9 @@ describe('the Remote Execution API cache over gRPC', () => {
     expect(back.equals(big.data)).toBe(true);
     const range = await read(`blobs/${big.hash}/${big.size}`, { readOffset: 3 * MiB, readLimit: 1000 }, null);
     expect(range.equals(big.data.subarray(3 * MiB, 3 * MiB + 1000))).toBe(true);
+    // Reads at once, from different offsets, each whole (the node reuses its chunk buffers).
+    const many = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => read(`blobs/${big.hash}/${big.size}`, { readOffset: i * 1000 })));
+    many.forEach((data, i) => expect(data.equals(big.data.subarray(i * 1000))).toBe(true));
     // A write of content already stored is acknowledged without storing it again.
     expect((await write(`uploads/${randomUUID()}/blobs/${big.hash}/${big.size}`, big.data))['committedSize']).toBe(big.size);
     const missingRead = await refusal(read(`blobs/${blob().hash}/100`));

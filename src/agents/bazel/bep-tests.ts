@@ -1,9 +1,12 @@
 // Bazel's tests as the build's tests (TestStarted, TestFinished, TestOutput): every attempt of every
 // test target that the Build Event Protocol reports (`testResult`: run, shard, attempt, status,
 // times, cached). Where the test's files can be read (`ingest-bep` on the build machine: the
-// `file://` URIs of `test.xml` and `test.log`), the JUnit XML report gives the test cases with
-// their failures, and a failed attempt carries the tail of its log; over the live endpoint the
-// URIs name the client's disk, and each target is one test (docs/send-your-builds.md).
+// `file://` URIs of `test.xml` and `test.log`; the live endpoint: the `bytestream://` URIs of a
+// cache node the server reads, src/bes/test-outputs.ts), the JUnit XML report gives the test cases
+// with their failures, and a failed attempt carries the tail of its log. Where a file the build
+// needs cannot be read (the client's disk, another cache, too large), each target is one test and
+// its TestFinished says which files were not read and why (`unreadOutputs`,
+// docs/send-your-builds.md).
 
 import type { BuildEvent } from '../../store/types.js';
 import { event } from '../common-build.js';
@@ -23,8 +26,18 @@ export interface TestAttempt {
   readonly outputs: ReadonlyMap<string, string>;
 }
 
-/** Reads a file a URI names, when it is on this machine and not too large; undefined otherwise. */
-export type ReadUri = (uri: string) => string | undefined;
+/**
+ * Reads a file a URI names: its text, or why it was not read (`{ unread }`, recorded in the
+ * test's `unreadOutputs`), or undefined when the reader has nothing to say of it.
+ */
+export type ReadUri = (uri: string) => string | { readonly unread: string } | undefined;
+
+/** A test output that was named but not read, as TestFinished's `unreadOutputs` lists it. */
+export interface UnreadOutput {
+  readonly name: string;
+  readonly uri: string;
+  readonly reason: string;
+}
 
 /** Test statuses that fail a test; PASSED passes, NO_STATUS says nothing ran. */
 const FAILED = new Set(['FAILED', 'TIMEOUT', 'INCOMPLETE', 'REMOTE_FAILURE', 'FAILED_TO_BUILD', 'TOOL_HALTED_BEFORE_TESTING']);
@@ -46,8 +59,10 @@ export function testEvents(attempts: readonly TestAttempt[], end: number, readUr
     const run = a.run > 1 ? ` (run ${a.run})` : '';
     const key = `${a.label}#${a.run}.${a.shard}.${a.attempt}`;
     const failed = a.status !== undefined && FAILED.has(a.status);
-    const log = failed ? tail(readOutput(a, 'test.log', readUri)) : undefined;
-    const cases = casesOf(a, readUri);
+    const unread: UnreadOutput[] = [];
+    const log = failed ? tail(readOutput(a, 'test.log', readUri, unread)) : undefined;
+    const cases = casesOf(a, readUri, unread);
+    const unreadOutputs = unread.length > 0 ? { unreadOutputs: unread } : {};
     if (cases === undefined || cases.length === 0) {
       const [suite, name] = splitLabel(a.label);
       out.push(event('TestStarted', { id: key, suite, name: `${name}${shard}${run}`, task: a.label }, start));
@@ -60,6 +75,7 @@ export function testEvents(attempts: readonly TestAttempt[], end: number, readUr
             attempt: a.attempt,
             ...(failed ? { failure: { message: `${a.label} ${a.status}${a.status === 'TIMEOUT' ? ' (the test ran out of time)' : ''}` } } : {}),
             ...(a.cached ? { cached: true } : {}),
+            ...unreadOutputs,
           },
           start + duration,
         ),
@@ -83,6 +99,7 @@ export function testEvents(attempts: readonly TestAttempt[], end: number, readUr
             ...(c.failure !== undefined ? { failure: c.failure } : {}),
             ...(c.skipReason !== undefined ? { skipReason: c.skipReason } : {}),
             ...(a.cached ? { cached: true } : {}),
+            ...unreadOutputs,
           },
           at + ms,
         ),
@@ -95,13 +112,19 @@ export function testEvents(attempts: readonly TestAttempt[], end: number, readUr
   return out;
 }
 
-function readOutput(a: TestAttempt, name: string, readUri: ReadUri | undefined): string | undefined {
+function readOutput(a: TestAttempt, name: string, readUri: ReadUri | undefined, unread: UnreadOutput[]): string | undefined {
   const uri = a.outputs.get(name);
-  return uri === undefined || readUri === undefined ? undefined : readUri(uri);
+  if (uri === undefined || readUri === undefined) return undefined;
+  const read = readUri(uri);
+  if (typeof read === 'object') {
+    unread.push({ name, uri, reason: read.unread });
+    return undefined;
+  }
+  return read;
 }
 
-function casesOf(a: TestAttempt, readUri: ReadUri | undefined): ReturnType<typeof parseJUnitXml> | undefined {
-  const xml = readOutput(a, 'test.xml', readUri);
+function casesOf(a: TestAttempt, readUri: ReadUri | undefined, unread: UnreadOutput[]): ReturnType<typeof parseJUnitXml> | undefined {
+  const xml = readOutput(a, 'test.xml', readUri, unread);
   if (xml === undefined) return undefined;
   try {
     return parseJUnitXml(xml);
@@ -109,6 +132,30 @@ function casesOf(a: TestAttempt, readUri: ReadUri | undefined): ReturnType<typeo
     // A report that is not XML (a test runner that wrote something else): the target is the test.
     return undefined;
   }
+}
+
+/** Whether a test status fails the test. */
+export function isFailedStatus(status: string | undefined): boolean {
+  return status !== undefined && FAILED.has(status);
+}
+
+/**
+ * The files of one `testResult` event that `testEvents` reads, most wanted first: a failed
+ * attempt's report and log, else its report only (a passing attempt's log is never read). For
+ * readers that must fetch them before the (synchronous) conversion.
+ */
+export function wantedTestOutputs(e: { readonly [payload: string]: unknown }): { readonly name: string; readonly uri: string; readonly failed: boolean }[] {
+  const r = e['testResult'];
+  if (r === null || typeof r !== 'object') return [];
+  const result = r as { status?: unknown; testActionOutput?: unknown };
+  const failed = typeof result.status === 'string' && FAILED.has(result.status);
+  const wanted = failed ? ['test.xml', 'test.log'] : ['test.xml'];
+  const out: { name: string; uri: string; failed: boolean }[] = [];
+  for (const f of Array.isArray(result.testActionOutput) ? result.testActionOutput : []) {
+    const { name, uri } = (f ?? {}) as { name?: unknown; uri?: unknown };
+    if (typeof name === 'string' && typeof uri === 'string' && wanted.includes(name)) out.push({ name, uri, failed });
+  }
+  return out;
 }
 
 /** The last lines of a log, bounded. */
