@@ -102,6 +102,48 @@ export interface BuildTasksTable {
   cacheable: number | null;
 }
 
+/** Store migration 0020 (store/test-migration.ts): each test once, by identity. */
+export interface TestsTable {
+  id: Generated<number>;
+  /** JSON of [tool, project, suite, name, parameters] (store/test-runs.ts testKeyOf). */
+  test_key: string;
+  tool_type: string;
+  project_name: string | null;
+  suite: string;
+  name: string;
+  /** '' for a test without parameters. */
+  parameters: string;
+}
+
+/** Store migration 0020: one row per finished test attempt of an available build. */
+export interface TestRunsTable {
+  seq: number;
+  ord: number;
+  test_id: number;
+  /** TEST_OUTCOME_CODES (store/test-runs.ts). */
+  outcome: number;
+  attempt: number;
+  start_ms: number;
+  duration_ms: number;
+  /** failure_groups.id of a failed attempt's failure, or null. */
+  group_id: number | null;
+}
+
+/** Store migration 0020: each failure group key once (store/failure-groups.ts). */
+export interface FailureGroupsTable {
+  id: Generated<number>;
+  group_key: string;
+  /** The first message seen in the group. */
+  sample: string;
+}
+
+/** Store migration 0020: the failure groups of each build's own failures. */
+export interface BuildFailuresTable {
+  seq: number;
+  ord: number;
+  group_id: number;
+}
+
 /** Store migration 0012: every task path once, by id (build_tasks.path_id). */
 export interface TaskPathsTable {
   id: Generated<number>;
@@ -203,6 +245,10 @@ export interface Database extends SearchDatabase {
   build_tasks: BuildTasksTable;
   task_paths: TaskPathsTable;
   build_task_counts: BuildTaskCountsTable;
+  tests: TestsTable;
+  test_runs: TestRunsTable;
+  failure_groups: FailureGroupsTable;
+  build_failures: BuildFailuresTable;
   deleted_builds: DeletedBuildsTable;
   events_key_counter: EventsKeyCounterTable;
   auth_user: AuthUserTable;

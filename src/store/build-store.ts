@@ -25,6 +25,7 @@ import { findField } from '../query/catalog.js';
 import { fieldValuesQuery, offersDataValues } from './field-values.js';
 import { buildFacets, buildTrends } from './analytics.js';
 import { SearchGuard } from './search-guard.js';
+import { testReads, type TestReads } from './test-analytics.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { attestationsOf, recordAttestation } from './attestations.js';
 import { projectVisible, seesEverything, visibilityCondition } from './visibility.js';
@@ -570,6 +571,10 @@ class KyselyBuildStore implements BuildStore {
 
   trends(scope: AggregateScope, options: TrendOptions): Promise<Trends> {
     return buildTrends(this.handle, scope, options, { guard: this.guard });
+  }
+
+  get tests(): TestReads {
+    return testReads(this.handle, this.guard);
   }
 
   async deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]> {

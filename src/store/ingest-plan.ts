@@ -12,6 +12,7 @@ import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
 import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from './tasks.js';
+import { testKeyOf, type FailureTuple } from './test-runs.js';
 import { projectVisible, seesEverything } from './visibility.js';
 import { MAX_BUILD_PARTS } from './events-rowid.js';
 
@@ -56,6 +57,23 @@ export interface ChunkRow {
  */
 export type TaskWrite = readonly [seq: number, ord: number, path: string, outcome: number, start: number, duration: number, cacheable: number | null];
 
+/**
+ * A test run to write (store migration 0020): [seq, ord, test identity key (test-runs.ts
+ * testKeyOf), its parts (tool, project, suite, name, parameters), outcome code, attempt, start ms,
+ * duration ms, failure group or null]. The writer stores the test's and the group's dictionary ids.
+ */
+export type TestRunWrite = readonly [
+  seq: number,
+  ord: number,
+  key: string,
+  identity: readonly [tool: string, project: string | null, suite: string, name: string, parameters: string],
+  outcome: number,
+  attempt: number,
+  start: number,
+  duration: number,
+  failure: FailureTuple | null,
+];
+
 export interface BatchWrites {
   readonly insertBuilds: BuildRow[];
   readonly updateBuilds: BuildRow[];
@@ -70,6 +88,10 @@ export interface BatchWrites {
   readonly tasks: TaskWrite[];
   /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
   readonly taskCounts: (readonly number[])[];
+  /** Rows of test_runs (store migration 0020). */
+  readonly testRuns: TestRunWrite[];
+  /** Rows of build_failures: [seq, ord, failure group] (0020). */
+  readonly buildFailures: (readonly [number, number, FailureTuple])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
   /** Highest events_key assigned in the batch, or the context's `lastEventsKey` when none was. */
@@ -140,7 +162,7 @@ const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
   const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
   let nextSeq = ctx.maxSeq + 1;
   const results: IngestLineResult[] = [];
 
@@ -159,6 +181,11 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
       counts[TASK_OUTCOMES.indexOf(outcome)]! += 1;
     });
     writes.taskCounts.push([b.seq, ...counts]);
+    const project = derived.project;
+    derived.tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
+      writes.testRuns.push([seq, ord, testKeyOf(b.toolType, project, suite, name, parameters), [b.toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
+    });
+    derived.failures.forEach((f, ord) => writes.buildFailures.push([seq, ord, f]));
   };
 
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {

@@ -14,6 +14,7 @@ import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type Sto
 import type { FieldDef } from '../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from './columns.js';
 import { TASK_COUNT_COLUMNS } from './tasks.js';
+import { writeTestRowsPostgres } from './test-rows-postgres.js';
 
 export const NOTIFY_CHANNEL = 'buildscope_builds';
 // Key of the PostgreSQL advisory lock that serialises ingest transactions (and so `seq` order).
@@ -101,6 +102,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       await unnestInsert(t, 'build_tasks', TASK_COLUMN_TYPES, writes.tasks.map((r) => [r[0], r[1], ids.get(r[2]) ?? knownPath(r[2])!, r[3], r[4], r[5], r[6]]));
     }
     await unnestInsert(t, 'build_task_counts', TASK_COUNT_COLUMN_TYPES, writes.taskCounts);
+    await writeTestRowsPostgres(t, writes);
     await addIngestedToRollupsAsync(t, 'postgres', Number(max.m), writes.maxSeq);
     // Delivered to every listener (all server processes) when the transaction commits.
     if (writes.maxSeq > 0) await sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${String(writes.maxSeq)})`.execute(t);

@@ -20,6 +20,7 @@ import { eventsId, eventsRange } from './events-rowid.js';
 import { recentRowsMove } from './recent-rows.js';
 import { RECENT_CUSTOM_VALUES, RECENT_VALUES } from '../sql/layout.js';
 import { SPREAD_VALUE_FIELDS } from '../sql/value-fields.js';
+import { sqliteTestRows } from './test-rows-sqlite.js';
 
 const COLUMN_FIELDS: ReadonlyMap<string, FieldDef> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.column, c.field]));
 const TOOL_TYPE_INDEX = BUILD_ROW_COLUMNS.indexOf('tool_type');
@@ -215,6 +216,9 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
      ON CONFLICT (seq) DO UPDATE SET ${TASK_COUNT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
   );
 
+  // The test dimension (store migration 0020): its own module, with its dictionaries.
+  const writeTests = sqliteTestRows(db, rowInserter);
+
   const write = (w: BatchWrites): void => {
     const byTool = new Map<ToolType, BuildRow[]>();
     for (const row of w.insertBuilds) {
@@ -251,6 +255,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       insertTasks(w.tasks.map((t) => [t[0], t[1], ids.get(t[2])!, t[3], t[4], t[5], t[6]]));
     }
     for (const c of w.taskCounts) upsertTaskCounts.run(c);
+    writeTests(w);
   };
 
   const inList = 'IN (SELECT value FROM json_each(?))';

@@ -4,6 +4,7 @@
 // of the schema (columns, indexes and derived values of fields added since) is reconciled after
 // the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
+import { testDimension } from './test-migration.js';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, migrationRan, type DatabaseHandle } from '../db/database.js';
@@ -502,6 +503,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0017_hash_bytes': { up: (db) => hashBytes(db, dialect) },
     '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
     '0019_recent_rows': { up: recentRowsTables },
+    '0020_tests': { up: (db) => testDimension(db, dialect) },
   };
 }
 

@@ -14,6 +14,7 @@ import { redactIngestEvents } from './redact.js';
 import { boundOutput, DEFAULT_OUTPUT_BOUNDS, type OutputBounds } from './output-bounds.js';
 import { parseLine } from './validate.js';
 import { tasksOf, type TaskOutcome } from './tasks.js';
+import { buildFailuresOf, testRunsOf, type FailureTuple, type TestRunTuple } from './test-runs.js';
 
 /** A build's derived attributes as the store writes them (the attributes as JSON text). */
 export interface StoredDerivation {
@@ -30,6 +31,10 @@ export interface StoredDerivation {
   readonly attributesPacked: Uint8Array;
   /** Rows of build_tasks without the seq: [path, outcome, start offset ms, duration ms, cacheable 0/1/null]. */
   readonly tasks: readonly TaskTuple[];
+  /** Rows of test_runs without the seq and test id (store migration 0020, test-runs.ts). */
+  readonly tests: readonly TestRunTuple[];
+  /** The failure groups of the build's own failures (build_failures). */
+  readonly failures: readonly FailureTuple[];
 }
 
 export type TaskTuple = readonly [path: string, outcome: TaskOutcome, start: number, duration: number, cacheable: number | null];
@@ -76,7 +81,17 @@ export function storedDerivation(header: { readonly toolType: ToolType; readonly
   const d = deriveAttributes(header, events);
   const tasks = tasksOf(events).map((t): TaskTuple => [t.path, t.outcome, t.start, t.duration, t.cacheable === null ? null : t.cacheable ? 1 : 0]);
   const attributesJson = JSON.stringify(d.attributes);
-  return { columns: d.columns, values: d.values, customValues: d.customValues, project: d.project, attributesJson, attributesPacked: packAttributes(attributesJson), tasks };
+  return {
+    columns: d.columns,
+    values: d.values,
+    customValues: d.customValues,
+    project: d.project,
+    attributesJson,
+    attributesPacked: packAttributes(attributesJson),
+    tasks,
+    tests: testRunsOf(events),
+    failures: buildFailuresOf(events),
+  };
 }
 
 /** The last ProjectStructure event's rootProjectName: the rule of the `project` field. */

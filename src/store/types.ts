@@ -250,6 +250,8 @@ export interface BuildStore {
    * it cannot use. A search like facets.
    */
   trends(scope: AggregateScope, options: TrendOptions): Promise<Trends>;
+  /** The test dimension of the scope's builds (test-analytics.ts): searches like facets, under the caller's visibility. */
+  readonly tests: TestReads;
   /**
    * Deletes up to `limit` builds of `selection` in one short transaction (retention, prune; see
    * prune.ts); returns the builds deleted (none: nothing left to delete).
@@ -292,3 +294,60 @@ export interface DeletedBuild {
   readonly project: string | null;
   readonly deletedAt: number;
 }
+
+// The test dimension's reads (test-analytics.ts, store migration 0020).
+
+/** A test's identity as stored. */
+export interface TestIdentityRow {
+  readonly testId: number;
+  readonly tool: string;
+  readonly project: string | null;
+  readonly suite: string;
+  readonly name: string;
+  readonly parameters: string;
+}
+
+/** A test's counts over the scope's builds. */
+export interface TestCounts extends TestIdentityRow {
+  /** Attempts that passed or failed, and those skipped. */
+  readonly runs: number;
+  readonly failures: number;
+  readonly skipped: number;
+  /** Builds that ran it. */
+  readonly builds: number;
+  readonly meanDurationMs: number;
+  readonly lastSeq: number;
+}
+
+/** One execution of a test with its build. */
+export interface TestRunRow {
+  readonly testId: number;
+  readonly seq: number;
+  readonly buildId: string;
+  readonly startTime: number | null;
+  readonly commit: string | null;
+  readonly outcome: 'passed' | 'failed' | 'skipped';
+  readonly attempt: number;
+  readonly durationMs: number;
+  readonly failureGroup: number | null;
+}
+
+export interface FailureGroupRow {
+  readonly groupId: number;
+  readonly key: string;
+  readonly sample: string;
+  readonly builds: number;
+  readonly tests: number;
+  readonly failures: number;
+  readonly firstSeen: number | null;
+  readonly lastSeen: number | null;
+}
+
+/** The reads of the test dimension, bound to a store's database and search guard (BuildStore.tests). */
+export interface TestReads {
+  counts(scope: AggregateScope, limit: number): Promise<TestCounts[]>;
+  runs(testIds: readonly number[], scope: AggregateScope, maxRows?: number): Promise<TestRunRow[]>;
+  byId(testId: number, visibility: Visibility): Promise<TestIdentityRow | undefined>;
+  failureGroups(scope: AggregateScope, limit: number, testId?: number): Promise<FailureGroupRow[]>;
+}
+

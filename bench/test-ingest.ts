@@ -1,0 +1,112 @@
+// Ingest with 200 tests per build against the same builds without tests, in the same run: the
+// price of the test dimension (store migration 0020: a row per test attempt in test_runs, each
+// test once in tests, failure groups) together with the 400 more events a build carries. Each case
+// loads demo builds into a fresh SQLite data directory as `buildscope ingest` does (bulk), the
+// cases alternating over --rounds rounds so that a drift of the shared machine hits both alike;
+// the figure is the median ratio of the rates. Then the bytes per test execution: the pages of
+// test_runs and its indexes (dbstat), and of the dictionaries, over the executions stored.
+//
+//   node --import tsx bench/test-ingest.ts [--builds 2000] [--rounds 3] [--quick]
+//
+// Writes bench/results/test-ingest.json.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/db/database.js';
+import { openBuildStore } from '../src/store/build-store.js';
+import { demoBuilds } from '../src/store/demo-data.js';
+import { flag, option } from './support/args.js';
+
+const quick = flag('--quick');
+const builds = Number(option('--builds') ?? (quick ? 300 : 2000));
+const rounds = Number(option('--rounds') ?? (quick ? 1 : 3));
+const TESTS = 200;
+const now = Date.now();
+
+/** 200 tests a build from a population of 50 suites of 8: ~2% of runs fail, a retry passes half of them. */
+function withTests(text: string, b: number): string {
+  const build = JSON.parse(text) as { events: { timestamp: number; type: { eventType: string }; data: Record<string, unknown> }[] };
+  const fin = build.events.findIndex((e) => e.type.eventType === 'BuildFinished');
+  const at = build.events[fin]!.timestamp;
+  const tests: typeof build.events = [];
+  let id = 0;
+  const push = (eventType: string, data: Record<string, unknown>, ts: number) => tests.push({ timestamp: ts, type: { majorVersion: 1, minorVersion: 0, eventType } as never, data });
+  for (let i = 0; i < TESTS; i++) {
+    const suite = `acme.module${i % 50}.Feature${Math.floor(i / 50)}Test`;
+    const name = `case${i % 8}`;
+    const h = (Math.imul(b * 7919 + i, 2654435761) >>> 0) % 1000;
+    const fails = h < 20;
+    id++;
+    push('TestStarted', { id, suite, name, task: ':test' }, at - 1000 + i);
+    push('TestFinished', fails ? { id, outcome: 'failed', attempt: 1, failure: { type: 'AssertionError', message: `expected ${h} but was ${h + 1}` } } : { id, outcome: 'passed', attempt: 1 }, at - 1000 + i + (h % 50));
+    if (fails && h % 2 === 0) {
+      id++;
+      push('TestStarted', { id, suite, name, task: ':test' }, at - 500 + i);
+      push('TestFinished', { id, outcome: 'passed', attempt: 2 }, at - 490 + i);
+    }
+  }
+  build.events.splice(fin, 0, ...tests);
+  return JSON.stringify(build);
+}
+
+const plain = [...demoBuilds({ builds, seed: 5, now })];
+const tested = plain.map(withTests);
+
+interface Load {
+  readonly seconds: number;
+  readonly executions: number;
+  readonly testRunBytes: number;
+  readonly dictionaryBytes: number;
+  readonly fileBytes: number;
+}
+
+async function load(lines: readonly string[]): Promise<Load> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'bs-test-ingest-'));
+  try {
+    const handle = await openDatabase({ data: dir });
+    const store = await openBuildStore(handle, {});
+    const started = performance.now();
+    await store.ingestNdjson(lines.join('\n') + '\n', { bulk: true });
+    const seconds = (performance.now() - started) / 1000;
+    await store.close();
+    const db = handle.sqlite!;
+    const executions = Number(db.prepare('SELECT count(*) FROM test_runs').pluck().get());
+    const bytesOf = (names: readonly string[]) => Number(db.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (${names.map(() => '?').join(', ')})`).pluck().get(...names));
+    const testRunBytes = bytesOf(['test_runs', 'test_runs_test', 'test_runs_group']);
+    const dictionaryBytes = bytesOf(['tests', 'failure_groups', 'sqlite_autoindex_tests_1', 'sqlite_autoindex_failure_groups_1']);
+    const fileBytes = Number(db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get());
+    await handle.close();
+    return { seconds, executions, testRunBytes, dictionaryBytes, fileBytes };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const ratios: number[] = [];
+const runs: { round: number; without: Load; with: Load }[] = [];
+for (let r = 0; r < rounds; r++) {
+  // Alternate which case goes first.
+  const first = r % 2 === 0 ? await load(plain) : await load(tested);
+  const second = r % 2 === 0 ? await load(tested) : await load(plain);
+  const without = r % 2 === 0 ? first : second;
+  const withT = r % 2 === 0 ? second : first;
+  runs.push({ round: r, without, with: withT });
+  ratios.push(without.seconds / withT.seconds);
+  console.error(`round ${r + 1}/${rounds}: without tests ${(builds / without.seconds).toFixed(0)} builds/s, with ${TESTS} tests ${(builds / withT.seconds).toFixed(0)} builds/s`);
+}
+const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!;
+const last = runs[runs.length - 1]!.with;
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+console.log(`\n${builds} demo builds, SQLite, bulk load; ${TESTS} tests a build (${last.executions} executions stored)\n`);
+console.log('| case | builds/s (per round) | executions/s |');
+console.log('|---|---|---|');
+console.log(`| without tests | ${runs.map((x) => round(builds / x.without.seconds, 0)).join(', ')} | - |`);
+console.log(`| with ${TESTS} tests a build | ${runs.map((x) => round(builds / x.with.seconds, 0)).join(', ')} | ${runs.map((x) => round(x.with.executions / x.with.seconds, 0)).join(', ')} |`);
+console.log(`\nrate with tests / without (median of ${rounds}): ${round(median, 3)} (goal >= 0.5)`);
+console.log(`bytes per test execution: test_runs and its indexes ${round(last.testRunBytes / last.executions, 1)}, with the dictionaries ${round((last.testRunBytes + last.dictionaryBytes) / last.executions, 1)}; whole file ${round((last.fileBytes - runs[runs.length - 1]!.without.fileBytes) / last.executions, 1)} more per execution (events included)`);
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(
+  'bench/results/test-ingest.json',
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, tests: TESTS, ratios, medianRatio: median, runs }, null, 2) + '\n',
+);

@@ -1,0 +1,171 @@
+// Tests over time (docs/tests.md): the tests of the builds a query matches, and one test's history.
+// Each route authorizes like the build listing and calls one service function; visibility is the
+// caller's, so a test of a project she may not see does not exist for her (404).
+
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { visibilityOf } from '../../auth/types.js';
+import { parseQuery } from '../../query/index.js';
+import { BadRequestError } from '../../errors/domain.js';
+import { InvalidQueryError } from '../../errors/query.js';
+import { testHistory, testsOverview, MAX_HISTORY } from '../../services/tests.js';
+import type { FacePluginOptions } from '../context.js';
+import { principalOf, requirePermission } from '../auth-plugin.js';
+import { PROBLEM_RESPONSES } from './schemas.js';
+import { MAX_QUERY_LENGTH } from './search.js';
+
+const ESTIMATE = {
+  type: 'object',
+  description: 'Failure probability per attempt (failed / passed+failed attempts) with its 95% Wilson score interval',
+  properties: { failures: { type: 'integer' }, trials: { type: 'integer' }, p: { type: 'number' }, low: { type: 'number' }, high: { type: 'number' } },
+  required: ['failures', 'trials', 'p', 'low', 'high'],
+} as const;
+const VERDICT_KINDS = ['flaky', 'broken', 'regressed', 'passing', 'no-runs'] as const;
+const IDENTITY = {
+  testId: { type: 'integer' },
+  tool: { type: 'string' },
+  project: { type: ['string', 'null'] },
+  suite: { type: 'string' },
+  name: { type: 'string' },
+  parameters: { type: 'string' },
+} as const;
+const SUMMARY = {
+  type: 'object',
+  properties: {
+    ...IDENTITY,
+    runs: { type: 'integer', description: 'Attempts that passed or failed' },
+    failures: { type: 'integer' },
+    skipped: { type: 'integer' },
+    builds: { type: 'integer' },
+    meanDurationMs: { type: 'number' },
+    lastSeq: { type: 'integer' },
+    verdict: { type: 'string', enum: VERDICT_KINDS },
+    estimate: ESTIMATE,
+  },
+  required: ['testId', 'tool', 'project', 'suite', 'name', 'parameters', 'runs', 'failures', 'skipped', 'builds', 'meanDurationMs', 'lastSeq', 'verdict', 'estimate'],
+} as const;
+const GROUP = {
+  type: 'object',
+  properties: {
+    groupId: { type: 'integer' },
+    key: { type: 'string', description: 'The failure type and message with numbers, paths, hashes, timestamps and addresses replaced' },
+    sample: { type: 'string' },
+    builds: { type: 'integer' },
+    tests: { type: 'integer' },
+    failures: { type: 'integer' },
+    firstSeen: { type: ['number', 'null'] },
+    lastSeen: { type: ['number', 'null'] },
+  },
+  required: ['groupId', 'key', 'sample', 'builds', 'tests', 'failures', 'firstSeen', 'lastSeen'],
+} as const;
+const BUILD_REF = { type: 'object', properties: { seq: { type: 'integer' }, buildId: { type: 'string' }, startTime: { type: ['number', 'null'] }, commit: { type: ['string', 'null'] } } } as const;
+const VERDICT = {
+  type: 'object',
+  description: 'kind, and its evidence: flaky (evidence: retried, same-commit or intermittent builds), broken (since, lastPassed, failedRuns), regressed (since, lastPassed)',
+  properties: {
+    kind: { type: 'string', enum: VERDICT_KINDS },
+    since: BUILD_REF,
+    lastPassed: { anyOf: [BUILD_REF, { type: 'null' }] },
+    failedRuns: { type: 'integer' },
+    evidence: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { kind: { type: 'string', enum: ['retried', 'same-commit', 'intermittent'] }, build: BUILD_REF, commit: { type: 'string' }, failed: BUILD_REF, passed: BUILD_REF, failedBuilds: { type: 'array', items: BUILD_REF } },
+        required: ['kind'],
+      },
+    },
+  },
+  required: ['kind'],
+} as const;
+const RUN = {
+  type: 'object',
+  properties: {
+    seq: { type: 'integer' },
+    buildId: { type: 'string' },
+    startTime: { type: ['number', 'null'] },
+    commit: { type: ['string', 'null'] },
+    outcome: { type: 'string', enum: ['passed', 'failed', 'skipped'] },
+    attempt: { type: 'integer' },
+    durationMs: { type: 'number' },
+    failureGroup: { type: ['integer', 'null'] },
+  },
+  required: ['seq', 'buildId', 'startTime', 'commit', 'outcome', 'attempt', 'durationMs', 'failureGroup'],
+} as const;
+
+const ERRORS = PROBLEM_RESPONSES([400, 401, 403, 503]);
+
+function checkedQuery(request: FastifyRequest, now: number) {
+  const raw = (request.query as { query?: unknown }).query;
+  if (Array.isArray(raw)) throw new BadRequestError('Give the query parameter once');
+  const text = typeof raw === 'string' ? raw : '';
+  const parsed = parseQuery(text, { now });
+  if (!parsed.ok || parsed.expr === undefined) throw new InvalidQueryError(text, parsed.diagnostics);
+  return parsed.expr;
+}
+
+export const testRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
+  const { store } = ctx;
+  const clock = ctx.clock ?? Date.now;
+  const guard = requirePermission('accessBuildDataViaApi');
+
+  app.get<{ Querystring: { query?: string; limit?: number } }>(
+    '/api/tests',
+    {
+      preHandler: guard,
+      schema: {
+        summary: 'Tests of the builds a query matches',
+        description:
+          'For the builds the query matches among those the caller may see: the tests that fail most, the flakiest, the slowest and the newly failing (regressed or broken), each with its runs, failures, verdict and estimated failure probability (95% Wilson score interval), and the failure groups.',
+        tags: ['tests'],
+        operationId: 'listTests',
+        querystring: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' },
+            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Tests per list' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              tests: { type: 'integer', description: 'Tests counted (at most 500, those with most failures)' },
+              mostFailing: { type: 'array', items: SUMMARY },
+              flakiest: { type: 'array', items: SUMMARY },
+              slowest: { type: 'array', items: SUMMARY },
+              newlyFailing: { type: 'array', items: SUMMARY },
+              failureGroups: { type: 'array', items: GROUP },
+            },
+            required: ['tests', 'mostFailing', 'flakiest', 'slowest', 'newlyFailing', 'failureGroups'],
+          },
+          ...ERRORS,
+        },
+      },
+    },
+    async (request) => testsOverview(store, { query: checkedQuery(request, clock()), visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 20),
+  );
+
+  app.get<{ Params: { testId: number }; Querystring: { limit?: number } }>(
+    '/api/tests/:testId/history',
+    {
+      preHandler: guard,
+      schema: {
+        summary: "A test's history",
+        description: `The test's latest executions (at most ${MAX_HISTORY}) in the builds the caller may see, oldest first, its verdict with evidence, its estimated failure probability and its failure groups. 404 for a test of a project the caller may not see.`,
+        tags: ['tests'],
+        operationId: 'testHistory',
+        params: { type: 'object', properties: { testId: { type: 'integer', minimum: 1 } }, required: ['testId'] },
+        querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_HISTORY, default: MAX_HISTORY } } },
+        response: {
+          200: {
+            type: 'object',
+            properties: { test: { type: 'object', properties: IDENTITY, required: Object.keys(IDENTITY) }, runs: { type: 'array', items: RUN }, verdict: VERDICT, estimate: ESTIMATE, failureGroups: { type: 'array', items: GROUP } },
+            required: ['test', 'runs', 'verdict', 'estimate', 'failureGroups'],
+          },
+          ...PROBLEM_RESPONSES([400, 401, 403, 404, 503]),
+        },
+      },
+    },
+    async (request) => testHistory(store, visibilityOf(principalOf(request)), request.params.testId, request.query.limit ?? MAX_HISTORY),
+  );
+};

@@ -1,0 +1,88 @@
+// Tests over time (docs/tests.md): the tests of the builds a query matches, with their verdicts
+// and statistics, and one test's history. Over the store's test dimension (store/test-analytics.ts,
+// searches under the caller's visibility) and the pure verdicts (test-verdicts.ts).
+
+import { NotFoundError } from '../errors/domain.js';
+import type { FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/test-analytics.js';
+import type { AggregateScope, BuildStore, Visibility } from '../store/types.js';
+import { failureEstimate, verdictOf, wilson, type Estimate, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
+
+/** Tests counted per query: enough for every list of the page. */
+export const MAX_TESTS = 500;
+/** Executions read to judge the failing tests of a page, and a test's history at most. */
+const MAX_RUNS = 100_000;
+export const MAX_HISTORY = 1000;
+
+export interface TestSummary extends TestCounts {
+  readonly verdict: VerdictKind;
+  readonly estimate: Estimate;
+}
+
+export interface TestsOverview {
+  readonly tests: number;
+  readonly mostFailing: readonly TestSummary[];
+  readonly flakiest: readonly TestSummary[];
+  readonly slowest: readonly TestSummary[];
+  readonly newlyFailing: readonly TestSummary[];
+  readonly failureGroups: readonly FailureGroupRow[];
+}
+
+export interface TestHistory {
+  readonly test: TestIdentityRow;
+  readonly runs: readonly TestRunRow[];
+  readonly verdict: Verdict;
+  readonly estimate: Estimate;
+  readonly failureGroups: readonly FailureGroupRow[];
+}
+
+const execution = (r: TestRunRow): TestExecution => ({ seq: r.seq, buildId: r.buildId, startTime: r.startTime, commit: r.commit, outcome: r.outcome, attempt: r.attempt, durationMs: r.durationMs });
+
+/** The lists of the Tests page for a scope, `limit` tests each. */
+export async function testsOverview(store: BuildStore, scope: AggregateScope, limit = 20): Promise<TestsOverview> {
+  const counts = await store.tests.counts(scope, MAX_TESTS);
+  // Only tests that failed need their executions: a test without failures is passing.
+  const failing = counts.filter((c) => c.failures > 0);
+  const runs = await store.tests.runs(
+    failing.map((c) => c.testId),
+    scope,
+    MAX_RUNS,
+  );
+  const byTest = new Map<number, TestExecution[]>();
+  for (const r of runs) {
+    const list = byTest.get(r.testId);
+    if (list === undefined) byTest.set(r.testId, [execution(r)]);
+    else list.push(execution(r));
+  }
+  const verdicts = new Map<number, Verdict>();
+  const summaries = counts.map((c): TestSummary => {
+    const v = c.failures === 0 ? ({ kind: 'passing' } as const) : verdictOf(byTest.get(c.testId) ?? []);
+    verdicts.set(c.testId, v);
+    return { ...c, verdict: v.kind, estimate: c.failures === 0 ? wilson(0, c.runs) : failureEstimate(byTest.get(c.testId) ?? []) };
+  });
+  const since = (s: TestSummary): number => {
+    const v = verdicts.get(s.testId)!;
+    return v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : 0;
+  };
+  const byName = (a: TestSummary, b: TestSummary) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
+  return {
+    tests: counts.length,
+    mostFailing: summaries.filter((s) => s.failures > 0).slice(0, limit),
+    flakiest: summaries.filter((s) => s.verdict === 'flaky').sort((a, b) => b.estimate.p - a.estimate.p || byName(a, b)).slice(0, limit),
+    slowest: [...summaries].sort((a, b) => b.meanDurationMs - a.meanDurationMs || byName(a, b)).slice(0, limit),
+    newlyFailing: summaries.filter((s) => s.verdict === 'regressed' || s.verdict === 'broken').sort((a, b) => since(b) - since(a) || byName(a, b)).slice(0, limit),
+    failureGroups: await store.tests.failureGroups(scope, limit),
+  };
+}
+
+/** A test that does not exist, or does not exist for the caller (a project she may not see). */
+export class UnknownTestError extends NotFoundError {}
+
+/** One test's latest `limit` executions in the builds the caller may see, its verdict and its failure groups. */
+export async function testHistory(store: BuildStore, visibility: Visibility, testId: number, limit = MAX_HISTORY): Promise<TestHistory> {
+  const test = await store.tests.byId(testId, visibility);
+  if (test === undefined) throw new UnknownTestError(`There is no test ${testId}`);
+  const scope: AggregateScope = { visibility };
+  const runs = await store.tests.runs([testId], scope, limit);
+  const executions = runs.map(execution);
+  return { test, runs, verdict: verdictOf(executions), estimate: failureEstimate(executions), failureGroups: await store.tests.failureGroups(scope, 20, testId) };
+}

@@ -1,0 +1,138 @@
+// GET /api/tests and GET /api/tests/{testId}/history on SQLite and PostgreSQL: the tests of the
+// builds a query matches with their verdicts and statistics, a test's history with its evidence,
+// failure groups, and project access (a test of a project the caller may not see does not exist).
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAuth } from '../../src/auth/index.js';
+import { defaultConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/log.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { BuildStore } from '../../src/store/types.js';
+import type { TestHistory, TestsOverview } from '../../src/services/tests.js';
+import { createTestDatabase, pgAvailable } from '../support/postgres.js';
+
+const NOW = Date.UTC(2026, 4, 20, 12);
+const dialects = pgAvailable() ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+
+/** 30 builds of `shop` (a stable test, a flaky one, one broken from build 25, one slow) and 5 of `secret`. */
+function lines(): string[] {
+  const out: string[] = [];
+  let t = NOW - 40 * 3_600_000;
+  const ev = (eventType: string, data: Record<string, unknown>, gap = 1000) => {
+    t += gap;
+    return { timestamp: t, type: { majorVersion: 1, minorVersion: 0, eventType }, data };
+  };
+  const test = (id: number, suite: string, name: string, outcome: string, ms: number, message?: string) => [
+    ev('TestStarted', { id, suite, name }),
+    ev('TestFinished', { id, outcome, ...(message === undefined ? {} : { failure: { type: 'AssertionError', message } }) }, ms),
+  ];
+  for (let b = 0; b < 35; b++) {
+    const project = b < 30 ? 'shop' : 'secret';
+    const flakyFails = b % 7 === 3;
+    const broken = b >= 25 && b < 30;
+    const events = [
+      ev('BuildStarted', {}, 3_600_000),
+      ev('ProjectStructure', { rootProjectName: project }),
+      ev('UserNamedValue', { key: 'Git commit id', value: `c${Math.floor(b / 2)}` }),
+      ...test(1, 'acme.CartTest', 'adds', 'passed', 10),
+      ...test(2, 'acme.CartTest', 'racesTimer', flakyFails ? 'failed' : 'passed', 20, flakyFails ? `Timed out after ${5000 + b} ms` : undefined),
+      ...test(3, 'acme.PriceTest', 'rounds', broken ? 'failed' : 'passed', 15, broken ? `expected <10.0${b % 10}> but was <10.04>` : undefined),
+      ...test(4, 'acme.SlowIT', 'importsCatalog', 'passed', 9000),
+      ev('BuildFinished', { outcome: broken || flakyFails ? 'failed' : 'succeeded', failures: broken || flakyFails ? [{ classification: 'verification', message: `${broken ? 2 : 1} tests failed` }] : [] }),
+    ];
+    out.push(JSON.stringify({ toolType: 'jvmbuild', toolVersion: '8.10', agentVersion: '1.0', events }));
+  }
+  return out;
+}
+
+describe.each(dialects)('the tests API (%s)', (dialect) => {
+  let database: DatabaseHandle;
+  let store: BuildStore;
+  let app: FastifyInstance;
+  let cleanup: () => Promise<void>;
+  let alice: string;
+  let bob: string;
+
+  beforeAll(async () => {
+    let location: { data?: string; url?: string };
+    if (dialect === 'sqlite') {
+      const dir = await mkdtemp(join(tmpdir(), 'buildscope-tests-api-'));
+      location = { data: dir };
+      cleanup = () => rm(dir, { recursive: true, force: true });
+    } else {
+      const pg = (await createTestDatabase())!;
+      location = { url: pg.url };
+      cleanup = () => pg.drop();
+    }
+    database = await openDatabase(location);
+    store = await openBuildStore(database, { ingestWorker: false });
+    await store.ingestNdjson(lines().join('\n'));
+    const config = defaultConfig(location);
+    app = await buildApp({ config, database, store, logger: createLogger('tests-api-test', 'warn'), clock: () => NOW });
+    const auth = await openAuth(database, config, () => NOW);
+    await auth.users.addUser({ name: 'alice', password: 'correct horse battery', permissions: ['accessBuildDataViaApi'], projects: null });
+    await auth.users.addUser({ name: 'bob', password: 'bobs password 1', permissions: ['accessBuildDataViaApi'], projects: ['shop'] });
+    alice = `Bearer ${(await auth.users.createAccessKey('alice', { expiresAt: NOW + 3_600_000 })).key}`;
+    bob = `Bearer ${(await auth.users.createAccessKey('bob', { expiresAt: NOW + 3_600_000 })).key}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await store?.close();
+    await database?.close();
+    await cleanup?.();
+  });
+
+  const get = async <T>(url: string, who: string): Promise<{ status: number; body: T }> => {
+    const r = await app.inject({ method: 'GET', url, headers: { authorization: who } });
+    return { status: r.statusCode, body: r.json() as T };
+  };
+
+  it('lists the most failing, flakiest, slowest and newly failing tests with their statistic', async () => {
+    const { status, body } = await get<TestsOverview>('/api/tests?query=project:shop', alice);
+    expect(status).toBe(200);
+    expect(body.tests).toBe(4);
+    const names = (xs: readonly { name: string }[]) => xs.map((x) => x.name);
+    expect(names(body.mostFailing)).toEqual(['rounds', 'racesTimer']);
+    expect(names(body.flakiest)).toEqual(['racesTimer']);
+    expect(names(body.newlyFailing)).toEqual(['rounds']);
+    expect(body.newlyFailing[0]!.verdict).toBe('broken');
+    expect(names(body.slowest)[0]).toBe('importsCatalog');
+    const flaky = body.flakiest[0]!;
+    expect(flaky.estimate).toMatchObject({ failures: 4, trials: 30 });
+    expect(flaky.estimate.low).toBeLessThan(4 / 30);
+    expect(flaky.estimate.high).toBeGreaterThan(4 / 30);
+    // The timeouts differ only in the number: one group, 4 builds; the broken test's messages likewise.
+    const groups = Object.fromEntries(body.failureGroups.map((g) => [g.key, g.builds]));
+    expect(groups['AssertionError: Timed out after <n> ms']).toBe(4);
+    expect(groups['AssertionError: expected <<n>> but was <<n>>']).toBe(5);
+  });
+
+  it("answers a test's history with its verdict and evidence, only to those who may see its project", async () => {
+    const overview = (await get<TestsOverview>('/api/tests', alice)).body;
+    const broken = overview.newlyFailing.find((t) => t.name === 'rounds')!;
+    const { status, body } = await get<TestHistory>(`/api/tests/${broken.testId}/history`, bob);
+    expect(status).toBe(200);
+    expect(body.runs).toHaveLength(30);
+    expect(body.runs.filter((r) => r.outcome === 'failed').map((r) => r.seq)).toEqual([26, 27, 28, 29, 30]);
+    expect(body.verdict).toMatchObject({ kind: 'broken', failedRuns: 5, since: { seq: 26 }, lastPassed: { seq: 25 } });
+    expect(body.runs[0]!.commit).toBe('c0');
+    const flaky = overview.flakiest[0]!;
+    const fh = (await get<TestHistory>(`/api/tests/${flaky.testId}/history`, alice)).body;
+    expect(fh.verdict.kind).toBe('flaky');
+    // Bob sees shop only: secret's tests do not exist for him, and their runs are not counted.
+    const secretOnly = (await get<TestsOverview>('/api/tests?query=project:secret', alice)).body;
+    expect(secretOnly.tests).toBe(4);
+    const secretTest = secretOnly.slowest[0]!;
+    expect((await get<TestsOverview>('/api/tests?query=project:secret', bob)).body.tests).toBe(0);
+    expect((await get(`/api/tests/${secretTest.testId}/history`, bob)).status).toBe(404);
+    expect((await get(`/api/tests/999999/history`, alice)).status).toBe(404);
+    expect((await get('/api/tests?query=project:', alice)).status).toBe(400);
+  });
+});
