@@ -47,7 +47,9 @@ export function checkHarnessOutput(output: string, expect: (actual: unknown, mes
     const [encoded, ms] = lines[i]!.split('\t');
     const actual = Buffer.from(encoded!, 'base64').toString('utf8');
     if (c.expected !== undefined) expect(actual, `${c.kind} ${JSON.stringify(c.input)}`).toBe(c.expected);
-    // A catastrophic pattern takes minutes on these; the linear ones take milliseconds.
-    else expect(Number(ms), `${c.input.length} characters of ${JSON.stringify(c.input.slice(0, 30))}`).toBeLessThan(5000);
+    // A catastrophic (exponential) pattern does not end on these; the bounded ones take from
+    // milliseconds (V8) to seconds (java.util.regex on a loaded machine: 8 s seen for 240,000
+    // characters). The bound only tells the two apart; speed is not measured here.
+    else expect(Number(ms), `${c.input.length} characters of ${JSON.stringify(c.input.slice(0, 30))}`).toBeLessThan(60_000);
   });
 }
