@@ -1,0 +1,14 @@
+// Takes a store back to before store migration 0020 (the test dimension), for the tests that rewind
+// the migrations to an older schema: its rows are removed and 0020 is no longer recorded as run.
+// The tables stay, empty (0020 creates them only where they are missing): today's reads and prune
+// use them.
+
+import { sql, type Kysely } from 'kysely';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function undoTests(db: Kysely<any>): Promise<void> {
+  const ran = (await sql`SELECT 1 FROM store_migration WHERE name = '0020_tests'`.execute(db)).rows.length > 0;
+  if (!ran) return;
+  for (const table of ['test_runs', 'build_failures', 'tests', 'failure_groups']) await sql`DELETE FROM ${sql.table(table)}`.execute(db);
+  await sql`DELETE FROM store_migration WHERE name = '0020_tests'`.execute(db);
+}
