@@ -67,7 +67,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     } finally {
       await remove();
     }
-  }, 60_000);
+  }, 180_000);
 
   // A bulk load on SQLite writes its parts without savepoints and, when one fails, writes its
   // transaction again (src/store/ingest.ts): wherever the failing lines are (in several parts of a
@@ -98,7 +98,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
       // The failing line in the part that commits, in the first part, and in two transactions.
       { numRuns: 6, examples: [[[119], true], [[0, 100], true], [[5, 130, 259], true]] },
     );
-  }, 120_000);
+  }, 240_000);
 
   it('writes a transaction again with its build sent in two lines and its re-send as the first time', async () => {
     const earlier = id();
@@ -133,7 +133,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     } finally {
       await remove();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('takes savepoints again when the temporary directory cannot hold the lines set aside, and still refuses only the line that fails', async () => {
     const ids = Array.from({ length: 300 }, () => id());
@@ -150,7 +150,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
       else process.env.TMPDIR = before;
       await remove();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('commits what it has read when the input stalls: a build reported stored is listed while the sender waits', async () => {
     const first = Array.from({ length: 600 }, () => id());
@@ -178,7 +178,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     expect(results).toHaveLength(601);
     expect(results[600]).toEqual({ line: 601, status: 'stored', buildId: later, complete: true });
     expect(await t.store.countBuilds({ visibility: SEE_EVERYTHING })).toBe(601);
-  }, 60_000);
+  }, 180_000);
 
   it('stores everything of two bulk loads running at once on one store, and re-sends stay unchanged', async () => {
     const a = Array.from({ length: 1500 }, () => completeBuild(id()));
@@ -197,5 +197,5 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     const again = await t.store.ingestNdjson(slowly(a), { bulk: true });
     expect(again.every((r) => r.status === 'unchanged')).toBe(true);
     expect(await t.store.latestSeq()).toBe(3000);
-  }, 60_000);
+  }, 180_000);
 });
