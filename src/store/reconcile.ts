@@ -101,7 +101,10 @@ async function backfill(db: Db, dialect: Dialect['name'], fields: readonly Field
     if (builds.length === 0) break;
     const keys = builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)]));
     const chunks =
-      dialect === 'sqlite'
+      // Builds of a layout without events keys have none to read (and `IN ()` is no SQL).
+      keys.length === 0
+        ? []
+        : dialect === 'sqlite'
         ? // Each build's chunks a range of rowids (store migration 0018), in key order.
           (
             await sql<{ events_key: number; events: string; events_packed: Uint8Array | null }>`SELECT e.events_key, e.events, e.events_packed
