@@ -50,7 +50,8 @@ export async function reconcileCatalog(handle: DatabaseHandle, logger?: Logger):
   return dialect.withSchemaLock(handle.db, (db) => reconcile(dialect, db, logger));
 }
 
-async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): Promise<ReconcileReport> {
+/** Adds to `builds` the columns of catalog fields it lacks; returns their names. */
+export async function addCatalogColumns(dialect: Dialect, db: Db): Promise<string[]> {
   const existing = new Set(await dialect.columnsOf(db, 'builds'));
   const addedColumns: string[] = [];
   for (const c of ATTRIBUTE_COLUMNS) {
@@ -58,6 +59,11 @@ async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): 
     await sql.raw(`ALTER TABLE builds ADD COLUMN "${c.column}" ${sqlType(c.kind)}`).execute(db);
     addedColumns.push(c.column);
   }
+  return addedColumns;
+}
+
+async function reconcile(dialect: Dialect, db: Db, logger: Logger | undefined): Promise<ReconcileReport> {
+  const addedColumns = await addCatalogColumns(dialect, db);
 
   for (const f of INDEXED_FIELDS) {
     await sql.raw(bucketedField(dialect, f) ? bucketIndex(f.column) : dialect.columnIndex(f.column, f.type === 'string')).execute(db);
