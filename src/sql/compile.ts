@@ -24,25 +24,26 @@ const TRUE = (): RawBuilder<SqlBool> => sql<SqlBool>`1 = 1`;
  * term takes the access path `termAccess` chooses (access.ts), the same decisions `accessPlan`
  * exports for the store's posting planner.
  */
-export function compileQuery(expr: CheckedExpr, dialect: SqlDialect | Dialect): Expression<SqlBool> {
-  return compileExpr(expr, dialectOf(dialect), false);
+export function compileQuery(expr: CheckedExpr, dialect: SqlDialect | Dialect, options: { readonly walk?: boolean } = {}): Expression<SqlBool> {
+  return compileExpr(expr, dialectOf(dialect), false, options.walk === true);
 }
 
-function compileExpr(expr: CheckedExpr, dialect: Dialect, negated: boolean): RawBuilder<SqlBool> {
+/** `walk`: the condition is tested on each build of a walk in seq order (termAccess). */
+function compileExpr(expr: CheckedExpr, dialect: Dialect, negated: boolean, walk = false): RawBuilder<SqlBool> {
   switch (expr.kind) {
     case 'all':
       return TRUE();
     case 'and':
     case 'or': {
       if (expr.operands.length === 0) return expr.kind === 'and' ? TRUE() : sql<SqlBool>`1 = 0`;
-      const parts = expr.operands.map((e) => compileExpr(e, dialect, negated));
+      const parts = expr.operands.map((e) => compileExpr(e, dialect, negated, walk));
       if (parts.length === 1) return parts[0]!;
       return sql<SqlBool>`(${sql.join(parts, expr.kind === 'and' ? sql` AND ` : sql` OR `)})`;
     }
     case 'not':
-      return sql<SqlBool>`NOT ((${compileExpr(expr.operand, dialect, !negated)}) IS TRUE)`;
+      return sql<SqlBool>`NOT ((${compileExpr(expr.operand, dialect, !negated, walk)}) IS TRUE)`;
     case 'term':
-      return compileTerm(expr.field, expr.predicate, dialect, termAccess(expr.field, expr.predicate, dialect, negated));
+      return compileTerm(expr.field, expr.predicate, dialect, termAccess(expr.field, expr.predicate, dialect, negated, walk));
   }
 }
 

@@ -15,7 +15,7 @@ import { eventsId, eventsRange } from './events-rowid.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStoreAndSearch } from './migrations.js';
 import { reconcileCatalog } from './reconcile.js';
-import { accessPlan, compileQuery, dialectOf, type Dialect } from '../sql/index.js';
+import { accessPlan, compileQuery, dialectOf, valueRowsCount, type Dialect } from '../sql/index.js';
 import { trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
 import { PreparePool } from './prepare-pool.js';
@@ -134,6 +134,11 @@ export interface BuildStoreOptions {
    * caller's thread without a time limit.
    */
   readonly searchThreads?: number;
+  /**
+   * SQLite: the windows of seq a page whose plan sorts every match walks first (pageFromWindows),
+   * default WINDOWS. Tests set them small, so that a few hundred builds span several windows.
+   */
+  readonly pageWindows?: readonly number[];
   /** Bounds of the console log, test output and stack traces of an ingest line (output-bounds.ts). */
   readonly outputBounds?: OutputBounds;
 }
@@ -164,6 +169,14 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
 }
 
 const PAGE = 1000;
+
+/**
+ * The windows of seq a page whose plan sorts every match walks first (pageFromWindows), and the
+ * largest page read that way. The first costs about a thousand row reads, enough for a query that
+ * matches one build in twenty; the second reaches one in a few hundred.
+ */
+const WINDOWS = [1024, 16_384] as const;
+const WINDOW_PAGE_MAX = 1000;
 
 /** A listing's query over `builds`, selecting a Row. */
 type Query = SelectQueryBuilder<Database, 'builds', Row>;
@@ -298,7 +311,7 @@ class KyselyBuildStore implements BuildStore {
    * for a search thread (`run`) checks the deadline first in its WHERE clause, so that the check
    * runs for every row visited, before the query's terms; `inThread` false leaves it out.
    */
-  private async listingFrom(options: Omit<ListBuildsOptions, 'maxBuilds'>, inThread = true): Promise<{ query: Query; fromSeq: number | undefined }> {
+  private async listingFrom(options: Omit<ListBuildsOptions, 'maxBuilds'>, inThread = true, opaque = false): Promise<{ query: Query; fromSeq: number | undefined }> {
     let q = applyVisibility(this.select(options.withAttributes === true), options.visibility);
     const reverse = options.reverse === true;
     let fromSeq: number | undefined;
@@ -327,7 +340,10 @@ class KyselyBuildStore implements BuildStore {
     if (options.afterSeq !== undefined) q = q.where('builds.seq', '>', options.afterSeq);
     if (options.query !== undefined && options.query.kind !== 'all') {
       if (inThread && this.guard.deadlineCheck !== undefined) q = q.where(this.guard.deadlineCheck);
-      q = q.where(compileQuery(options.query, this.dialect));
+      // `opaque`: the condition as one test of each row visited, which no index answers, so that
+      // the planner walks seq order (see pageFromWindows); exact child-row terms probed per build.
+      const condition = compileQuery(options.query, this.dialect, { walk: opaque });
+      q = q.where(opaque ? sql<SqlBool>`(${condition}) IS TRUE` : condition);
     }
     return { query: q.orderBy('builds.seq', reverse ? 'desc' : 'asc'), fromSeq };
   }
@@ -340,7 +356,7 @@ class KyselyBuildStore implements BuildStore {
     let rows: Row[];
     if (lists === undefined) {
       const query = await this.listing(options);
-      rows = await this.run(max === undefined ? query : query.limit(max), searches(options.query));
+      rows = (max !== undefined && (await this.sortsEveryMatch(query, options, max)) ? await this.pageFromWindows(options, max) : undefined) ?? (await this.run(max === undefined ? query : query.limit(max), searches(options.query)));
     } else {
       // The candidates match the exact terms already: SQL checks the rest of the query.
       // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
@@ -349,6 +365,71 @@ class KyselyBuildStore implements BuildStore {
     }
     const withAttributes = options.withAttributes === true;
     return rows.map((r) => toSummary(r, withAttributes)) as BuildWithAttributes[] | BuildSummary[];
+  }
+
+  /** Plans seen by sortsEveryMatch, by SQL text (the parameters do not change SQLite's choice of index). */
+  private readonly sortedPlans = new Map<string, boolean>();
+
+  /**
+   * Whether SQLite's plan for this page of a search reads every match and sorts them to return the
+   * first `max` (`USE TEMP B-TREE FOR ORDER BY`): a prefix (`project:inv*`) or an `or` of indexed
+   * terms is collected through its indexes, out of seq order. Asked of the plan, once per SQL text.
+   */
+  private async sortsEveryMatch(query: Query, options: ListBuildsOptions, max: number): Promise<boolean> {
+    const sqlite = this.handle.sqlite;
+    if (sqlite === undefined || !searches(options.query) || max > WINDOW_PAGE_MAX) return false;
+    if (options.fromInstant !== undefined && !(options.fromInstant === 0 && options.reverse !== true)) return false;
+    const compiled = query.limit(max).compile();
+    let sorts = this.sortedPlans.get(compiled.sql);
+    if (sorts === undefined) {
+      const plan = sqlite.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...(compiled.parameters as unknown[])) as { detail: string }[];
+      sorts = plan.some((r) => /TEMP B-TREE FOR (RIGHT PART OF )?ORDER BY/.test(r.detail));
+      if (this.sortedPlans.size >= 1000) this.sortedPlans.clear();
+      this.sortedPlans.set(compiled.sql, sorts);
+    }
+    return sorts;
+  }
+
+  /**
+   * A page of a search whose plan sorts every match (sortsEveryMatch), read newest first (or
+   * oldest first) in windows of seq instead: the builds of the WINDOWS next seqs from where the
+   * page starts, walked in seq order with the query tested on each row (`opaque`), stopping at the
+   * page; then the next, larger window; then the plain query over what lies beyond the windows,
+   * for the rest of the page. A window that fills the page holds its first builds, since every
+   * build beyond it comes later in the order; one that does not has given all of its matches. So
+   * the page is the plain query's. `project:inv*` newest first at 1M builds: a sort of ~100k
+   * matches before, a walk of a few hundred rows now; a query that matches few builds pays the
+   * windows' walks (~17k rows) on top of its plain plan. One search: one deadline for all.
+   */
+  private async pageFromWindows(options: ListBuildsOptions, max: number): Promise<Row[]> {
+    const reverse = options.reverse === true;
+    const { query: opaque, fromSeq } = await this.listingFrom(options, true, true);
+    const { query: plain } = await this.listingFrom(options);
+    // Two subqueries: SQLite answers a lone min() or max() with one seek of the index, both in
+    // one select with a scan of it.
+    const edges = (await sql<{ first: number | null; last: number | null }>`SELECT (SELECT min(seq) FROM builds) AS first, (SELECT max(seq) FROM builds) AS last`.execute(this.handle.db)).rows[0];
+    if (edges?.first === null || edges?.first === undefined || edges.last === null) return [];
+    const first = Number(edges.first);
+    const last = Number(edges.last);
+    // The first seq the page may hold, in its order.
+    let at = reverse ? last : first;
+    if (fromSeq !== undefined) at = reverse ? Math.min(at, fromSeq - 1) : Math.max(at, fromSeq + 1);
+    if (options.afterSeq !== undefined && !reverse) at = Math.max(at, options.afterSeq + 1);
+    return this.guard.search(async (read) => {
+      const out: Row[] = [];
+      for (const size of this.options.pageWindows ?? WINDOWS) {
+        // This window: seqs from `at` over `size` seqs in the page's order.
+        const end = reverse ? at - size : at + size;
+        const window = reverse ? opaque.where('builds.seq', '<=', at).where('builds.seq', '>', end) : opaque.where('builds.seq', '>=', at).where('builds.seq', '<', end);
+        out.push(...(await read(window.limit(max - out.length).compile())));
+        if (out.length >= max) return out;
+        at = end;
+        if (reverse ? at < first : at > last) return out;
+      }
+      const beyond = reverse ? plain.where('builds.seq', '<=', at) : plain.where('builds.seq', '>=', at);
+      out.push(...(await read(beyond.limit(max - out.length).compile())));
+      return out;
+    });
   }
 
   /**
@@ -544,6 +625,13 @@ class KyselyBuildStore implements BuildStore {
     if (options.fromInstant === undefined && options.fromBuild === undefined && options.afterSeq === undefined) {
       const n = await countFromRollups(this.handle, options.query, visibilityCondition(options.visibility));
       if (n !== undefined) return n;
+      // One exact value of a multi-valued field, for a caller who sees every build: a count of its
+      // index range (sql/count.ts), without reading a build. A search still (time limit, thread).
+      const byValues = options.query !== undefined && seesEverything(options.visibility) ? valueRowsCount(options.query, this.dialect) : undefined;
+      if (byValues !== undefined) {
+        const rows = await this.guard.search((read) => read(byValues.compile(this.handle.db)));
+        return Number(rows[0]?.n ?? 0);
+      }
     }
     const { query } = await this.listingFrom({ ...options, withAttributes: false });
     // A search like any other: off the server's thread on SQLite, with the time limit.

@@ -8,9 +8,10 @@
 //   statement_timeout` of the time left, within the search slots (search-slots.ts): a search holds
 //   one connection whatever its statements, and searches never hold every pooled connection.
 //
-// A search may be several statements (the facets are five, a trend three): they share one
-// deadline, counted from when the search was asked for, so the whole search ends within the limit
-// whatever it is made of, and it fails with the same SearchTimeoutError as a listing.
+// A search may be several statements (a trend is three, a page read in windows of seq up to
+// three; the facets are one): they share one deadline, counted from when the search was asked
+// for, so the whole search ends within the limit whatever it is made of, and it fails with the
+// same SearchTimeoutError as a listing.
 
 import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';

@@ -1,0 +1,199 @@
+// Count, facets and the first list page (newest first) of a fixed corpus of queries, on SQLite,
+// timed through the store (search threads and the time limit, as the server runs them), each
+// against its peers of the same run:
+//
+// - the store's answer before the one-pass facets and the count from value rows: the five facet
+//   statements that each ran the query, `count(*)` over the compiled query, and the plain listing
+//   (the first page without the windows of seq), here in the bench (the same compiler, visibility
+//   and guard), with the answers checked equal;
+// - the empty query's count from the rollups (a few rows), the cheapest search-like request.
+//
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR] [--iter N]
+//
+// Corpus: demo builds (`demo-data --seed 7`, src/store/demo-data.ts); --data DIR reuses a data
+// directory holding them (e.g. made by `buildscope demo-data --builds 1000000 --seed 7 --data DIR`),
+// otherwise --builds N (default 100,000; --quick 10,000) are loaded into a temporary one. Goals at
+// 1M builds: count <= 50 ms, facets <= 300 ms, first page <= 50 ms. Writes
+// bench/results/analytics-corpus.json.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import { sql } from 'kysely';
+import { parseQuery } from '../src/query/index.js';
+import type { CheckedExpr } from '../src/query/checked.js';
+import { openDatabase } from '../src/db/database.js';
+import { openBuildStore } from '../src/store/build-store.js';
+import { demoBuilds } from '../src/store/demo-data.js';
+import { SearchGuard } from '../src/store/search-guard.js';
+import { visibilityCondition } from '../src/store/visibility.js';
+import { compileQuery, dialectOf } from '../src/sql/index.js';
+import { valueFieldCode } from '../src/sql/value-fields.js';
+import { SEE_EVERYTHING, type Facets } from '../src/store/types.js';
+import { flag, option } from './support/args.js';
+
+const quick = flag('--quick');
+const ITER = Number(option('--iter') ?? (quick ? 3 : 5));
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+
+export const CORPUS = ['tag:CI', '-user:bot', 'requested:*test*', 'buildTool:native', 'project:inv*', 'buildOutcome:failed or tag:CI'] as const;
+const GOALS = { count: 50, facets: 300, page: 50 };
+
+const given = option('--data');
+const dir = given ?? mkdtempSync(join(tmpdir(), 'bs-analytics-corpus-'));
+if (given) mkdirSync(given, { recursive: true });
+const handle = await openDatabase({ data: dir });
+// The server's store: posting bitmaps on (the default), search threads, a limit no run reaches.
+const store = await openBuildStore(handle, { searchTimeoutMs: 600_000 });
+const stored = Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds WHERE seq IS NOT NULL`.execute(handle.db)).rows[0]!.n);
+if (stored === 0) {
+  const n = Number(option('--builds') ?? (quick ? 10_000 : 100_000));
+  log(`loading ${n} demo builds (seed 7)…`);
+  async function* lines() {
+    for (const l of demoBuilds({ builds: n, seed: 7, now: Date.UTC(2026, 10, 1) })) yield l + '\n';
+  }
+  await store.ingestNdjson(lines(), { bulk: true, keepResults: false });
+}
+const builds = Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds WHERE seq IS NOT NULL`.execute(handle.db)).rows[0]!.n);
+log(`${builds} builds in ${dir}`);
+
+// The bench's own guard over the same database, for the peers: the same threads and limit as the store's.
+const guard = new SearchGuard(handle, dialectOf(handle.dialect), { timeoutMs: 600_000, threads: 2 });
+
+const checked = (text: string): CheckedExpr => {
+  const r = parseQuery(text, { now: Date.now() });
+  if (!r.ok || !r.expr) throw new Error(`bad query ${text}`);
+  return r.expr;
+};
+
+/** The available builds the query matches, as the store's listing and aggregates select them. */
+function matching(expr: CheckedExpr) {
+  return handle.db
+    .selectFrom('builds')
+    .where('builds.seq', 'is not', null)
+    .where(visibilityCondition(SEE_EVERYTHING))
+    .where(guard.deadlineCheck ?? sql<boolean>`1 = 1`)
+    .where(compileQuery(expr, dialectOf(handle.dialect)));
+}
+
+/** The count before sql/count.ts: count(*) over the compiled query. */
+async function countBefore(expr: CheckedExpr): Promise<number> {
+  const rows = await guard.search((read) => read(matching(expr).select(sql<number>`count(*)`.as('n')).compile()));
+  return Number(rows[0]!.n);
+}
+
+/** The facets before they were one statement: five statements, each running the query. */
+async function facetsBefore(expr: CheckedExpr, limit = 8): Promise<Facets> {
+  const values = (rows: readonly { value: string; n: number | string }[]) => rows.map((r) => ({ value: r.value, count: Number(r.n) }));
+  return guard.search(async (read) => {
+    const column = (c: string) =>
+      read(
+        matching(expr)
+          .select([sql<string>`${sql.ref(c)}`.as('value'), sql<number>`count(*)`.as('n')])
+          .where(sql.ref(c), 'is not', null)
+          .groupBy(sql.ref(c))
+          .orderBy('n', 'desc')
+          .orderBy('value')
+          .limit(limit)
+          .compile(),
+      );
+    const tags = read(
+      handle.db
+        .selectFrom('build_values')
+        .select([sql<string>`value`.as('value'), sql<number>`count(*)`.as('n')])
+        .where('field', '=', valueFieldCode('tag'))
+        .where('seq', 'in', matching(expr).select('builds.seq'))
+        .groupBy('value')
+        .orderBy('n', 'desc')
+        .orderBy('value')
+        .limit(limit)
+        .compile(),
+    );
+    const [buildOutcome, buildTool, project, user, tag] = await Promise.all([column('builds.buildoutcome'), column('builds.tool_type'), column('builds.project_name'), column('builds.user'), tags]);
+    return { buildOutcome: values(buildOutcome), buildTool: values(buildTool), project: values(project), user: values(user), tag: values(tag) };
+  });
+}
+
+/** The first page before the windows of seq: the plain compiled listing, newest first. */
+function pageBefore(expr: CheckedExpr): Promise<unknown[]> {
+  return guard.search((read) => read(matching(expr).select(['builds.id', 'builds.seq']).orderBy('builds.seq', 'desc').limit(50).compile()));
+}
+
+async function median(fn: () => Promise<unknown>, iterations = ITER): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t = performance.now();
+    await fn();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return +times[Math.floor((times.length - 1) / 2)]!.toFixed(1);
+}
+
+interface Row {
+  query: string;
+  matches: number;
+  peerMs: number;
+  countBeforeMs: number;
+  countMs: number;
+  facetsBeforeMs: number;
+  facetsMs: number;
+  pageBeforeMs: number;
+  pageMs: number;
+}
+
+const rows: Row[] = [];
+let identical = true;
+const empty = checked('');
+for (const text of CORPUS) {
+  const query = checked(text);
+  const scope = { query, visibility: SEE_EVERYTHING };
+  const matches = await store.countBuilds(scope);
+  const page = (await store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })).map((b) => b.id);
+  const same =
+    matches === (await countBefore(query)) &&
+    isDeepStrictEqual(await store.facets(scope), await facetsBefore(query)) &&
+    isDeepStrictEqual(page, ((await pageBefore(query)) as { id: string }[]).map((b) => b.id));
+  if (!same) log(`${text}: the store's answer differs from the peer's`);
+  identical &&= same;
+  // The slow peers (seconds each at 1M) run fewer times.
+  const row: Row = {
+    query: text,
+    matches,
+    peerMs: await median(() => store.countBuilds({ query: empty, visibility: SEE_EVERYTHING })),
+    countBeforeMs: await median(() => countBefore(query)),
+    countMs: await median(() => store.countBuilds(scope)),
+    facetsBeforeMs: await median(() => facetsBefore(query), Math.min(ITER, 3)),
+    facetsMs: await median(() => store.facets(scope), Math.min(ITER, 3)),
+    pageBeforeMs: await median(() => pageBefore(query)),
+    pageMs: await median(() => store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })),
+  };
+  log(`${text}: ${JSON.stringify(row)}`);
+  rows.push(row);
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? '-' : `${(a / b).toFixed(1)}x`);
+const fmt = (ms: number, goal: number) => `${ms.toLocaleString('en-US')} ms${ms <= goal ? '' : ' ✗'}`;
+const table = [
+  `| ${builds.toLocaleString('en-US')} builds, SQLite, p50 | matches | peer: empty query count | count before | count | facets before | facets | facets speed-up | first page before | first page, newest first |`,
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| \`${r.query}\` | ${r.matches.toLocaleString('en-US')} | ${r.peerMs} ms | ${r.countBeforeMs} ms | ${fmt(r.countMs, GOALS.count)} | ${r.facetsBeforeMs.toLocaleString('en-US')} ms | ${fmt(r.facetsMs, GOALS.facets)} | ${ratio(r.facetsBeforeMs, r.facetsMs)} | ${r.pageBeforeMs.toLocaleString('en-US')} ms | ${fmt(r.pageMs, GOALS.page)} |`,
+  ),
+].join('\n');
+process.stdout.write(`${table}\n\n(✗: over the goal at 1M builds: count ${GOALS.count} ms, facets ${GOALS.facets} ms, page ${GOALS.page} ms)\n`);
+log(`answers identical to the peers': ${identical}`);
+if (!identical) process.exitCode = 1;
+
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'analytics-corpus.json');
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, JSON.stringify({ builds, iterations: ITER, goalsMs: GOALS, identical, rows }, null, 2) + '\n');
+
+await guard.close();
+await store.close();
+await handle.close();
+if (!given) rmSync(dir, { recursive: true, force: true });
