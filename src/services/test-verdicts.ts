@@ -20,18 +20,10 @@
 // - regressed: the latest builds failed after passes, too few of them yet to call it broken;
 // - passing: none of the above (failures, if any, are one short block in the past).
 
-/** An execution of a test: one attempt in one build. */
-export interface TestExecution {
-  readonly seq: number;
-  readonly buildId: string;
-  /** The build's start (epoch ms), or null. */
-  readonly startTime: number | null;
-  /** The build's `Git commit id` value, when the agent recorded one. */
-  readonly commit: string | null;
-  readonly outcome: 'passed' | 'failed' | 'skipped';
-  readonly attempt: number;
-  readonly durationMs: number;
-}
+import type { TestRunRow } from '../store/types.js';
+
+/** An execution of a test: one attempt in one build (a stored run without the test's id and group). */
+export type TestExecution = Omit<TestRunRow, 'testId' | 'failureGroup'>;
 
 /** A build of the evidence. */
 export interface BuildRef {
