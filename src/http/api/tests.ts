@@ -154,7 +154,7 @@ export const testRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { c
         description: `The test's latest executions (at most ${MAX_HISTORY}) in the builds the caller may see, oldest first, its verdict with evidence, its estimated failure probability and its failure groups. 404 for a test of a project the caller may not see.`,
         tags: ['tests'],
         operationId: 'testHistory',
-        params: { type: 'object', properties: { testId: { type: 'integer', minimum: 1 } }, required: ['testId'] },
+        params: { type: 'object', properties: { testId: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The test's id, as GET /api/tests answers it" } }, required: ['testId'] },
         querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_HISTORY, default: MAX_HISTORY } } },
         response: {
           200: {
