@@ -2,40 +2,22 @@
 // HashGate's concurrency derive keys at once, every check still gets its answer, and a full queue
 // refuses (401) without deriving.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.js';
 import { HashGate } from '../../src/auth/hash-gate.js';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter } from '../../src/auth/sign-in-limits.js';
-import { openAuth, type Auth } from '../../src/auth/index.js';
-import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { useCarolAuth } from './support.js';
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 /** Sign-in limits out of the way, so that every check reaches the gate (they are tested in sign-in-limits.test.ts). */
 const unlimited = () => new SignInLimiter({ ...DEFAULT_SIGN_IN_LIMITS, userAndClient: 1000, client: 1000 });
 
 describe('password checks of the server', () => {
-  let dir: string;
-  let database: DatabaseHandle;
-  let auth: Auth;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bs-password-gate-'));
-    const config = parseConfig({ database: { data: dir } });
-    database = await openDatabase(config.database);
-    auth = await openAuth(database, config);
-    await auth.users.addUser({ name: 'carol', password: 'carol-secret', permissions: ['accessBuildDataViaApi'] });
-  });
-  afterAll(async () => {
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const carol = useCarolAuth('bs-password-gate-');
 
   it('derive at most the gate allows at once; right and wrong passwords, known and unknown users, all answered', async () => {
     const gate = new HashGate({ concurrency: 2, maxQueued: 100 });
-    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate, unlimited());
+    const authenticator = createAuthenticator(carol.auth.users, carol.auth.tokens, Date.now, { ttlMs: 0 }, gate, unlimited());
     const headers = [
       ...Array.from({ length: 12 }, (_, i) => basic('carol', `wrong-${i}`)),
       ...Array.from({ length: 6 }, (_, i) => basic(`nobody-${i}`, 'x')),
@@ -50,7 +32,7 @@ describe('password checks of the server', () => {
 
   it('refuses without deriving once the queue is full', async () => {
     const gate = new HashGate({ concurrency: 1, maxQueued: 2 });
-    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate, unlimited());
+    const authenticator = createAuthenticator(carol.auth.users, carol.auth.tokens, Date.now, { ttlMs: 0 }, gate, unlimited());
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => authenticator.authenticate(basic('carol', `wrong-${i}`))));
     expect(gate.hashes).toBe(3);
     expect(gate.refusedBusy).toBe(5);
@@ -73,7 +55,7 @@ describe('password checks of the server', () => {
 
   it('a first login from a client without failures is checked before the queued wrong passwords of another client', async () => {
     const gate = new HashGate({ concurrency: 1, maxQueued: 100 });
-    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate);
+    const authenticator = createAuthenticator(carol.auth.users, carol.auth.tokens, Date.now, { ttlMs: 0 }, gate);
     // One failure makes the attacker's address a suspect; then a flood from it queues up.
     expect(await authenticator.authenticate(basic('nobody-x', 'x'), '10.0.0.66')).toMatchObject({ kind: 'rejected' });
     const finished: string[] = [];

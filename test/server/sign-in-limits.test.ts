@@ -4,18 +4,14 @@
 // sign-in of the web pages and Basic credentials on the API answer 429 problem documents.
 
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.js';
 import { HashGate } from '../../src/auth/hash-gate.js';
-import { openAuth, type Auth, type AuthResult } from '../../src/auth/index.js';
+import type { AuthResult } from '../../src/auth/index.js';
 import { clientKey, DEFAULT_SIGN_IN_LIMITS, SignInLimiter, type Admission, type SignInLimits } from '../../src/auth/sign-in-limits.js';
 import { ConfigError, parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { sessionPlugin } from '../../src/http/session-plugin.js';
-import { basic, newLocation, startTestServer, type TestServer } from './support.js';
+import { basic, newLocation, startTestServer, useCarolAuth, type TestServer } from './support.js';
 
 const T0 = 1_750_000_000_000;
 
@@ -139,26 +135,13 @@ describe('SignInLimiter', () => {
 });
 
 describe('password checks of the authenticator under the limits', () => {
-  let dir: string;
-  let database: DatabaseHandle;
-  let auth: Auth;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bs-sign-in-limits-'));
-    const config = parseConfig({ database: { data: dir } });
-    database = await openDatabase(config.database);
-    auth = await openAuth(database, config);
-    await auth.users.addUser({ name: 'carol', password: 'carol-secret', permissions: ['accessBuildDataViaApi'] });
-  });
-  afterAll(async () => {
-    await database.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const carol = useCarolAuth('bs-sign-in-limits-');
 
   const limitedResult = (r: AuthResult) => r.kind === 'rejected' && r.retryAfterSeconds !== undefined;
 
   it('300 simultaneous wrong passwords from one address: five are hashed, the rest refused without hashing; the right password works from another address', async () => {
     const gate = new HashGate({ concurrency: 1, maxQueued: 1000 });
-    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate, new SignInLimiter());
+    const authenticator = createAuthenticator(carol.auth.users, carol.auth.tokens, Date.now, { ttlMs: 0 }, gate, new SignInLimiter());
     const results = await Promise.all(Array.from({ length: 300 }, (_, i) => authenticator.authenticate(basic('carol', `wrong-${i}`), '10.0.0.66')));
     expect(gate.hashes).toBe(5);
     expect(results.filter(limitedResult)).toHaveLength(295);
@@ -173,7 +156,7 @@ describe('password checks of the authenticator under the limits', () => {
 
   it('a first login from a client without failures is checked before the queued checks of clients that failed, even when they guess her own name', async () => {
     const gate = new HashGate({ concurrency: 1, maxQueued: 1000 });
-    const authenticator = createAuthenticator(auth.users, auth.tokens, Date.now, { ttlMs: 0 }, gate, new SignInLimiter());
+    const authenticator = createAuthenticator(carol.auth.users, carol.auth.tokens, Date.now, { ttlMs: 0 }, gate, new SignInLimiter());
     const guessers = Array.from({ length: 12 }, (_, i) => `10.0.1.${i}`);
     // Each guessing client fails once on carol's name; then they all guess at once.
     for (const g of guessers) expect(await authenticator.authenticate(basic('carol', 'guess'), g)).toMatchObject({ kind: 'rejected' });
