@@ -70,20 +70,29 @@ function notApplicable(policy: Policy, predicateType: string): PolicyResult {
   });
 }
 
+/**
+ * The tool a build-tool predicate names, as text. A foreign predicate may hold anything there: a
+ * value that is not a string is shown as its JSON (String() throws on an object whose toString
+ * is not a function): a number as itself, an object as what no rule names.
+ */
+function toolOf(statement: Statement): { type: string; version: string } {
+  const text = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'));
+  return { type: text(statement.predicate['toolType']), version: text(statement.predicate['toolVersion']) };
+}
+
 export function evaluatePolicy(policy: Policy, attestations: readonly CountedAttestation[], facts: PackageFacts): PolicyResult {
   switch (policy.kind) {
     case 'BuildToolPolicy': {
       const relevant = attestations.filter((a) => a.statement.predicateType === BUILD_TOOL_PREDICATE);
       if (relevant.length === 0) return notApplicable(policy, BUILD_TOOL_PREDICATE);
       for (const a of relevant) {
-        const p = a.statement.predicate;
-        const tool = `${String(p['toolType'])} ${String(p['toolVersion'])}`;
-        if (!policy.tools.some((r) => toolAllowed(r, String(p['toolType']), String(p['toolVersion'])))) {
-          return result(policy, 'unsatisfied', a, { buildTool: tool });
+        const { type, version } = toolOf(a.statement);
+        if (!policy.tools.some((r) => toolAllowed(r, type, version))) {
+          return result(policy, 'unsatisfied', a, { buildTool: `${type} ${version}` });
         }
       }
-      const first = relevant[0]!;
-      return result(policy, 'satisfied', first, { buildTool: `${String(first.statement.predicate['toolType'])} ${String(first.statement.predicate['toolVersion'])}` });
+      const first = toolOf(relevant[0]!.statement);
+      return result(policy, 'satisfied', relevant[0], { buildTool: `${first.type} ${first.version}` });
     }
     case 'SigningKeyPolicy': {
       if (attestations.length === 0) {

@@ -116,6 +116,19 @@ describe('robustness against foreign predicates', () => {
     fc.record({ buildDefinition: fc.record({ resolvedDependencies: fc.jsonValue(), externalParameters: fc.jsonValue() }) }),
   );
 
+  it('judges a tool given as an object whose toString is not a function (found by the property below)', () => {
+    const att: CountedAttestation = {
+      id: '0',
+      instance: 'obj:a',
+      uri: '/u/0',
+      keyids: ['k'],
+      statement: { _type: STATEMENT_V1, subject: [{ digest: { sha256: 'a' } }], predicateType: 'https://buildscope.dev/attestation/build-tool/v1', predicate: { toolType: {}, toolVersion: { toString: false } } },
+    };
+    const r = evaluatePolicy(set.policies.find((p) => p.kind === 'BuildToolPolicy')!, [att], { sha256: 'a', repositoryUrl: 'r.example.com/x' });
+    expect(r.status).toBe('unsatisfied');
+    expect(r.details).toEqual({ buildTool: '{} {"toString":false}' });
+  });
+
   it('every policy judges any predicate without throwing, and the result has every seed field', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(predicateTypes, predicate), { maxLength: 4 }), (items) => {

@@ -98,8 +98,14 @@ describe('timeline lanes', () => {
         const { lanes, count } = packLanes(tasks);
         const byLane: number[][] = Array.from({ length: count }, () => []);
         tasks.map((_, i) => i).sort((a, b) => tasks[a]!.start - tasks[b]!.start || a - b).forEach((i) => byLane[lanes[i]!]!.push(i));
+        // A task holds [start, start + duration); one of no duration holds its instant.
+        const holds = (u: { start: number; duration: number }, at: number) => (u.duration === 0 ? at === u.start : u.start <= at && at < u.start + u.duration);
         for (const list of byLane) {
-          for (let k = 1; k < list.length; k++) expect(tasks[list[k]!]!.start).toBeGreaterThanOrEqual(tasks[list[k - 1]!]!.start + tasks[list[k - 1]!]!.duration);
+          for (let k = 1; k < list.length; k++) {
+            const [before, after] = [tasks[list[k - 1]!]!, tasks[list[k]!]!];
+            expect(after.start).toBeGreaterThanOrEqual(before.start + before.duration);
+            expect(holds(before, after.start)).toBe(false);
+          }
         }
         for (let i = 0; i < tasks.length; i++) {
           const t = tasks[i]!;
@@ -109,11 +115,15 @@ describe('timeline lanes', () => {
         }
         // As many lanes as tasks run at once at the busiest instant (interval graph colouring).
         let busiest = 0;
-        // (A task of no duration still takes its own place at its instant.)
-        for (const t of tasks) busiest = Math.max(busiest, tasks.filter((u) => u === t || (u.start <= t.start && t.start < u.start + u.duration)).length);
+        for (const t of tasks) busiest = Math.max(busiest, tasks.filter((u) => holds(u, t.start)).length);
         expect(count).toBe(Math.max(busiest, tasks.length > 0 ? 1 : 0));
       }),
     );
+  });
+  it('put a task that starts at the instant of a task of no duration on another lane', () => {
+    expect(packLanes([{ start: 5, duration: 0 }, { start: 5, duration: 1 }]).count).toBe(2);
+    expect(packLanes([{ start: 5, duration: 0 }, { start: 5, duration: 0 }]).count).toBe(2);
+    expect(packLanes([{ start: 4, duration: 1 }, { start: 5, duration: 0 }, { start: 6, duration: 0 }]).count).toBe(1);
   });
   it('put tasks that ran one after another on one lane', () => {
     const tasks = Array.from({ length: 1000 }, (_, i) => ({ start: i * 10, duration: 10 }));

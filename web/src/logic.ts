@@ -98,21 +98,21 @@ export interface Span {
 
 /**
  * Puts each task on a lane so that no two tasks of a lane overlap (the first lane that is free
- * when the task starts): tasks that ran one after another share a lane, parallel ones do not.
+ * when the task starts): tasks that ran one after another share a lane, parallel ones do not. A
+ * task holds [start, start + duration), one of no duration its instant.
  * Returns the lane of each task and the number of lanes. O(n log n + n * lanes).
  */
 export function packLanes(tasks: readonly Span[]): { lanes: number[]; count: number } {
   const order = tasks.map((_, i) => i).sort((a, b) => tasks[a]!.start - tasks[b]!.start || a - b);
-  const ends: number[] = [];
+  // Where each lane's last task ends; `instant` when it took no time, so that it still holds its
+  // instant (it is drawn with a minimum width): a task starting then goes to another lane.
+  const ends: { end: number; instant: boolean }[] = [];
   const lanes = new Array<number>(tasks.length);
   for (const i of order) {
     const t = tasks[i]!;
-    let lane = ends.findIndex((end) => end <= t.start);
-    if (lane < 0) {
-      lane = ends.length;
-      ends.push(0);
-    }
-    ends[lane] = t.start + t.duration;
+    let lane = ends.findIndex(({ end, instant }) => end < t.start || (end === t.start && !instant));
+    if (lane < 0) lane = ends.push({ end: 0, instant: false }) - 1;
+    ends[lane] = { end: t.start + t.duration, instant: t.duration === 0 };
     lanes[i] = lane;
   }
   return { lanes, count: ends.length };
