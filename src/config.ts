@@ -104,6 +104,8 @@ export interface Limits {
   readonly searchTimeoutMs: number;
   /** Console output (ConsoleOutput text) kept per build (per ingest line), in bytes; the rest is cut at ingest and the build page says so. */
   readonly consoleBytesPerBuild: number;
+  /** SQLite: memory of the analytics index (counts and facets of any query from memory; about 40 bytes a build), in bytes; 0 turns it off. */
+  readonly analyticsIndexBytes: number;
 }
 
 /** The Build Event Service (gRPC) endpoint for Bazel's `--bes_backend`, on its own port. */
@@ -319,6 +321,14 @@ const limitsSchema = {
       minimum: 0,
       maximum: 1024 ** 3,
       default: 4 * MiB,
+    },
+    analyticsIndexBytes: {
+      description:
+        'SQLite: memory the analytics index may take, in bytes (counts and facets of any query from memory, about 40 bytes a build, 256 MiB holds about 6 million builds); past it, and at 0, they are read from the database.',
+      type: 'integer',
+      minimum: 0,
+      maximum: 64 * 1024 ** 3,
+      default: 256 * MiB,
     },
   },
 } as const;

@@ -14,6 +14,7 @@ import { AVOIDED_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_C
 import type { AggregateScope, FacetValue, Facets, TaskStat, TrendBucket, TrendOptions, Trends } from './types.js';
 import { facetsFromRollups, trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
 import { unguarded, type GuardedSearch, type ReadRows } from './search-guard.js';
+import type { AnalyticsIndex } from './analytics-index.js';
 import { visibilityCondition } from './visibility.js';
 
 // The aggregates' types are part of the store's API (types.ts); named here too for the pages.
@@ -67,6 +68,8 @@ function scopedBy(handle: DatabaseHandle, scope: Scope, check: RawBuilder<SqlBoo
 export interface AggregateHow {
   readonly rollups?: boolean;
   readonly guard?: GuardedSearch;
+  /** The analytics index (analytics-index.ts), tried after the rollups and before the direct path. */
+  readonly index?: AnalyticsIndex;
 }
 
 const facetValues = (rows: readonly unknown[]): FacetValue[] => (rows as { value: string; n: number | string }[]).map((r) => ({ value: r.value, count: Number(r.n) }));
@@ -84,6 +87,8 @@ export async function buildFacets(handle: DatabaseHandle, scope: Scope, limit = 
       return { buildOutcome: facetValues(rows.buildOutcome), buildTool: facetValues(rows.buildTool), project: facetValues(rows.project), user: facetValues(rows.user), tag: facetValues(rows.tag) };
     }
   }
+  const indexed = await how.index?.facets(scope, limit);
+  if (indexed !== undefined) return indexed;
   const guard = how.guard ?? unguarded(handle);
   const scoped = scopedBy(handle, scope, guard.deadlineCheck);
   const rows = await guard.search((read) => read(facetStatement(handle, scoped(), limit)));

@@ -29,6 +29,7 @@ import { testReads, type TestReads } from './test-analytics.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { attestationsOf, recordAttestation } from './attestations.js';
 import { projectVisible, seesEverything, visibilityCondition } from './visibility.js';
+import { AnalyticsIndex, type AnalyticsIndexOptions } from './analytics-index.js';
 import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
 import type {
   AggregateScope,
@@ -104,6 +105,11 @@ export interface BuildStoreOptions {
    * `false` turns them off. Default on, at most 64 MB.
    */
   readonly postings?: PostingCacheOptions | false;
+  /**
+   * The count and facets of any query from memory (analytics-index.ts), SQLite only; `false`
+   * turns it off. Default on, at most 256 MB of columns and 64 MB of term bitmaps.
+   */
+  readonly analyticsIndex?: AnalyticsIndexOptions | false;
   /**
    * Whether inputs longer than one batch are prepared (parsed, validated, derived) in a worker
    * thread while the previous batch is written (prepare-pool.ts). Default true; a PreparePool of
@@ -225,6 +231,7 @@ class KyselyBuildStore implements BuildStore {
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
+  private readonly index: AnalyticsIndex | undefined;
   private readonly pool: PreparePool | undefined;
   /** The time limit and threads (SQLite) or slots (PostgreSQL) every search runs under. */
   private readonly guard: SearchGuard;
@@ -246,6 +253,8 @@ class KyselyBuildStore implements BuildStore {
       threads: options.searchThreads ?? 2,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
+    // As the bitmaps, complete only where builds become available in seq order.
+    this.index = d.commitsInSeqOrder && options.analyticsIndex !== false ? new AnalyticsIndex(handle.db, d, this.guard, options.analyticsIndex) : undefined;
   }
 
   /**
@@ -625,6 +634,8 @@ class KyselyBuildStore implements BuildStore {
     if (options.fromInstant === undefined && options.fromBuild === undefined && options.afterSeq === undefined) {
       const n = await countFromRollups(this.handle, options.query, visibilityCondition(options.visibility));
       if (n !== undefined) return n;
+      const counted = await this.index?.count({ query: options.query, visibility: options.visibility });
+      if (counted !== undefined) return counted;
       // One exact value of a multi-valued field, for a caller who sees every build: a count of its
       // index range (sql/count.ts), without reading a build. A search still (time limit, thread).
       const byValues = options.query !== undefined && seesEverything(options.visibility) ? valueRowsCount(options.query, this.dialect) : undefined;
@@ -654,7 +665,7 @@ class KyselyBuildStore implements BuildStore {
    * rows of small tables (analytics.ts).
    */
   facets(scope: AggregateScope, limit = 8): Promise<Facets> {
-    return buildFacets(this.handle, scope, limit, { guard: this.guard });
+    return buildFacets(this.handle, scope, limit, { guard: this.guard, ...(this.index !== undefined ? { index: this.index } : {}) });
   }
 
   trends(scope: AggregateScope, options: TrendOptions): Promise<Trends> {
@@ -668,7 +679,9 @@ class KyselyBuildStore implements BuildStore {
   async deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]> {
     const candidates = await pruneCandidates(this.handle.db, selection, limit);
     const gone = await deleteBuilds(this.handle, candidates, this.clock());
-    this.postings?.forget(gone.flatMap((g) => (g.seq === null ? [] : [g.seq])));
+    const seqs = gone.flatMap((g) => (g.seq === null ? [] : [g.seq]));
+    this.postings?.forget(seqs);
+    this.index?.forget(seqs);
     return gone;
   }
 

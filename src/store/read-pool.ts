@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { PackedRows } from './packed-rows.js';
 
 /** Called first in a search statement's WHERE clause by the workers' connections: throws after the deadline. */
 export const DEADLINE_FUNCTION = 'buildscope_deadline';
@@ -46,7 +47,8 @@ interface Job {
   readonly parameters: readonly unknown[];
   readonly deadline: number;
   readonly timeoutMs: number;
-  readonly resolve: (rows: unknown[]) => void;
+  readonly packed: boolean;
+  readonly resolve: (rows: unknown[] | PackedRows) => void;
   readonly reject: (e: Error) => void;
 }
 
@@ -75,9 +77,18 @@ export class ReadPool {
 
   /** The rows of a compiled statement, or a SearchTimeoutError after `timeoutMs` (queueing included). */
   run(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<unknown[]> {
+    return this.job(sql, parameters, timeoutMs, false) as Promise<unknown[]>;
+  }
+
+  /** The rows of a compiled statement packed column by column (packed-rows.ts), as `run`. */
+  runPacked(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<PackedRows> {
+    return this.job(sql, parameters, timeoutMs, true) as Promise<PackedRows>;
+  }
+
+  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, packed: boolean): Promise<unknown[] | PackedRows> {
     if (this.closed) return Promise.reject(new Error('The store is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject });
+      this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, packed, resolve, reject });
       this.dispatch();
     });
   }
@@ -106,7 +117,7 @@ export class ReadPool {
       }
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, deadline: job.deadline });
+      slot.worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, deadline: job.deadline, packed: job.packed });
       slot.timer = setTimeout(() => this.stuck(slot), left + GRACE_MS);
     }
   }
@@ -114,13 +125,14 @@ export class ReadPool {
   private start(): Slot {
     const slot: Slot = { worker: this.startThread(this.file), job: undefined, timer: undefined };
     const w = slot.worker;
-    w.on('message', (m: { id: number; rows?: unknown[]; error?: string; timeout?: boolean }) => {
+    w.on('message', (m: { id: number; rows?: unknown[]; packed?: PackedRows; error?: string; timeout?: boolean }) => {
       const job = slot.job;
       if (job === undefined || job.id !== m.id) return;
       clearTimeout(slot.timer);
       slot.job = undefined;
       w.unref();
       if (m.rows !== undefined) job.resolve(m.rows);
+      else if (m.packed !== undefined) job.resolve(m.packed);
       else if (m.timeout) job.reject(new SearchTimeoutError(job.timeoutMs));
       else job.reject(new Error(m.error));
       this.dispatch();

@@ -8,6 +8,7 @@
 
 import BetterSqlite3 from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { packedBuffers, packRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION } from './read-pool.js';
 
 interface Job {
@@ -16,6 +17,8 @@ interface Job {
   readonly parameters: readonly unknown[];
   /** Epoch ms after which the statement is stopped. */
   readonly deadline: number;
+  /** Answer the rows packed column by column (packed-rows.ts). */
+  readonly packed?: boolean;
 }
 
 const TIMEOUT = 'search deadline passed';
@@ -41,7 +44,10 @@ parentPort!.on('message', (job: Job) => {
       stmt = db.prepare(job.sql);
       statements.set(job.sql, stmt);
     }
-    parentPort!.postMessage({ id: job.id, rows: stmt.all(...job.parameters) });
+    if (job.packed === true) {
+      const packed = packRows(stmt.raw(true).all(...job.parameters) as unknown[][], stmt.columns().length);
+      parentPort!.postMessage({ id: job.id, packed }, packedBuffers(packed));
+    } else parentPort!.postMessage({ id: job.id, rows: stmt.raw(false).all(...job.parameters) });
   } catch (e) {
     const message = (e as Error).message;
     parentPort!.postMessage({ id: job.id, error: message, timeout: message === TIMEOUT });

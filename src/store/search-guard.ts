@@ -17,11 +17,20 @@ import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Dialect } from '../sql/index.js';
+import { packRows, type PackedRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
 import { SearchSlots } from './search-slots.js';
 
 /** Runs one statement of a search within the search's time limit; its rows. */
 export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+
+/** As ReadRows, the rows packed column by column (packed-rows.ts); `width` is the number of columns selected. */
+export type ReadPacked = (query: CompiledQuery, width: number) => Promise<PackedRows>;
+
+/** Packs rows read as objects (their values in select order), where no search thread packed them. */
+async function packed(rows: Promise<readonly unknown[]>, width: number): Promise<PackedRows> {
+  return packRows((await rows).map((r) => Object.values(r as object)), width);
+}
 
 /** What a search needs of the guard: the run of its statements, and the check they carry. */
 export interface GuardedSearch {
@@ -30,8 +39,8 @@ export interface GuardedSearch {
    * search thread can stop it between rows; undefined when searches do not run in threads.
    */
   readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
-  /** Runs `f`, whose statements (read through `read`) all end by one deadline. */
-  search<T>(f: (read: ReadRows) => Promise<T>): Promise<T>;
+  /** Runs `f`, whose statements (read through `read` or `readPacked`) all end by one deadline. */
+  search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>): Promise<T>;
 }
 
 export interface SearchGuardOptions {
@@ -44,7 +53,8 @@ export interface SearchGuardOptions {
 
 /** A search run straight on the database, without a limit (tests and benchmarks compare paths with it). */
 export function unguarded(handle: DatabaseHandle): GuardedSearch {
-  return { deadlineCheck: undefined, search: (f) => f(async (q) => (await handle.db.executeQuery(q)).rows) };
+  const read: ReadRows = async (q) => (await handle.db.executeQuery(q)).rows;
+  return { deadlineCheck: undefined, search: (f) => f(read, (q, width) => packed(read(q), width)) };
 }
 
 export class SearchGuard implements GuardedSearch {
@@ -74,7 +84,7 @@ export class SearchGuard implements GuardedSearch {
     return this.options.timeoutMs;
   }
 
-  async search<T>(f: (read: ReadRows) => Promise<T>): Promise<T> {
+  async search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.options.timeoutMs;
     const left = (): number => {
       const ms = deadline - Date.now();
@@ -82,9 +92,10 @@ export class SearchGuard implements GuardedSearch {
       return ms;
     };
     try {
-      if (this.reads !== undefined) return await f((q) => this.inThread(q, left()));
-      if (this.slots !== undefined) return await this.inSlot(f, left);
-      return await f(async (q) => (await this.handle.db.executeQuery(q)).rows);
+      if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()));
+      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width)), left);
+      const read: ReadRows = async (q) => (await this.handle.db.executeQuery(q)).rows;
+      return await f(read, (q, width) => packed(read(q), width));
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
       // is told the limit, not what was left of it.
@@ -101,6 +112,17 @@ export class SearchGuard implements GuardedSearch {
       if (!(e instanceof SearchThreadError)) throw e;
       this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
       return (await this.handle.db.executeQuery(q)).rows;
+    }
+  }
+
+  /** As inThread, the rows packed in the search thread. */
+  private async packedInThread(q: CompiledQuery, width: number, leftMs: number): Promise<PackedRows> {
+    try {
+      return await this.reads!.runPacked(q.sql, q.parameters, leftMs);
+    } catch (e) {
+      if (!(e instanceof SearchThreadError)) throw e;
+      this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
+      return packed(this.handle.db.executeQuery(q).then((r) => r.rows), width);
     }
   }
 

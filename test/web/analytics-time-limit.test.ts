@@ -48,7 +48,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     let s: TestServer;
     let key: string;
     beforeAll(async () => {
-      s = await startTestServer(await newLocation(dialect), { raw: { limits: { searchTimeoutMs: LIMIT_MS } } });
+      s = await startTestServer(await newLocation(dialect), { raw: { limits: { searchTimeoutMs: LIMIT_MS, analyticsIndexBytes: 0 } } });
       key = await s.user('reader', ['accessBuildDataViaApi']);
       const lines = [...demoBuilds({ builds: BUILDS, seed: 5, now: s.storeNow })];
       await s.store.ingestNdjson(lines.join('\n'), { bulk: true });

@@ -1,0 +1,210 @@
+// The analytics index (src/store/analytics-index.ts) answers what SQL answers: for random builds,
+// random and/or/not queries over the fields the facets show and others (wildcards, negations,
+// time ranges, durations, custom values), random visibilities, time ranges and limits, its
+// count equals SQL's count over the compiled query and its facets equal the direct path's
+// (analytics.ts, one statement) -- after each of: an ingest, a deletion by this store (the index
+// is told), a deletion behind its back (another process's prune: the all-time rollup count no
+// longer matches and the index reads again), and more ingests. And the store answers facets and
+// counts from it through its search threads (packed rows), equal to the direct path.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { sql, type SqlBool } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { CheckedExpr } from '../../src/query/checked.js';
+import { parseQuery } from '../../src/query/index.js';
+import { compileQuery, dialectOf } from '../../src/sql/index.js';
+import { AnalyticsIndex } from '../../src/store/analytics-index.js';
+import { buildFacets } from '../../src/store/analytics.js';
+import { openBuildStore } from '../../src/store/build-store.js';
+import { demoBuilds } from '../../src/store/demo-data.js';
+import { deleteBuilds } from '../../src/store/prune.js';
+import { unguarded } from '../../src/store/search-guard.js';
+import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type Visibility } from '../../src/store/types.js';
+import { visibilityCondition } from '../../src/store/visibility.js';
+import { queryOf } from '../sql/support/arbitraries.js';
+
+const NOW = Date.UTC(2026, 2, 31, 12);
+const DAY = 86_400_000;
+
+interface Gen {
+  project: string | null;
+  outcome: 'succeeded' | 'failed' | null;
+  ago: number | null;
+  duration: number;
+  tool: string;
+  user: string | null;
+  tags: string[];
+  values: [string, string][];
+}
+
+const genBuild: fc.Arbitrary<Gen> = fc.record({
+  project: fc.constantFrom('inventory', 'Billing', 'billing', 'docs', 'Ünïcode', null),
+  outcome: fc.constantFrom('succeeded' as const, 'failed' as const, null),
+  ago: fc.option(fc.integer({ min: 0, max: 10 * DAY }), { nil: null, freq: 8 }),
+  duration: fc.integer({ min: 0, max: 400_000 }),
+  tool: fc.constantFrom('native', 'jvmbuild', 'pybuild', 'targetbuild'),
+  user: fc.constantFrom('ann', 'Ann', 'bob', 'ci', 'é', null),
+  tags: fc.array(fc.constantFrom('CI', 'ci', 'local', 'nightly', 'x', 'É', 'e'), { maxLength: 3 }),
+  values: fc.array(fc.tuple(fc.constantFrom('Git branch', 'os'), fc.constantFrom('main', 'feature/a', 'linux')), { maxLength: 2 }),
+});
+
+function ndjson(id: string, g: Gen): string {
+  const start = g.ago === null ? NOW - 5 * DAY : NOW - g.ago;
+  const events: [number, string, Record<string, unknown>][] = [];
+  if (g.ago !== null) events.push([start, 'BuildStarted', {}]);
+  if (g.project !== null) events.push([start, 'ProjectStructure', { rootProjectName: g.project }]);
+  if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
+  for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
+  for (const [name, value] of g.values) events.push([start, 'UserNamedValue', { key: name, value }]);
+  events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
+  return JSON.stringify({
+    buildId: id,
+    toolType: g.tool,
+    toolVersion: '8.10',
+    agentVersion: '3.19',
+    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
+  });
+}
+
+const TERMS = [
+  'project:inventory',
+  'project:bill*',
+  'project:*o*',
+  'user:ann',
+  'user:*',
+  'tag:ci',
+  'tag:e*',
+  'tag:*',
+  'buildOutcome:failed',
+  'buildOutcome:succeeded',
+  'buildTool:native',
+  'buildTool:jvmbuild',
+  'buildStartTime>-3d',
+  'buildStartTime:[-8d to -2d]',
+  'buildDuration>2m',
+  'value:"Git branch=main"',
+  'value:os=*',
+  'requested:*test*',
+  'hasFailedTest',
+];
+const term = fc.constantFrom(
+  ...TERMS.map((t) => {
+    const r = parseQuery(t, { now: NOW });
+    if (!r.ok || r.expr === undefined) throw new Error(`${t}: ${JSON.stringify(r.diagnostics)}`);
+    return r.expr;
+  }),
+);
+const VISIBILITIES: readonly Visibility[] = [SEE_EVERYTHING, { projects: ['Billing', 'inventory'], withoutProject: true }, { projects: ['billing', 'Ünïcode'], withoutProject: false }, { projects: 'all', withoutProject: false }];
+
+const genCheck = fc.record({
+  query: queryOf(term),
+  visibility: fc.nat(VISIBILITIES.length - 1),
+  range: fc.option(fc.tuple(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 1, max: 10 })), { nil: undefined }),
+  limit: fc.integer({ min: 1, max: 9 }),
+});
+type Check = typeof genCheck extends fc.Arbitrary<infer T> ? T : never;
+
+const genCase = fc.record({
+  first: fc.array(genBuild, { minLength: 1, maxLength: 30 }),
+  second: fc.array(genBuild, { maxLength: 30 }),
+  deletions: fc.array(fc.nat(), { maxLength: 8 }),
+  checks: fc.array(genCheck, { minLength: 1, maxLength: 3 }),
+});
+
+function scopeOf(c: Check): AggregateScope {
+  const range = c.range === undefined ? {} : { startFrom: NOW - c.range[0] * DAY - c.range[1] * DAY, startTo: NOW - c.range[0] * DAY };
+  return { query: c.query, visibility: VISIBILITIES[c.visibility]!, ...range };
+}
+
+async function sqlCount(handle: DatabaseHandle, scope: AggregateScope): Promise<number> {
+  let q = handle.db
+    .selectFrom('builds')
+    .select(sql<number>`count(*)`.as('n'))
+    .where('builds.seq', 'is not', null)
+    .where(visibilityCondition(scope.visibility) as never as ReturnType<typeof sql<SqlBool>>);
+  if (scope.query !== undefined) q = q.where(compileQuery(scope.query as CheckedExpr, 'sqlite'));
+  if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
+  if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+describe('the analytics index', () => {
+  it('counts and facets as SQL does, through ingests, its own deletions and deletions behind its back', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(genCase, async (c) => {
+        const dir = mkdtempSync(join(tmpdir(), 'bs-analytics-index-'));
+        const handle = await openDatabase({ data: dir });
+        const store = await openBuildStore(handle, { ingestWorker: false, analyticsIndex: false, postings: false });
+        // A small chunk, so that a load takes several statements.
+        const index = new AnalyticsIndex(handle.db, dialectOf('sqlite'), unguarded(handle));
+        const same = async (when: string): Promise<void> => {
+          for (const check of c.checks) {
+            const scope = scopeOf(check);
+            expect(await index.count(scope), when).toBe(await sqlCount(handle, scope));
+            expect(await index.facets(scope, check.limit), when).toEqual(await buildFacets(handle, scope, check.limit, { rollups: false }));
+          }
+        };
+        try {
+          const ingest = async (gens: readonly Gen[]) => {
+            if (gens.length === 0) return;
+            const results = await store.ingestNdjson(gens.map((g) => ndjson(`ai${String(++n).padStart(11, '0')}`, g)).join('\n'));
+            expect(results.filter((r) => r.status !== 'stored')).toEqual([]);
+          };
+          await ingest(c.first);
+          await same('after the first ingest');
+          const stored = (await store.listBuilds({ visibility: SEE_EVERYTHING })) as { id: string; seq: number | null; project: string | null }[];
+          const gone = [...new Set(c.deletions.map((d) => d % stored.length))].map((i) => stored[i]!);
+          const [mine, theirs] = [gone.filter((_, i) => i % 2 === 0), gone.filter((_, i) => i % 2 === 1)];
+          // This store's deletions, told to the index as the store tells it ...
+          const deleted = await deleteBuilds(handle, mine.map((b) => ({ id: b.id, seq: b.seq, project: b.project })), NOW);
+          index.forget(deleted.flatMap((d) => (d.seq === null ? [] : [d.seq])));
+          await same('after deletions it was told of');
+          // ... and another process's, which it is not told of.
+          await deleteBuilds(handle, theirs.map((b) => ({ id: b.id, seq: b.seq, project: b.project })), NOW);
+          await same('after deletions behind its back');
+          await ingest(c.second);
+          await same('after the second ingest');
+        } finally {
+          await store.close();
+          await handle.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 240_000);
+
+  describe('in the store, through the search threads', () => {
+    let dir: string;
+    let handle: DatabaseHandle;
+    let store: BuildStore;
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'bs-analytics-index-store-'));
+      handle = await openDatabase({ data: dir });
+      store = await openBuildStore(handle);
+      await store.ingestNdjson([...demoBuilds({ builds: 600, seed: 3, now: NOW })].join('\n'), { bulk: true });
+    }, 120_000);
+    afterAll(async () => {
+      await store?.close();
+      await handle?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('answers the facets and counts of queries the rollups do not, equal to the direct path', async () => {
+      for (const text of ['tag:ci', '-user:bot', 'requested:*test*', 'project:inv* or buildOutcome:failed', 'buildTool:native -tag:local', 'tag:nothing-has-this']) {
+        const r = parseQuery(text, { now: NOW });
+        expect(r.ok, text).toBe(true);
+        for (const visibility of VISIBILITIES) {
+          const scope = { query: r.expr!, visibility };
+          expect(await store.facets(scope, 5), text).toEqual(await buildFacets(handle, scope, 5, { rollups: false }));
+          expect(await store.countBuilds(scope), text).toBe(await sqlCount(handle, scope));
+        }
+      }
+    });
+  });
+});
