@@ -15,7 +15,8 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('buildscope prune', () => {
+// Each step is a command of its own (a Node process): on a loaded machine several seconds each.
+describe('buildscope prune', { timeout: 120_000 }, () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('--dry-run lists the builds older than the age and changes nothing; then prune deletes exactly those', () => {
