@@ -72,8 +72,13 @@ function sqliteStatements(): string[] {
 }
 
 /** text_pattern_ops on String columns: the same btree serves equality and LIKE 'abc%' whatever the collation. */
+/** The name of the index of a catalog column (and seq), on both databases. */
+export function columnIndexName(column: string): string {
+  return `builds_${column}_idx`;
+}
+
 export function postgresColumnIndex(column: string, isString: boolean): string {
-  return `CREATE INDEX IF NOT EXISTS builds_${column}_idx ON builds (${q(column)}${isString ? ' text_pattern_ops' : ''}, seq)`;
+  return `CREATE INDEX IF NOT EXISTS ${columnIndexName(column)} ON builds (${q(column)}${isString ? ' text_pattern_ops' : ''}, seq)`;
 }
 
 export function postgresTrigramIndex(column: string): string {
@@ -81,7 +86,7 @@ export function postgresTrigramIndex(column: string): string {
 }
 
 export function sqliteColumnIndex(column: string): string {
-  return `CREATE INDEX IF NOT EXISTS builds_${column}_idx ON builds (${q(column)}, seq)`;
+  return `CREATE INDEX IF NOT EXISTS ${columnIndexName(column)} ON builds (${q(column)}, seq)`;
 }
 
 function postgresStatements(): string[] {

@@ -22,13 +22,17 @@
 // read that timed out had loaded stays, so the next search goes on from there.
 
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { Logger } from 'pino';
 import type { CheckedExpr } from '../query/checked.js';
 import { assertNever } from '../query/assert.js';
 import type { Database } from '../db/schema.js';
 import { compileQuery, type Dialect } from '../sql/index.js';
 import { valueFieldCode } from '../sql/value-fields.js';
 import type { PackedColumn } from './packed-rows.js';
+import { columnIndexName } from '../sql/indexes.js';
+import { LISTING_INDEX, TREND_INDEX } from './migrations.js';
 import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
+import { VALUES_SEQ_INDEX } from './value-field-codes.js';
 import type { GuardedSearch, ReadPacked, ReadRows } from './search-guard.js';
 import type { AggregateScope, FacetValue, Facets, Visibility } from './types.js';
 
@@ -37,10 +41,17 @@ export interface AnalyticsIndexOptions {
   readonly maxBytes?: number;
   /** Bytes of term bitmaps kept (a bit a build each); the least recently used go first. Default 64 MiB. */
   readonly maxTermBytes?: number;
+  /**
+   * New builds past which their columns are read from whole narrow indexes (see load), in the
+   * background (see catchUp). Default 20,000.
+   */
+  readonly wideReadBuilds?: number;
+  readonly logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** Builds read per statement when the columns are loaded. */
-const CHUNK = 100_000;
+/** The time limit of a catch-up (see catchUp). */
+const CATCH_UP_MS = 30 * 60_000;
+
 /** Terms whose new matches one statement reads. */
 const TERMS_PER_READ = 50;
 /** Bytes a build takes in the columns, tags aside: four ids, the start time, the tags' offset. */
@@ -84,6 +95,8 @@ function grow<T extends Uint32Array | Float64Array>(a: T, need: number): T {
 
 /** The facet fields held, in the order of their columns. */
 const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
+/** Where a column read goes: a facet field's ids, or the start times. */
+type Target = (typeof FIELDS)[number] | 'start';
 
 interface TermList {
   words: Uint32Array;
@@ -93,6 +106,7 @@ interface TermList {
 export class AnalyticsIndex {
   private readonly maxBytes: number;
   private readonly maxTermBytes: number;
+  private readonly wideReadBuilds: number;
   private upTo = 0;
   private available = new Uint32Array(0);
   private availableCount = 0;
@@ -105,8 +119,11 @@ export class AnalyticsIndex {
   private tagCount = 0;
   private readonly terms = new Map<string, TermList>();
   private termBytes = 0;
-  /** The search being answered (see match). */
+  /** The search being answered (see match), or the catch-up. */
   private busy: Promise<unknown> = Promise.resolve();
+  private catchingUp = false;
+  private closed = false;
+  private readonly logger: Pick<Logger, 'info' | 'warn'> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -116,6 +133,8 @@ export class AnalyticsIndex {
   ) {
     this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
     this.maxTermBytes = options.maxTermBytes ?? 64 * 1024 * 1024;
+    this.wideReadBuilds = options.wideReadBuilds ?? 20_000;
+    this.logger = options.logger;
   }
 
   /** The number of the scope's builds, or undefined when the store is past the index's budget. */
@@ -202,13 +221,15 @@ export class AnalyticsIndex {
    * time: a search that arrives meanwhile waits, then goes on from what this one read.
    */
   private match(scope: AggregateScope, read: ReadRows, readPacked: ReadPacked): Promise<Uint32Array | undefined> {
+    // While the columns are read in the background, searches read the database.
+    if (this.catchingUp) return Promise.resolve(undefined);
     const done = this.busy.then(() => this.matchNow(scope, read, readPacked));
     this.busy = done.catch(() => undefined);
     return done;
   }
 
   private async matchNow(scope: AggregateScope, read: ReadRows, readPacked: ReadPacked): Promise<Uint32Array | undefined> {
-    const latest = await this.refresh(read, readPacked);
+    const latest = await this.refresh(read, readPacked, false);
     if (latest === undefined) return undefined;
     const query = scope.query ?? { kind: 'all', span: { start: 0, end: 0 } };
     const terms = new Map<string, CheckedExpr>();
@@ -256,7 +277,7 @@ export class AnalyticsIndex {
    * everything again when the available builds are not those counted by the rollups (another
    * process deleted some).
    */
-  private async refresh(read: ReadRows, readPacked: ReadPacked): Promise<number | undefined> {
+  private async refresh(read: ReadRows, readPacked: ReadPacked, catchingUp: boolean): Promise<number | undefined> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const head = await read(
         sql<{ latest: number | string; total: number | string }>`SELECT
@@ -269,11 +290,53 @@ export class AnalyticsIndex {
         this.reset();
         return undefined;
       }
-      while (this.upTo < latest) await this.load(Math.min(latest, this.upTo + CHUNK), readPacked);
+      if (latest - this.upTo > this.wideReadBuilds && !catchingUp) {
+        this.catchUp();
+        return undefined;
+      }
+      if (this.upTo < latest) await this.load(latest, readPacked);
       if (this.availableCount === total) return latest;
       this.reset();
     }
     return undefined;
+  }
+
+  /**
+   * Reads the columns of every build not read yet, in the background, without the search time
+   * limit: at a million builds that takes seconds (more on a busy machine), and within a search it
+   * would end every search in the limit until one finished it. The server starts it when it
+   * opens the store; searches start it when many builds are missing (the first use, or after
+   * another process deleted builds). Meanwhile they read the database, as without the index.
+   */
+  catchUp(): void {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    const started = Date.now();
+    const done = this.busy
+      .then(() => this.guard.search((read, readPacked) => this.refresh(read, readPacked, true), { timeoutMs: CATCH_UP_MS }))
+      .then(
+        (latest) => this.logger?.info({ builds: this.availableCount, latest, ms: Date.now() - started, bytes: this.bytes() }, 'The analytics index has read the stored builds'),
+        (e: unknown) => {
+          if (!this.closed) this.logger?.warn({ err: e }, 'The analytics index could not read the stored builds; counts and facets read the database');
+        },
+      )
+      .finally(() => (this.catchingUp = false));
+    this.busy = done;
+  }
+
+  /** Resolves when no search or catch-up is under way (tests: after catchUp). */
+  async settled(): Promise<void> {
+    await this.busy;
+  }
+
+  /** The store closes: a catch-up cut short by it is not a failure worth a warning. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** What the columns and term bitmaps take, in bytes. */
+  private bytes(): number {
+    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes;
   }
 
   private reset(): void {
@@ -285,17 +348,29 @@ export class AnalyticsIndex {
     this.termBytes = 0;
   }
 
-  /** Reads the columns and tags of the builds with seq in (upTo, to]. */
+  /**
+   * Reads the columns and tags of the builds with seq in (upTo, to]. Many builds (the first
+   * use) are read from narrow indexes, each scanned once whole: the wide rows of `builds` by seq
+   * cost ~30 us a build at 1M (a million in 30 s), the index entries a fraction of that. A few
+   * (the builds that arrived since) are read by seq from the table.
+   */
   private async load(to: number, readPacked: ReadPacked): Promise<void> {
     const from = this.upTo;
     const check = this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`;
-    const builds = await readPacked(
-      sql`SELECT seq, buildoutcome, tool_type, project_name, "user", buildstarttime FROM builds
-        WHERE ${check} AND seq > ${from} AND seq <= ${to}`.compile(this.db),
-      6,
-    );
+    const range = sql`${check} AND seq > ${from} AND seq <= ${to}`;
+    // Each read: its rows (seq first), and where each further column goes.
+    const reads: { sql: RawBuilder<unknown>; into: readonly Target[] }[] =
+      to - from > this.wideReadBuilds
+        ? [
+            { sql: sql`SELECT seq, tool_type, project_name FROM builds INDEXED BY ${sql.raw(LISTING_INDEX)} WHERE ${range}`, into: ['buildTool', 'project'] },
+            { sql: sql`SELECT seq, buildoutcome, buildstarttime FROM builds INDEXED BY ${sql.raw(TREND_INDEX)} WHERE ${range}`, into: ['buildOutcome', 'start'] },
+            { sql: sql`SELECT seq, "user" FROM builds INDEXED BY ${sql.raw(columnIndexName('user'))} WHERE ${range}`, into: ['user'] },
+          ]
+        : [{ sql: sql`SELECT seq, tool_type, project_name, buildoutcome, buildstarttime, "user" FROM builds WHERE ${range}`, into: ['buildTool', 'project', 'buildOutcome', 'start', 'user'] }];
+    const read = [];
+    for (const r of reads) read.push({ rows: await readPacked(r.sql.compile(this.db), r.into.length + 1), into: r.into });
     const tags = await readPacked(
-      sql`SELECT seq, value FROM build_values WHERE ${check} AND field = ${sql.lit(valueFieldCode('tag'))} AND seq > ${from} AND seq <= ${to} ORDER BY seq`.compile(this.db),
+      sql`SELECT seq, value FROM build_values INDEXED BY ${sql.raw(VALUES_SEQ_INDEX)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
       2,
     );
     const size = to + 2;
@@ -303,17 +378,24 @@ export class AnalyticsIndex {
     for (const f of FIELDS) this.columns[f] = grow(this.columns[f], size);
     this.start = grow(this.start, size);
     this.tagStart = grow(this.tagStart, size);
-    if (builds.length > 0) {
-      const seqs = (builds.columns[0] as { data: Float64Array }).data;
-      const ids = FIELDS.map((f, i) => idsOf(builds.columns[i + 1]!, this.dictionaries[f]));
-      const starts = builds.columns[5]!;
-      for (let r = 0; r < builds.length; r++) {
-        const s = seqs[r]!;
-        this.available[s >>> 5] = this.available[s >>> 5]! | (1 << (s & 31));
-        for (let i = 0; i < FIELDS.length; i++) this.columns[FIELDS[i]!][s] = ids[i]![r]!;
-        this.start[s] = starts.kind === 'numbers' ? starts.data[r]! : Number(starts.values[starts.ids[r]! - 1]);
+    for (const [n, { rows, into }] of read.entries()) {
+      if (rows.length === 0) continue;
+      const seqs = (rows.columns[0] as { data: Float64Array }).data;
+      // Every read holds every build of the range: the first one says which are available.
+      if (n === 0) {
+        for (const s of seqs) this.available[s >>> 5] = this.available[s >>> 5]! | (1 << (s & 31));
+        this.availableCount += rows.length;
       }
-      this.availableCount += builds.length;
+      into.forEach((target, c) => {
+        const column = rows.columns[c + 1]!;
+        if (target === 'start') {
+          for (let r = 0; r < rows.length; r++) this.start[seqs[r]!] = column.kind === 'numbers' ? column.data[r]! : Number(column.values[column.ids[r]! - 1]);
+          return;
+        }
+        const ids = idsOf(column, this.dictionaries[target]);
+        const out = this.columns[target];
+        for (let r = 0; r < rows.length; r++) out[seqs[r]!] = ids[r]!;
+      });
     }
     const tagSeqs = tags.length > 0 ? (tags.columns[0] as { data: Float64Array }).data : new Float64Array(0);
     const tagValues = tags.length > 0 ? idsOf(tags.columns[1]!, this.dictionaries.tag) : new Uint32Array(0);

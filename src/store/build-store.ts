@@ -107,9 +107,10 @@ export interface BuildStoreOptions {
   readonly postings?: PostingCacheOptions | false;
   /**
    * The count and facets of any query from memory (analytics-index.ts), SQLite only; `false`
-   * turns it off. Default on, at most 256 MB of columns and 64 MB of term bitmaps.
+   * turns it off. Default on, at most 256 MB of columns and 64 MB of term bitmaps. `warm` reads
+   * the stored builds into it in the background when the store opens (the server).
    */
-  readonly analyticsIndex?: AnalyticsIndexOptions | false;
+  readonly analyticsIndex?: (AnalyticsIndexOptions & { readonly warm?: boolean }) | false;
   /**
    * Whether inputs longer than one batch are prepared (parsed, validated, derived) in a worker
    * thread while the previous batch is written (prepare-pool.ts). Default true; a PreparePool of
@@ -171,6 +172,7 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
   if (store.dialect.notifiesNewBuilds && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);
   }
+  if (options.analyticsIndex !== false && options.analyticsIndex?.warm === true) store.index?.catchUp();
   return store;
 }
 
@@ -231,7 +233,7 @@ class KyselyBuildStore implements BuildStore {
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
-  private readonly index: AnalyticsIndex | undefined;
+  readonly index: AnalyticsIndex | undefined;
   private readonly pool: PreparePool | undefined;
   /** The time limit and threads (SQLite) or slots (PostgreSQL) every search runs under. */
   private readonly guard: SearchGuard;
@@ -254,7 +256,10 @@ class KyselyBuildStore implements BuildStore {
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
     // As the bitmaps, complete only where builds become available in seq order.
-    this.index = d.commitsInSeqOrder && options.analyticsIndex !== false ? new AnalyticsIndex(handle.db, d, this.guard, options.analyticsIndex) : undefined;
+    this.index =
+      d.commitsInSeqOrder && options.analyticsIndex !== false
+        ? new AnalyticsIndex(handle.db, d, this.guard, { ...options.analyticsIndex, ...(options.logger !== undefined ? { logger: options.logger } : {}) })
+        : undefined;
   }
 
   /**
@@ -712,6 +717,7 @@ class KyselyBuildStore implements BuildStore {
   }
 
   async close(): Promise<void> {
+    this.index?.close();
     await this.signal.close();
     if (this.pool !== this.options.ingestWorker) await this.pool?.close();
     await this.guard.close();

@@ -100,6 +100,9 @@ async function attributesTable(db: Db, dialect: DatabaseHandle['dialect']): Prom
 /** Name of the SQLite index that covers a listing's summary columns by seq (0003). */
 export const LISTING_INDEX = 'builds_listing';
 
+/** 0006: builds by start time with outcome and duration (the trends; the analytics index reads outcomes and starts from it). */
+export const TREND_INDEX = 'builds_trend';
+
 /**
  * 0003 (SQLite): the summary columns of a listing, by seq, in one index. A page read through the
  * posting bitmaps fetches its builds by seq; from this index that is one B-tree lookup per build
@@ -177,7 +180,7 @@ async function backfillTasks(db: Db, _dialect: DatabaseHandle['dialect']): Promi
  * builds, not tasks.
  */
 async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  await db.schema.createIndex('builds_trend').ifNotExists().on('builds').columns(['buildstarttime', 'buildoutcome', 'buildduration', 'seq']).execute();
+  await db.schema.createIndex(TREND_INDEX).ifNotExists().on('builds').columns(['buildstarttime', 'buildoutcome', 'buildduration', 'seq']).execute();
   await db.schema.createIndex('build_tasks_path').on('build_tasks').columns(['path', 'seq', 'outcome', 'duration_ms']).execute();
   let counts = db.schema.createTable('build_task_counts').addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey());
   for (const c of TASK_COUNT_COLUMNS) counts = counts.addColumn(c, 'integer', (col) => col.notNull());

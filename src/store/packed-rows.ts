@@ -13,37 +13,53 @@ export interface PackedRows {
   readonly columns: readonly PackedColumn[];
 }
 
-/** Packs rows given as arrays of `width` values (a column holding any text is packed as text). */
-export function packRows(rows: readonly (readonly unknown[])[], width: number): PackedRows {
-  const columns: PackedColumn[] = [];
-  for (let c = 0; c < width; c++) {
-    const text = rows.some((r) => typeof r[c] === 'string');
-    if (!text) {
-      const data = new Float64Array(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const v = rows[i]![c];
-        data[i] = v === null || v === undefined ? NaN : Number(v);
-      }
-      columns.push({ kind: 'numbers', data });
-      continue;
-    }
-    const values: string[] = [];
-    const idOf = new Map<string, number>();
-    const ids = new Uint32Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const v = rows[i]![c];
-      if (v === null || v === undefined) continue;
-      const s = String(v);
-      let id = idOf.get(s);
-      if (id === undefined) {
-        id = values.push(s);
-        idOf.set(s, id);
-      }
-      ids[i] = id;
-    }
-    columns.push({ kind: 'strings', values, ids });
+/**
+ * Packs rows given as arrays of `width` values, one at a time (a search thread iterates a
+ * statement's rows into it without holding them all). A column holding any text is packed as
+ * text, its numbers as their decimal text.
+ */
+export function packRows(rows: Iterable<readonly unknown[]>, width: number): PackedRows {
+  const columns = Array.from({ length: width }, () => new ColumnPacker());
+  let length = 0;
+  for (const row of rows) {
+    for (let c = 0; c < width; c++) columns[c]!.push(row[c]);
+    length++;
   }
-  return { length: rows.length, columns };
+  return { length, columns: columns.map((c) => c.packed()) };
+}
+
+class ColumnPacker {
+  private numbers: number[] | undefined = [];
+  private ids: number[] = [];
+  private readonly values: string[] = [];
+  private readonly idOf = new Map<string, number>();
+
+  push(v: unknown): void {
+    if (this.numbers !== undefined && typeof v !== 'string') {
+      this.numbers.push(v === null || v === undefined ? NaN : Number(v));
+      return;
+    }
+    if (this.numbers !== undefined) {
+      // The first text: the numbers so far become text too.
+      this.ids = this.numbers.map((n) => (Number.isNaN(n) ? 0 : this.id(String(n))));
+      this.numbers = undefined;
+    }
+    this.ids.push(v === null || v === undefined ? 0 : this.id(String(v)));
+  }
+
+  private id(s: string): number {
+    let id = this.idOf.get(s);
+    if (id === undefined) {
+      id = this.values.push(s);
+      this.idOf.set(s, id);
+    }
+    return id;
+  }
+
+  packed(): PackedColumn {
+    if (this.numbers !== undefined) return { kind: 'numbers', data: Float64Array.from(this.numbers) };
+    return { kind: 'strings', values: this.values, ids: Uint32Array.from(this.ids) };
+  }
 }
 
 /** The buffers of `p`, to transfer rather than copy between threads. */

@@ -45,7 +45,7 @@ parentPort!.on('message', (job: Job) => {
       statements.set(job.sql, stmt);
     }
     if (job.packed === true) {
-      const packed = packRows(stmt.raw(true).all(...job.parameters) as unknown[][], stmt.columns().length);
+      const packed = packRows(stmt.raw(true).iterate(...job.parameters) as Iterable<unknown[]>, stmt.columns().length);
       parentPort!.postMessage({ id: job.id, packed }, packedBuffers(packed));
     } else parentPort!.postMessage({ id: job.id, rows: stmt.raw(false).all(...job.parameters) });
   } catch (e) {

@@ -39,8 +39,11 @@ export interface GuardedSearch {
    * search thread can stop it between rows; undefined when searches do not run in threads.
    */
   readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
-  /** Runs `f`, whose statements (read through `read` or `readPacked`) all end by one deadline. */
-  search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>): Promise<T>;
+  /**
+   * Runs `f`, whose statements (read through `read` or `readPacked`) all end by one deadline:
+   * the search time limit, or `timeoutMs` for work that is not a request's (a background read).
+   */
+  search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>, options?: { readonly timeoutMs?: number }): Promise<T>;
 }
 
 export interface SearchGuardOptions {
@@ -84,11 +87,12 @@ export class SearchGuard implements GuardedSearch {
     return this.options.timeoutMs;
   }
 
-  async search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.options.timeoutMs;
+  async search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>, options: { readonly timeoutMs?: number } = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     const left = (): number => {
       const ms = deadline - Date.now();
-      if (ms <= 0) throw new SearchTimeoutError(this.options.timeoutMs);
+      if (ms <= 0) throw new SearchTimeoutError(timeoutMs);
       return ms;
     };
     try {
@@ -99,7 +103,7 @@ export class SearchGuard implements GuardedSearch {
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
       // is told the limit, not what was left of it.
-      if (e instanceof SearchTimeoutError || (e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(this.options.timeoutMs);
+      if (e instanceof SearchTimeoutError || (e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(timeoutMs);
       throw e;
     }
   }
