@@ -83,7 +83,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   let retention: RetentionJob | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
-    const metrics = createServerMetrics(database);
+    const metrics = createServerMetrics(database, () => store?.waitingForNewBuilds() ?? 0);
     store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, analyticsIndex: config.limits.analyticsIndexBytes === 0 ? false : { maxBytes: config.limits.analyticsIndexBytes, warm: true }, outputBounds: { ...DEFAULT_OUTPUT_BOUNDS, consoleBytes: config.limits.consoleBytesPerBuild }, onIngested: (results) => metrics.recordIngest(results) });
     const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());

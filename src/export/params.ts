@@ -4,6 +4,7 @@
 // domain error it is (src/errors/domain.ts), which gives its status and problem type.
 
 import { answerOf, type DomainErrorKind } from '../errors/domain.js';
+import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../store/build-id.js';
 
 /** The kinds of refusal of the export API. */
 export type RefusalKind = Extract<DomainErrorKind, 'invalid-parameter' | 'invalid-query' | 'not-found' | 'not-ready'>;
@@ -49,11 +50,11 @@ export function parseSinceDate(text: string, now: number): SinceDate | Refusal {
   return { kind: 'instant', at };
 }
 
-export const BUILD_ID_PATTERN = /^[0-9a-z]{13}$/;
+export { BUILD_ID_PATTERN };
 
 export function parseBuildId(text: string, parameter = 'buildId'): string | Refusal {
   if (!BUILD_ID_PATTERN.test(text)) {
-    return refuse('invalid-parameter', `Invalid build ID ${JSON.stringify(text)}: expected 13 characters of 0-9 and a-z`, { parameter });
+    return refuse('invalid-parameter', `Invalid build ID ${JSON.stringify(text)}: expected ${BUILD_ID_WORDS}`, { parameter });
   }
   return text;
 }

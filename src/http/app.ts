@@ -168,7 +168,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
   const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
   await app.register(authPlugin(auth.authenticator));
-  await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database), database: ctx.database });
+  await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database, () => ctx.store.waitingForNewBuilds()), database: ctx.database });
   const faces = ctx.faces ?? faceSettings(ctx.config);
   await app.register(apiRoutes, { ctx, auth, faces, publicUrl });
   await app.register(linkRoutes, { ctx, auth, faces, publicUrl });

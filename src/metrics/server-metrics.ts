@@ -1,7 +1,8 @@
 // The server's Prometheus metrics (prom-client): requests by route and status with latency
 // histograms, requests in flight by route (export streams and long-polls are requests that stay
-// in flight), builds stored and rejected, and the database's size. One registry per server, so
-// several servers in one process (tests) never share counters. docs/operations.md lists them.
+// in flight), the requests waiting for a new build, builds stored and rejected, and the database's
+// size. One registry per server, so several servers in one process (tests) never share counters.
+// docs/operations.md lists them.
 
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
@@ -23,7 +24,11 @@ const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 /** Routes whose requests are long-lived streams of the export API. */
 const isExportStream = (route: string): boolean => route.startsWith('/build-export/');
 
-export function createServerMetrics(database: DatabaseHandle): ServerMetrics {
+/**
+ * `waitingForNewBuilds`: how many requests wait for a new build now (the store's
+ * `waitingForNewBuilds`; a function, as the server makes its metrics before it opens the store).
+ */
+export function createServerMetrics(database: DatabaseHandle, waitingForNewBuilds: () => number = () => 0): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'buildscope_' });
   const requests = new Counter({ name: 'buildscope_http_requests_total', help: 'HTTP requests answered, by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
@@ -33,6 +38,14 @@ export function createServerMetrics(database: DatabaseHandle): ServerMetrics {
   let longPolls = 0;
   new Gauge({ name: 'buildscope_export_streams_open', help: 'Requests of the build export API in flight (SSE streams)', registers: [registry], collect() { this.set(exportStreams); } });
   new Gauge({ name: 'buildscope_builds_requests_waiting', help: 'GET /api/builds requests in flight (long-polls waiting for new builds among them)', registers: [registry], collect() { this.set(longPolls); } });
+  new Gauge({
+    name: 'buildscope_new_build_waiters',
+    help: 'Requests waiting for a new build to become available: long-polls of GET /api/builds that found none, export streams that sent every build',
+    registers: [registry],
+    collect() {
+      this.set(waitingForNewBuilds());
+    },
+  });
   const stored = new Counter({ name: 'buildscope_builds_stored_total', help: 'Ingested lines stored (new builds and new parts of builds)', registers: [registry] });
   const unchanged = new Counter({ name: 'buildscope_builds_unchanged_total', help: 'Ingested lines already stored with the same content', registers: [registry] });
   const rejected = new Counter({ name: 'buildscope_builds_rejected_total', help: 'Ingested lines rejected', registers: [registry] });

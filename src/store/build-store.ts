@@ -716,6 +716,10 @@ class KyselyBuildStore implements BuildStore {
     return this.signal.wait(afterSeq, timeoutMs, signal);
   }
 
+  waitingForNewBuilds(): number {
+    return this.signal.waiting;
+  }
+
   async close(): Promise<void> {
     this.index?.close();
     await this.signal.close();

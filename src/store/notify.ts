@@ -25,6 +25,11 @@ export class NewBuildSignal {
     private readonly pollMs = 1000,
   ) {}
 
+  /** Callers waiting for a new build right now (long-polls, export streams that sent everything). */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** Builds up to `seq` are available (called after a commit, or on a notification). */
   signal(seq: number): void {
     if (seq > this.known) this.known = seq;

@@ -270,6 +270,8 @@ export interface BuildStore {
    * process over the same PostgreSQL stored it), false after timeoutMs or when signal aborts.
    */
   waitForNewBuilds(afterSeq: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** How many waitForNewBuilds calls of this store are waiting now (none was answered yet). */
+  waitingForNewBuilds(): number;
   close(): Promise<void>;
 }
 

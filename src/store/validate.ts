@@ -15,7 +15,7 @@ export const INGEST_LINE_SCHEMA_FILE = join(dirname(fileURLToPath(import.meta.ur
 
 export const INGEST_LINE_SCHEMA = JSON.parse(readFileSync(INGEST_LINE_SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
 
-export const BUILD_ID_PATTERN = /^[0-9a-z]{13}$/;
+export { BUILD_ID_PATTERN } from './build-id.js';
 
 export interface IngestRecord {
   readonly buildId: string | undefined;

@@ -3,7 +3,7 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, scryptSync } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,15 +105,18 @@ describe('a node process', () => {
     expect(ui.status).toBe(200);
     expect(await ui.text()).toContain('<dd id="entries">20</dd>');
 
+    // An upload in progress when the process is killed: until its first bytes are in the node's
+    // temporary file (it started before the change below, which makes anonymous clients readers).
+    const partial = request(`${base}/cache/partial`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
+    partial.on('error', () => undefined);
+    partial.write(Buffer.alloc(64 * 1024, 1));
+    const tmp = join(data, 'tmp');
+    await waitFor(() => readdirSync(tmp).some((f) => f.endsWith('.part') && statSync(join(tmp, f), { throwIfNoEntry: false })?.size === 64 * 1024), 60_000);
+
     // A change of the file takes effect without a restart.
     writeFileSync(config, 'version: 4\ncache:\n  accessControl:\n    anonymousLevel: read\nuiAccess:\n  type: generated\n');
     await waitFor(async () => (await fetch(`${base}/cache/abc`, { method: 'PUT', body: 'x' })).status === 401, 30_000);
 
-    // An upload in progress when the process is killed.
-    const partial = request(`${base}/cache/partial`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
-    partial.on('error', () => undefined);
-    partial.write(Buffer.alloc(64 * 1024, 1));
-    await new Promise((r) => setTimeout(r, 300));
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 

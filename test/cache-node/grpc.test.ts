@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,8 +60,10 @@ describe('the Remote Execution API cache over gRPC', () => {
       const pump = () => {
         while (offset < data.length || (offset === 0 && data.length === 0)) {
           if (opts.stopAfter !== undefined && sent === opts.stopAfter) {
-            // Let the chunks reach the node before the call is cut.
-            setTimeout(() => stream.cancel(), 50);
+            // Once the node holds the chunks sent (its temporary file of the upload), the call is cut.
+            const tmp = join(t.dir, 'data', 'tmp');
+            const held = () => readdirSync(tmp).some((f) => f.endsWith('.part') && statSync(join(tmp, f), { throwIfNoEntry: false })?.size === offset);
+            waitFor(held, 60_000).then(() => stream.cancel(), reject);
             return;
           }
           const part = data.subarray(offset, offset + chunk);

@@ -18,6 +18,8 @@ import { openAuth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { CacheRegistry } from '../../src/cache-registry/registry.js';
+import { REPORT_PATH } from '../../src/cache-node/registration.js';
+import { createServerMetrics } from '../../src/metrics/server-metrics.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { startTestNode, waitFor } from './helpers.js';
 
@@ -31,6 +33,8 @@ interface Server {
   store: BuildStore;
   admin: string;
   plain: string;
+  /** Node reports the server refused (401, 403), from its request metrics. */
+  refusedReports(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -40,7 +44,8 @@ async function startServer(url?: string, port = 0, dataDir?: string): Promise<Se
   const database = await openDatabase(config.database);
   const logger = createLogger('cache-registry-test', 'silent');
   const store = await openBuildStore(database, { logger });
-  const app = await buildApp({ config, database, store, logger }, { plugins: [cacheRegistryPlugin] });
+  const metrics = createServerMetrics(database, () => store.waitingForNewBuilds());
+  const app = await buildApp({ config, database, store, logger }, { plugins: [cacheRegistryPlugin], metrics });
   await app.listen({ host: '127.0.0.1', port });
   const auth = await openAuth(database, config);
   await auth.users.addUser({ name: 'admin', password: 'pw-admin', permissions: ['manageCacheNodes'] });
@@ -54,6 +59,10 @@ async function startServer(url?: string, port = 0, dataDir?: string): Promise<Se
     store,
     admin: b('admin'),
     plain: b('plain'),
+    async refusedReports() {
+      const answered = await metrics.registry.getSingleMetric('buildscope_http_requests_total')!.get();
+      return answered.values.filter((v) => v.labels['route'] === REPORT_PATH && ['401', '403'].includes(String(v.labels['status']))).reduce((n, v) => n + v.value, 0);
+    },
     async close() {
       // Nodes of the tests may leave keep-alive connections (fetch) open: end them.
       const closing = app.close();
@@ -129,7 +138,11 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
     );
     try {
       await waitFor(() => t.node.registrar()?.state.kind === 'rejected', 60_000);
-      await new Promise((r) => setTimeout(r, 400));
+      // The node reports again, and is refused again. It sends a report once it has handled the
+      // one before, so when the server has refused four more than it had counted here, the node
+      // has handled at least two refusals after the first.
+      const refused = await server.refusedReports();
+      await waitFor(async () => (await server.refusedReports()) >= refused + 4, 60_000);
       const errors = t.logs.lines.filter((l) => l.level === 50);
       expect(errors).toHaveLength(1);
       expect(errors[0]!.msg).toContain("rejected this node's key or secret (HTTP 401)");

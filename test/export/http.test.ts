@@ -1,6 +1,6 @@
 // The export API over real HTTP on 127.0.0.1 (SQLite): framing on raw sockets, every rule of
 // seed 001 in v1 and v2, gzip, resume, 204, 503, query, auth and CORS.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { EventSource } from 'eventsource';
@@ -28,7 +28,8 @@ beforeAll(async () => {
   const lines = [...demoBuilds({ builds: 36, seed: 11 })];
   // Two batches, a moment apart, so that availableAt differs between them.
   await s.store.ingestNdjson(lines.slice(0, 18).join('\n'));
-  await new Promise((r) => setTimeout(r, 20));
+  const firstAvailable = Math.max(...((await s.store.listBuilds({ visibility: SEE_EVERYTHING })) as BuildSummary[]).map((b) => b.availableAt));
+  await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(firstAvailable), { timeout: 10_000, interval: 5 });
   await s.store.ingestNdjson(lines.slice(18).join('\n'));
   builds = (await s.store.listBuilds({ visibility: SEE_EVERYTHING })) as BuildSummary[];
   expect(builds).toHaveLength(36);
@@ -251,8 +252,14 @@ describe('gzip', () => {
 
 describe('stream', () => {
   it('stays open, sends heartbeat comments, and pushes a new build within a second', async () => {
-    const r = rawGet(s.port, `${V2}/builds/since/now?stream`, auth(), { until: (t) => parseSseText(t).events.length >= 1 && t.includes(': heartbeat') });
-    await new Promise((res) => setTimeout(res, 400)); // at least one heartbeat (200 ms) first
+    // At least one heartbeat first (200 ms): the stream waits for new builds.
+    let beat!: () => void;
+    const heartbeat = new Promise<void>((res) => (beat = res));
+    const r = rawGet(s.port, `${V2}/builds/since/now?stream`, auth(), {
+      until: (t) => (t.includes(': heartbeat') && beat(), parseSseText(t).events.length >= 1 && t.includes(': heartbeat')),
+      timeoutMs: 60_000,
+    });
+    await heartbeat;
     const line = [...demoBuilds({ builds: 1, seed: 4242 })][0]!;
     const started = Date.now();
     await s.store.ingestNdjson(line);

@@ -10,8 +10,11 @@ describe('export lifecycle', { timeout: 120_000 }, () => {
   it('closing the server ends open streams at once', async () => {
     const s = await startServer({ exportConfig: { heartbeatMs: 60_000 } });
     try {
-      const open = rawGet(s.port, '/build-export/v2/builds/since/0?stream', { Authorization: s.bearer });
-      await new Promise((r) => setTimeout(r, 300));
+      // The server sends the headers of a stream at once, once the stream is open.
+      let connected!: () => void;
+      const headers = new Promise<void>((r) => (connected = r));
+      const open = rawGet(s.port, '/build-export/v2/builds/since/0?stream', { Authorization: s.bearer }, { until: () => (connected(), false) });
+      await headers;
       const started = Date.now();
       await s.app.close();
       const r = await open;
@@ -54,10 +57,7 @@ describe('export lifecycle', { timeout: 120_000 }, () => {
         onProgress: (p) => p.lastBuildId && seen.push(p.lastBuildId),
       });
       running.catch(() => undefined);
-      const wait = async (n: number): Promise<void> => {
-        const deadline = Date.now() + 30_000;
-        while ((await target.store.latestSeq()) < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      };
+      const wait = (n: number): Promise<unknown> => expect.poll(() => target.store.latestSeq(), { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(n);
       await wait(4);
       const later = [...demoBuilds({ builds: 2, seed: 62 })];
       await source.store.ingestNdjson(later.join('\n'));

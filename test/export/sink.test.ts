@@ -68,6 +68,8 @@ describe('SseSink', () => {
     it(`respects backpressure: a paused client bounds what the server buffers (gzip ${gzip})`, async () => {
       let maxBuffered = 0;
       let written = 0;
+      /** The producer waits for the socket to take what it wrote (sink.drained()). */
+      let parked = false;
       let done!: () => void;
       const finished = new Promise<void>((r) => (done = r));
       const port = await serve((res) => {
@@ -77,7 +79,11 @@ describe('SseSink', () => {
           // 40 MB of messages through a client that reads nothing for a while.
           for (let i = 0; i < 200_000 && !sink.closed; i++) {
             written++;
-            if (!sink.write(msg(i) + 'y'.repeat(i % 97))) await sink.drained();
+            if (!sink.write(msg(i) + 'y'.repeat(i % 97))) {
+              parked = true;
+              await sink.drained();
+              parked = false;
+            }
             maxBuffered = Math.max(maxBuffered, res.writableLength);
           }
           await sink.end();
@@ -86,8 +92,9 @@ describe('SseSink', () => {
       });
       const res = await request(port);
       res.pause();
-      await new Promise((r) => setTimeout(r, 300));
-      // The producer is stuck waiting for the socket, far from done.
+      // Until the client holds as much as it reads ahead (its parser stops reading the socket)
+      // and the producer waits for the socket: then it is stuck, far from done.
+      await expect.poll(() => parked && res.readableLength >= res.readableHighWaterMark, { timeout: 60_000, interval: 10 }).toBe(true);
       expect(written).toBeLessThan(200_000);
       let bytes = 0;
       const body = gzip ? res.pipe(createGunzip()) : res;

@@ -43,15 +43,15 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       return { status: r.status, type: r.headers.get('content-type') ?? '', body: (await r.json()) as any };
     };
     /**
-     * A listing started now, once the server says it is waiting (the metric of GET /api/builds
-     * requests in flight) and it has not answered: a build stored after this resolves is one the
-     * poll waited for, never one it found at its start.
+     * A listing started now, once the server says it is waiting (the metric of the requests waiting
+     * for a new build: it looked and found none) and it has not answered: a build stored after
+     * this resolves is one the poll waited for, never one it found at its start.
      */
     const waitingList = async (query: string) => {
       const gauge = async () => {
         const r = await s.get('/metrics', bearer(operator));
         expect(r.status).toBe(200);
-        return Number(/^buildscope_builds_requests_waiting (\d+)/m.exec(await r.text())?.[1] ?? 0);
+        return Number(/^buildscope_new_build_waiters (\d+)/m.exec(await r.text())?.[1] ?? 0);
       };
       const before = await gauge();
       let settled = false;

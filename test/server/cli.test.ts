@@ -103,10 +103,13 @@ describe('buildscope serve on SQLite', () => {
       // A worker that dies is replaced, and the server keeps answering.
       process.kill(workers[0]!, 'SIGKILL');
       let now = workers;
-      for (let i = 0; i < 100 && (now.includes(workers[0]!) || now.length < 2); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        now = serverChildren(s.child.pid!);
-      }
+      // Until the primary has started a new worker in its place.
+      await expect
+        .poll(() => {
+          now = serverChildren(s.child.pid!);
+          return !now.includes(workers[0]!) && now.length === 2;
+        }, { timeout: 120_000, interval: 100 })
+        .toBe(true);
       expect(now).toHaveLength(2);
       expect(now).not.toContain(workers[0]);
       expect((await fetch(`${s.url}/api/builds?maxBuilds=1`, { headers: { authorization: bearer(key) } })).status).toBe(200);
@@ -166,7 +169,9 @@ describe.skipIf(!pgAvailable())('two buildscope serve processes over one Postgre
       const key = /access key (bsk\S+) /.exec(created!)![1]!;
       const token = await (await fetch(`${a.url}/api/auth/token`, { method: 'POST', headers: { authorization: bearer(key) } })).text();
       const waiting = fetch(`${a.url}/api/builds?maxWaitSecs=10`, { headers: { authorization: bearer(token) } });
-      await new Promise((r) => setTimeout(r, 300));
+      // Until a's long-poll found nothing and waits: a build stored from then on wakes it.
+      const waiters = async () => /^buildscope_new_build_waiters (\d+)$/m.exec(await (await fetch(`${a.url}/metrics`, { headers: { authorization: bearer(key) } })).text())?.[1];
+      await expect.poll(waiters, { timeout: 60_000, interval: 20 }).toBe('1');
       const ingest = await fetch(`${b.url}/api/builds`, {
         method: 'POST',
         headers: { authorization: bearer(token), 'content-type': 'application/x-ndjson' },

@@ -66,7 +66,7 @@ function post(url: string, path: string, size: number, headers: Record<string, s
   });
 }
 
-/** Sends raw bytes and reads the whole answer. */
+/** Sends raw bytes and reads the whole answer, until the server closes the connection. */
 function raw(port: number, bytes: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
@@ -76,7 +76,6 @@ function raw(port: number, bytes: string): Promise<string> {
     socket.on('close', () => resolve(out));
     socket.on('error', reject);
     socket.write(bytes);
-    setTimeout(() => socket.end(), 2000);
   });
 }
 

@@ -103,9 +103,12 @@ describe.each(['sqlite', 'postgres'] as const)('operations (%s)', (dialect) => {
     expect(open.status).toBe(200);
     const during = await metrics();
     expect(sample(during, 'buildscope_export_streams_open')).toBe(1);
+    // Once it has sent every build, it waits for a new one.
+    await expect.poll(async () => sample(await metrics(), 'buildscope_new_build_waiters'), { timeout: 30_000 }).toBe(1);
     stream.abort();
     await expect(open.text()).rejects.toThrow();
     await expect.poll(async () => sample(await metrics(), 'buildscope_export_streams_open'), { timeout: 10_000 }).toBe(0);
+    await expect.poll(async () => sample(await metrics(), 'buildscope_new_build_waiters'), { timeout: 10_000 }).toBe(0);
 
     const after = await metrics();
     expect(sample(after, 'buildscope_http_requests_total', { route: '/api/builds', method: 'GET', status: '200' })).toBe(okBefore + 3);

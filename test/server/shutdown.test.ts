@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer } from '../../src/server.js';
-import { serve } from '../support/serve-cli.js';
+import { printedAccessKey, serve } from '../support/serve-cli.js';
 
 // `serve` is a fresh Node process compiling TypeScript on the fly: slow on a busy machine.
 vi.setConfig({ testTimeout: 240_000 });
@@ -52,15 +52,18 @@ describe('serve: shutdown with a request that never ends', () => {
     const config = join(dir, 'config.yaml');
     writeFileSync(config, 'server:\n  stopTimeoutSeconds: 2\n');
     const s = await serve(['--data', dir, '--config', config]);
+    const auth = { authorization: `Bearer ${printedAccessKey(s)}` };
     const { hostname, port } = new URL(s.url);
     // A POST whose body stops after its first bytes: the request stays in flight.
     const socket = connect(Number(port), hostname);
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.on('error', () => undefined);
     socket.write(`POST /api/builds HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{"buildId":`);
-    await new Promise((r) => setTimeout(r, 500));
-    const stopping = Date.now();
     try {
+      // Until the server counts it among the requests being answered.
+      const inFlight = async () => (await (await fetch(`${s.url}/metrics`, { headers: auth })).text()).match(/^buildscope_http_requests_in_flight\{route="\/api\/builds",method="POST"\} (\d+)$/m)?.[1];
+      await expect.poll(inFlight, { timeout: 120_000, interval: 50 }).toBe('1');
+      const stopping = Date.now();
       expect(await s.stop()).toBe(1);
       // Node's own limit for a request is 300 s; the timeout of 2 s ended the shutdown.
       expect(Date.now() - stopping).toBeLessThan(60_000);

@@ -113,6 +113,7 @@ describe.each(dialects)('listing on $name', ({ name, skip }) => {
     const seq = await t.store.latestSeq();
     expect(await t.store.waitForNewBuilds(seq, 50)).toBe(false);
     const waiting = t.store.waitForNewBuilds(seq, 10_000);
+    await expect.poll(() => t.store.waitingForNewBuilds(), { timeout: 10_000 }).toBe(1);
     const b = id();
     await t.store.ingestNdjson(line({ buildId: b, events: [ev('BuildStarted')] }));
     await t.store.ingestNdjson(line({ buildId: b, events: [ev('BuildFinished', { outcome: 'succeeded' })] }));
@@ -139,7 +140,8 @@ describe.skipIf(!pgAvailable())('two server processes on one PostgreSQL', () => 
       const seq = await storeB.latestSeq();
       const started = Date.now();
       const waiting = storeB.waitForNewBuilds(seq, 20_000);
-      await new Promise((r) => setTimeout(r, 100));
+      // Until it waits (it found no newer build): the build below must wake it.
+      await expect.poll(() => storeB.waitingForNewBuilds(), { timeout: 10_000 }).toBe(1);
       await a.store.ingestNdjson(completeBuild(id()));
       expect(await waiting).toBe(true);
       // Well under the fallback poll interval would be ideal, but a loaded machine is slow; the
