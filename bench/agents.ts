@@ -5,7 +5,8 @@
 //
 // - npm: a 10-script build (`npm run build` running ten `npm run stepN`), plain vs zero-touch
 //   (NODE_OPTIONS=--require preload; the sender runs detached after npm exits) vs
-//   `buildscope run -- npm run build` (waits for the send).
+//   `buildscope run -- npm run build` (outside a CI it spools the build and a detached sender
+//   sends it; bench/run-overhead.ts measures what `run` adds to a short command).
 // - pytest: a 10-test suite, plain vs with -p buildscope_pytest (sends at the end).
 // - BES: a recorded Bazel stream (28 events) replayed over gRPC; time from writing an event to
 //   its acknowledgement. Bazel waits on acks, so this is what the endpoint adds to a build.

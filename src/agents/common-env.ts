@@ -4,7 +4,7 @@
 // Environment variables are read to recognise a CI, never sent. The names, the CI providers and
 // the settings they come from are agents/agent-contract.json's (contract.ts).
 
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { hostname, networkInterfaces, userInfo } from 'node:os';
 import type { BuildEvent } from '../store/types.js';
 import { event } from './common-build.js';
@@ -41,13 +41,36 @@ export interface GitInfo {
   readonly dirty: boolean;
 }
 
+const GIT_STATUS = ['status', '--porcelain=v2', '--branch'];
+const GIT_REMOTE = ['config', '--get', 'remote.origin.url'];
+
 /** The git checkout at `cwd` (undefined outside one or without git). Bounded in time: never slows a build much. */
 export function gitInfo(cwd: string, ciBranch?: string): GitInfo | undefined {
-  const git = (...args: string[]): string | undefined =>
+  const git = (args: readonly string[]): string | undefined =>
     safe(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trimEnd());
   // One call gives commit, branch and changes (porcelain v2 headers); a second the remote.
-  const status = git('status', '--porcelain=v2', '--branch');
-  if (status === undefined) return undefined;
+  const status = git(GIT_STATUS);
+  return status === undefined ? undefined : gitInfoOf(status, () => git(GIT_REMOTE), ciBranch);
+}
+
+/**
+ * gitInfo without blocking: the same two calls of git, run beside whatever the caller does (the
+ * command `buildscope run` wraps), so that reading the checkout adds nothing to the wall time.
+ */
+export async function gitInfoAsync(cwd: string, ciBranch?: string): Promise<GitInfo | undefined> {
+  const git = (args: readonly string[]) =>
+    new Promise<string | undefined>((resolve) => {
+      try {
+        execFile('git', args, { cwd, encoding: 'utf8', timeout: 2000 }, (error, stdout) => resolve(error ? undefined : stdout.trimEnd()));
+      } catch {
+        resolve(undefined);
+      }
+    });
+  const [status, remote] = await Promise.all([git(GIT_STATUS), git(GIT_REMOTE)]);
+  return status === undefined ? undefined : gitInfoOf(status, () => remote, ciBranch);
+}
+
+function gitInfoOf(status: string, remoteOf: () => string | undefined, ciBranch: string | undefined): GitInfo | undefined {
   let commit: string | undefined;
   let branch: string | undefined;
   const changes: string[] = [];
@@ -59,7 +82,7 @@ export function gitInfo(cwd: string, ciBranch?: string): GitInfo | undefined {
   if (commit === undefined || commit === '(initial)') return undefined;
   // CI checkouts are often detached; the providers name the branch (agent-contract.json).
   if (branch === undefined || branch === '(detached)') branch = ciBranch;
-  const remote = git('config', '--get', 'remote.origin.url')?.trim();
+  const remote = remoteOf()?.trim();
   return {
     commit,
     ...(branch ? { branch } : {}),
@@ -104,7 +127,7 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]*\]|[^:@[\]]*)(:[0-9]*)?$/;
  * `UserTag` and `UserNamedValue` events: CI (or LOCAL), the OS, git, and the user's own tags and
  * values, with the contract's names (agents/agent-contract.json).
  */
-export function contextEvents(context: AgentContext, cwd: string, at: number, options: { git?: boolean } = {}): BuildEvent[] {
+export function contextEvents(context: AgentContext, cwd: string, at: number, options: { git?: boolean; knownGit?: { readonly info: GitInfo | undefined } } = {}): BuildEvent[] {
   const c = agentContract();
   const events: BuildEvent[] = [];
   const tag = (t: string) => events.push(event('UserTag', { tag: t }, at));
@@ -115,7 +138,8 @@ export function contextEvents(context: AgentContext, cwd: string, at: number, op
   const userValues = context.values.filter(([k]) => k !== c.values.ciProvider && k !== c.values.ciBuild);
   for (const [k, v] of context.values) if (k === c.values.ciProvider || k === c.values.ciBuild) value(k, v);
   if (options.git !== false) {
-    const g = gitInfo(cwd, context.ciBranch);
+    // Read already (gitInfoAsync, beside the command), or now.
+    const g = options.knownGit !== undefined ? options.knownGit.info : gitInfo(cwd, context.ciBranch);
     if (g?.repository) value(c.values.gitRepository, g.repository);
     if (g?.commit) value(c.values.gitCommitId, g.commit);
     if (g?.branch) value(c.values.gitBranch, g.branch);

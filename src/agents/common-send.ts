@@ -9,10 +9,10 @@ import { redactStrings } from '../store/redact.js';
 import { toIngestLine, type AgentBuild } from './common-build.js';
 import type { Env } from './common-env.js';
 import { agentSettingsOf } from './settings.js';
-import { deliver, flushSpool, spoolBuild } from './spool.js';
+import { deliver, flushSpool, spoolBuild, type FlushResult } from './spool.js';
 
 /** Spooled builds sent after a build that arrived, at most (the rest wait for the next one). */
-const FLUSH_AFTER_SEND = 50;
+export const FLUSH_AFTER_SEND = 50;
 
 export interface AgentSettings {
   /** Server base URL without a trailing slash, or undefined when none is configured. */
@@ -88,6 +88,27 @@ export async function sendBuild(settings: AgentSettings, build: AgentBuild): Pro
     }
   } catch (e) {
     return { kind: 'spooled', reason: `the build could not be spooled either: ${(e as Error).message}` };
+  }
+}
+
+/**
+ * The build as it is spooled and sent: its ingest line, redacted. Throws when it cannot be made;
+ * `spoolRedacted` writes it to the spool, where a sender (sendSpooled, flush, the next build) finds it.
+ */
+export function spoolRedacted(settings: AgentSettings, build: AgentBuild): void {
+  spoolBuild(settings.spoolDir, build.buildId, toIngestLine(redactedBuild(build, settings.redactValues)));
+}
+
+/**
+ * A background sender's work: the spooled build `buildId` first, then up to FLUSH_AFTER_SEND
+ * others; what cannot be sent stays in the spool (rejected builds move to `rejected/`). Never throws.
+ */
+export async function sendSpooled(settings: AgentSettings, buildId: string): Promise<FlushResult | undefined> {
+  if (settings.server === undefined) return undefined;
+  try {
+    return await flushSpool(settings.spoolDir, { server: settings.server, accessKey: settings.accessKey }, { first: buildId, limit: FLUSH_AFTER_SEND + 1, timeoutMs: settings.timeoutMs, claimant: `send-${process.pid}` });
+  } catch {
+    return undefined;
   }
 }
 

@@ -116,6 +116,8 @@ export interface FlushOptions {
   readonly limit?: number;
   /** Per request. */
   readonly timeoutMs?: number;
+  /** This build first (when it is in the spool), then the others by name. */
+  readonly first?: string;
 }
 
 /** Sends the spooled builds; stops at the first failure to reach the server (the rest stay). */
@@ -125,7 +127,9 @@ export async function flushSpool(spoolDir: string, target: Target, options: Flus
   const rejected: { buildId: string; reason: string }[] = [];
   let failure: string | undefined;
   reclaimStale(spoolDir);
-  const files = spooled(spoolDir)
+  const waiting = spooled(spoolDir);
+  const ordered = options.first !== undefined && waiting.includes(options.first) ? [options.first, ...waiting.filter((id) => id !== options.first)] : waiting;
+  const files = ordered
     .slice(0, options.limit)
     .map((id) => `${id}.ndjson`);
   for (const name of files) {

@@ -1,11 +1,15 @@
 // The `buildscope` command line. Each sub-command lives in src/cli/commands/<name>.ts and exports
 // `register(program)`; they are discovered here so that adding a command touches one file.
 // Command modules keep their top-level imports light and load heavy code inside their actions.
+// Only the modules of the command being run are loaded (the files whose name starts with its
+// first word: `agent` loads agent.ts and agents-npm-python.ts); help, the version and a word that
+// names no command load them all. `buildscope run -- <command>` is timed against the bare command
+// (bench/run-overhead.ts), so its start loads nothing else.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { failWith } from './commands/_fail.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,15 +34,30 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.on('uncaughtException', crashed);
   process.on('unhandledRejection', crashed);
 
+  // `run -- <command>`: straight to the action (commands/run.ts), without the option parser.
+  if (argv[0] === 'run' && argv[1] === '--' && argv.length > 2) {
+    running = 'run';
+    try {
+      const { runCommand } = await import('./commands/run.js');
+      await runCommand(argv.slice(2));
+    } catch (e) {
+      failWith(running, e);
+    }
+    return;
+  }
+
+  const { Command } = await import('commander');
   const program = new Command('buildscope')
     .description('Buildscope: build analytics server, advanced build search, export, provenance and build cache node.')
     .version(version(), '-V, --version', 'print the version')
     .showHelpAfterError();
   const dir = join(here, 'commands');
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith(ext) && !f.endsWith(`.d${ext}`) && !f.startsWith('_'))
-    .sort();
+  const files = commandFiles(
+    readdirSync(dir).filter((f) => f.endsWith(ext) && !f.endsWith(`.d${ext}`) && !f.startsWith('_')),
+    argv[0],
+    ext,
+  );
   for (const f of files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as { register?: (p: Command) => void };
     mod.register?.(program);
@@ -53,6 +72,19 @@ export async function main(argv: readonly string[]): Promise<void> {
   } catch (e) {
     failWith(running, e);
   }
+}
+
+/**
+ * The command modules to load for a command line whose first word is `word`: those whose file name
+ * starts with it, or every one when the word is an option (`--help`, `--version`), absent, or names
+ * no command file.
+ */
+export function commandFiles(files: readonly string[], word: string | undefined, ext: string): string[] {
+  const all = [...files].sort();
+  if (word === undefined || word.startsWith('-') || !/^[a-z][a-z0-9-]*$/.test(word)) return all;
+  // `<word>.js`, and `<word>-more.js` or `<word>s-more.js` (agents-npm-python.ts adds to `agent`).
+  const mine = all.filter((f) => f.startsWith(word) && (f.slice(word.length) === ext || /^s?-/.test(f.slice(word.length))));
+  return mine.length > 0 ? mine : all;
 }
 
 function version(): string {

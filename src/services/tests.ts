@@ -12,6 +12,8 @@ export const MAX_TESTS = 500;
 /** Executions read to judge the failing tests of a page, and a test's history at most. */
 const MAX_RUNS = 100_000;
 export const MAX_HISTORY = 1000;
+/** Failure groups answered per query at most. */
+export const MAX_GROUPS = 500;
 
 export interface TestSummary extends TestCounts {
   readonly verdict: VerdictKind;
@@ -36,6 +38,17 @@ export interface TestHistory {
 }
 
 const execution = (r: TestRunRow): TestExecution => ({ seq: r.seq, buildId: r.buildId, startTime: r.startTime, commit: r.commit, outcome: r.outcome, attempt: r.attempt, durationMs: r.durationMs });
+
+const byName = (a: TestSummary, b: TestSummary) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
+
+/**
+ * The flakiest first: by the lower end of the failure probability's interval, then the estimate.
+ * Ranking by the estimate alone puts a test that failed 1 of 2 attempts (50%, interval 9-91%) over
+ * one that failed 15 of 60 (25%, 16-37%); the lower end ranks by what the runs show for sure.
+ */
+export function byFlakiness(a: TestSummary, b: TestSummary): number {
+  return b.estimate.low - a.estimate.low || b.estimate.p - a.estimate.p || byName(a, b);
+}
 
 /** The lists of the Tests page for a scope, `limit` tests each. */
 export async function testsOverview(store: BuildStore, scope: AggregateScope, limit = 20): Promise<TestsOverview> {
@@ -63,15 +76,20 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
     const v = verdicts.get(s.testId)!;
     return v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : 0;
   };
-  const byName = (a: TestSummary, b: TestSummary) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
+
   return {
     tests: counts.length,
     mostFailing: summaries.filter((s) => s.failures > 0).slice(0, limit),
-    flakiest: summaries.filter((s) => s.verdict === 'flaky').sort((a, b) => b.estimate.p - a.estimate.p || byName(a, b)).slice(0, limit),
+    flakiest: summaries.filter((s) => s.verdict === 'flaky').sort(byFlakiness).slice(0, limit),
     slowest: [...summaries].sort((a, b) => b.meanDurationMs - a.meanDurationMs || byName(a, b)).slice(0, limit),
     newlyFailing: summaries.filter((s) => s.verdict === 'regressed' || s.verdict === 'broken').sort((a, b) => since(b) - since(a) || byName(a, b)).slice(0, limit),
     failureGroups: await store.tests.failureGroups(scope, limit),
   };
+}
+
+/** The failure groups of a scope's builds, most builds first. */
+export async function failureGroupsOf(store: BuildStore, scope: AggregateScope, limit = 50): Promise<{ readonly groups: readonly FailureGroupRow[] }> {
+  return { groups: await store.tests.failureGroups(scope, Math.min(limit, MAX_GROUPS)) };
 }
 
 /** A test that does not exist, or does not exist for the caller (a project she may not see). */

@@ -2,6 +2,7 @@
 // description of one build (read from its events), a page of its raw events. The HTTP routes of
 // src/http/web-plugin.ts are thin wrappers; counts, facets and trends are src/store/analytics.ts.
 
+import { withTestIds, type BuildTestRow } from './build-tests.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/tasks.js';
 import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
@@ -103,7 +104,7 @@ export interface BuildDetails extends ListRow {
   /** The attestations the provenance service made from the build, oldest first. */
   readonly attestations: readonly BuildAttestation[];
   /** The build's tests counted by outcome, and the first failed ones with their failures. */
-  readonly tests: { readonly counts: TestCounts; readonly failed: readonly TestRow[] };
+  readonly tests: { readonly counts: TestCounts; readonly failed: readonly BuildTestRow[] };
   /** The console log's size, whether it was cut, and its first error line (its lines: GET /api/builds/{id}/console). */
   readonly console: ConsoleSummary;
 }
@@ -147,7 +148,7 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     eventTypes,
     attributes: build.attributes,
     attestations: await store.attestationsOf(id),
-    tests: { counts: report.counts, failed: report.tests.filter((t) => t.outcome === 'failed').slice(0, FAILED_TESTS_IN_DETAILS) },
+    tests: { counts: report.counts, failed: await withTestIds(store, build, visibility, report.tests.filter((t) => t.outcome === 'failed').slice(0, FAILED_TESTS_IN_DETAILS)) },
     console: report.console,
   };
 }

@@ -10,7 +10,7 @@ import { compileQuery, dialectOf } from '../sql/index.js';
 import { valueFieldCode } from '../sql/value-fields.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { AVOIDED_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, TASK_OUTCOMES, type TaskOutcome } from './tasks.js';
+import { AVOIDED_OUTCOMES, COUNTED_TASK_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, type CountedTaskOutcome } from './tasks.js';
 import type { AggregateScope, FacetValue, Facets, TaskStat, TrendBucket, TrendOptions, Trends } from './types.js';
 import { facetsFromRollups, trendRowsFromRollups, type PathRow, type PeriodRow, type TrendRows } from './rollups-query.js';
 import { unguarded, type GuardedSearch, type ReadRows } from './search-guard.js';
@@ -196,8 +196,8 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
     const succeeded = r?.succeeded ?? 0;
     const failed = r?.failed ?? 0;
     const counts = rows.tasks.get(i);
-    const tasks = Object.fromEntries(TASK_OUTCOMES.map((o, k) => [o, counts?.[k] ?? 0])) as Record<TaskOutcome, number>;
-    const totalTasks = TASK_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
+    const tasks = Object.fromEntries(COUNTED_TASK_OUTCOMES.map((o, k) => [o, counts?.[k] ?? 0])) as Record<CountedTaskOutcome, number>;
+    const totalTasks = COUNTED_TASK_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
     const avoided = AVOIDED_OUTCOMES.reduce((s, o) => s + tasks[o], 0);
     return {
       start: p.start,

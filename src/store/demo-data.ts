@@ -3,7 +3,7 @@
 // a field added there shows up in the demo data without touching this file.
 
 import { fieldsOfTool, TOOL_TYPES, type FieldDef, type ToolType } from '../query/catalog.js';
-import { demoExtras, demoFailure } from './demo-tests.js';
+import { demoExtras, demoFailure, type DemoTestEvent } from './demo-tests.js';
 import type { BuildEvent } from './types.js';
 
 export interface DemoOptions {
@@ -88,6 +88,8 @@ const LOCALES = ['en_US', 'de_DE', 'fr_FR', 'ja_JP', 'en_GB'];
 const CHARSETS = ['UTF-8', 'UTF-8', 'ISO-8859-1', 'windows-1252'];
 const NODE = ['v20.18.0', 'v22.11.0', 'v18.20.4'];
 const VERIFICATION = ['There were failing tests. See the report at build/reports/tests/test/index.html', 'Checkstyle rule violations were found', 'lint found 3 errors', 'Assertion failed: expected 200 but was 500'];
+/** The verification failures that come from failed tests (the others are lint and style checks). */
+const TEST_FAILURES = [VERIFICATION[0], VERIFICATION[3]];
 const NON_VERIFICATION = ['Could not resolve all dependencies for configuration compileClasspath', 'Java heap space (OutOfMemoryError)', 'Connection refused: repo.example.com:443', 'Daemon disappeared unexpectedly'];
 const ALPHA = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -153,7 +155,8 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
     }
     const tags = new Set([chance(0.5) ? 'CI' : 'LOCAL', pick(TAGS)]);
     for (const tag of tags) push('UserTag', { tag });
-    push('UserNamedValue', { key: 'Git branch', value: pick(BRANCHES) });
+    const branch = pick(BRANCHES);
+    push('UserNamedValue', { key: 'Git branch', value: branch });
     push('UserNamedValue', { key: 'Git commit id', value: hex(rnd, 12) });
     if (chance(0.5)) push('UserNamedValue', { key: 'CI provider', value: pick(CI_PROVIDERS) });
     // Tasks fill the build up to about 30 events.
@@ -180,17 +183,30 @@ export function* demoBuilds(options: DemoOptions): Iterable<string> {
     const failures: { classification: string; message: string; cause?: Record<string, unknown> }[] = [];
     const kind = failed ? rnd() : 0;
     const verification = failed && (kind < 0.6 || kind >= 0.9);
-    // The tests ran in the last task (the one that failed, in a failed build), between its start and end.
+    // The tests ran in the last task (the one that failed, in a failed build), between its start
+    // and end; not in a build that failed for another reason alone (it broke before its tests).
+    // Drawn here rather than below, in the same order of the main stream: a build that failed with
+    // failing tests (not a lint or checkstyle failure alone) has a failed test.
+    const verificationMessage = verification ? pick(VERIFICATION) : '';
     const lastTask = events.at(-1)!;
-    const ran = lastTask.data['outcome'] === 'success' || lastTask.data['outcome'] === 'failed';
-    const extras = demoExtras(extra, toolType, verification, ran, String(lastTask.data['path']));
-    insertWithin(events, events.length - 1, extras.tests);
+    const ran = (lastTask.data['outcome'] === 'success' || lastTask.data['outcome'] === 'failed') && (!failed || verification);
+    const os = env['operatingSystem'];
+    const extras = demoExtras(extra, {
+      tool: toolType,
+      verification,
+      failedTests: TEST_FAILURES.includes(verificationMessage),
+      ran,
+      lastTask: String(lastTask.data['path']),
+      from: events.at(-2)!.timestamp,
+      to: lastTask.timestamp,
+      progress: n <= 1 ? 1 : i / (n - 1),
+      os: typeof os === 'string' ? os : null,
+      branch,
+    });
+    insertTimed(events, events.length - 1, extras.tests);
     if (failed) {
-      const failedTest = extras.tests.find((t) => t.data['outcome'] === 'failed');
-      const startOf = failedTest && extras.tests.find((t) => t.eventType === 'TestStarted' && t.data['id'] === failedTest.data['id']);
-      const testName = startOf ? `${String(startOf.data['suite'])}.${String(startOf.data['name'])}` : undefined;
-      if (kind < 0.6 || kind >= 0.9) failures.push({ classification: 'verification', ...demoFailure(extra, toolType, 'verification', pick(VERIFICATION), testName) });
-      if (kind >= 0.6) failures.push({ classification: 'non-verification', ...demoFailure(extra, toolType, 'non-verification', pick(NON_VERIFICATION), undefined) });
+      if (kind < 0.6 || kind >= 0.9) failures.push({ classification: 'verification', ...demoFailure(extra, toolType, 'verification', verificationMessage, TEST_FAILURES.includes(verificationMessage) ? extras.failed : null) });
+      if (kind >= 0.6) failures.push({ classification: 'non-verification', ...demoFailure(extra, toolType, 'non-verification', pick(NON_VERIFICATION), null) });
     }
     // At the last task's end (no gap): the build's duration stays what it was.
     if (extras.console !== null) push('ConsoleOutput', { stream: 'stdout', text: extras.console }, 0);
@@ -224,13 +240,9 @@ function environmentValue(f: FieldDef, pick: <T>(xs: readonly T[]) => T, int: (l
   }
 }
 
-/** `extra` spread evenly between the event before `at` and the one at `at`, inserted before it. */
-function insertWithin(events: BuildEvent[], at: number, extra: readonly { eventType: string; data: Record<string, unknown> }[]): void {
-  if (extra.length === 0) return;
-  const from = events[at - 1]!.timestamp;
-  const to = events[at]!.timestamp;
-  const added = extra.map((x, j): BuildEvent => ({ timestamp: from + Math.floor(((to - from) * (j + 1)) / (extra.length + 1)), type: { majorVersion: 1, minorVersion: 0, eventType: x.eventType }, data: x.data }));
-  events.splice(at, 0, ...added);
+/** `extra` (timed between the event before `at` and the one at `at`, in order) inserted before `at`. */
+function insertTimed(events: BuildEvent[], at: number, extra: readonly DemoTestEvent[]): void {
+  events.splice(at, 0, ...extra.map((x): BuildEvent => ({ timestamp: x.at, type: { majorVersion: 1, minorVersion: 0, eventType: x.eventType }, data: x.data })));
 }
 
 function hex(rnd: () => number, len: number): string {

@@ -11,7 +11,7 @@ import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
-import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from './tasks.js';
+import { COUNTED_TASK_OUTCOMES, countedOutcome, TASK_OUTCOME_CODES } from './tasks.js';
 import { testKeyOf, type FailureTuple } from './test-runs.js';
 import { projectVisible, seesEverything } from './visibility.js';
 import { MAX_BUILD_PARTS } from './events-rowid.js';
@@ -86,7 +86,7 @@ export interface BatchWrites {
   readonly attributes: (readonly [number, string, Uint8Array])[];
   /** Rows of build_tasks (store migrations 0005, 0012), the path as text: the writer stores its dictionary id. */
   readonly tasks: TaskWrite[];
-  /** Rows of build_task_counts: [seq, then the number of tasks of each TASK_OUTCOMES outcome] (0005). */
+  /** Rows of build_task_counts: [seq, then the number of tasks of each COUNTED_TASK_OUTCOMES outcome] (0005). */
   readonly taskCounts: (readonly number[])[];
   /** Rows of test_runs (store migration 0020). */
   readonly testRuns: TestRunWrite[];
@@ -174,11 +174,11 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
     for (const [field, value] of derived.values) writes.values.push([b.seq, valueFieldCode(field), value]);
     for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
     writes.attributes.push([b.seq, derived.attributesJson, derived.attributesPacked]);
-    const counts = TASK_OUTCOMES.map(() => 0);
+    const counts = COUNTED_TASK_OUTCOMES.map(() => 0);
     const seq = b.seq;
     derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {
       writes.tasks.push([seq, ord, path, TASK_OUTCOME_CODES[outcome], start, duration, cacheable]);
-      counts[TASK_OUTCOMES.indexOf(outcome)]! += 1;
+      counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
     });
     writes.taskCounts.push([b.seq, ...counts]);
     const project = derived.project;

@@ -10,7 +10,7 @@ import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, migrationRan, type DatabaseHandle } from '../db/database.js';
 import { COLUMNS_0001, FIELDS_0001 } from '../db/frozen-schema.js';
 import { decodeEvents } from './event-codec.js';
-import { TASK_COUNT_COLUMNS, TASK_OUTCOMES, tasksOf } from './tasks.js';
+import { COUNTED_TASK_OUTCOMES, TASK_COUNT_COLUMNS, tasksOf } from './tasks.js';
 import { backfillRollups, createFacetRollupTable, createRollupTables, textKeyedFacetRollupStatements, textKeyedRollupStatements } from './rollups.js';
 import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../log.js';
@@ -185,7 +185,7 @@ async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise
   let counts = db.schema.createTable('build_task_counts').addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey());
   for (const c of TASK_COUNT_COLUMNS) counts = counts.addColumn(c, 'integer', (col) => col.notNull());
   await counts.execute();
-  const sums = TASK_OUTCOMES.map((o, i) => sql`sum(CASE WHEN outcome = ${o} THEN 1 ELSE 0 END) AS ${sql.ref(TASK_COUNT_COLUMNS[i]!)}`);
+  const sums = COUNTED_TASK_OUTCOMES.map((o, i) => sql`sum(CASE WHEN outcome = ${o} THEN 1 ELSE 0 END) AS ${sql.ref(TASK_COUNT_COLUMNS[i]!)}`);
   await sql`INSERT INTO build_task_counts (seq, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql.ref(c)))})
     SELECT seq, ${sql.join(sums)} FROM build_tasks GROUP BY seq`.execute(db);
 }

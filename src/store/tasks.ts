@@ -3,12 +3,23 @@
 // trends (task avoidance, slowest and failing tasks) are computed in the database; the build page
 // reads the same rows from the events themselves.
 
-import type { BuildEvent, TaskOutcome } from './types.js';
+import type { BuildEvent, CountedTaskOutcome, TaskOutcome } from './types.js';
 
 // Declared with the store's API, whose trends count tasks by it.
-export type { TaskOutcome } from './types.js';
+export type { CountedTaskOutcome, TaskOutcome } from './types.js';
 
-export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
+export const TASK_OUTCOMES: readonly TaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'no-source', 'failed'];
+
+/**
+ * The outcomes trends count tasks by, one column each (build_task_counts, the rollups): every
+ * outcome but `no-source`, which is counted as `skipped` (countedOutcome).
+ */
+export const COUNTED_TASK_OUTCOMES: readonly CountedTaskOutcome[] = ['executed', 'up-to-date', 'from-cache', 'skipped', 'failed'];
+
+/** The trend count an outcome adds to. */
+export function countedOutcome(outcome: TaskOutcome): CountedTaskOutcome {
+  return outcome === 'no-source' ? 'skipped' : outcome;
+}
 
 /**
  * The code build_tasks.outcome stores for each outcome (store migration 0012). Frozen: stored rows
@@ -20,20 +31,23 @@ export const TASK_OUTCOME_CODES: Readonly<Record<TaskOutcome, number>> = Object.
   'from-cache': 2,
   skipped: 3,
   failed: 4,
+  'no-source': 5,
 });
 
 /** The outcomes whose tasks ran (trends count their runs and durations): their codes, as an SQL list. */
 export const RAN_OUTCOME_CODES = `(${TASK_OUTCOME_CODES.executed}, ${TASK_OUTCOME_CODES.failed})`;
 
-/** Columns of build_task_counts, one per outcome in TASK_OUTCOMES order. */
-export const TASK_COUNT_COLUMNS: readonly string[] = TASK_OUTCOMES.map((o) => o.replace(/-/g, '_'));
+/** Columns of build_task_counts, one per outcome in COUNTED_TASK_OUTCOMES order. */
+export const TASK_COUNT_COLUMNS: readonly string[] = COUNTED_TASK_OUTCOMES.map((o) => o.replace(/-/g, '_'));
 
 /** Outcomes in which the task's work was avoided (not run, its outputs reused). */
-export const AVOIDED_OUTCOMES: readonly TaskOutcome[] = ['up-to-date', 'from-cache'];
+export const AVOIDED_OUTCOMES: readonly CountedTaskOutcome[] = ['up-to-date', 'from-cache'];
 
 /**
  * The tools say the same things in other words (Gradle `SUCCESS`, `NO-SOURCE`; Maven's mojo
  * `Succeeded`); anything unknown counts as executed, because the task ran as far as we can tell.
+ * A build stored before `no-source` was an outcome of its own has its NO-SOURCE tasks stored as
+ * `skipped` in build_tasks; pages read the events, so they show `no-source` for it too.
  */
 export function taskOutcome(raw: unknown): TaskOutcome {
   const s = typeof raw === 'string' ? raw.trim().toLowerCase().replace(/[_\s]+/g, '-') : '';
@@ -46,8 +60,10 @@ export function taskOutcome(raw: unknown): TaskOutcome {
     case 'cached':
       return 'from-cache';
     case 'skipped':
-    case 'no-source':
       return 'skipped';
+    case 'no-source':
+    case 'nosource':
+      return 'no-source';
     case 'failed':
     case 'failure':
       return 'failed';

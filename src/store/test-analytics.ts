@@ -145,12 +145,17 @@ export async function failureGroups(handle: DatabaseHandle, scope: AggregateScop
       sql<number>`count(*)`.as('failures'),
       sql<number | null>`min(builds.buildstarttime)`.as('first_seen'),
       sql<number | null>`max(builds.buildstarttime)`.as('last_seen'),
+      sql<number>`max(f.seq)`.as('last_seq'),
     ])
     .groupBy(['g.id', 'g.group_key', 'g.sample'])
     .orderBy('builds', 'desc')
     .orderBy('g.id')
     .limit(limit);
   const rows = await guard.search((read) => read(q.compile()));
+  // The latest build of each group, for a link to it: a look-up by primary key after the grouping.
+  const lastSeqs = [...new Set(rows.map((r) => num(r.last_seq)))];
+  const ids = new Map<number, string>();
+  if (lastSeqs.length > 0) for (const b of await handle.db.selectFrom('builds').select(['seq', 'id']).where('seq', 'in', lastSeqs).execute()) ids.set(num(b.seq), b.id);
   return rows.map((r) => ({
     groupId: num(r.id),
     key: r.group_key,
@@ -160,7 +165,20 @@ export async function failureGroups(handle: DatabaseHandle, scope: AggregateScop
     failures: num(r.failures),
     firstSeen: numOrNull(r.first_seen),
     lastSeen: numOrNull(r.last_seen),
+    lastBuildId: ids.get(num(r.last_seq)) ?? '',
   }));
+}
+
+/** The ids of the tests of these identity keys, by key (a key no build has sent is absent). */
+export async function testIdsOf(handle: DatabaseHandle, keys: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const unique = [...new Set(keys)];
+  // A few hundred keys a statement: within every database's limit of bound parameters.
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await handle.db.selectFrom('tests').select(['id', 'test_key']).where('test_key', 'in', unique.slice(i, i + 500)).execute();
+    for (const r of rows) out.set(r.test_key, num(r.id));
+  }
+  return out;
 }
 
 export function testReads(handle: DatabaseHandle, guard: GuardedSearch): TestReads {
@@ -169,5 +187,6 @@ export function testReads(handle: DatabaseHandle, guard: GuardedSearch): TestRea
     runs: (ids, scope, maxRows) => testRuns(handle, ids, scope, guard, maxRows),
     byId: (id, v) => testById(handle, id, v),
     failureGroups: (scope, limit, testId) => failureGroups(handle, scope, guard, limit, testId),
+    idsOf: (keys) => testIdsOf(handle, keys),
   };
 }

@@ -128,8 +128,17 @@ export interface BuildAttestation {
   readonly publishedAt: number;
 }
 
-/** What became of a task, in the words the pages use. */
-export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'failed';
+/**
+ * What became of a task, in the words the pages use. `no-source` is a task that had nothing to do
+ * (Gradle's NO-SOURCE: no input files), told apart from one the build chose to skip.
+ */
+export type TaskOutcome = 'executed' | 'up-to-date' | 'from-cache' | 'skipped' | 'no-source' | 'failed';
+
+/**
+ * The outcomes trends count tasks by (a column each in build_task_counts and the rollups): a
+ * `no-source` task is counted with the `skipped` ones, as it neither ran nor reused outputs.
+ */
+export type CountedTaskOutcome = Exclude<TaskOutcome, 'no-source'>;
 
 /** Which builds an aggregate (facets, trends) covers: those the query matches that the caller may see. */
 export interface AggregateScope {
@@ -168,7 +177,8 @@ export interface DurationPercentiles {
   readonly p95: number;
 }
 
-export type TaskCounts = Readonly<Record<TaskOutcome, number>>;
+/** Finished tasks by outcome; `skipped` includes the `no-source` tasks (CountedTaskOutcome). */
+export type TaskCounts = Readonly<Record<CountedTaskOutcome, number>>;
 
 export interface TrendBucket {
   /** First instant of the period (epoch ms), and the first instant after it. */
@@ -343,6 +353,8 @@ export interface FailureGroupRow {
   readonly failures: number;
   readonly firstSeen: number | null;
   readonly lastSeen: number | null;
+  /** The latest build (in availability order) with a failure of the group. */
+  readonly lastBuildId: string;
 }
 
 /** The reads of the test dimension, bound to a store's database and search guard (BuildStore.tests). */
@@ -351,5 +363,7 @@ export interface TestReads {
   runs(testIds: readonly number[], scope: AggregateScope, maxRows?: number): Promise<TestRunRow[]>;
   byId(testId: number, visibility: Visibility): Promise<TestIdentityRow | undefined>;
   failureGroups(scope: AggregateScope, limit: number, testId?: number): Promise<FailureGroupRow[]>;
+  /** The ids of the tests of these identity keys (test-runs.ts testKeyOf); a key without a test is absent. */
+  idsOf(keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
 }
 

@@ -1,7 +1,8 @@
 // The Gradle agent end to end: Debian's gradle (4.4.1) runs small real Java projects with the init
 // script that `buildscope agent gradle` prints, against a real server on loopback (and
-// Buildscope's own cache node for the build cache case). Each case is one daemon-free Gradle run;
-// the spool case stops its server while the build runs. Skipped where gradle or java is missing
+// Buildscope's own cache node for the build cache case). Each Gradle run is daemon-free but the
+// build cache case's last two, which share one daemon (stopped at the case's end); the spool case
+// stops its server while the build runs. Skipped where gradle or java is missing
 // (docs/send-your-builds.md says which versions ran).
 
 import { spawnSync } from 'node:child_process';
@@ -277,7 +278,17 @@ task leak {
     expect(values['Git repository']).toBe(hostile.sent);
   }, 300_000);
 
-  it('--build-cache against the cache node: the second build records from-cache outcomes', async () => {
+  /** Like gradle(), in a Gradle daemon (stopped by the test that starts it). */
+  function gradleInDaemon(p: string, args: readonly string[], env: Record<string, string> = {}) {
+    return run(
+      'gradle',
+      ['--daemon', '--console=plain', '-I', script, ...args],
+      p,
+      cleanEnv({ GRADLE_USER_HOME: join(dir, 'gradle-home'), BUILDSCOPE_AGENT_DIR: agentDir(), BUILDSCOPE_ACCESS_KEY: key, ...env }),
+    );
+  }
+
+  it('--build-cache against the cache node: the second build records from-cache outcomes; with --offline, the remote cache Gradle turned off; a reused daemon never sends with the environment of the build that started it', async () => {
     const node = await startTestNode({
       version: 4,
       cache: { accessControl: { anonymousLevel: 'none', users: { ci: { level: 'readwrite', password: await fastHash('ci-secret') } } } },
@@ -297,6 +308,40 @@ task leak {
       expect(finishedTasks(events)).toEqual([{ path: ':compileJava', outcome: 'from-cache', cacheable: true }]);
       expect(ofType(events, 'BuildCache')[0]!.data).toEqual({ local: { enabled: false }, remote: { enabled: true, pushEnabled: true } });
       expect((await search(server, auth, 'native.buildCache.remote.enabled native.buildOptions.buildCacheEnabled')).sort()).toEqual([a, b].sort());
+
+      // --offline: Gradle uses no remote cache, whatever the settings say. In a daemon, which the
+      // next build reuses.
+      rmSync(join(p, 'build'), { recursive: true, force: true });
+      const other = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
+      try {
+        const offline = await gradleInDaemon(p, ['--offline', '--build-cache', 'compileJava'], { BUILDSCOPE_SERVER: server.url });
+        expect(offline.code, offline.out).toBe(0);
+        const c = linkedBuild(offline.out, server.url);
+        const events = (await exportedEvents(server, auth, c)).events;
+        expect(finishedTasks(events)).toEqual([{ path: ':compileJava', outcome: 'success', cacheable: true }]);
+        expect(ofType(events, 'BuildCache')[0]!.data).toEqual({ local: { enabled: false }, remote: { enabled: false, pushEnabled: false } });
+        expect(ofType(events, 'BuildOptions')[0]!.data).toMatchObject({ offlineModeEnabled: true, buildCacheEnabled: true });
+
+        // The same daemon for a build of another server with another key: Gradle 4.4.1 on Java 17
+        // keeps the daemon's first environment, so the build must not go to the first server with
+        // the first key; it reaches the second server, or is refused in one line.
+        const otherKey = await other.user('ci', ['publishScan', 'accessBuildDataViaApi']);
+        const second = await gradleInDaemon(p, ['-Dbuildscope.tags=second-daemon-build', 'compileJava'], { BUILDSCOPE_SERVER: other.url, BUILDSCOPE_ACCESS_KEY: otherKey });
+        expect(second.code, second.out).toBe(0);
+        expect(await search(server, auth, 'tag:second-daemon-build')).toEqual([]);
+        const refused = second.out.split('\n').filter((l) => l.startsWith('Buildscope: build not sent: this Gradle daemon started before the build'));
+        if (second.out.includes(`Buildscope: ${other.url}/builds/`)) {
+          expect(await search(other, bearer(otherKey), 'tag:second-daemon-build')).toEqual([linkedBuild(second.out, other.url)]);
+        } else {
+          expect(refused, second.out).toHaveLength(1);
+          expect(refused[0]).toContain('BUILDSCOPE_ACCESS_KEY, BUILDSCOPE_AGENT_DIR, BUILDSCOPE_SERVER may be another build');
+          expect(await search(other, bearer(otherKey), 'tag:second-daemon-build')).toEqual([]);
+        }
+        expect(second.out).not.toContain(`Buildscope: ${server.url}`);
+      } finally {
+        await other.close();
+        await run('gradle', ['--stop'], p, cleanEnv({ GRADLE_USER_HOME: join(dir, 'gradle-home') }));
+      }
     } finally {
       await node.close();
     }

@@ -70,7 +70,18 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     const base: NodeJS.ProcessEnv = { ...process.env };
     // The test's own CI variables must not decide the build's CI tags.
     for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL', 'BUILDKITE', 'CIRCLECI', 'TF_BUILD', 'TRAVIS', 'NODE_OPTIONS']) delete base[k];
-    return { ...base, HOME: dir, BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
+    // Sent before the command returns, so that the build can be read at once; the default outside
+    // a CI (spooled, sent by a detached sender) is tested with the spool.
+    return { ...base, HOME: dir, BUILDSCOPE_SEND: 'sync', BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool'), ...extra };
+  };
+  /** The builds a search finds once there are `count` of them (a background sender delivers them after the command). */
+  const searchUntil = async (query: string, count: number): Promise<string[]> => {
+    let ids: string[] = [];
+    for (let i = 0; i < 120 && ids.length < count; i++) {
+      ids = await server.search(query);
+      if (ids.length < count) await new Promise((r) => setTimeout(r, 250));
+    }
+    return ids;
   };
   const buildscopeRun = (args: string[], extra: Record<string, string> = {}) => run(process.execPath, [CLI, 'run', '--', ...args], { cwd: pkg, env: env(extra) });
 
@@ -166,19 +177,28 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(await server.search('tag:missing buildOutcome:failed hasNonVerificationFailure')).toHaveLength(1);
   }, 60_000);
 
-  it('spools when the server cannot be reached (the build still succeeds) and delivers both builds, once each, with the next one', async () => {
+  it('outside a CI returns without waiting for the server: spools when it cannot be reached (the build still succeeds), and a detached sender delivers both builds, once each, with the next one', async () => {
     const closedPort = await freePort();
-    const down = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SERVER: `http://127.0.0.1:${closedPort}`, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
+    const down = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SEND: '', BUILDSCOPE_SERVER: `http://127.0.0.1:${closedPort}`, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
     expect(down.status).toBe(0);
-    expect(down.stderr).toMatch(/build not sent .*kept in .*spool2/);
+    // Known at once: the server's port was tried while the command ran.
+    expect(down.stderr).toMatch(/build not sent \(ECONNREFUSED\); kept in .*spool2, sent with the next build as http:\/\/127\.0\.0\.1:\d+\/builds\/[0-9a-z]{13}\n$/);
     expect(readdirSync(join(dir, 'spool2'))).toHaveLength(1);
     // Private to the user whatever the umask: the directory 0700, the build 0600.
     expect(statSync(join(dir, 'spool2')).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'spool2', readdirSync(join(dir, 'spool2'))[0]!)).mode & 0o777).toBe(0o600);
     expect(await server.search('tag:spooled')).toEqual([]);
-    const up = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled' });
+    const up = await buildscopeRun(['npm', 'run', 'build'], { BUILDSCOPE_SEND: '', BUILDSCOPE_SPOOL_DIR: join(dir, 'spool2'), BUILDSCOPE_TAGS: 'spooled,sent-after' });
+    // The command's status and output, and the build's link, as soon as it ends.
     expect(up.status).toBe(0);
-    expect(await server.search('tag:spooled')).toHaveLength(2);
+    expect(up.stdout).toContain('built');
+    const link = up.stderr.trim().split('\n').at(-1)!;
+    expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
+    const ids = await searchUntil('tag:spooled', 2);
+    expect(ids).toHaveLength(2);
+    expect(ids).toContain(link.split('/').at(-1));
+    expect(await server.search('tag:sent-after')).toEqual([link.split('/').at(-1)]);
+    for (let i = 0; i < 120 && readdirSync(join(dir, 'spool2')).length > 0; i++) await new Promise((r) => setTimeout(r, 250));
     expect(readdirSync(join(dir, 'spool2'))).toEqual([]);
   }, 120_000);
 

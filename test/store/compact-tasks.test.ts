@@ -37,7 +37,7 @@ const OPTIONS: readonly TrendOptions[] = [
 ];
 const QUERIES = ['', 'buildOutcome:failed', 'project:inventory', 'buildDuration>1m'];
 
-/** A build with tasks the demo data has not: an unknown outcome, no cacheable flag, one path run twice. */
+/** A build with tasks the demo data has not: an unknown outcome, no cacheable flag, one path run twice, a NO-SOURCE task. */
 function oddBuild(path: string): string {
   const start = NOW - 2 * DAY + Math.floor(Math.random() * 1000);
   return line({
@@ -50,6 +50,8 @@ function oddBuild(path: string): string {
       ev('TaskStarted', { id: 2, path }, start + 41),
       ev('TaskFinished', { id: 2, path, outcome: 'FAILED', cacheable: false }, start + 90),
       ev('TaskFinished', { id: 3, path: ':z:only-finished', outcome: 'FROM-CACHE', cacheable: true }, start + 95),
+      ev('TaskStarted', { id: 4, path: ':z:nothing-to-do' }, start + 96),
+      ev('TaskFinished', { id: 4, path: ':z:nothing-to-do', outcome: 'NO-SOURCE', cacheable: false }, start + 96),
       ev('BuildFinished', { outcome: 'failed', failures: [] }, start + 100),
     ],
   });
@@ -204,7 +206,7 @@ describe.each(dialects)('compact task rows on $name', ({ name, skip }) => {
       expect(rows.filter((r) => r['path'] === ':shared:new')).toHaveLength(24);
       expect(rows.filter((r) => r['path'] === ':z:only-finished')).toHaveLength(12);
       const dictionary = (await sql<{ path: string }>`SELECT path FROM task_paths ORDER BY path`.execute(t.handle.db)).rows.map((r) => r.path);
-      expect(dictionary).toEqual([':shared:new', ':z:only-finished']);
+      expect(dictionary).toEqual([':shared:new', ':z:nothing-to-do', ':z:only-finished']);
       expect(Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM build_tasks`.execute(t.handle.db)).rows[0]!.n)).toBe(rows.length);
     } finally {
       await second.close();

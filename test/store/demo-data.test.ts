@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FIELDS, TOOL_TYPES } from '../../src/query/catalog.js';
 import { deriveAttributes } from '../../src/store/derive.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
+import { TEST_OUTCOME_CODES, testRunsOf } from '../../src/store/test-runs.js';
 import type { BuildEvent } from '../../src/store/types.js';
 import { validateRecord } from '../../src/store/validate.js';
 
@@ -25,12 +26,15 @@ describe('demoBuilds', () => {
     expect(other.filter((l, i) => l === lines[i]).length).toBe(0);
   });
 
-  it('produces valid lines of all six tools with unique IDs and about 30 events', () => {
+  it('produces valid lines of all six tools with unique IDs and about 30 events, under 60 with tests', () => {
     expect(new Set(records.map((r) => r.toolType))).toEqual(new Set(TOOL_TYPES));
     expect(new Set(records.map((r) => r.buildId)).size).toBe(600);
+    const mean = records.reduce((n, r) => n + r.events.length, 0) / records.length;
+    expect(mean).toBeGreaterThan(28);
+    expect(mean).toBeLessThan(40);
     for (const r of records) {
       expect(r.events.length).toBeGreaterThanOrEqual(24);
-      expect(r.events.length).toBeLessThanOrEqual(36);
+      expect(r.events.length).toBeLessThanOrEqual(60);
       expect(r.events.some((e) => e.type.eventType === 'TaskStarted')).toBe(true);
       expect(r.events.some((e) => e.type.eventType === 'TaskFinished')).toBe(true);
       expect(r.events.at(-1)!.type.eventType).toBe('BuildFinished');
@@ -83,9 +87,10 @@ describe('demoBuilds', () => {
     for (const r of records) {
       const types = r.events.map((e) => e.type.eventType);
       if (types.includes('ConsoleOutput')) withConsole++;
-      const finished = r.events.at(-1)!.data['failures'] as { classification: string; cause?: { diagnostics?: unknown[] } }[];
+      const finished = r.events.at(-1)!.data['failures'] as { classification: string; message?: string; cause?: { diagnostics?: unknown[] } }[];
       if (finished.some((f) => (f.cause?.diagnostics?.length ?? 0) > 0)) diagnostics++;
-      if (!finished.some((f) => f.classification === 'verification')) continue;
+      // Lint and style failures are verification failures too; a build that failed its tests says so.
+      if (!finished.some((f) => f.classification === 'verification' && /failing tests|Assertion failed/.test(f.message ?? ''))) continue;
       verification++;
       const failed = r.events.filter((e) => e.type.eventType === 'TestFinished' && e.data['outcome'] === 'failed');
       expect(failed.length).toBeGreaterThan(0);
@@ -96,6 +101,32 @@ describe('demoBuilds', () => {
     expect(diagnostics).toBeGreaterThan(5);
     expect(withConsole / records.length).toBeGreaterThan(0.2);
     expect(withConsole / records.length).toBeLessThan(0.6);
+  });
+
+  it('gives the tests a history: a passing build has no failed test, flaky ones pass on a retry, one fails only on Windows, one is broken from a day on', () => {
+    const runs = records.map((r) => ({ r, runs: testRunsOf(r.events), attributes: deriveAttributes(r, r.events).attributes }));
+    let retried = 0;
+    for (const { r, runs: rs, attributes } of runs) {
+      const last = new Map<string, number>();
+      for (const [suite, name, , outcome, attempt] of rs) {
+        last.set(`${suite}.${name}`, outcome);
+        if (attempt === 2 && outcome === TEST_OUTCOME_CODES.passed) retried++;
+      }
+      const failedAtLast = [...last.values()].filter((o) => o === TEST_OUTCOME_CODES.failed).length;
+      if (attributes['buildOutcome'] === 'succeeded') expect(failedAtLast, r.buildId).toBe(0);
+      const os = String((r.events.find((e) => e.type.eventType === 'Environment')?.data ?? {})['operatingSystem'] ?? '');
+      const paths = rs.filter(([suite]) => suite === 'acme.io.PathsTest');
+      if (!os.startsWith('Windows')) expect(paths.every(([, , , o]) => o === TEST_OUTCOME_CODES.passed), r.buildId).toBe(true);
+      const broken = rs.filter(([, name]) => name === 'rejectsNegativeQuantity');
+      const start = r.events[0]!.timestamp;
+      // Broken from the middle of the month (the builds' places in it, give or take an hour).
+      const at = (start - (NOW - 30 * DAY)) / (30 * DAY);
+      if (at < 0.49) expect(broken.every(([, , , o]) => o === TEST_OUTCOME_CODES.passed), r.buildId).toBe(true);
+      if (at > 0.51) expect(broken.every(([, , , o]) => o === TEST_OUTCOME_CODES.failed), r.buildId).toBe(true);
+    }
+    expect(retried).toBeGreaterThan(20);
+    const windowsFailures = runs.flatMap(({ runs: rs }) => rs).filter(([suite, , , o]) => suite === 'acme.io.PathsTest' && o === TEST_OUTCOME_CODES.failed);
+    expect(windowsFailures.length).toBeGreaterThan(3);
   });
 
   it('sends some builds unfinished only when asked', () => {

@@ -1,6 +1,7 @@
-// GET /api/tests and GET /api/tests/{testId}/history on SQLite and PostgreSQL: the tests of the
-// builds a query matches with their verdicts and statistics, a test's history with its evidence,
-// failure groups, and project access (a test of a project the caller may not see does not exist).
+// GET /api/tests, GET /api/tests/{testId}/history and GET /api/failure-groups on SQLite and
+// PostgreSQL: the tests of the builds a query matches with their verdicts and statistics, a test's
+// history with its evidence, failure groups with their latest build, a build's tests with their ids
+// and verdicts, and project access (a test of a project the caller may not see does not exist).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,9 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import type { BuildStore } from '../../src/store/types.js';
 import type { TestHistory, TestsOverview } from '../../src/services/tests.js';
+import type { BuildTestsPage } from '../../src/services/build-tests.js';
+import type { BuildDetails } from '../../src/services/web.js';
+import type { FailureGroupRow } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 
 const NOW = Date.UTC(2026, 4, 20, 12);
@@ -134,5 +138,46 @@ describe.each(dialects)('the tests API (%s)', (dialect) => {
     expect((await get(`/api/tests/${secretTest.testId}/history`, bob)).status).toBe(404);
     expect((await get(`/api/tests/999999/history`, alice)).status).toBe(404);
     expect((await get('/api/tests?query=project:', alice)).status).toBe(400);
+  });
+
+  /** The builds of a query, newest first. */
+  const buildIds = async (query: string): Promise<string[]> => (await get<{ builds: { id: string }[] }>(`/api/search/builds?query=${encodeURIComponent(query)}&limit=100`, alice)).body.builds.map((b) => b.id);
+
+  it('lists the failure groups of a query with their builds, tests, first and last seen and latest build', async () => {
+    const { status, body } = await get<{ groups: FailureGroupRow[] }>('/api/failure-groups?query=project:shop', alice);
+    expect(status).toBe(200);
+    const byKey = new Map(body.groups.map((g) => [g.key, g]));
+    const timeouts = byKey.get('AssertionError: Timed out after <n> ms')!;
+    expect(timeouts).toMatchObject({ builds: 4, tests: 1, failures: 4 });
+    // The flaky test failed in builds 4, 11, 18 and 25 of shop (b % 7 === 3): the latest is the 25th.
+    const shop = await buildIds('project:shop');
+    expect(timeouts.lastBuildId).toBe([...shop].reverse()[24]);
+    expect(timeouts.firstSeen).toBeLessThan(timeouts.lastSeen!);
+    // The build failures are grouped too: "1 tests failed" and "2 tests failed" are one group.
+    expect(byKey.get('<n> tests failed')).toMatchObject({ builds: 9, tests: 0 });
+    expect(body.groups.map((g) => g.builds)).toEqual([...body.groups.map((g) => g.builds)].sort((a, b) => b - a));
+    expect((await get<{ groups: FailureGroupRow[] }>('/api/failure-groups?query=project:shop&limit=1', alice)).body.groups).toHaveLength(1);
+    // Bob sees no group of secret's builds; bad input is a problem document, not a 500.
+    expect((await get<{ groups: FailureGroupRow[] }>('/api/failure-groups?query=project:secret', bob)).body.groups).toEqual([]);
+    for (const url of ['/api/failure-groups?query=project:', '/api/failure-groups?limit=0', '/api/failure-groups?limit=x']) {
+      const r = await app.inject({ method: 'GET', url, headers: { authorization: alice } });
+      expect(r.statusCode, url).toBe(400);
+      expect(r.headers['content-type']).toContain('application/problem+json');
+    }
+  });
+
+  it("gives each test of a build's page its id and its verdict over time", async () => {
+    const overview = (await get<TestsOverview>('/api/tests?query=project:shop', alice)).body;
+    const ids = new Map(overview.mostFailing.concat(overview.slowest).map((t) => [t.name, t.testId]));
+    // The 29th build of shop: the broken test fails in it, the flaky one passes.
+    const build = [...(await buildIds('project:shop'))].reverse()[28]!;
+    const { status, body } = await get<BuildTestsPage>(`/api/builds/${build}/tests`, bob);
+    expect(status).toBe(200);
+    const rows = new Map(body.tests.map((t) => [t.name, t]));
+    expect(rows.get('rounds')).toMatchObject({ outcome: 'failed', testId: ids.get('rounds'), verdict: 'broken' });
+    expect(rows.get('racesTimer')).toMatchObject({ outcome: 'passed', testId: ids.get('racesTimer'), verdict: 'flaky' });
+    expect(rows.get('adds')).toMatchObject({ verdict: 'passing' });
+    const details = (await get<BuildDetails>(`/api/builds/${build}/details`, alice)).body;
+    expect(details.tests.failed.map((t) => [t.name, t.testId, t.verdict])).toEqual([['rounds', ids.get('rounds'), 'broken']]);
   });
 });

@@ -6,7 +6,7 @@ import { DateTime } from 'luxon';
 import { evaluate } from '../../src/query/evaluate.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import type { TrendOptions, Trends } from '../../src/store/analytics.js';
-import type { TaskRow } from '../../src/store/tasks.js';
+import { countedOutcome, type TaskRow } from '../../src/store/tasks.js';
 import type { BuildWithAttributes, Visibility } from '../../src/store/types.js';
 
 export interface RefBuild {
@@ -43,7 +43,7 @@ export function referenceTrends(all: readonly RefBuild[], expr: CheckedExpr, v: 
     const failed = bs.filter((r) => outcome(r) === 'failed').length;
     const ds = bs.flatMap((r) => (typeof r.build.attributes['buildDuration'] === 'number' ? [r.build.attributes['buildDuration'] as number] : [])).sort((a, b) => a - b);
     const tasks = { executed: 0, 'up-to-date': 0, 'from-cache': 0, skipped: 0, failed: 0 };
-    for (const r of bs) for (const t of r.tasks) tasks[t.outcome]++;
+    for (const r of bs) for (const t of r.tasks) tasks[countedOutcome(t.outcome)]++;
     const total = Object.values(tasks).reduce((a, b) => a + b, 0);
     return {
       ...p,

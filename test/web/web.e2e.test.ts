@@ -17,6 +17,7 @@ import { launchBrowser } from '../playground/harness.js';
 import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.js';
 import { checkFailedBuildPage } from './failed-build-e2e.js';
 import { checkComparePage } from './compare-e2e.js';
+import { checkTestsPages } from './tests-e2e.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 // The screenshots are taken on every run (they render every page); they replace the committed
@@ -117,6 +118,31 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await page.goForward();
     await ready();
     expect(urlQuery()).toContain(`project:${project}`);
+  });
+
+  it('fits the builds table in its panel at 1400 px: the Duration and Tags cells lie within it', async () => {
+    const before = page.viewportSize();
+    await page.setViewportSize({ width: 1400, height: 900 });
+    try {
+      await page.goto(`${server.base}/builds`);
+      await ready();
+      const out = await page.evaluate(() => {
+        const panel = document.querySelector('.results-panel')!.getBoundingClientRect();
+        const heads = [...document.querySelectorAll('#builds-table thead th')].map((th) => th.textContent);
+        const cells = [...document.querySelectorAll('#builds-table tbody tr')].flatMap((tr) =>
+          ['Duration', 'Tags'].map((name) => {
+            const r = (tr as HTMLTableRowElement).cells[heads.indexOf(name)]!.getBoundingClientRect();
+            return { name, left: r.left, right: r.right };
+          }),
+        );
+        return { panel: { left: panel.left, right: panel.right }, cells };
+      });
+      expect(out.cells.length).toBeGreaterThan(0);
+      const outside = out.cells.filter((c) => c.left < out.panel.left || c.right > out.panel.right);
+      expect(outside, `panel ${JSON.stringify(out.panel)}`).toEqual([]);
+    } finally {
+      if (before) await page.setViewportSize(before);
+    }
   });
 
   it('marks the results stale while the query is invalid, and searches again when it is fixed', async () => {
@@ -252,6 +278,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
 
   it('compares two builds: from the list, from the build page, the summary first (test/web/compare-e2e.ts)', async () => {
     await checkComparePage(server, page, IMAGES, consoleErrors);
+  });
+
+  it('shows the tests of a query and a test over time: flaky with its interval, the strip linking to builds (test/web/tests-e2e.ts)', async () => {
+    await checkTestsPages(server, page, IMAGES, consoleErrors);
   });
 
   it('signs out: the session cookie is gone and pages ask to sign in again', async () => {

@@ -13,7 +13,11 @@ export interface Session {
 // server is bundled).
 import type { BuildDetails, ListRow } from '../../src/services/web.js';
 import type { Facets, Trends } from '../../src/store/analytics.js';
+import type { TestHistory, TestsOverview, TestSummary } from '../../src/services/tests.js';
+import type { FailureGroupRow, TestRunRow } from '../../src/store/types.js';
 import { ApiError } from '../../playground/src/api.js';
+export type { FailureGroupRow, TestHistory, TestRunRow, TestsOverview, TestSummary };
+export type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/test-verdicts.js';
 export type { BuildDetails, ListRow };
 export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics.js';
 export type { TaskRow } from '../../src/store/tasks.js';
@@ -88,6 +92,8 @@ export const api = {
   facets: (query: string, signal?: AbortSignal) => getJson<Facets>(`/api/search/facets?${q({ query })}`, signal),
   trends: (query: string, from: number, to: number, interval: 'day' | 'week', tz: string, signal?: AbortSignal) =>
     getJson<Trends>(`/api/trends?${q({ query, from, to, interval, tz })}`, signal),
+  tests: (query: string, limit: number, signal?: AbortSignal) => getJson<TestsOverview>(`/api/tests?${q({ query, limit })}`, signal),
+  testHistory: (id: number, signal?: AbortSignal) => getJson<TestHistory>(`/api/tests/${id}/history`, signal),
   details: (id: string, signal?: AbortSignal) => getJson<BuildDetails>(`/api/builds/${encodeURIComponent(id)}/details`, signal),
   events: (id: string, types: readonly string[], offset: number, limit: number, signal?: AbortSignal) =>
     getJson<{ events: RawEvent[]; offset: number; total: number }>(

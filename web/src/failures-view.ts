@@ -7,7 +7,8 @@
 import { h } from '../../playground/src/dom.js';
 import type { BuildDetails } from './api.js';
 import type { TestRow } from './report-api.js';
-import { plural } from './logic.js';
+import { plural, testUrl } from './logic.js';
+import { VERDICT_LABELS } from './test-text.js';
 
 type Failure = BuildDetails['failures'][number];
 type Cause = NonNullable<Failure['cause']>;
@@ -19,14 +20,15 @@ function expandable(summary: string, text: string, cls: string): HTMLElement {
   return h('details', { class: cls }, h('summary', {}, summary), h('pre', { class: 'trace' }, text));
 }
 
-export function testName(t: Pick<TestRow, 'suite' | 'name' | 'parameters' | 'displayName'>): HTMLElement {
-  return h(
-    'span',
-    { class: 'test-name' },
-    h('span', { class: 'test-suite' }, t.suite === '' ? '' : `${t.suite}.`),
-    h('strong', {}, t.name),
-    t.parameters ? h('span', { class: 'muted' }, `[${t.parameters}]`) : '',
-  );
+/** Verdicts worth a mark on the build page: the test is not to be trusted, or broke lately. */
+const MARKED: readonly string[] = ['flaky', 'broken', 'regressed'];
+
+/** The test's name, a link to its page when the store knows it, marked when it is flaky or newly failing. */
+export function testName(t: Pick<TestRow, 'suite' | 'name' | 'parameters' | 'displayName'> & Partial<Pick<TestRow, 'testId' | 'verdict'>>): HTMLElement {
+  const parts = [h('span', { class: 'test-suite' }, t.suite === '' ? '' : `${t.suite}.`), h('strong', {}, t.name), t.parameters ? h('span', { class: 'muted' }, `[${t.parameters}]`) : ''];
+  const name = t.testId == null ? h('span', { class: 'test-name' }, ...parts) : h('a', { class: 'test-name test-page-link', href: testUrl(t.testId), title: 'This test over time' }, ...parts);
+  if (t.verdict == null || !MARKED.includes(t.verdict)) return name;
+  return h('span', {}, name, ' ', h('span', { class: `verdict ${t.verdict}`, title: "The test's verdict over its latest runs" }, VERDICT_LABELS[t.verdict]));
 }
 
 /** A failed test: its name, the failure's type and message, and what can be expanded. */

@@ -4,12 +4,25 @@
 
 import { h } from '../../playground/src/dom.js';
 import { api, type Facets, type ListRow } from './api.js';
-import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, toolLabel, toolName, trendsUrl } from './logic.js';
+import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, testsUrl, toolLabel, toolName, trendsUrl } from './logic.js';
 import { queryBar } from './query-bar.js';
 import { compareSelection } from './compare-links.js';
 import type { PageContext } from './page.js';
 
 export const PAGE_SIZE = 50;
+
+const COLUMNS: readonly (readonly [string, string])[] = [
+  ['Outcome', 'outcome'],
+  ['Build', 'build'],
+  ['Tool', 'tool'],
+  ['Project', 'project'],
+  ['Requested', 'requested'],
+  ['User', 'user'],
+  ['Host', 'host'],
+  ['Started', 'started'],
+  ['Duration', 'duration'],
+  ['Tags', 'tags'],
+];
 
 const FACET_LABELS: Readonly<Record<keyof Facets, string>> = {
   buildOutcome: 'Outcome',
@@ -40,7 +53,7 @@ export async function listPage(ctx: PageContext, query: string, after: string | 
   const table = h('table', { class: 'results builds-table', id: 'builds-table' });
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of builds' });
   results.append(
-    h('div', { class: 'results-head' }, h('h2', { id: 'results-heading' }, 'Builds'), count, h('a', { href: trendsUrl(query), class: 'trends-link' }, 'Trends of these builds')),
+    h('div', { class: 'results-head' }, h('h2', { id: 'results-heading' }, 'Builds'), count, h('a', { href: trendsUrl(query), class: 'trends-link' }, 'Trends of these builds'), h('a', { href: testsUrl(query), class: 'tests-link' }, 'Their tests')),
     stale,
     h('div', { class: 'table-wrap' }, table),
     pager,
@@ -94,7 +107,10 @@ function renderTable(table: HTMLTableElement, builds: readonly ListRow[], ctx: P
   const head = h(
     'thead',
     {},
-    h('tr', {}, ...['Outcome', 'Build', 'Tool', 'Project', 'Requested', 'User', 'Host', 'Started', 'Duration', 'Tags'].map((c) => h('th', { scope: 'col' }, c))),
+    // Each header names its column's class: the table's layout is fixed (web/styles.css), so these
+    // widths hold whatever the rows say; long texts end in an ellipsis (their whole text in the
+    // title) and the tags wrap, so every column stays within the panel.
+    h('tr', {}, ...COLUMNS.map(([c, cls]) => h('th', { scope: 'col', class: `col-${cls}` }, c))),
   );
   const body = h(
     'tbody',
@@ -105,11 +121,11 @@ function renderTable(table: HTMLTableElement, builds: readonly ListRow[], ctx: P
         { 'data-build-id': b.id },
         h('td', {}, outcomeBadge(b.outcome)),
         h('td', {}, h('a', { href: buildUrl(b.id), class: 'build-link' }, h('code', {}, b.id))),
-        h('td', { title: b.tool }, `${toolName(b.tool)} ${b.toolVersion}`),
-        h('td', {}, b.project ?? ''),
-        h('td', { class: 'requested' }, b.requested.join(' ')),
-        h('td', {}, b.user ?? ''),
-        h('td', { class: 'host' }, b.host ?? ''),
+        h('td', { title: `${b.tool} ${b.toolVersion}` }, `${toolName(b.tool)} ${b.toolVersion}`),
+        h('td', { title: b.project ?? '' }, b.project ?? ''),
+        h('td', { class: 'requested', title: b.requested.join(' ') }, b.requested.join(' ')),
+        h('td', { title: b.user ?? '' }, b.user ?? ''),
+        h('td', { class: 'host', title: b.host ?? '' }, b.host ?? ''),
         h('td', { class: 'nowrap' }, formatStart(b.start)),
         h('td', { class: 'num' }, formatDuration(b.duration)),
         h('td', { class: 'tags' }, ...b.tags.map((t) => h('a', { href: buildsUrl(term('tag', t)), class: 'tag' }, t))),

@@ -9,6 +9,8 @@ export type Route =
   | { readonly page: 'build'; readonly id: string }
   | { readonly page: 'compare'; readonly a: string; readonly b: string }
   | { readonly page: 'trends'; readonly query: string; readonly interval: 'day' | 'week'; readonly days: number }
+  | { readonly page: 'tests'; readonly query: string }
+  | { readonly page: 'test'; readonly id: number }
   | { readonly page: 'signin'; readonly next: string }
   | { readonly page: 'unknown' };
 
@@ -24,6 +26,9 @@ export function routeOf(pathname: string, search: string): Route {
     const days = Number(params.get('days') ?? '30');
     return { page: 'trends', query: params.get('query') ?? '', interval: params.get('interval') === 'week' ? 'week' : 'day', days: Number.isInteger(days) && days > 0 && days <= 730 ? days : 30 };
   }
+  if (path === '/tests') return { page: 'tests', query: params.get('query') ?? '' };
+  const t = /^\/tests\/([1-9][0-9]{0,15})$/.exec(path);
+  if (t && Number.isSafeInteger(Number(t[1]))) return { page: 'test', id: Number(t[1]) };
   if (path === '/signin') return { page: 'signin', next: safeNext(params.get('next')) };
   return { page: 'unknown' };
 }
@@ -48,6 +53,14 @@ export function trendsUrl(query: string, interval: 'day' | 'week' = 'day', days 
   if (days !== 30) p.set('days', String(days));
   const s = p.toString();
   return s ? `/trends?${s}` : '/trends';
+}
+
+export function testsUrl(query: string): string {
+  return query === '' ? '/tests' : `/tests?${new URLSearchParams({ query }).toString()}`;
+}
+
+export function testUrl(id: number): string {
+  return `/tests/${id}`;
 }
 
 export function buildUrl(id: string): string {

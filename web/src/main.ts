@@ -9,6 +9,8 @@ import { comparePage } from './compare-page.js';
 import { listPage } from './list-page.js';
 import { routeOf, safeNext } from './logic.js';
 import type { PageContext } from './page.js';
+import { testPage } from './test-page.js';
+import { testsPage } from './tests-page.js';
 import { trendsPage } from './trends-page.js';
 
 const main = document.getElementById('app') as HTMLElement;
@@ -49,7 +51,7 @@ async function show(): Promise<void> {
     history.replaceState(null, '', `/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
     return show();
   }
-  markNav(route.page === 'build' || route.page === 'compare' ? 'builds' : route.page);
+  markNav(route.page === 'build' || route.page === 'compare' ? 'builds' : route.page === 'test' ? 'tests' : route.page);
   const ctx: PageContext = {
     main,
     session: session!,
@@ -72,6 +74,10 @@ async function show(): Promise<void> {
       return comparePage(ctx, route.a, route.b);
     case 'trends':
       return trendsPage(ctx, route.query, route.interval, route.days);
+    case 'tests':
+      return testsPage(ctx, route.query);
+    case 'test':
+      return testPage(ctx, route.id);
     case 'signin':
       if (session !== null) return navigate(route.next, true);
       return signInPage(ctx, route.next);
@@ -132,7 +138,7 @@ function interceptLinks(): void {
     const a = (ev.target as Element | null)?.closest('a');
     if (!a || a.target || a.hasAttribute('download')) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || !/^\/(builds|trends|signin|compare)(\/|$)/.test(url.pathname)) return;
+    if (url.origin !== location.origin || !/^\/(builds|trends|tests|signin|compare)(\/|$)/.test(url.pathname)) return;
     ev.preventDefault();
     navigate(url.pathname + url.search);
     main.focus({ preventScroll: true });

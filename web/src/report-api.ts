@@ -1,7 +1,8 @@
 // Calls for the build page's tests and console log (GET /api/builds/{id}/tests and /console),
 // a page at a time.
 
-import type { ConsolePage, TestFilter, TestRow, TestsPage } from '../../src/services/build-report.js';
+import type { ConsolePage, TestFilter } from '../../src/services/build-report.js';
+import type { BuildTestRow as TestRow, BuildTestsPage as TestsPage } from '../../src/services/build-tests.js';
 import { getJson } from './api.js';
 
 export type { ConsolePage, TestFilter, TestRow, TestsPage };

@@ -12,6 +12,7 @@ export const OUTCOME_COLOURS: Readonly<Record<TaskRow['outcome'], string>> = {
   'up-to-date': '#9aa4af',
   'from-cache': '#2e9e5b',
   skipped: '#d9c36a',
+  'no-source': '#c9cfd6',
   failed: '#d2453b',
 };
 

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { BuildEvent } from '../../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../common-build.js';
-import { buildAgentData, contextEvents, localeOf, type Env } from '../common-env.js';
+import { buildAgentData, contextEvents, localeOf, type Env, type GitInfo } from '../common-env.js';
 import { osTag } from '../contract.js';
 import { agentSettingsOf } from '../settings.js';
 
@@ -44,6 +44,8 @@ export interface JsCommand {
   readonly finishedAt: number;
   readonly exitCode: number;
   readonly env: Env;
+  /** The checkout, when read already (gitInfoAsync while the command ran); read now when absent. */
+  readonly git?: { readonly info: GitInfo | undefined };
 }
 
 /** Scripts whose failure is a test or check failing (`verification`), not the build breaking. */
@@ -107,7 +109,7 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
       startedAt,
     ),
   );
-  events.push(...contextEvents(context, cwd, startedAt));
+  events.push(...contextEvents(context, cwd, startedAt, command.git !== undefined ? { knownGit: command.git } : {}));
   events.push(event('UserNamedValue', { key: 'Package manager', value: tool }, startedAt));
 
   // Lifecycle scripts, in the order they started.

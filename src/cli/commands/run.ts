@@ -8,8 +8,14 @@ export function register(program: Command): void {
     .description('Run an npm/yarn/pnpm command and record it as a build (buildscope run -- npm run build); exits with its exit code')
     .argument('<command...>', 'the command and its arguments, after --')
     .allowUnknownOption()
-    .action(async (argv: string[]) => {
-      const { runRecorded } = await import('../../agents/npm/run.js');
-      process.exitCode = await runRecorded(argv);
-    });
+    .action(runCommand);
+}
+
+/**
+ * The command's action: also called by main.ts directly for `run -- <command>`, the form every
+ * wrapped command takes, so that its start loads neither the option parser nor other commands.
+ */
+export async function runCommand(argv: string[]): Promise<void> {
+  const { runRecorded } = await import('../../agents/npm/run.js');
+  process.exitCode = await runRecorded(argv);
 }

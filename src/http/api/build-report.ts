@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
 import { NotFoundError } from '../../errors/domain.js';
 import { buildReport, consolePage, MAX_CONSOLE_PAGE, MAX_TESTS_PAGE, TEST_FILTERS, testsPage, type TestFilter } from '../../services/build-report.js';
+import { testsPageWithIds } from '../../services/build-tests.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
@@ -22,12 +23,16 @@ export const buildReportRoutes: FastifyPluginAsync<FacePluginOptions> = async (a
   const guard = requirePermission('accessBuildDataViaApi');
 
   /** The report of a build the caller may see; 404 otherwise. */
-  const reportFor = async (id: string, request: Parameters<typeof principalOf>[0]) => {
+  const visibleBuild = async (id: string, request: Parameters<typeof principalOf>[0]) => {
     const build = await store.getBuild(id, visibilityOf(principalOf(request)));
     if (build === undefined) throw new NotFoundError(`No available build ${JSON.stringify(id)} is visible to you`);
+    return build;
+  };
+  const reportOfBuild = (build: Awaited<ReturnType<typeof visibleBuild>>) => {
     const start = build.attributes['buildStartTime'];
     return buildReport(store, build, typeof start === 'number' ? start : null);
   };
+  const reportFor = async (id: string, request: Parameters<typeof principalOf>[0]) => reportOfBuild(await visibleBuild(id, request));
 
   app.get<{ Params: { id: string }; Querystring: { name?: string; filter?: TestFilter; offset?: number; limit?: number } }>(
     '/api/builds/:id/tests',
@@ -53,7 +58,7 @@ export const buildReportRoutes: FastifyPluginAsync<FacePluginOptions> = async (a
             type: 'object',
             additionalProperties: true,
             description:
-              'tests [{key, suite, name, displayName, parameters, task, outcome, attempts, flaky, start, duration, skipReason, failure {type, message, stackTrace}, output}], offset, total (matching tests), counts {total, passed, failed, skipped, flaky}',
+              'tests [{key, suite, name, displayName, parameters, task, outcome, attempts, flaky, start, duration, skipReason, failure {type, message, stackTrace}, output, testId (GET /api/tests/{testId}/history; null when unknown), verdict (the test\'s verdict over its latest runs: flaky, broken, regressed, passing, no-runs; null without testId)}], offset, total (matching tests), counts {total, passed, failed, skipped, flaky}',
           },
           ...PROBLEM_RESPONSES([400, 401, 403, 404]),
         },
@@ -61,7 +66,9 @@ export const buildReportRoutes: FastifyPluginAsync<FacePluginOptions> = async (a
     },
     async (request) => {
       const q = request.query;
-      return testsPage(await reportFor(request.params.id, request), { ...(q.name !== undefined ? { name: q.name } : {}), filter: q.filter ?? 'all', offset: q.offset ?? 0, limit: q.limit ?? 100 });
+      const build = await visibleBuild(request.params.id, request);
+      const page = testsPage(await reportOfBuild(build), { ...(q.name !== undefined ? { name: q.name } : {}), filter: q.filter ?? 'all', offset: q.offset ?? 0, limit: q.limit ?? 100 });
+      return testsPageWithIds(store, build, visibilityOf(principalOf(request)), page);
     },
   );
 

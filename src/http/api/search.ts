@@ -13,7 +13,7 @@ import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../service
 import { FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics.js';
 import { UnknownBuildError } from '../../store/build-store.js';
 import { BadRequestError, NotFoundError } from '../../errors/domain.js';
-import { TASK_OUTCOMES } from '../../store/tasks.js';
+import { COUNTED_TASK_OUTCOMES } from '../../store/tasks.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { InvalidQueryError } from '../../errors/query.js';
@@ -75,7 +75,7 @@ const TRENDS_SCHEMA = {
             description: 'Nearest-rank percentiles of the known build durations (ms)',
             properties: { p25: { type: 'number' }, p50: { type: 'number' }, p75: { type: 'number' }, p95: { type: 'number' } },
           },
-          tasks: { type: 'object', properties: Object.fromEntries(TASK_OUTCOMES.map((o) => [o, { type: 'integer' }])) },
+          tasks: { type: 'object', description: 'Finished tasks by outcome; skipped counts the no-source tasks too', properties: Object.fromEntries(COUNTED_TASK_OUTCOMES.map((o) => [o, { type: 'integer' }])) },
           avoidedShare: { ...NULLABLE_NUMBER, description: '(up-to-date + from-cache) / all finished tasks' },
         },
         required: ['start', 'end', 'label', 'builds', 'succeeded', 'failed', 'unknown', 'failureRate', 'duration', 'tasks', 'avoidedShare'],
@@ -232,7 +232,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
             type: 'object',
             additionalProperties: true,
             description:
-              'The list row fields (id, outcome, tool, toolVersion, project, requested, user, host, start, duration, tags) and agentVersion, availableAt, excluded, failures [{classification, message}], tasks [{path, outcome, start, duration, cacheable}] (start in ms after the build started), environment, options, cache, serverSettings, configurationCache, values [{name, value}], eventTypes {type: count}, attributes, attestations [{attestationUri, packageUrl, digest, predicateType, store, publishedAt}] (made from the build by the provenance service)',
+              'The list row fields (id, outcome, tool, toolVersion, project, requested, user, host, start, duration, tags) and agentVersion, availableAt, excluded, failures [{classification, message}], tasks [{path, outcome, start, duration, cacheable}] (start in ms after the build started), environment, options, cache, serverSettings, configurationCache, values [{name, value}], eventTypes {type: count}, attributes, attestations [{attestationUri, packageUrl, digest, predicateType, store, publishedAt}] (made from the build by the provenance service), tests {counts, failed [the first failed tests, as GET /api/builds/{id}/tests answers them, with testId and verdict]}, console',
           },
           ...PROBLEM_RESPONSES([401, 403, 404]),
         },

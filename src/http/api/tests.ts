@@ -1,4 +1,5 @@
-// Tests over time (docs/tests.md): the tests of the builds a query matches, and one test's history.
+// Tests over time (docs/tests.md): the tests of the builds a query matches, one test's history, and
+// the failure groups of the builds a query matches.
 // Each route authorizes like the build listing and calls one service function; visibility is the
 // caller's, so a test of a project she may not see does not exist for her (404).
 
@@ -7,7 +8,7 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import { BadRequestError } from '../../errors/domain.js';
 import { InvalidQueryError } from '../../errors/query.js';
-import { testHistory, testsOverview, MAX_HISTORY } from '../../services/tests.js';
+import { failureGroupsOf, testHistory, testsOverview, MAX_GROUPS, MAX_HISTORY } from '../../services/tests.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
@@ -54,8 +55,9 @@ const GROUP = {
     failures: { type: 'integer' },
     firstSeen: { type: ['number', 'null'] },
     lastSeen: { type: ['number', 'null'] },
+    lastBuildId: { type: 'string', description: 'The latest build with a failure of the group' },
   },
-  required: ['groupId', 'key', 'sample', 'builds', 'tests', 'failures', 'firstSeen', 'lastSeen'],
+  required: ['groupId', 'key', 'sample', 'builds', 'tests', 'failures', 'firstSeen', 'lastSeen', 'lastBuildId'],
 } as const;
 const BUILD_REF = { type: 'object', properties: { seq: { type: 'integer' }, buildId: { type: 'string' }, startTime: { type: ['number', 'null'] }, commit: { type: ['string', 'null'] } } } as const;
 const VERDICT = {
@@ -143,6 +145,32 @@ export const testRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { c
       },
     },
     async (request) => testsOverview(store, { query: checkedQuery(request, clock()), visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 20),
+  );
+
+  app.get<{ Querystring: { query?: string; limit?: number } }>(
+    '/api/failure-groups',
+    {
+      preHandler: guard,
+      schema: {
+        summary: 'Failure groups of the builds a query matches',
+        description:
+          'For the builds the query matches among those the caller may see: the groups of their failures (failed test attempts and build failures whose type and message are alike but for numbers, paths, hashes, timestamps and addresses), most builds first, each with the builds, tests and failures it holds, when it was first and last seen and its latest build.',
+        tags: ['tests'],
+        operationId: 'listFailureGroups',
+        querystring: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_GROUPS, default: 50 },
+          },
+        },
+        response: {
+          200: { type: 'object', properties: { groups: { type: 'array', items: GROUP } }, required: ['groups'] },
+          ...ERRORS,
+        },
+      },
+    },
+    async (request) => failureGroupsOf(store, { query: checkedQuery(request, clock()), visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 50),
   );
 
   app.get<{ Params: { testId: number }; Querystring: { limit?: number } }>(
