@@ -26,6 +26,7 @@ import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
 import { openDatabase } from '../src/db/database.js';
 import { buildFacets } from '../src/store/analytics.js';
+import type { AnalyticsIndex } from '../src/store/analytics-index.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { SearchGuard } from '../src/store/search-guard.js';
@@ -161,15 +162,17 @@ interface Row {
   pageMs: number;
 }
 
-// The analytics index (analytics-index.ts) reads every build's facet columns on its first use:
-// once per process, then only the builds that arrive.
+// The analytics index (analytics-index.ts) reads every build's facet columns once per process, in
+// the background (the server starts it when it opens the store), then only the builds that arrive.
 const memoryBefore = process.memoryUsage();
 const coldStart = performance.now();
-await store.facets({ query: checked('tag:CI'), visibility: SEE_EVERYTHING });
+const index = (store as unknown as { index: AnalyticsIndex }).index;
+index.catchUp();
+await index.settled();
 const memoryAfter = process.memoryUsage();
 // The columns are typed arrays (outside the JS heap), the dictionaries strings in it.
 const cold = { ms: Math.round(performance.now() - coldStart), memoryMB: Math.round((memoryAfter.arrayBuffers + memoryAfter.heapUsed - memoryBefore.arrayBuffers - memoryBefore.heapUsed) / 1e6) };
-log(`the analytics index's first use (every build's columns read): ${cold.ms} ms, ${cold.memoryMB} MB of memory`);
+log(`the analytics index read every build's columns in ${cold.ms} ms, ${cold.memoryMB} MB of memory`);
 
 /** The facets without the index: the direct path's one statement (analytics.ts). */
 const facetsDirect = (expr: CheckedExpr): Promise<Facets> => buildFacets(handle, { query: expr, visibility: SEE_EVERYTHING }, 8, { rollups: false, guard });
@@ -216,7 +219,7 @@ const table = [
       `| \`${r.query}\` | ${r.matches.toLocaleString('en-US')} | ${r.peerMs} ms | ${r.countBeforeMs} ms | ${fmt(r.countMs, GOALS.count)} | ${r.facetsBeforeMs.toLocaleString('en-US')} ms | ${r.facetsDirectMs.toLocaleString('en-US')} ms | ${fmt(r.facetsMs, GOALS.facets)} | ${ratio(r.facetsDirectMs, r.facetsMs)} | ${r.pageBeforeMs.toLocaleString('en-US')} ms | ${fmt(r.pageMs, GOALS.page)} |`,
   ),
 ].join('\n');
-process.stdout.write(`${table}\n\nThe analytics index's first use: ${cold.ms.toLocaleString('en-US')} ms, ${cold.memoryMB} MB of memory.\n(✗: over the goal at 1M builds: count ${GOALS.count} ms, facets ${GOALS.facets} ms, page ${GOALS.page} ms)\n`);
+process.stdout.write(`${table}\n\nThe analytics index read every build's columns in ${cold.ms.toLocaleString('en-US')} ms (${cold.memoryMB} MB of memory).\n(✗: over the goal at 1M builds: count ${GOALS.count} ms, facets ${GOALS.facets} ms, page ${GOALS.page} ms)\n`);
 log(`answers identical to the peers': ${identical}`);
 if (!identical) process.exitCode = 1;
 
