@@ -68,6 +68,7 @@ export type FieldSource =
    * `TestStarted` of the same `id`: multi-valued.
    */
   | { readonly kind: 'failedTests' }
+  | { readonly kind: 'flakyTests' }
   /** Whether a `TestFinished` says failed; unknown when the build sent no `TestFinished`. */
   | { readonly kind: 'testFailure' };
 
@@ -134,6 +135,14 @@ const GENERIC: readonly FieldDef[] = [
     multi: true,
     description: 'A test that failed in the build (in any attempt), as `suite.name`: `failedTest:acme.PriceTest.roundsHalfCents`, `failedTest:*PriceTest*`.',
     source: { kind: 'failedTests' },
+  }),
+  def(null, {
+    name: 'flakyTest',
+    type: 'string',
+    multi: true,
+    description:
+      'A test that was flaky in the build: it failed, then passed on a retry (Gradle test retry, Surefire `rerunFailingTestsCount`, Bazel `--flaky_test_attempts`, pytest reruns), as `suite.name`: `flakyTest:*LoginIT*`, `flakyTest:*`.',
+    source: { kind: 'flakyTests' },
   }),
   def(null, { name: 'hasFailedTest', type: 'boolean', description: 'A test failed in the build (unknown when the build sent no test events).', source: { kind: 'testFailure' } }),
 ];

@@ -21,6 +21,7 @@ export const VALUE_FIELD_CODES: Readonly<Record<string, number>> = Object.freeze
   jsbuild_requestedcommands: 10,
   pybuild_requestedcommands: 11,
   failedtest: 12,
+  flakytest: 13,
 });
 
 const CODES: ReadonlyMap<string, number> = new Map(Object.entries(VALUE_FIELD_CODES));

@@ -51,7 +51,7 @@ const PLANS: ReadonlyMap<string, ToolPlan> = new Map(
     for (const f of fields) {
       if (f.source.kind === 'customValue') collect.add('UserNamedValue');
       if (f.multi && f.source.kind === 'event') collect.add(f.source.eventType);
-      if (f.source.kind === 'failedTests' || f.source.kind === 'testFailure') {
+      if (f.source.kind === 'failedTests' || f.source.kind === 'flakyTests' || f.source.kind === 'testFailure') {
         collect.add('TestStarted');
         collect.add('TestFinished');
       }
@@ -152,11 +152,13 @@ export function deriveAttributes(header: BuildHeader & { readonly toolType: Tool
         if (t.anyTests) v = t.failed.length > 0;
         break;
       }
-      case 'failedTests': {
-        const { failed } = testsOfBuild();
-        if (failed.length > 0) {
-          attributes[field.name] = failed;
-          for (const v of new Set(failed.map((f) => f.toLowerCase()))) values.push([field.column, v]);
+      case 'failedTests':
+      case 'flakyTests': {
+        const tests = testsOfBuild();
+        const keys = src.kind === 'failedTests' ? tests.failed : tests.flaky;
+        if (keys.length > 0) {
+          attributes[field.name] = keys;
+          for (const v of new Set(keys.map((f) => f.toLowerCase()))) values.push([field.column, v]);
         }
         continue;
       }

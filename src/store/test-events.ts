@@ -1,6 +1,6 @@
 // The tests of a build, read from its TestStarted / TestFinished / TestOutput events (the names of
 // Gradle's public test listener model; docs/send-your-builds.md, "Tests, console output and
-// failure causes"). Two readers: the ingest derives the `failedTest` and `hasFailedTest` search
+// failure causes"). Two readers: the ingest derives the `failedTest`, `flakyTest` and `hasFailedTest` search
 // fields from them (derive.ts), the build page lists them (src/services/build-report.ts). Both
 // pair a finished test with its start by `id`, so that a field and the page never disagree.
 
@@ -68,22 +68,39 @@ export const testKey = (t: TestIdentity): string => (t.suite === '' ? t.name : `
 
 /**
  * What the search fields take from a build's tests: `suite.name` of every test that failed (any
- * attempt, in the order they finished, each once), and whether it has finished tests at all (a
- * build whose agent sends no test events has an unknown `hasFailedTest`, not false).
+ * attempt, in the order they finished, each once), of every test that was flaky in the build (its
+ * last attempt passed after a failed one: a retry, as the build page says; attempts of a test are
+ * those of the same suite, name and parameters), and whether it has finished tests at all (a build
+ * whose agent sends no test events has an unknown `hasFailedTest`, not false).
  */
-export function failedTestsOf(started: readonly BuildEvent[], finished: readonly BuildEvent[]): { readonly failed: readonly string[]; readonly anyTests: boolean } {
+export function failedTestsOf(
+  started: readonly BuildEvent[],
+  finished: readonly BuildEvent[],
+): { readonly failed: readonly string[]; readonly flaky: readonly string[]; readonly anyTests: boolean } {
   const byId = new Map<string, Readonly<Record<string, unknown>>>();
   for (const e of started) {
     const id = idOf(e.data);
     if (id !== undefined) byId.set(id, e.data);
   }
   const failed = new Set<string>();
+  // Per test (suite, name, parameters): its key, whether an attempt failed, the last outcome.
+  const attempts = new Map<string, { key: string; failed: boolean; last: TestOutcome | undefined }>();
   for (const e of finished) {
-    if (testOutcome(e.data['outcome']) !== 'failed') continue;
     const who = identityOf(e.data, byId);
-    if (who !== undefined) failed.add(testKey(who));
+    if (who === undefined) continue;
+    const outcome = testOutcome(e.data['outcome']);
+    const key = testKey(who);
+    if (outcome === 'failed') failed.add(key);
+    const id = idOf(e.data);
+    const parameters = str((id === undefined ? undefined : byId.get(id))?.['parameters']) ?? '';
+    const k = `${who.suite}\u0000${who.name}\u0000${parameters}`;
+    const a = attempts.get(k) ?? { key, failed: false, last: undefined };
+    a.failed ||= outcome === 'failed';
+    a.last = outcome;
+    attempts.set(k, a);
   }
-  return { failed: [...failed], anyTests: finished.length > 0 };
+  const flaky = new Set([...attempts.values()].filter((a) => a.failed && a.last === 'passed').map((a) => a.key));
+  return { failed: [...failed], flaky: [...flaky], anyTests: finished.length > 0 };
 }
 
 export { idOf as testIdOf };

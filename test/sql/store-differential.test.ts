@@ -44,10 +44,15 @@ function trickyBuilds(n: number): string[] {
       ev(5, 'UserTag', { tag: next() }),
       ev(6, 'UserNamedValue', { key: next(), value: next() }),
       ev(7, 'Environment', { operatingSystem: next() }),
-      // Tests (failedTest, hasFailedTest): one paired by id, one that names itself when it ends.
+      // Tests (failedTest, flakyTest, hasFailedTest): one paired by id, one that names itself when
+      // it ends, one retried after a failure (flaky when the retry passed).
       ev(8, 'TestStarted', { id: 1, suite: next(), name: next() }),
       ev(9, 'TestFinished', { id: 1, outcome: i % 3 === 0 ? 'passed' : 'failed' }),
       ev(10, 'TestFinished', { id: 2, suite: next(), name: next(), outcome: i % 4 === 0 ? 'failed' : 'skipped' }),
+      ev(11, 'TestStarted', { id: 3, suite: 'acme.Retried', name: `t${i % 3}` }),
+      ev(12, 'TestFinished', { id: 3, outcome: 'failed' }),
+      ev(13, 'TestStarted', { id: 4, suite: 'acme.Retried', name: `t${i % 3}` }),
+      ev(14, 'TestFinished', { id: 4, outcome: i % 2 === 0 ? 'passed' : 'failed', attempt: 2 }),
       ev(1000 * (i + 1), 'BuildFinished', { outcome: i % 2 ? 'succeeded' : 'failed', failures: [] }),
     ];
     return JSON.stringify({

@@ -1,4 +1,4 @@
-// The test fields (`failedTest`, `hasFailedTest`), derived at ingest from TestStarted/TestFinished
+// The test fields (`failedTest`, `flakyTest`, `hasFailedTest`), derived at ingest from TestStarted/TestFinished
 // and searched on SQLite and PostgreSQL: the query of the issue ("the builds where
 // acme.PriceTest.roundsHalfCents failed") is one term, exact or with wildcards. The differential
 // tests (test/sql/store-differential.test.ts) compare the same fields with the reference
@@ -42,6 +42,38 @@ describe('deriving the test fields', () => {
     expect(d.values.filter(([f]) => f === 'failedtest').map(([, v]) => v)).toEqual(['acme.pricetest.roundshalfcents', 'acme.pricetest.addstax', 'tests/test_x.py.test_y']);
   });
 
+  it('names each test that passed on a retry after a failed attempt as flaky, apart from the same test of other parameters', () => {
+    const withParameters = (id: number, name: string, parameters: string) => ev('TestStarted', { id, suite: 'acme.RateTest', name, parameters });
+    const d = deriveAttributes(
+      header,
+      build(
+        // Failed, then passed on a retry: flaky (and a failed test, as its first attempt failed).
+        started(1, 'acme.LoginIT', 'locksAfterFiveFailures'),
+        finished(1, 'failed'),
+        started(2, 'acme.LoginIT', 'locksAfterFiveFailures'),
+        finished(2, 'passed', { attempt: 2 }),
+        // Failed on every attempt: failed, not flaky.
+        started(3, 'acme.PriceTest', 'addsTax'),
+        finished(3, 'failed'),
+        started(4, 'acme.PriceTest', 'addsTax'),
+        finished(4, 'failed', { attempt: 2 }),
+        // Passed, then failed: the last attempt says it failed.
+        started(5, 'acme.StockTest', 'reserves'),
+        finished(5, 'passed'),
+        started(6, 'acme.StockTest', 'reserves'),
+        finished(6, 'failed'),
+        // One parameter failed, another passed: two tests, neither retried.
+        withParameters(7, 'converts', '[1] EUR'),
+        finished(7, 'failed'),
+        withParameters(8, 'converts', '[2] USD'),
+        finished(8, 'passed'),
+      ),
+    );
+    expect(d.attributes['flakyTest']).toEqual(['acme.LoginIT.locksAfterFiveFailures']);
+    expect(d.values.filter(([f]) => f === 'flakytest').map(([, v]) => v)).toEqual(['acme.loginit.locksafterfivefailures']);
+    expect(d.attributes['failedTest']).toEqual(['acme.LoginIT.locksAfterFiveFailures', 'acme.PriceTest.addsTax', 'acme.StockTest.reserves', 'acme.RateTest.converts']);
+  });
+
   it('has hasFailedTest false when every test passed or was skipped, and unknown without tests', () => {
     const passing = deriveAttributes(header, build(started(1, 'a.B', 'c'), finished(1, 'passed'), started(2, 'a.B', 'd'), finished(2, 'skipped')));
     expect(passing.attributes['hasFailedTest']).toBe(false);
@@ -65,6 +97,7 @@ describe.each(dialects)('searching the test fields (%s)', (dialect) => {
         line({ buildId: 'tests00000002', events: build(started(1, 'acme.PriceTest', 'addsTax'), finished(1, 'failed'), started(2, 'acme.PriceTest', 'roundsHalfCents'), finished(2, 'passed')) }),
         line({ buildId: 'tests00000003', events: build(started(1, 'acme.PriceTest', 'roundsHalfCents'), finished(1, 'passed')) }),
         line({ buildId: 'tests00000004', events: build() }),
+        line({ buildId: 'tests00000005', events: build(started(1, 'acme.PriceTest', 'roundsHalfCents'), finished(1, 'failed'), started(2, 'acme.PriceTest', 'roundsHalfCents'), finished(2, 'passed', { attempt: 2 })) }),
       ].join('\n'),
     );
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
@@ -74,28 +107,37 @@ describe.each(dialects)('searching the test fields (%s)', (dialect) => {
   });
 
   it('finds the builds where a test failed, by its exact name or a pattern, in any case', async () => {
-    expect(await search('failedTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000001']);
-    expect(await search('failedTest:ACME.pricetest.ROUNDSHALFCENTS')).toEqual(['tests00000001']);
-    expect(await search('failedTest:*PriceTest*')).toEqual(['tests00000001', 'tests00000002']);
+    expect(await search('failedTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000001', 'tests00000005']);
+    expect(await search('failedTest:ACME.pricetest.ROUNDSHALFCENTS')).toEqual(['tests00000001', 'tests00000005']);
+    expect(await search('failedTest:*PriceTest*')).toEqual(['tests00000001', 'tests00000002', 'tests00000005']);
     expect(await search('failedTest:*addsTax')).toEqual(['tests00000002']);
-    expect(await search('failedTest:acme.*')).toEqual(['tests00000001', 'tests00000002']);
+    expect(await search('failedTest:acme.*')).toEqual(['tests00000001', 'tests00000002', 'tests00000005']);
     expect(await search('-failedTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000002', 'tests00000003', 'tests00000004']);
+  });
+
+  it('finds the builds where a test was flaky: failed, then passed on a retry', async () => {
+    expect(await search('flakyTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000005']);
+    expect(await search('flakyTest:*')).toEqual(['tests00000005']);
+    expect(await search('failedTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000001', 'tests00000005']);
+    expect(await search('failedTest:acme.PriceTest.roundsHalfCents -flakyTest:acme.PriceTest.roundsHalfCents')).toEqual(['tests00000001']);
   });
 
   it('derives the fields for builds stored before them, when the store opens (reconcileCatalog)', async () => {
     // As a database made before the fields: no values, no column values, not recorded as derived.
-    await t.handle.db.deleteFrom(STORE_FIELDS).where('name', 'in', ['failedTest', 'hasFailedTest']).execute();
-    await t.handle.db.deleteFrom('build_values').where('field', '=', valueFieldCode('failedtest')).execute();
+    await t.handle.db.deleteFrom(STORE_FIELDS).where('name', 'in', ['failedTest', 'flakyTest', 'hasFailedTest']).execute();
+    await t.handle.db.deleteFrom('build_values').where('field', 'in', [valueFieldCode('failedtest'), valueFieldCode('flakytest')]).execute();
     await t.handle.db.updateTable('builds').set({ hasfailedtest: null }).execute();
     expect(await search('failedTest:*')).toEqual([]);
+    expect(await search('flakyTest:*')).toEqual([]);
     const report = await reconcileCatalog(t.handle);
-    expect([...report.newFields].sort()).toEqual(['failedTest', 'hasFailedTest']);
-    expect(await search('failedTest:*PriceTest*')).toEqual(['tests00000001', 'tests00000002']);
+    expect([...report.newFields].sort()).toEqual(['failedTest', 'flakyTest', 'hasFailedTest']);
+    expect(await search('failedTest:*PriceTest*')).toEqual(['tests00000001', 'tests00000002', 'tests00000005']);
+    expect(await search('flakyTest:*')).toEqual(['tests00000005']);
     expect(await search('hasFailedTest:false')).toEqual(['tests00000003']);
   });
 
   it('tells builds with a failed test from builds whose tests passed and builds without tests', async () => {
-    expect(await search('hasFailedTest')).toEqual(['tests00000001', 'tests00000002']);
+    expect(await search('hasFailedTest')).toEqual(['tests00000001', 'tests00000002', 'tests00000005']);
     expect(await search('hasFailedTest:false')).toEqual(['tests00000003']);
     expect(await search('-hasFailedTest -hasFailedTest:false')).toEqual(['tests00000004']);
   });

@@ -4,10 +4,10 @@ import { createTestDatabase, pgAvailable } from './postgres.js';
 import pg from 'pg';
 
 describe('catalog', () => {
-  it("holds the seed's 13 generic fields and the two of the build's tests, and resolves names case-insensitively", () => {
+  it("holds the seed's 13 generic fields and the three of the build's tests, and resolves names case-insensitively", () => {
     expect(FIELDS.filter((f) => f.tool === null).map((f) => f.name)).toEqual([
       'user', 'hostname', 'project', 'requested', 'buildTool', 'buildToolVersion', 'value', 'tag', 'buildOutcome', 'buildDuration', 'buildStartTime', 'hasVerificationFailure', 'hasNonVerificationFailure',
-      'failedTest', 'hasFailedTest',
+      'failedTest', 'flakyTest', 'hasFailedTest',
     ]);
     expect(findField('BUILDOUTCOME')?.name).toBe('buildOutcome');
     expect(new Set(FIELDS.map((f) => f.column)).size).toBe(FIELDS.length);

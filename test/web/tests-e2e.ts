@@ -73,6 +73,15 @@ export async function checkTestsPages(server: WebServer, page: Page, images: str
   expect(await page.locator('#test-evidence a.evidence-build').count()).toBeGreaterThan(0);
   await page.screenshot({ path: join(images, 'web-test-page.png'), fullPage: true });
 
+  // Its builds where it was flaky, a search of the flakyTest field: every build where it failed and
+  // then passed on a retry, the verdict's evidence among them.
+  const flakyQuery = new URL((await page.getAttribute('#test-flaky-builds', 'href'))!, server.base).searchParams.get('query')!;
+  expect(flakyQuery).toContain('flakyTest:');
+  const flakyBuilds = (await api<{ id: string }[]>(`/api/builds?${new URLSearchParams({ since: '0', query: flakyQuery, maxBuilds: '1000' })}`)).map((b) => b.id);
+  const retried = history.verdict.kind === 'flaky' ? history.verdict.evidence.flatMap((e) => (e.kind === 'retried' ? [e.build.buildId] : [])) : [];
+  expect(retried.length).toBeGreaterThan(0);
+  for (const id of retried) expect(flakyBuilds).toContain(id);
+
   // A failed run's cell opens its build, where the test failed.
   const failedRun = history.runs.find((r) => r.outcome === 'failed')!;
   await page.locator(`#run-strip a.run-cell.failed[data-build-id="${failedRun.buildId}"]`).first().click();

@@ -135,6 +135,20 @@ function legend(runs: readonly TestRunRow[]): HTMLElement {
   return h('p', { class: 'legend' }, item('passed'), item('failed'), item('skipped'));
 }
 
+/** The builds of the test's project, and those where it failed or was flaky (the failedTest and flakyTest fields). */
+function buildLinks(key: string, projectQuery: string, project: string | null): HTMLElement {
+  const within = (q: string) => (projectQuery === '' ? q : `${projectQuery} ${q}`);
+  return h(
+    'p',
+    { class: 'test-builds' },
+    h('a', { href: buildsUrl(within(term('failedTest', key))), id: 'test-failed-builds' }, 'Builds where it failed'),
+    ' · ',
+    h('a', { href: buildsUrl(within(term('flakyTest', key))), id: 'test-flaky-builds' }, 'Builds where it was flaky'),
+    project !== null ? ' · ' : '',
+    project !== null ? h('a', { href: buildsUrl(projectQuery) }, `Builds of ${project}`) : '',
+  );
+}
+
 export async function testPage(ctx: PageContext, id: number): Promise<void> {
   ctx.setTitle(`Test ${id}`);
   ctx.main.replaceChildren(h('p', { class: 'muted', role: 'status' }, 'Reading the test…'));
@@ -164,7 +178,7 @@ export async function testPage(ctx: PageContext, id: number): Promise<void> {
       h('span', { id: 'test-estimate' }, `Fails ${estimateText(estimate)} of its attempts: ${attemptsText(estimate)} in ${plural(builds, 'build')}.`),
     ),
     evidence(verdict),
-    test.project !== null ? h('p', {}, h('a', { href: buildsUrl(projectQuery) }, `Builds of ${test.project}`)) : '',
+    buildLinks(test.suite === '' ? test.name : `${test.suite}.${test.name}`, projectQuery, test.project),
   );
   const history = h(
     'section',
