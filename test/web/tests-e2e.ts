@@ -55,6 +55,14 @@ export async function checkTestsPages(server: WebServer, page: Page, images: str
   expect(await page.locator('#failure-groups tbody tr').count()).toBe(overview.failureGroups.length);
   expect(await page.textContent('#tests-summary')).toContain(`${overview.tests} tests ran`);
   await page.screenshot({ path: join(images, 'web-tests.png'), fullPage: true });
+  // Each list fits its card (at the browser's 1,400 px): no column is cut off at the card's edge.
+  for (const card of await page.locator('.test-card').all()) {
+    const [box, table] = [await card.boundingBox(), await card.locator('table').boundingBox()];
+    if (box !== null && table !== null) expect(table.x + table.width, (await card.getAttribute('id')) ?? '').toBeLessThanOrEqual(box.x + box.width);
+    // Nor is a heading cut short within its column.
+    const cut = await card.locator('th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth).map((th) => `${th.textContent}: ${th.scrollWidth} > ${th.clientWidth}`));
+    expect(cut, (await card.getAttribute('id')) ?? '').toEqual([]);
+  }
 
   // The flaky test's link leads to its page: verdict, evidence, the strip and the duration chart.
   await row.locator('a.test-link').click();
