@@ -27,20 +27,12 @@ import { unguarded } from '../../src/store/search-guard.js';
 import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type Visibility } from '../../src/store/types.js';
 import { visibilityCondition } from '../../src/store/visibility.js';
 import { queryOf } from '../sql/support/arbitraries.js';
+import { randomBuildLine, type RandomBuild } from './support.js';
 
 const NOW = Date.UTC(2026, 2, 31, 12);
 const DAY = 86_400_000;
 
-interface Gen {
-  project: string | null;
-  outcome: 'succeeded' | 'failed' | null;
-  ago: number | null;
-  duration: number;
-  tool: string;
-  user: string | null;
-  tags: string[];
-  values: [string, string][];
-}
+type Gen = RandomBuild & { values: NonNullable<RandomBuild['values']> };
 
 const genBuild: fc.Arbitrary<Gen> = fc.record({
   project: fc.constantFrom('inventory', 'Billing', 'billing', 'docs', 'Ünïcode', null),
@@ -53,23 +45,7 @@ const genBuild: fc.Arbitrary<Gen> = fc.record({
   values: fc.array(fc.tuple(fc.constantFrom('Git branch', 'os'), fc.constantFrom('main', 'feature/a', 'linux')), { maxLength: 2 }),
 });
 
-function ndjson(id: string, g: Gen): string {
-  const start = g.ago === null ? NOW - 5 * DAY : NOW - g.ago;
-  const events: [number, string, Record<string, unknown>][] = [];
-  if (g.ago !== null) events.push([start, 'BuildStarted', {}]);
-  if (g.project !== null) events.push([start, 'ProjectStructure', { rootProjectName: g.project }]);
-  if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
-  for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
-  for (const [name, value] of g.values) events.push([start, 'UserNamedValue', { key: name, value }]);
-  events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
-  return JSON.stringify({
-    buildId: id,
-    toolType: g.tool,
-    toolVersion: '8.10',
-    agentVersion: '3.19',
-    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
-  });
-}
+const ndjson = (id: string, g: Gen): string => randomBuildLine(id, g, NOW);
 
 const TERMS = [
   'project:inventory',

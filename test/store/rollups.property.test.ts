@@ -39,23 +39,12 @@ import { tasksOf } from '../../src/store/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { referenceTrends, visible, type RefBuild } from '../web/trend-reference.js';
+import { randomBuildLine, type RandomBuild } from './support.js';
 
 const NOW = Date.UTC(2026, 2, 31, 12);
 const DAY = 86_400_000;
 
-interface Gen {
-  project: string | null;
-  outcome: 'succeeded' | 'failed' | null;
-  /** Start as an offset before NOW (ms), or null: no BuildStarted. */
-  ago: number | null;
-  duration: number;
-  tasks: { path: string; outcome: string; took: number }[];
-  tool: string;
-  /** BuildAgent's user name, or null: no BuildAgent event. */
-  user: string | null;
-  /** UserTag events (repeats and case variants included). */
-  tags: string[];
-}
+type Gen = RandomBuild & { tasks: NonNullable<RandomBuild['tasks']> };
 
 const genBuild: fc.Arbitrary<Gen> = fc.record({
   project: fc.constantFrom('inventory', 'inventory', 'Billing', 'billing', 'docs', null),
@@ -81,26 +70,7 @@ const genBuild: fc.Arbitrary<Gen> = fc.record({
   tags: fc.array(fc.constantFrom('CI', 'ci', 'local', 'nightly', 'x'), { maxLength: 3 }),
 });
 
-function ndjson(id: string, g: Gen): string {
-  const start = g.ago === null ? NOW - 5 * DAY : NOW - g.ago;
-  const events: [number, string, Record<string, unknown>][] = [];
-  if (g.ago !== null) events.push([start, 'BuildStarted', {}]);
-  if (g.project !== null) events.push([start, 'ProjectStructure', { rootProjectName: g.project }]);
-  if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
-  for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
-  g.tasks.forEach((t, k) => {
-    events.push([start, 'TaskStarted', { id: k + 1, path: t.path }]);
-    events.push([start + t.took, 'TaskFinished', { id: k + 1, path: t.path, outcome: t.outcome }]);
-  });
-  events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
-  return JSON.stringify({
-    buildId: id,
-    toolType: g.tool,
-    toolVersion: '8.10',
-    agentVersion: '3.19',
-    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
-  });
-}
+const ndjson = (id: string, g: Gen): string => randomBuildLine(id, g, NOW);
 
 const OPTIONS: readonly TrendOptions[] = [
   { from: NOW - 10 * DAY, to: NOW, interval: 'day', tz: 'UTC' },

@@ -139,3 +139,45 @@ export function checkedQuery(text: string, now: number): CheckedExpr {
   if (!r.ok || r.expr === undefined) throw new Error(`invalid query ${text}`);
   return r.expr;
 }
+
+/**
+ * A generated build of the random-build property tests (rollups, the analytics index): its
+ * facet values, start (an offset before `now`, or null: no BuildStarted), duration, tasks and
+ * custom values. `randomBuildLine` writes it as the agents do.
+ */
+export interface RandomBuild {
+  project: string | null;
+  outcome: 'succeeded' | 'failed' | null;
+  /** Start as an offset before `now` (ms), or null: no BuildStarted (the build starts 5 days before). */
+  ago: number | null;
+  duration: number;
+  tool: string;
+  /** BuildAgent's user name, or null: no BuildAgent event. */
+  user: string | null;
+  /** UserTag events (repeats and case variants included). */
+  tags: string[];
+  tasks?: { path: string; outcome: string; took: number }[];
+  values?: [string, string][];
+}
+
+export function randomBuildLine(id: string, g: RandomBuild, now: number): string {
+  const start = g.ago === null ? now - 5 * 86_400_000 : now - g.ago;
+  const events: [number, string, Record<string, unknown>][] = [];
+  if (g.ago !== null) events.push([start, 'BuildStarted', {}]);
+  if (g.project !== null) events.push([start, 'ProjectStructure', { rootProjectName: g.project }]);
+  if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
+  for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
+  for (const [key, value] of g.values ?? []) events.push([start, 'UserNamedValue', { key, value }]);
+  (g.tasks ?? []).forEach((t, k) => {
+    events.push([start, 'TaskStarted', { id: k + 1, path: t.path }]);
+    events.push([start + t.took, 'TaskFinished', { id: k + 1, path: t.path, outcome: t.outcome }]);
+  });
+  events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
+  return JSON.stringify({
+    buildId: id,
+    toolType: g.tool,
+    toolVersion: '8.10',
+    agentVersion: '3.19',
+    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
+  });
+}
