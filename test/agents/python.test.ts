@@ -117,6 +117,20 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     const buildStart = events.find((e) => e.eventType === 'BuildStarted')!.timestamp;
     for (const [a, b] of tests.slice(1).map((t, i) => [tests[i]!, t] as const)) expect(b.startedAt).toBeGreaterThanOrEqual(a.finishedAt);
     expect(tests.at(-1)!.startedAt).toBeGreaterThan(buildStart);
+    // The console: what pytest's terminal reporter printed, exactly, in order.
+    const console = events.filter((e) => e.eventType === 'ConsoleOutput');
+    expect(console.length).toBeGreaterThan(0);
+    expect(console.every((e) => e.data['stream'] === 'stdout' && e.data['truncated'] === undefined)).toBe(true);
+    expect(console.map((e) => e.data['text']).join('')).toBe(r.stdout);
+    expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true });
+  }, 60_000);
+
+  it('sends no console when consoleOutput is off, and says so', async () => {
+    const r = await pytest(['-q', 'test_suite.py'], { BUILDSCOPE_CONSOLE_OUTPUT: 'off' });
+    expect(r.status).toBe(1);
+    const id = r.stderr.trim().split('\n').at(-1)!.split('/').at(-1)!;
+    const events = await server.events(id);
+    expect(events.filter((e) => e.eventType === 'ConsoleOutput')).toEqual([]);
     expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: false });
   }, 60_000);
 

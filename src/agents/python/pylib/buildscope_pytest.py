@@ -248,6 +248,7 @@ def _settings(env):
         "context": context,
         "warning": _config_file_warning(config_file),
         "test_output": _switched_on(_setting("testOutput", {"environment": env, "file": from_file})),
+        "console_output": _switched_on(_setting("consoleOutput", {"environment": env, "file": from_file})),
     }
 
 
@@ -700,6 +701,57 @@ def send_build(settings, build):
     return "Buildscope: " + link
 
 
+class _Tee:
+    """A file that also hands what is written to it to `sink`: pytest's terminal, kept as the console."""
+
+    def __init__(self, target, sink):
+        self._target = target
+        self._sink = sink
+
+    def write(self, text):
+        try:
+            self._sink(text)
+        except Exception:  # never disturb the terminal
+            pass
+        return self._target.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+class _Console:
+    """What pytest's terminal reporter printed, up to the contract's consoleChars (then cut)."""
+
+    # A ConsoleOutput event's text at most (the chunks of the console, in order).
+    CHUNK = 64 * 1024
+
+    def __init__(self):
+        self.parts = []
+        self.size = 0
+        self.cut = False
+
+    def add(self, text):
+        if self.cut or not text:
+            return
+        room = _bound("consoleChars") - self.size
+        if len(text) > room:
+            text = text[: max(room, 0)]
+            self.cut = True
+        self.parts.append(text)
+        self.size += len(text)
+
+    def events(self, timestamp):
+        text = "".join(self.parts)
+        chunks = [text[i : i + self.CHUNK] for i in range(0, len(text), self.CHUNK)]
+        out = []
+        for k, chunk in enumerate(chunks):
+            data = {"stream": "stdout", "text": chunk}
+            if self.cut and k == len(chunks) - 1:
+                data["truncated"] = True
+            out.append(_event("ConsoleOutput", data, timestamp))
+        return out
+
+
 class _Recorder:
     def __init__(self, config):
         self.config = config
@@ -711,8 +763,22 @@ class _Recorder:
         self.order = []
         self.failures = []
         self.exitstatus = None
+        self.console = _Console()
 
     # -- hooks ---------------------------------------------------------------------------------
+
+    def pytest_sessionstart(self, session):
+        # Before the terminal reporter prints its header (tryfirst, set below): from here on what
+        # it writes is also kept as the build's console, unless consoleOutput is switched off.
+        try:
+            if not _settings(self.env)["console_output"]:
+                return
+            reporter = self.config.pluginmanager.getplugin("terminalreporter")
+            writer = getattr(reporter, "_tw", None)
+            if writer is not None and getattr(writer, "_file", None) is not None:
+                writer._file = _Tee(writer._file, self.console.add)
+        except Exception:
+            pass
 
     def pytest_runtest_logstart(self, nodeid, location):
         # pytest 7's reports carry no start: the test starts when pytest says it does.
@@ -901,7 +967,9 @@ class _Recorder:
             if a["skipReason"]:
                 done["skipReason"] = a["skipReason"][: _bound("messageChars")]
             events.append(_event("TestFinished", done, stop))
-        events.append(_event("ServerSettings", {"testOutputCapturingEnabled": settings["test_output"], "buildOutputCapturingEnabled": False}, start))
+        if settings["console_output"]:
+            events.extend(self.console.events(max(finished, start)))
+        events.append(_event("ServerSettings", {"testOutputCapturingEnabled": settings["test_output"], "buildOutputCapturingEnabled": settings["console_output"]}, start))
         failures.extend(self.failures)
         status = self.exitstatus if self.exitstatus is not None else 1
         # 0: all passed; 5: nothing collected (not a failure of the build).
@@ -910,6 +978,15 @@ class _Recorder:
             failures.append({"classification": _NON_VERIFICATION, "message": "pytest exited with %d" % status})
         events.append(_event("BuildFinished", {"outcome": "succeeded" if succeeded else "failed", "failures": failures, "exitCode": status}, max(finished, start)))
         return {"buildId": _new_build_id(), "toolType": "pybuild", "toolVersion": pytest.__version__, "agentVersion": _agent_version(), "events": events}
+
+
+try:
+    import pytest as _pytest_api
+
+    # The recorder starts keeping the console before the terminal reporter's header.
+    _Recorder.pytest_sessionstart = _pytest_api.hookimpl(tryfirst=True)(_Recorder.pytest_sessionstart)
+except Exception:  # imported outside pytest (the background sender)
+    pass
 
 
 def pytest_configure(config):
