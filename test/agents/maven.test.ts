@@ -245,7 +245,15 @@ public class MoreTest {
     expect(fails.output).toEqual({ stderr: 'about to fail\n' });
     expect(tests.find((t) => t.name === 'flaky' && t.attempt === 1)!.failure).toMatchObject({ type: 'java.lang.AssertionError', message: 'first run fails' });
     expect(tests.find((t) => t.name === 'later')!.skipReason).toBe('not yet');
-    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: false }]);
+    // The console: Maven's own lines as it printed them (the reactor, Surefire's results, the
+    // outcome), each a line of what the terminal got; Maven's error report after the build is not in it.
+    const console = ofType(events, 'ConsoleOutput').map((e) => e.data as { stream: string; text: string });
+    const text = console.map((c) => c.text).join('');
+    expect(text).toContain('[INFO] Building failing');
+    expect(text).toMatch(/Tests run: \d+, Failures: \d+/);
+    expect(text).toContain('[INFO] BUILD FAILURE');
+    for (const line of text.split('\n').filter((l) => l.trim() !== '')) expect(r.out).toContain(line);
+    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true }]);
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
   }, 300_000);

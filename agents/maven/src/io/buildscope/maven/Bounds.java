@@ -11,6 +11,7 @@ final class Bounds {
     static final int STACK_TRACE = bound("stackTraceChars", 16384);
     static final int MESSAGE = bound("messageChars", 8192);
     static final int OUTPUT_TAIL = bound("outputTailChars", 16384);
+    static final int CONSOLE = bound("consoleChars", 1048576);
 
     @SuppressWarnings("unchecked")
     static int bound(String name, int fallback) {

@@ -50,6 +50,8 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
     private Future<List<Map<String, Object>>> machine;
     private Future<List<Map<String, Object>>> git;
     private volatile boolean finished;
+    /** The console kept since the build started, or null (consoleOutput off). */
+    private volatile ConsoleCapture console;
     // The spy's own time, printed with -Dbuildscope.timing=true (what bench/agent-overhead.ts reads).
     private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong mojoNanos = new java.util.concurrent.atomic.AtomicLong();
@@ -97,6 +99,7 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
         Properties user = request.getUserProperties();
         Capture c = new Capture(start, user);
         capture = c;
+        if (c.consoleOutputOn) console = ConsoleCapture.install(Bounds.CONSOLE);
         c.event("BuildStarted", Capture.map(), start);
         c.event("BuildRequestedTasks", Capture.map("requested", new ArrayList<String>(request.getGoals()), "excluded", excludedProjects(request)));
         c.event("Environment", Capture.environment());
@@ -355,9 +358,14 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
             if (failed && list.isEmpty()) {
                 for (Throwable t : result.getExceptions()) list.add(Capture.map("classification", "non-verification", "message", c.redactMessage(messageOf(t))));
             }
-            // Tests' own output is sent unless turned off; the console is not captured (Maven's
-            // logging gives a core extension no listener for it).
-            c.event("ServerSettings", Capture.map("testOutputCapturingEnabled", c.testOutputOn, "buildOutputCapturingEnabled", false), c.startedAt);
+            // Tests' own output and the console are sent unless turned off.
+            ConsoleCapture kept = console;
+            if (kept != null) {
+                kept.uninstall();
+                long at = System.currentTimeMillis();
+                for (Map<String, Object> data : kept.events()) c.event("ConsoleOutput", data, at);
+            }
+            c.event("ServerSettings", Capture.map("testOutputCapturingEnabled", c.testOutputOn, "buildOutputCapturingEnabled", kept != null), c.startedAt);
             c.event("BuildFinished", Capture.map("outcome", failed || !list.isEmpty() ? "failed" : "succeeded", "failures", list));
             String mavenVersion = runtime != null ? runtime.getMavenVersion() : "unknown";
             long t0 = System.nanoTime();

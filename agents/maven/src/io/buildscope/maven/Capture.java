@@ -77,6 +77,7 @@ final class Capture {
         redact = strings(context.get("redact"));
         redactValues.addAll(strings(context.get("redactValues")));
         testOutputOn = Contract.switchedOn(Contract.setting("testOutput", Contract.sources(systemProperties, System.getenv(), fromFile)));
+        consoleOutputOn = Contract.switchedOn(Contract.setting("consoleOutput", Contract.sources(systemProperties, System.getenv(), fromFile)));
     }
 
     /** The directory Maven ran in: compiler diagnostics name their files from it. */
@@ -84,6 +85,9 @@ final class Capture {
 
     /** Whether the tests' own output is sent (the testOutput setting, on by default). */
     final boolean testOutputOn;
+
+    /** Whether the build's console is sent (the consoleOutput setting, on by default). */
+    final boolean consoleOutputOn;
 
     @SuppressWarnings("unchecked")
     static List<String> strings(Object list) {
