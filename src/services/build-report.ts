@@ -40,6 +40,26 @@ export interface TestRow {
   readonly failure: TestFailure | null;
   /** The test's own output (stdout and stderr in order), bounded at ingest; '' when none. */
   readonly output: string;
+  /**
+   * Files of the last attempt the server could not read, and why (the Bazel endpoint's test logs:
+   * TestFinished `unreadOutputs`, docs/send-your-builds.md): the page says why a log is missing.
+   */
+  readonly unreadOutputs: readonly UnreadOutput[];
+}
+
+/** A test output named but not read: its name (`test.log`) and the reason (`otherCache`, `notFound`, ...). */
+export interface UnreadOutput {
+  readonly name: string;
+  readonly reason: string;
+}
+
+function unreadOutputsOf(finished: Readonly<Record<string, unknown>> | undefined): UnreadOutput[] {
+  const list = finished?.['unreadOutputs'];
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((u: unknown) => {
+    const o = u as Record<string, unknown> | null;
+    return o !== null && typeof o === 'object' && typeof o['name'] === 'string' && typeof o['reason'] === 'string' ? [{ name: o['name'], reason: o['reason'] }] : [];
+  });
 }
 
 export interface TestCounts {
@@ -185,6 +205,7 @@ export function reportOf(events: readonly BuildEvent[], origin: number): BuildRe
       skipReason: str(last.finished?.['skipReason']),
       failure: lastFailed ? (failureOf(lastFailed.finished!['failure']) ?? { type: null, message: '', stackTrace: null }) : null,
       output: group.map((a) => a.output).join(''),
+      unreadOutputs: unreadOutputsOf(last.finished),
     });
     counts.total++;
     if (outcome !== null) counts[outcome]++;

@@ -3,8 +3,8 @@
 // test's name and assertion message, the compile error's file and line); the stack trace expands;
 // the Tests section counts by outcome, lists failed and flaky first, filters by name and outcome
 // and pages 1,204 tests; the console log renders ANSI colours, pages 1,500 lines, links the first
-// error line, finds a line by search and opens at a line named in the address. Takes
-// docs/images/web-build.png.
+// error line, finds a line by search and opens at a line named in the address; a Bazel test whose
+// log the server could not read says why. Takes docs/images/web-build.png.
 
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -87,4 +87,27 @@ export async function checkFailedBuildPage(server: WebServer, page: Page, images
   await page.goto(`${server.base}/builds/${FAILED_BUILD}#console-L7`);
   await ready();
   await expect.poll(() => page.locator('#console-L7').getAttribute('class')).toContain('marked');
+
+  // A Bazel test whose log the server could not read (it is in another cache): the page says why.
+  const at = Date.now() - 60_000;
+  const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+  const unread = { name: 'test.log', uri: 'bytestream://other-cache.example.com:5072/blobs/ab/12', reason: 'otherCache' };
+  const bazel = JSON.stringify({
+    buildId: 'bzlunread0001',
+    toolType: 'targetbuild',
+    toolVersion: '4.2.3',
+    agentVersion: '1',
+    events: [
+      ev(at, 'BuildStarted', {}),
+      ev(at, 'ProjectStructure', { rootProjectName: 'greeter' }),
+      ev(at + 1, 'TestStarted', { id: 1, suite: '//greeter', name: 'greeting_test', task: '//greeter:greeting_test' }),
+      ev(at + 900, 'TestFinished', { id: 1, outcome: 'failed', failure: { message: 'exited with error code 1' }, unreadOutputs: [unread] }),
+      ev(at + 1000, 'BuildFinished', { outcome: 'failed', failures: [{ classification: 'verification', message: '//greeter:greeting_test failed' }] }),
+    ],
+  });
+  expect((await server.store.ingestNdjson(bazel)).map((r) => r.status)).toEqual(['stored']);
+  await page.goto(`${server.base}/builds/bzlunread0001`);
+  await ready();
+  await expect.poll(() => page.textContent('#failures')).toContain('exited with error code 1');
+  expect(await page.textContent('#failures .unread-outputs')).toBe('Not read: test.log (it is in a cache the server is not set to read (bes.cacheNodes))');
 }

@@ -31,6 +31,29 @@ export function testName(t: Pick<TestRow, 'suite' | 'name' | 'parameters' | 'dis
   return h('span', {}, name, ' ', h('span', { class: `verdict ${t.verdict}`, title: "The test's verdict over its latest runs" }, VERDICT_LABELS[t.verdict]));
 }
 
+/** Why the server has no copy of a test's file (TestFinished `unreadOutputs`, docs/send-your-builds.md). */
+const UNREAD: Readonly<Record<string, string>> = {
+  otherCache: 'it is in a cache the server is not set to read (bes.cacheNodes)',
+  clientFile: 'it stayed on the build machine (Bazel ran without a gRPC remote cache)',
+  notFound: 'the cache no longer has it (evicted, or never uploaded)',
+  denied: "the cache refused the server's credentials",
+  timeout: 'the cache did not answer in time',
+  tooLarge: 'it is larger than the server reads',
+  limit: 'it is beyond the files or bytes the server reads per build',
+  failed: 'the cache could not be reached, or sent other bytes',
+  unsupported: 'its address is of a kind the server does not read',
+};
+
+/** The files of a test the server could not read, and why: so that a missing log is explained. */
+function unreadOutputs(t: TestRow): HTMLElement | string {
+  if (t.unreadOutputs.length === 0) return '';
+  return h(
+    'ul',
+    { class: 'unread-outputs muted' },
+    ...t.unreadOutputs.map((u) => h('li', {}, 'Not read: ', h('code', {}, u.name), ` (${UNREAD[u.reason] ?? u.reason})`)),
+  );
+}
+
 /** A failed test: its name, the failure's type and message, and what can be expanded. */
 export function failedTest(t: TestRow): HTMLElement {
   const f = t.failure;
@@ -44,6 +67,7 @@ export function failedTest(t: TestRow): HTMLElement {
     h('div', { class: 'failure-message' }, f?.type ? h('span', { class: 'exception-type' }, `${f.type}: `) : '', firstLine(message)),
     f?.stackTrace ? expandable('Stack trace', f.stackTrace, 'stack-trace') : message.includes('\n') ? expandable('Whole message', message, 'stack-trace') : '',
     t.output !== '' ? expandable('Output of the test', t.output, 'test-output') : '',
+    unreadOutputs(t),
   );
 }
 

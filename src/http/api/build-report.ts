@@ -58,7 +58,7 @@ export const buildReportRoutes: FastifyPluginAsync<FacePluginOptions> = async (a
             type: 'object',
             additionalProperties: true,
             description:
-              'tests [{key, suite, name, displayName, parameters, task, outcome, attempts, flaky, start, duration, skipReason, failure {type, message, stackTrace}, output, testId (GET /api/tests/{testId}/history; null when unknown), verdict (the test\'s verdict over its latest runs: flaky, broken, regressed, passing, no-runs; null without testId)}], offset, total (matching tests), counts {total, passed, failed, skipped, flaky}',
+              'tests [{key, suite, name, displayName, parameters, task, outcome, attempts, flaky, start, duration, skipReason, failure {type, message, stackTrace}, output, unreadOutputs [{name, reason}] (files of the last attempt the server could not read, e.g. a Bazel test log in another cache: otherCache, clientFile, notFound, denied, timeout, tooLarge, limit, failed, unsupported), testId (GET /api/tests/{testId}/history; null when unknown), verdict (the test\'s verdict over its latest runs: flaky, broken, regressed, passing, no-runs; null without testId)}], offset, total (matching tests), counts {total, passed, failed, skipped, flaky}',
           },
           ...PROBLEM_RESPONSES([400, 401, 403, 404]),
         },
