@@ -57,6 +57,12 @@ export function agentContract(): AgentContract {
   return contract;
 }
 
+/** A build ID as a regular expression's source, from the contract: `[<its alphabet>]{<its length>}`. */
+export function buildIdSource(): string {
+  const { alphabet, length } = agentContract().buildId;
+  return `[${alphabet.replace(/[\\\]^-]/g, '\\$&')}]{${length}}`;
+}
+
 /** A fresh build ID: the contract's length in its alphabet, every character equally likely (CSPRNG). */
 export function newBuildId(): string {
   const { alphabet, length } = agentContract().buildId;

@@ -10,9 +10,15 @@
 
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { agentContract, buildIdSource } from './contract.js';
 
-export const SPOOL_FILE = /^[0-9a-z]{13}\.ndjson$/;
-const LEGACY_SPOOL_FILE = /^[0-9a-z]{13}\.json$/;
+// File names by the build ID of the agent contract (agents/agent-contract.json).
+const ID = buildIdSource();
+const ID_LENGTH = agentContract().buildId.length;
+export const SPOOL_FILE = new RegExp(`^${ID}\\.ndjson$`);
+const LEGACY_SPOOL_FILE = new RegExp(`^${ID}\\.json$`);
+const CLAIMED_FILE = new RegExp(`^(${ID}\\.ndjson)\\.sending\\.`);
+const BUILD_ID = new RegExp(`^${ID}$`);
 /** A claim older than this (by ctime, which the claiming rename sets) was left by a sender that died; it is taken back. */
 const STALE_CLAIM_MS = 10 * 60_000;
 
@@ -80,7 +86,7 @@ export function privateDir(dir: string): void {
 
 /** Writes a build into the spool (atomically), readable by its owner only (0600). */
 export function spoolBuild(spoolDir: string, buildId: string, line: string): string {
-  if (!/^[0-9a-z]{13}$/.test(buildId)) throw new Error(`not an agent build ID: '${buildId}'`);
+  if (!BUILD_ID.test(buildId)) throw new Error(`not an agent build ID: '${buildId}'`);
   privateDir(spoolDir);
   const file = join(spoolDir, `${buildId}.ndjson`);
   const tmp = `${file}.tmp`;
@@ -106,7 +112,7 @@ export function spooled(spoolDir: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => SPOOL_FILE.test(n) || LEGACY_SPOOL_FILE.test(n) || /^[0-9a-z]{13}\.ndjson\.sending\./.test(n)).map((n) => n.slice(0, 13)).sort();
+  return names.filter((n) => SPOOL_FILE.test(n) || LEGACY_SPOOL_FILE.test(n) || CLAIMED_FILE.test(n)).map((n) => n.slice(0, ID_LENGTH)).sort();
 }
 
 export interface FlushOptions {
@@ -144,12 +150,12 @@ export async function flushSpool(spoolDir: string, target: Target, options: Flus
     switch (outcome.kind) {
       case 'sent':
         rmSync(claimed, { force: true });
-        sent.push(name.slice(0, 13));
+        sent.push(name.slice(0, ID_LENGTH));
         break;
       case 'rejected':
         privateDir(join(spoolDir, 'rejected'));
         renameSync(claimed, join(spoolDir, 'rejected', name));
-        rejected.push({ buildId: name.slice(0, 13), reason: outcome.reason });
+        rejected.push({ buildId: name.slice(0, ID_LENGTH), reason: outcome.reason });
         break;
       case 'failed':
         renameSync(claimed, file);
@@ -175,13 +181,13 @@ function reclaimStale(spoolDir: string): void {
   for (const n of names) {
     if (LEGACY_SPOOL_FILE.test(n)) {
       try {
-        renameSync(join(spoolDir, n), join(spoolDir, `${n.slice(0, 13)}.ndjson`));
+        renameSync(join(spoolDir, n), join(spoolDir, `${n.slice(0, ID_LENGTH)}.ndjson`));
       } catch {
         // taken by someone else meanwhile
       }
       continue;
     }
-    const m = /^([0-9a-z]{13}\.ndjson)\.sending\./.exec(n);
+    const m = CLAIMED_FILE.exec(n);
     if (m === null) continue;
     try {
       if (Date.now() - statSync(join(spoolDir, n)).ctimeMs > STALE_CLAIM_MS) renameSync(join(spoolDir, n), join(spoolDir, m[1]!));

@@ -3,7 +3,7 @@
 // ingest line schema (and so the OpenAPI document), the export API's check and the agents' spool.
 
 import { describe, expect, it } from 'vitest';
-import { agentContract, newBuildId as agentBuildId } from '../../src/agents/contract.js';
+import { agentContract, buildIdSource, newBuildId as agentBuildId } from '../../src/agents/contract.js';
 import { SPOOL_FILE } from '../../src/agents/spool.js';
 import { BUILD_ID_PATTERN as EXPORT_PATTERN, parseBuildId } from '../../src/export/params.js';
 import { BUILD_ID, BUILD_ID_CLASS, BUILD_ID_PATTERN, BUILD_ID_WORDS, newBuildId } from '../../src/store/build-id.js';
@@ -25,16 +25,22 @@ describe('the build ID', () => {
     expect(EXPORT_PATTERN).toBe(BUILD_ID_PATTERN);
     expect(BUILD_ID_WORDS).toBe('13 characters of 0-9 and a-z');
     expect(parseBuildId('0123456789AbC')).toMatchObject({ kind: 'refusal', status: 400, detail: `Invalid build ID "0123456789AbC": expected ${BUILD_ID_WORDS}` });
-    // The agents name their spool files by it.
-    expect(SPOOL_FILE.source).toBe(`^[${BUILD_ID_CLASS}]{${BUILD_ID.length}}\\.ndjson$`);
   });
 
-  it('accepts exactly the alphabet\'s characters at the contract\'s length', () => {
+  // The store's pattern, the agents' (their spool files, the npm sender's arguments) and the spool
+  // file names all take exactly the alphabet's characters at the contract's length.
+  const AGENT_PATTERN = new RegExp(`^${buildIdSource()}$`);
+  const SPOOL_NAME = { test: (id: string) => SPOOL_FILE.test(`${id}.ndjson`) };
+  it.each([
+    ['the store', BUILD_ID_PATTERN],
+    ['the agents', AGENT_PATTERN],
+    ['the spool file names', SPOOL_NAME],
+  ] as const)('%s accept exactly the alphabet\'s characters at the contract\'s length', (_, pattern) => {
     const { alphabet, length } = BUILD_ID;
-    for (const c of alphabet) expect(BUILD_ID_PATTERN.test(c.repeat(length)), c).toBe(true);
-    for (const c of ['A', 'Z', '-', '_', '.', ' ', 'é', '/', ':', '`', '{']) expect(BUILD_ID_PATTERN.test(`${c}${alphabet[0]!.repeat(length - 1)}`), c).toBe(false);
-    expect(BUILD_ID_PATTERN.test(alphabet[0]!.repeat(length - 1))).toBe(false);
-    expect(BUILD_ID_PATTERN.test(alphabet[0]!.repeat(length + 1))).toBe(false);
+    for (const c of alphabet) expect(pattern.test(c.repeat(length)), c).toBe(true);
+    for (const c of ['A', 'Z', '-', '_', '.', ' ', 'é', '/', ':', '`', '{', ']', '\\', '^']) expect(pattern.test(`${c}${alphabet[0]!.repeat(length - 1)}`), c).toBe(false);
+    expect(pattern.test(alphabet[0]!.repeat(length - 1))).toBe(false);
+    expect(pattern.test(alphabet[0]!.repeat(length + 1))).toBe(false);
   });
 
   it('is what the server and the agents make: the schema accepts them, and they use the whole alphabet', () => {

@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { AgentBuild } from '../common-build.js';
 import { agentSettings, sendBuild } from '../common-send.js';
+import { buildIdSource } from '../contract.js';
 import { jsBuild, readRecord } from './js-build.js';
 
 export async function finishRecorded(recordFile: string, buildId: string, env: NodeJS.ProcessEnv): Promise<AgentBuild | undefined> {
@@ -32,6 +33,6 @@ export async function finishRecorded(recordFile: string, buildId: string, env: N
 
 const [recordFile, buildId] = process.argv.slice(2);
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain && recordFile !== undefined && buildId !== undefined && /^[0-9a-z]{13}$/.test(buildId)) {
+if (isMain && recordFile !== undefined && buildId !== undefined && new RegExp(`^${buildIdSource()}$`).test(buildId)) {
   finishRecorded(recordFile, buildId, process.env).catch(() => undefined);
 }

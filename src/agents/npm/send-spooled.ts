@@ -5,9 +5,10 @@
 
 import { pathToFileURL } from 'node:url';
 import { agentSettings, sendSpooled } from '../common-send.js';
+import { buildIdSource } from '../contract.js';
 
 const [buildId] = process.argv.slice(2);
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain && buildId !== undefined && /^[0-9a-z]{13}$/.test(buildId)) {
+if (isMain && buildId !== undefined && new RegExp(`^${buildIdSource()}$`).test(buildId)) {
   sendSpooled(agentSettings(process.env), buildId).catch(() => undefined);
 }

@@ -2,6 +2,7 @@
 // server's builds (and their events) through its export API into the local store.
 
 import type { Command } from 'commander';
+import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../../store/build-id.js';
 import { fail as failWith } from './_fail.js';
 
 interface MirrorCliOptions {
@@ -51,7 +52,7 @@ export function register(program: Command): void {
         since = String(Math.max(0, t.value.instant));
       }
       // Build IDs are 13 characters of 0-9 and a-z (the export API's own check, made before connecting).
-      if (opts.after !== undefined && !/^[0-9a-z]{13}$/.test(opts.after)) fail(`--after needs a build ID (13 characters of 0-9 and a-z, as mirror printed it), got '${opts.after}'`);
+      if (opts.after !== undefined && !BUILD_ID_PATTERN.test(opts.after)) fail(`--after needs a build ID (${BUILD_ID_WORDS}, as mirror printed it), got '${opts.after}'`);
       const giveUpAfter = Number(opts.giveUpAfter);
       if (!/^\d+(\.\d+)?$/.test(opts.giveUpAfter) || giveUpAfter <= 0) fail(`--give-up-after needs a number of seconds above 0, got '${opts.giveUpAfter}'`);
 
