@@ -17,7 +17,11 @@ import { Lexer, createToken, type IToken, type TokenType } from 'chevrotain';
 function anyStartChar(excluded: string): number[] {
   const codes: number[] = [];
   for (let c = 0; c < 256; c++) if (!excluded.includes(String.fromCharCode(c))) codes.push(c);
+  // One code of each of chevrotain's buckets above 255 (a bucket is 255 codes), and U+FFFF, alone
+  // in the last one: without it a query of that character was an error here and a field name to
+  // the scanner (found by test/query/scan.test.ts).
   for (let c = 256; c < 65536; c += 255) codes.push(c);
+  codes.push(0xffff);
   return codes;
 }
 

@@ -41,6 +41,12 @@ describe('scan', () => {
     }), { numRuns: 3000 });
   });
 
+  it('lexes U+FFFF, alone in the last of the lexer\'s character buckets, as the reference lexer does (found by the property below)', () => {
+    same('\uffff');
+    same('a\uffff b');
+    expect(view(referenceLexer.tokenize('\uffff')).errors).toEqual([]);
+  });
+
   it('lexes like the reference lexer: any text', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 40 }), same), { numRuns: 2000 });
     fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...' :()[]"\\=<>!-*tToOaAnNdD'.split('')), maxLength: 30 }), same), { numRuns: 3000 });
