@@ -35,6 +35,7 @@ import { compileQuery, dialectOf } from '../src/sql/index.js';
 import { valueFieldCode } from '../src/sql/value-fields.js';
 import { SEE_EVERYTHING, type Facets } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
+import { timed } from './support/timing.js';
 
 const quick = flag('--quick');
 const ITER = Number(option('--iter') ?? (quick ? 3 : 5));
@@ -138,15 +139,7 @@ function pageBefore(expr: CheckedExpr): Promise<unknown[]> {
 }
 
 async function median(fn: () => Promise<unknown>, iterations = ITER): Promise<number> {
-  await fn();
-  const times: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t = performance.now();
-    await fn();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return +times[Math.floor((times.length - 1) / 2)]!.toFixed(1);
+  return (await timed(fn, iterations)).p50;
 }
 
 interface Row {

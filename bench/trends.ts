@@ -27,6 +27,7 @@ import { openDatabase } from '../src/db/database.js';
 import { demoBuilds } from '../src/store/demo-data.js';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
+import { timed } from './support/timing.js';
 
 const quick = flag('--quick');
 const BUILDS = Number(option('--builds') ?? (flag('--million') ? 1_000_000 : quick ? 10_000 : 100_000));
@@ -74,15 +75,7 @@ interface Run {
 }
 
 async function measure(name: string, fn: () => Promise<unknown>, iterations = ITER): Promise<Run> {
-  await fn();
-  const times: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t = performance.now();
-    await fn();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  const run = { name, p50: +times[Math.floor((times.length - 1) / 2)]!.toFixed(1), min: +times[0]!.toFixed(1), max: +times.at(-1)!.toFixed(1), iterations };
+  const run = { name, ...(await timed(fn, iterations)), iterations };
   log(`${name}: p50 ${run.p50} ms`);
   return run;
 }
