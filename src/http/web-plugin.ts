@@ -49,7 +49,7 @@ export function createWebPlugin(overrides: Partial<WebConfig> = {}): FastifyPlug
   };
 }
 
-const PAGES = ['/builds', '/builds/:id', '/compare/:a/:b', '/trends', '/tests', '/tests/:id', '/signin'] as const;
+const PAGES = ['/builds', '/builds/:id', '/compare/:a/:b', '/trends', '/tests', '/tests/:id', '/failure-groups/:id', '/signin'] as const;
 
 async function indexHtml(root: string): Promise<string> {
   // Read per request (it is small): a rebuilt bundle is served without a restart.

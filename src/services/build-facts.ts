@@ -8,6 +8,7 @@ import { NotFoundError } from '../errors/domain.js';
 import { identityOf, testIdOf, testOutcome, type TestOutcome } from '../store/test-events.js';
 import { tasksOf, type TaskOutcome } from '../store/tasks.js';
 import type { BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
+import { taskInputFactsOf, type TaskInputFacts } from './task-inputs.js';
 import { listRow } from './web.js';
 
 export type { TaskOutcome } from '../store/tasks.js';
@@ -80,6 +81,8 @@ export interface BuildFacts {
   readonly ci: { readonly provider: string | null; readonly build: string | null };
   readonly git: { readonly repository: string | null; readonly commit: string | null; readonly branch: string | null; readonly status: string | null };
   readonly tasks: readonly TaskFacts[];
+  /** What the tool made each task's cache key of, where the agent recorded it (TaskInputs events). */
+  readonly taskInputs: readonly TaskInputFacts[];
   readonly tests: readonly TestFacts[];
   readonly failures: readonly FailureFacts[];
 }
@@ -208,6 +211,7 @@ export function factsOf(build: BuildWithAttributes, events: readonly BuildEvent[
     ci,
     git,
     tasks: taskFactsOf(events),
+    taskInputs: taskInputFactsOf(events),
     tests: testFactsOf(events),
     failures,
   };

@@ -9,6 +9,9 @@
 //   requested      other requested or excluded tasks
 //   tool           another tool or agent version
 //   git            another commit, branch or dirty state
+//   cache-miss     a task avoided in one build (up to date, from the cache) and run in the other
+//                  whose recorded inputs differ, unless only other tasks' outputs changed them
+//                  (the task that produced them is the cause, and is listed itself)
 //   duration       the build's duration changed by at least 1 s and 10% of the longer build;
 //                  then, only then, what explains it:
 //   tasks            another number of tasks, or of tasks avoided (up-to-date or from the cache)
@@ -45,6 +48,7 @@ const RULES: readonly Rule[] = [
   ['requested', 2, 'asked', (d) => d.kind === 'list' && d.group === 'requested'],
   ['tool', 2, 'header', (d) => d.kind === 'field' && d.group === 'build' && (d.name === 'tool' || d.name === 'tool version' || d.name === 'agent version')],
   ['git', 3, 'asked', (d) => d.kind === 'field' && d.group === 'git' && d.name !== 'repository'],
+  ['cache-miss', 3, 'tasks', (d) => d.kind === 'task-inputs' && d.missed && d.cause !== 'upstream'],
 ];
 
 const ENVIRONMENT_RULES: readonly Rule[] = [

@@ -10,6 +10,7 @@
 import type { BuildStore, Visibility } from '../store/types.js';
 import { readBuildFacts, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
 import { summaryOf } from './compare-summary.js';
+import { inputsDifference, producersOf, type TaskInputFacts } from './task-inputs.js';
 import type { BuildSide, Comparison, Difference, FieldGroup, ListGroup, Section } from './comparison.js';
 
 export * from './comparison.js';
@@ -93,6 +94,10 @@ function askedSection(a: BuildFacts, b: BuildFacts): Section {
 }
 
 const taskKey = (t: { path: string; occurrence: number }): string => `${t.path}\u0000${t.occurrence}`;
+const avoided = (o: TaskOutcome): boolean => o === 'up-to-date' || o === 'from-cache';
+const ran = (o: TaskOutcome): boolean => o === 'executed' || o === 'failed';
+/** Avoided (up to date or from the cache) in one build and run in the other. */
+const missed = (x: TaskOutcome, y: TaskOutcome): boolean => (avoided(x) && ran(y)) || (ran(x) && avoided(y));
 const byPath = (x: { path: string; occurrence: number }, y: { path: string; occurrence: number }): number => cmp(x.path, y.path) || x.occurrence - y.occurrence;
 /** Largest change first; equal changes by name, so the order does not depend on which build is A. */
 const byChange = <T extends { before: number; after: number }>(tie: (x: T, y: T) => number) => (x: T, y: T): number =>
@@ -105,6 +110,10 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
   const outcomes: Extract<Difference, { kind: 'task-outcome' }>[] = [];
   const durations: Extract<Difference, { kind: 'task-duration' }>[] = [];
   const cacheable: Extract<Difference, { kind: 'task-cacheable' }>[] = [];
+  const inputs: Extract<Difference, { kind: 'task-inputs' }>[] = [];
+  const inputsOfB = new Map(b.taskInputs.map((t) => [taskKey(t), t]));
+  const inputsOfA = new Map(a.taskInputs.map((t) => [taskKey(t), t]));
+  const producers = producersOf(a.taskInputs, b.taskInputs);
   for (const x of a.tasks) {
     const key = taskKey(x);
     inA.add(key);
@@ -117,6 +126,10 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
     if (x.outcome !== y.outcome) outcomes.push({ kind: 'task-outcome', ...at, before: x.outcome, after: y.outcome });
     if (x.duration !== y.duration) durations.push({ kind: 'task-duration', ...at, before: x.duration, after: y.duration });
     if (x.cacheable !== y.cacheable) cacheable.push({ kind: 'task-cacheable', ...at, before: x.cacheable, after: y.cacheable });
+    const ia: TaskInputFacts | undefined = inputsOfA.get(key);
+    const ib: TaskInputFacts | undefined = inputsOfB.get(key);
+    const changed = ia !== undefined && ib !== undefined ? inputsDifference(ia, ib, producers) : undefined;
+    if (changed !== undefined) inputs.push({ kind: 'task-inputs', ...at, missed: missed(x.outcome, y.outcome), ...changed });
   }
   let added = 0;
   for (const y of b.tasks) {
@@ -127,8 +140,9 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
   presence.sort((x, y) => byPath(x.task, y.task));
   outcomes.sort(byPath);
   cacheable.sort(byPath);
+  inputs.sort(byPath);
   durations.sort(byChange<(typeof durations)[number]>(byPath));
-  return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...cacheable, ...durations] };
+  return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...inputs, ...cacheable, ...durations] };
 }
 
 const testKey = (t: { suite: string; name: string }): string => `${t.suite}\u0000${t.name}`;

@@ -3,8 +3,10 @@
 // difference needs (swapping the builds); the web page imports the types from here.
 
 import type { BuildFacts, FailureFacts, Scalar, TaskFacts, TaskOutcome, TestFacts, TestOutcome } from './build-facts.js';
+import { swapInputs, type InputsDifference } from './task-inputs.js';
 
 export type { FailureFacts, Scalar, TaskFacts, TaskOutcome, TestFacts, TestOutcome } from './build-facts.js';
+export type { Change, FileChange, InputChange, InputsDifference, MissCause } from './task-inputs.js';
 
 /** Groups of single values: the header's, and those of what was asked. */
 export type FieldGroup = 'build' | 'counts' | 'git' | 'environment' | 'options' | 'cache' | 'settings' | 'values';
@@ -13,10 +15,9 @@ export type ListGroup = 'requested' | 'tags';
 
 /**
  * One difference. Every kind is handled by an exhaustive switch (swapDifference here, the page's
- * rendering), so a new kind fails to compile until each place knows it. A per-task difference of
- * recorded inputs (the named inputs whose values or file hashes differ, for a task that came from
- * the cache in one build and ran in the other) is meant to be one more kind, `task-inputs`, in the
- * tasks section.
+ * rendering), so a new kind fails to compile until each place knows it. `task-inputs` is a task
+ * whose recorded cache key differs (task-inputs.ts): the inputs whose values or file hashes differ
+ * and why; `missed` when it came from the cache or was up to date in one build and ran in the other.
  */
 export type Difference =
   | { readonly kind: 'field'; readonly group: FieldGroup; readonly name: string; readonly before: Scalar; readonly after: Scalar }
@@ -26,6 +27,7 @@ export type Difference =
   | { readonly kind: 'task-outcome'; readonly path: string; readonly occurrence: number; readonly before: TaskOutcome; readonly after: TaskOutcome }
   | { readonly kind: 'task-duration'; readonly path: string; readonly occurrence: number; readonly before: number; readonly after: number }
   | { readonly kind: 'task-cacheable'; readonly path: string; readonly occurrence: number; readonly before: boolean | null; readonly after: boolean | null }
+  | ({ readonly kind: 'task-inputs'; readonly path: string; readonly occurrence: number; readonly missed: boolean } & InputsDifference)
   | { readonly kind: 'test-added'; readonly test: TestFacts }
   | { readonly kind: 'test-removed'; readonly test: TestFacts }
   | { readonly kind: 'test-outcome'; readonly suite: string; readonly name: string; readonly before: TestOutcome | null; readonly after: TestOutcome | null }
@@ -46,7 +48,7 @@ export interface Section {
 }
 
 /** Why a difference is in the summary (compare-summary.ts says how each is chosen). */
-export type SummaryReason = 'outcome' | 'failing-task' | 'failing-test' | 'failure' | 'requested' | 'tool' | 'git' | 'duration' | 'tasks' | 'slower-task' | 'environment' | 'options';
+export type SummaryReason = 'outcome' | 'failing-task' | 'failing-test' | 'failure' | 'requested' | 'tool' | 'git' | 'cache-miss' | 'duration' | 'tasks' | 'slower-task' | 'environment' | 'options';
 
 export interface SummaryEntry {
   readonly reason: SummaryReason;
@@ -91,6 +93,8 @@ export function swapDifference(d: Difference): Difference {
       return { ...d, before: d.after, after: d.before };
     case 'task-cacheable':
       return { ...d, before: d.after, after: d.before };
+    case 'task-inputs':
+      return { ...d, ...swapInputs(d) };
     case 'test-added':
       return { kind: 'test-removed', test: d.test };
     case 'test-removed':

@@ -2,8 +2,8 @@
 // and statistics, and one test's history. Over the store's test dimension (store/test-analytics.ts,
 // searches under the caller's visibility) and the pure verdicts (test-verdicts.ts).
 
-import { NotFoundError } from '../errors/domain.js';
-import type { FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/test-analytics.js';
+import { BadRequestError, NotFoundError } from '../errors/domain.js';
+import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/test-analytics.js';
 import type { AggregateScope, BuildStore, Visibility } from '../store/types.js';
 import { failureEstimate, verdictOf, wilson, type Estimate, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
 
@@ -14,6 +14,10 @@ const MAX_RUNS = 100_000;
 export const MAX_HISTORY = 1000;
 /** Failure groups answered per query at most. */
 export const MAX_GROUPS = 500;
+/** A failure group's builds a page at most, the tests it hit and the days with builds it answers. */
+export const MAX_GROUP_BUILDS = 500;
+export const MAX_GROUP_TESTS = 100;
+export const MAX_GROUP_DAYS = 731;
 
 export interface TestSummary extends TestCounts {
   readonly verdict: VerdictKind;
@@ -90,6 +94,38 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
 /** The failure groups of a scope's builds, most builds first. */
 export async function failureGroupsOf(store: BuildStore, scope: AggregateScope, limit = 50): Promise<{ readonly groups: readonly FailureGroupRow[] }> {
   return { groups: await store.tests.failureGroups(scope, Math.min(limit, MAX_GROUPS)) };
+}
+
+/** A failure group that does not exist, or has no failure in a build the caller may see. */
+export class UnknownFailureGroupError extends NotFoundError {}
+
+/** A failure group as the API answers it: the page of builds' keyset as a string, `<start>:<seq>`. */
+export type FailureGroupPage = Omit<FailureGroupDetail, 'next'> & { readonly next: string | null };
+
+/** The `before` of a page of a group's builds: `<start>:<seq>` as `next` gave it (start -1: unknown). */
+export const GROUP_CURSOR_PATTERN = '^-?[0-9]{1,16}:[0-9]{1,16}$';
+
+function cursorText(c: FailureGroupCursor): string {
+  return `${c.start}:${c.seq}`;
+}
+
+function parseCursor(text: string): FailureGroupCursor {
+  const m = new RegExp(GROUP_CURSOR_PATTERN).exec(text);
+  const [start, seq] = text.split(':').map(Number);
+  if (m === null || !Number.isSafeInteger(start) || !Number.isSafeInteger(seq)) throw new BadRequestError(`before must be the next of a page, <start>:<seq>, not ${JSON.stringify(text)}`);
+  return { start: start!, seq: seq! };
+}
+
+/**
+ * One failure group in a scope's builds: its pattern and an example, counts, the tests it hit, its
+ * builds per UTC day and a page of its builds, latest first (`before`: the previous page's `next`).
+ */
+export async function failureGroupDetail(store: BuildStore, scope: AggregateScope, groupId: number, options: { readonly limit?: number; readonly before?: string } = {}): Promise<FailureGroupPage> {
+  const limit = Math.max(1, Math.min(MAX_GROUP_BUILDS, options.limit ?? 50));
+  const before = options.before === undefined ? undefined : parseCursor(options.before);
+  const detail = await store.tests.failureGroup(groupId, scope, { limit, maxTests: MAX_GROUP_TESTS, maxDays: MAX_GROUP_DAYS, ...(before !== undefined ? { before } : {}) });
+  if (detail === undefined) throw new UnknownFailureGroupError(`There is no failure group ${groupId}`);
+  return { ...detail, next: detail.next === null ? null : cursorText(detail.next) };
 }
 
 /** A test that does not exist, or does not exist for the caller (a project she may not see). */

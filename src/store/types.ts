@@ -357,12 +357,66 @@ export interface FailureGroupRow {
   readonly lastBuildId: string;
 }
 
+/** A test a failure group hit, with its failures of the group. */
+export interface FailureGroupTestRow extends TestIdentityRow {
+  readonly failures: number;
+  readonly builds: number;
+  readonly lastSeen: number | null;
+}
+
+/** A build with failures of a group. */
+export interface FailureGroupBuildRow {
+  readonly seq: number;
+  readonly buildId: string;
+  readonly startTime: number | null;
+  readonly outcome: string | null;
+  readonly project: string | null;
+  readonly tool: string;
+  /** The build's failures of the group: failed test attempts and build failures. */
+  readonly failures: number;
+  readonly tests: number;
+}
+
+/** One failure group in the scope's builds: its counts, tests, builds per UTC day and a page of its builds. */
+export interface FailureGroupDetail {
+  readonly group: FailureGroupRow;
+  /** Of the group's failures, those that are builds' own failures (not tests). */
+  readonly buildFailures: number;
+  readonly tests: readonly FailureGroupTestRow[];
+  /** Builds per UTC day (`day`: its first instant, epoch ms), oldest first; days without builds left out. */
+  readonly days: readonly { readonly day: number; readonly builds: number }[];
+  /** Latest start first (builds without a known start last), ties by availability, latest first. */
+  readonly builds: readonly FailureGroupBuildRow[];
+  /** The `before` of the next (older) page of builds, or null on the last page. */
+  readonly next: FailureGroupCursor | null;
+}
+
+/** Where a page of a group's builds ends: the last build's start (-1 when unknown) and seq. */
+export interface FailureGroupCursor {
+  readonly start: number;
+  readonly seq: number;
+}
+
+export interface FailureGroupDetailOptions {
+  /** Builds a page. */
+  readonly limit: number;
+  /** Only builds after this one in the order of the builds (the keyset of the next page). */
+  readonly before?: FailureGroupCursor;
+  readonly maxTests: number;
+  readonly maxDays: number;
+}
+
 /** The reads of the test dimension, bound to a store's database and search guard (BuildStore.tests). */
 export interface TestReads {
   counts(scope: AggregateScope, limit: number): Promise<TestCounts[]>;
   runs(testIds: readonly number[], scope: AggregateScope, maxRows?: number): Promise<TestRunRow[]>;
   byId(testId: number, visibility: Visibility): Promise<TestIdentityRow | undefined>;
   failureGroups(scope: AggregateScope, limit: number, testId?: number): Promise<FailureGroupRow[]>;
+  /**
+   * One failure group in the scope's builds; undefined when no build the scope's visibility shows
+   * has a failure of it (whatever the query), so a group of others' builds does not exist.
+   */
+  failureGroup(groupId: number, scope: AggregateScope, options: FailureGroupDetailOptions): Promise<FailureGroupDetail | undefined>;
   /** The ids of the tests of these identity keys (test-runs.ts testKeyOf); a key without a test is absent. */
   idsOf(keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
 }

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jsBuild, reportsOfRecordedTests, type RecordEntry } from '../../src/agents/npm/js-build.js';
 import { globMatches, reportFiles, testEventsFromReports } from '../../src/agents/npm/test-reports.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-junit-'));
@@ -66,5 +67,27 @@ describe('the junit setting and its reports', () => {
     ]);
     // Output left out when test output capture is off.
     expect(testEventsFromReports([fresh], since, { task: 't', testOutput: false }).some((e) => e.type.eventType === 'TestOutput')).toBe(false);
+  });
+
+  it('numbers the JUnit reports\' tests after node\'s, keeps node\'s within the command\'s time, and leaves out the reports node --test wrote of recorded tests', () => {
+    const record: RecordEntry[] = [
+      { kind: 'node-test-reports', files: ['/w/reports/node.xml'] },
+      { kind: 'test', suite: 'a.test.js > outer', name: 'inner', outcome: 'failed', start: 900, end: 1200, failure: { type: 'AssertionError', message: '1 !== 2', stackTrace: 'AssertionError: 1 !== 2\n    at a.test.js:3:5' } },
+      { kind: 'test', suite: 'a.test.js', name: 'later', outcome: 'skipped', start: 1200, end: 1200, skipReason: 'todo' },
+    ];
+    const report = testEventsFromReports([], 1000, { task: 't', testOutput: true });
+    report.push({ timestamp: 1500, type: { majorVersion: 1, minorVersion: 0, eventType: 'TestStarted' }, data: { id: 1, suite: 'j', name: 'from junit', task: 't' } });
+    const command = { argv: ['npm', 'test'], cwd: dir, startedAt: 1000, finishedAt: 2000, exitCode: 1, env: {} };
+    const tests = jsBuild('b', command, record, { tests: report }).events.filter((e) => e.type.eventType.startsWith('Test'));
+    expect(tests.map((e) => [e.type.eventType, e.timestamp, e.data])).toEqual([
+      ['TestStarted', 1000, { id: 1, suite: 'a.test.js > outer', name: 'inner', task: 'npm test' }],
+      ['TestFinished', 1200, { id: 1, outcome: 'failed', failure: { type: 'AssertionError', message: '1 !== 2', stackTrace: 'AssertionError: 1 !== 2\n    at a.test.js:3:5' } }],
+      ['TestStarted', 1200, { id: 2, suite: 'a.test.js', name: 'later', task: 'npm test' }],
+      ['TestFinished', 1200, { id: 2, outcome: 'skipped', skipReason: 'todo' }],
+      ['TestStarted', 1500, { id: 3, suite: 'j', name: 'from junit', task: 't' }],
+    ]);
+    expect([...reportsOfRecordedTests(record)]).toEqual(['/w/reports/node.xml']);
+    // Without node's tests in the record (the runner was not seen), its report is read.
+    expect([...reportsOfRecordedTests(record.slice(0, 1))]).toEqual([]);
   });
 });

@@ -28,6 +28,37 @@ console.error('AssertionError: expected 3 to equal 2');
 process.exit(3);
 `;
 
+/** A package tested with node's own test runner: passing, failing, skipped, todo, nested and broken tests. */
+const NODE_TESTS_PACKAGE = { name: 'node-tests', version: '1.0.0', private: true, scripts: { test: 'node --test test/' } };
+const NODE_TEST_FILES: Record<string, string> = {
+  'test/math.test.js': `const test = require('node:test');
+const assert = require('node:assert');
+test('adds', () => assert.strictEqual(1 + 1, 2));
+test('rounds half up', () => assert.strictEqual(Math.round(2.5), 2));
+test('later', { skip: 'not yet' }, () => {});
+test('someday', { todo: 'needs a design' }, () => {});
+test('outer', async (t) => {
+  await t.test('inner passes', () => {});
+  await t.test('inner fails', () => {
+    throw new TypeError('connect with password=hunter2 failed');
+  });
+});
+test('says a lot', () => assert.fail('x'.repeat(10000)));
+`,
+  'test/calc.test.mjs': `import { describe, it } from 'node:test';
+describe('calc', () => {
+  describe('nested', () => {
+    it('deep', () => {});
+  });
+});
+`,
+  'test/broken.test.js': 'const x = ;\n',
+  'pass/ok.test.js': "require('node:test')('passes', () => { console.log('fine'); });\n",
+};
+
+/** Test output with node's durations (the only part that differs from one run to the next) masked. */
+const withoutDurations = (s: string): string => s.replace(/duration_ms:? \d+(\.\d+)?/g, 'duration_ms N').replace(/\(\d+(\.\d+)?ms\)/g, '(N ms)');
+
 const PACKAGE = {
   name: 'tiny-app',
   version: '1.0.0',
@@ -169,6 +200,93 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
       execFileSync('git', ['remote', 'remove', 'origin'], { cwd: pkg, stdio: 'ignore' });
     }
   }, 120_000);
+
+  describe('node\'s own test runner', () => {
+    let nodePkg: string;
+    beforeAll(() => {
+      nodePkg = join(dir, 'node-tests');
+      for (const [file, text] of Object.entries(NODE_TEST_FILES)) {
+        mkdirSync(join(nodePkg, file, '..'), { recursive: true });
+        writeFileSync(join(nodePkg, file), text);
+      }
+      writeFileSync(join(nodePkg, 'package.json'), JSON.stringify(NODE_TESTS_PACKAGE, null, 2));
+      mkdirSync(join(nodePkg, 'reports'));
+    });
+    // npm's update notice comes once in a while, whatever the agent does: off, so that two runs compare.
+    const inNodePkg = (command: string, args: string[], extra: Record<string, string> = {}) => run(command, args, { cwd: nodePkg, env: env({ npm_config_update_notifier: 'false', ...extra }) });
+    /** A build's tests as TestStarted and TestFinished together, by suite and name. */
+    const testsOf = async (id: string) => {
+      const events = await server.events(id);
+      const started = new Map(events.filter((e) => e.eventType === 'TestStarted').map((e) => [e.data['id'], e]));
+      const build = events.find((e) => e.eventType === 'BuildStarted')!.timestamp;
+      return events
+        .filter((e) => e.eventType === 'TestFinished')
+        .map((e) => {
+          const s = started.get(e.data['id'])!;
+          expect(s.timestamp).toBeGreaterThanOrEqual(build);
+          expect(e.timestamp).toBeGreaterThanOrEqual(s.timestamp);
+          return { ...s.data, ...e.data };
+        })
+        .sort((a, b) => (`${a['suite']}\0${a['name']}` < `${b['suite']}\0${b['name']}` ? -1 : 1));
+    };
+
+    it('records a failing npm test run by node --test, test by test, with the output and exit code the command has without the agent', async () => {
+      const plain = await inNodePkg('npm', ['test']);
+      const r = await inNodePkg(process.execPath, [CLI, 'run', '--', 'npm', 'test'], { BUILDSCOPE_TAGS: 'node-test-failing' });
+      expect(plain.status).toBe(1);
+      expect(r.status).toBe(plain.status);
+      expect(withoutDurations(r.stdout)).toBe(withoutDurations(plain.stdout));
+      // The agent's own last line (the build's link) is all it adds to the error output.
+      const lines = r.stderr.split('\n');
+      expect(lines.at(-2)).toMatch(/^Buildscope: /);
+      expect(withoutDurations(lines.slice(0, -2).concat('').join('\n'))).toBe(withoutDurations(plain.stderr));
+      const [id] = await server.search('tag:node-test-failing buildOutcome:failed');
+      const tests = await testsOf(id!);
+      const common = { task: 'npm test' };
+      expect(tests.map(({ id: _, failure: __, ...t }) => t)).toEqual([
+        { ...common, suite: '', name: 'test/broken.test.js', outcome: 'failed' },
+        { ...common, suite: 'test/calc.test.mjs > calc > nested', name: 'deep', outcome: 'passed' },
+        { ...common, suite: 'test/math.test.js', name: 'adds', outcome: 'passed' },
+        { ...common, suite: 'test/math.test.js', name: 'later', outcome: 'skipped', skipReason: 'not yet' },
+        { ...common, suite: 'test/math.test.js', name: 'rounds half up', outcome: 'failed' },
+        { ...common, suite: 'test/math.test.js', name: 'says a lot', outcome: 'failed' },
+        { ...common, suite: 'test/math.test.js', name: 'someday', outcome: 'skipped', skipReason: 'todo: needs a design' },
+        { ...common, suite: 'test/math.test.js > outer', name: 'inner fails', outcome: 'failed' },
+        { ...common, suite: 'test/math.test.js > outer', name: 'inner passes', outcome: 'passed' },
+      ]);
+      const failure = (name: string) => tests.find((t) => t['name'] === name)!['failure'] as { type?: string; message: string; stackTrace?: string };
+      expect(failure('rounds half up')).toMatchObject({ type: 'AssertionError', message: 'Expected values to be strictly equal:\n\n3 !== 2\n' });
+      expect(failure('rounds half up').stackTrace).toContain('math.test.js:4:');
+      // Redacted like everything the agent sends, and bounded by the contract (8 KiB per message).
+      expect(failure('inner fails')).toMatchObject({ type: 'TypeError', message: 'connect with password=*** failed' });
+      expect(JSON.stringify(tests)).not.toContain('hunter2');
+      expect(failure('says a lot').message).toBe(`${'x'.repeat(8192)}… (1808 more characters)`);
+      expect(failure('test/broken.test.js')).toMatchObject({ type: 'SyntaxError', message: "Unexpected token ';'" });
+      expect(await server.search('tag:node-test-failing failedTest:"test/math.test.js > outer.inner fails"')).toEqual([id]);
+    }, 120_000);
+
+    it('records a passing node --test run without npm, its JUnit report not read twice, with the output the command has without the agent', async () => {
+      const args = ['--test', '--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=junit', '--test-reporter-destination=reports/node.xml', 'pass/'];
+      const plain = await inNodePkg(process.execPath, args);
+      const r = await inNodePkg(process.execPath, [CLI, 'run', '--', process.execPath, ...args], { BUILDSCOPE_TAGS: 'node-test-passing', BUILDSCOPE_JUNIT: 'reports/*.xml' });
+      expect(plain.status).toBe(0);
+      expect(r.status).toBe(0);
+      expect(withoutDurations(r.stdout)).toBe(withoutDurations(plain.stdout));
+      expect(r.stdout).toContain('fine');
+      expect(r.stderr).toMatch(/^Buildscope: \S+\n$/);
+      const [id] = await server.search('tag:node-test-passing buildOutcome:succeeded');
+      expect(await testsOf(id!)).toEqual([{ id: 1, suite: 'pass/ok.test.js', name: 'passes', task: `${process.execPath} ${args.join(' ')}`, outcome: 'passed' }]);
+    }, 120_000);
+
+    it('records node\'s tests in the zero-touch form too, from the same record', async () => {
+      const r = await inNodePkg('npm', ['test'], { NODE_OPTIONS: `--require=${PRELOAD}`, BUILDSCOPE_TAGS: 'node-test-zero-touch', BUILDSCOPE_SEND: 'sync' });
+      expect(r.status).toBe(1);
+      const [id] = await server.search('tag:node-test-zero-touch buildOutcome:failed');
+      const tests = await testsOf(id!);
+      expect(tests).toHaveLength(9);
+      expect(tests.filter((t) => t['outcome'] === 'failed').map((t) => t['name'])).toEqual(['test/broken.test.js', 'rounds half up', 'says a lot', 'inner fails']);
+    }, 120_000);
+  });
 
   it('exits 127 with one line when the command does not exist, and records the failed build', async () => {
     const r = await buildscopeRun(['no-such-command-for-buildscope'], { BUILDSCOPE_TAGS: 'missing' });

@@ -7,6 +7,8 @@ export interface TaskSpec {
   readonly outcome: string;
   readonly duration: number;
   readonly cacheable?: boolean;
+  /** What its cache key was made of: a TaskInputs event as the Gradle agent sends it. */
+  readonly inputs?: { readonly cacheKey: string; readonly inputs: Record<string, string>; readonly files?: Record<string, Record<string, string>>; readonly outputs?: readonly string[]; readonly implementation?: Record<string, unknown> };
 }
 
 export interface TestSpec {
@@ -68,6 +70,7 @@ export function buildLine(s: BuildSpec): string {
     }
     t = Math.max(t, begin + task.duration);
     ev('TaskFinished', { id: i + 1, path: task.path, outcome: task.outcome, cacheable: task.cacheable ?? true });
+    if (task.inputs) ev('TaskInputs', { id: i + 1, path: task.path, implementation: { classLoader: 'c1', actions: ['Task_Decorated'] }, files: {}, outputs: [], ...task.inputs });
   });
   if (!s.unfinished) {
     t += 10;

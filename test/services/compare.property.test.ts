@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BuildFacts, Scalar, TaskFacts, TestFacts } from '../../src/services/build-facts.js';
 import { compareFacts, swapDifference, type Comparison } from '../../src/services/compare.js';
+import type { TaskInputFacts } from '../../src/services/task-inputs.js';
 import { TASK_OUTCOMES } from '../../src/store/tasks.js';
 
 // Small domains, so that two random builds share tasks, tests and values often.
@@ -27,6 +28,30 @@ const tasks = fc
     });
   });
 
+// What a task's cache key was made of: few keys, inputs, files and hashes, so that two builds'
+// tasks often differ in one input or file, and outputs that hold other tasks' inputs.
+const hash = fc.constantFrom('h1', 'h2');
+const inputFacts = fc.record({
+  cacheKey: fc.constantFrom('k1', 'k2', null),
+  implementation: fc.constantFrom('"i1"', '"i2"'),
+  inputs: fc.dictionary(fc.constantFrom('source', 'classpath', 'options.debug'), hash, { maxKeys: 3 }),
+  files: fc.dictionary(fc.constantFrom('source', 'classpath'), fc.dictionary(fc.constantFrom('src/A.java', 'build/classes/A.class', 'build/libs/a.jar', 'lib.jar'), hash, { maxKeys: 3 }), { maxKeys: 2 }),
+  filesOmitted: fc.subarray(['classpath', 'source']),
+  outputs: fc.subarray(['build/classes', 'build/libs', 'build/libs/a.jar']),
+});
+
+const withInputs = (list: readonly TaskFacts[]): fc.Arbitrary<TaskInputFacts[]> =>
+  fc.tuple(...list.map(() => fc.option(inputFacts, { nil: undefined }))).map((recorded) =>
+    list.flatMap((t, i) => (recorded[i] === undefined ? [] : [{ path: t.path, occurrence: t.occurrence, ...recorded[i]! }])),
+  );
+
+const flip = (h: string | undefined): string => (h === 'h1' ? 'h2' : 'h1');
+const classChanged = (t: TaskInputFacts): TaskInputFacts => ({
+  ...t,
+  inputs: { ...t.inputs, classpath: flip(t.inputs['classpath']) },
+  files: { ...t.files, classpath: { ...t.files['classpath'], 'build/classes/A.class': flip(t.files['classpath']?.['build/classes/A.class']) } },
+});
+
 const tests = fc
   .uniqueArray(
     fc.record({ suite: fc.constantFrom('S', 'T'), name: fc.constantFrom('one', 'two', 'three'), outcome: fc.constantFrom('passed', 'failed', 'skipped', null), duration, attempts: fc.constantFrom(1, 2) }),
@@ -34,7 +59,7 @@ const tests = fc
   )
   .map((list): TestFacts[] => [...list].sort((x, y) => x.suite.localeCompare(y.suite) || x.name.localeCompare(y.name)));
 
-const facts: fc.Arbitrary<BuildFacts> = fc.record({
+const factsWithoutInputs = fc.record({
   id: fc.constantFrom('aaaaaaaaaaaaa', 'bbbbbbbbbbbbb'),
   project: maybe(word),
   tool: fc.constantFrom('native', 'jvmbuild'),
@@ -60,10 +85,20 @@ const facts: fc.Arbitrary<BuildFacts> = fc.record({
   failures: fc.array(fc.record({ classification: fc.constantFrom('verification', 'non-verification'), message: word }), { maxLength: 3 }),
 });
 
+const facts: fc.Arbitrary<BuildFacts> = factsWithoutInputs.chain((f) => withInputs(f.tasks).map((taskInputs) => ({ ...f, taskInputs })));
+
 /** B as a variation of A (most fields shared), or an unrelated build. */
 const pair = fc.oneof(
   fc.tuple(facts, facts),
-  fc.tuple(facts, fc.record({ tasks, tests, duration: maybe(fc.constantFrom(1_000, 5_000, 60_000)), outcome: maybe(fc.constantFrom('succeeded', 'failed')) })).map(([a, change]) => [a, { ...a, ...change }] as const),
+  fc
+    .tuple(facts, fc.record({ tasks, tests, duration: maybe(fc.constantFrom(1_000, 5_000, 60_000)), outcome: maybe(fc.constantFrom('succeeded', 'failed')) }))
+    .chain(([a, change]) => withInputs(change.tasks).map((taskInputs) => [a, { ...a, ...change, taskInputs }] as const)),
+  // The same tasks, their inputs recorded anew: differences of inputs alone.
+  facts.chain((a) => withInputs(a.tasks).map((taskInputs) => [a, { ...a, taskInputs }] as const)),
+  // The same tasks, some with one class file of their classpath changed (another task's output, where one says so).
+  facts.chain((a) =>
+    fc.array(fc.boolean(), { minLength: a.taskInputs.length, maxLength: a.taskInputs.length }).map((flips) => [a, { ...a, taskInputs: a.taskInputs.map((t, i) => (flips[i] ? classChanged(t) : t)) }] as const),
+  ),
 );
 
 const swapped = (c: Comparison): Comparison => ({
@@ -116,8 +151,33 @@ describe('comparison properties', () => {
         for (const d of compareFacts(a, b).sections.find((s) => s.id === 'tasks')!.differences) {
           differing.add(d.kind === 'task-added' || d.kind === 'task-removed' ? key(d.task) : d.kind.startsWith('task-') && 'path' in d ? key(d) : '?');
         }
-        const expected = new Set([...new Set([...inA.keys(), ...inB.keys()])].filter((k) => JSON.stringify(inA.get(k)) !== JSON.stringify(inB.get(k))));
+        // A task in both whose recorded key, implementation or input hashes differ is not alike either.
+        const made = (f: BuildFacts) => new Map(f.taskInputs.map((t) => [key(t), JSON.stringify([t.cacheKey, t.implementation, Object.entries(t.inputs).sort()])]));
+        const [madeA, madeB] = [made(a), made(b)];
+        const inputsDiffer = (k: string) => inA.has(k) && inB.has(k) && madeA.has(k) && madeB.has(k) && madeA.get(k) !== madeB.get(k);
+        const expected = new Set([...new Set([...inA.keys(), ...inB.keys()])].filter((k) => JSON.stringify(inA.get(k)) !== JSON.stringify(inB.get(k)) || inputsDiffer(k)));
         expect(differing).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a task's input changes name only inputs whose hashes differ, and upstream only when other tasks produced every changed file", () => {
+    fc.assert(
+      fc.property(pair, ([a, b]) => {
+        const inputsOf = (f: BuildFacts) => new Map(f.taskInputs.map((t) => [`${t.path}#${t.occurrence}`, t]));
+        const [ia, ib] = [inputsOf(a), inputsOf(b)];
+        for (const d of compareFacts(a, b).sections.find((s) => s.id === 'tasks')!.differences) {
+          if (d.kind !== 'task-inputs') continue;
+          const [x, y] = [ia.get(`${d.path}#${d.occurrence}`)!, ib.get(`${d.path}#${d.occurrence}`)!];
+          for (const i of d.inputs) {
+            expect(x.inputs[i.name]).not.toEqual(y.inputs[i.name]);
+            for (const f of i.files) expect(x.files[i.name]?.[f.path]).not.toEqual(y.files[i.name]?.[f.path]);
+            if (i.producedBy.length > 0) expect(i.files.length).toBeGreaterThan(0);
+          }
+          expect(d.cause === 'upstream').toBe(!d.implementation && d.inputs.length > 0 && d.inputs.every((i) => i.producedBy.length > 0));
+          expect(d.cause === 'inputs').toBe(d.inputs.some((i) => i.producedBy.length === 0));
+        }
       }),
       { numRuns: 300 },
     );

@@ -124,6 +124,76 @@ describe('each kind of difference', () => {
     expect(section(c, 'header')).toContainEqual({ kind: 'field', group: 'counts', name: 'tasks avoided', before: 1, after: 0 });
   });
 
+  it('why a task missed the cache: the inputs whose hashes differ, the files that changed, and the tasks downstream of them', async () => {
+    // A Java build: one source file changed, so :compileJava ran, and :compileTestJava ran
+    // because :compileJava's outputs (on its classpath) changed.
+    const compile = (hello: string, key: string) => ({
+      cacheKey: key,
+      inputs: { source: hello === 'h1' ? 's1' : 's2', 'options.compilerArgs': 'a1' },
+      files: { source: { 'src/main/java/Hello.java': hello, 'src/main/java/Other.java': 'o1' } },
+      outputs: ['build/classes/java/main'],
+    });
+    const downstream = (cls: string, key: string) => ({
+      cacheKey: key,
+      inputs: { classpath: cls === 'c1' ? 'p1' : 'p2', source: 't1' },
+      files: { classpath: { 'build/classes/java/main/Hello.class': cls, 'junit.jar': 'j1' }, source: { 'src/test/java/HelloTest.java': 't1' } },
+      outputs: ['build/classes/java/test'],
+    });
+    const c = await pair(
+      {
+        ...BASE,
+        tasks: [
+          { path: ':compileJava', outcome: 'from-cache', duration: 40, inputs: compile('h1', 'k1') },
+          { path: ':compileTestJava', outcome: 'from-cache', duration: 30, inputs: downstream('c1', 'k2') },
+          { path: ':processResources', outcome: 'up-to-date', duration: 2, inputs: { cacheKey: 'k3', inputs: { resources: 'r1' } } },
+        ],
+      },
+      {
+        tasks: [
+          { path: ':compileJava', outcome: 'success', duration: 900, inputs: compile('h2', 'k4') },
+          { path: ':compileTestJava', outcome: 'success', duration: 700, inputs: downstream('c2', 'k5') },
+          { path: ':processResources', outcome: 'up-to-date', duration: 2, inputs: { cacheKey: 'k3', inputs: { resources: 'r1' } } },
+        ],
+      },
+    );
+    const inputs = section(c, 'tasks').filter((d) => d.kind === 'task-inputs');
+    expect(inputs).toEqual([
+      {
+        kind: 'task-inputs',
+        path: ':compileJava',
+        occurrence: 1,
+        missed: true,
+        before: 'k1',
+        after: 'k4',
+        implementation: false,
+        inputs: [{ name: 'source', change: 'changed', files: [{ path: 'src/main/java/Hello.java', change: 'changed' }], filesOmitted: false, producedBy: [] }],
+        cause: 'inputs',
+      },
+      {
+        kind: 'task-inputs',
+        path: ':compileTestJava',
+        occurrence: 1,
+        missed: true,
+        before: 'k2',
+        after: 'k5',
+        implementation: false,
+        inputs: [{ name: 'classpath', change: 'changed', files: [{ path: 'build/classes/java/main/Hello.class', change: 'changed' }], filesOmitted: false, producedBy: [':compileJava'] }],
+        cause: 'upstream',
+      },
+    ]);
+    // The summary names the root cause only: the compile task and its changed source.
+    expect(c.summary.filter((e) => e.reason === 'cache-miss').map((e) => e.difference)).toEqual([inputs[0]]);
+  });
+
+  it('a task whose implementation changed, and one whose key differs with no recorded input', async () => {
+    const task = (key: string, classLoader: string) => ({ path: ':x', outcome: 'from-cache', duration: 1, inputs: { cacheKey: key, inputs: { a: 'v' }, implementation: { classLoader } } });
+    const c = await pair({ ...BASE, tasks: [task('k1', 'c1')] }, { tasks: [{ ...task('k2', 'c2'), outcome: 'success' }] });
+    expect(section(c, 'tasks').filter((d) => d.kind === 'task-inputs')).toMatchObject([{ path: ':x', implementation: true, inputs: [], cause: 'implementation', missed: true }]);
+    const d = await pair({ ...BASE, tasks: [task('k1', 'c1')] }, { tasks: [task('k2', 'c1')] });
+    expect(section(d, 'tasks').filter((x) => x.kind === 'task-inputs')).toMatchObject([{ path: ':x', implementation: false, inputs: [], cause: 'unknown', missed: false }]);
+    expect(d.summary).toEqual([]);
+  });
+
   it('tasks of the same path are paired in the order they finished', async () => {
     const c = await pair(
       { ...BASE, tasks: [{ path: ':gen', outcome: 'success', duration: 10 }, { path: ':gen', outcome: 'success', duration: 20 }] },

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Difference, SummaryEntry } from '../../src/services/comparison.js';
-import { summaryLabel, summaryLine, word } from '../../web/src/compare-text.js';
+import { inputsReasons, summaryLabel, summaryLine, word } from '../../web/src/compare-text.js';
 
 const task = { path: ':test', occurrence: 1, outcome: 'failed', duration: 1_500, cacheable: true } as const;
 const test = { suite: 'acme.PriceTest', name: 'addsTax', outcome: 'failed', duration: 20, attempts: 1 } as const;
@@ -42,5 +42,37 @@ describe('compare page wording', () => {
     expect(summaryLine(entry('failure', { kind: 'failure-added', failure }))).toBe('Failure (verification), only in B: Tests failed');
     expect(summaryLine(entry('requested', { kind: 'list', group: 'requested', name: 'requested', added: ['publish'], removed: ['check'] }))).toBe('Requested tasks: +publish −check');
     expect(summaryLabel(entry('slower-task', { kind: 'task-duration', path: ':a', occurrence: 1, before: 900, after: 100 }))).toBe('faster task');
+  });
+
+  it('says why a task missed the cache: the root inputs in the summary, every input in the list', () => {
+    const files = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `src/F${i}.java`, change: 'changed' as const }));
+    const d: Extract<Difference, { kind: 'task-inputs' }> = {
+      kind: 'task-inputs',
+      path: ':compileJava',
+      occurrence: 1,
+      missed: true,
+      before: 'k1',
+      after: 'k2',
+      implementation: false,
+      inputs: [
+        { name: 'classpath', change: 'changed', files: [{ path: 'build/libs/lib.jar', change: 'changed' }], filesOmitted: false, producedBy: [':lib:jar'] },
+        { name: 'options.compilerArgs', change: 'changed', files: [], filesOmitted: false, producedBy: [] },
+        { name: 'source', change: 'changed', files: files(7), filesOmitted: false, producedBy: [] },
+        { name: 'options.release', change: 'added', files: [], filesOmitted: false, producedBy: [] },
+      ],
+      cause: 'inputs',
+    };
+    expect(word(d)).toMatchObject({ subject: 'Task :compileJava cache key', before: 'k1', after: 'k2' });
+    expect(inputsReasons(d)).toEqual([
+      'input classpath (outputs of :lib:jar): build/libs/lib.jar changed',
+      'input options.compilerArgs changed',
+      'input source: src/F0.java changed, src/F1.java changed, src/F2.java changed, src/F3.java changed, src/F4.java changed, 2 more files',
+      'input options.release added (only in B)',
+    ]);
+    const e: SummaryEntry = { reason: 'cache-miss', difference: d };
+    expect(summaryLabel(e)).toBe('cache miss');
+    expect(summaryLine(e)).toBe(`Task :compileJava: ${inputsReasons(d).slice(1).join('; ')}`);
+    expect(inputsReasons({ ...d, inputs: [], implementation: true, cause: 'implementation' })).toEqual(["the task's implementation (its class loader or actions)"]);
+    expect(inputsReasons({ ...d, inputs: [], cause: 'unknown' })).toEqual(['no recorded input differs']);
   });
 });

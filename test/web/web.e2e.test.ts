@@ -18,6 +18,7 @@ import { bundle, PLAIN_BUILD, startWebServer, type WebServer } from './harness.j
 import { checkFailedBuildPage } from './failed-build-e2e.js';
 import { checkComparePage } from './compare-e2e.js';
 import { checkTestsPages } from './tests-e2e.js';
+import { checkFailureGroupPage } from './failure-group-e2e.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 // The screenshots are taken on every run (they render every page); they replace the committed
@@ -282,6 +283,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
 
   it('shows the tests of a query and a test over time: flaky with its interval, the strip linking to builds (test/web/tests-e2e.ts)', async () => {
     await checkTestsPages(server, page, IMAGES, consoleErrors);
+  });
+
+  it("shows a failure group's page from the Tests page, a test's page and the trends (test/web/failure-group-e2e.ts)", async () => {
+    await checkFailureGroupPage(server, page, IMAGES, consoleErrors);
   });
 
   it('signs out: the session cookie is gone and pages ask to sign in again', async () => {

@@ -13,10 +13,10 @@ export interface Session {
 // server is bundled).
 import type { BuildDetails, ListRow } from '../../src/services/web.js';
 import type { Facets, Trends } from '../../src/store/analytics.js';
-import type { TestHistory, TestsOverview, TestSummary } from '../../src/services/tests.js';
-import type { FailureGroupRow, TestRunRow } from '../../src/store/types.js';
+import type { FailureGroupPage, TestHistory, TestsOverview, TestSummary } from '../../src/services/tests.js';
+import type { FailureGroupBuildRow, FailureGroupRow, FailureGroupTestRow, TestRunRow } from '../../src/store/types.js';
 import { ApiError } from '../../playground/src/api.js';
-export type { FailureGroupRow, TestHistory, TestRunRow, TestsOverview, TestSummary };
+export type { FailureGroupBuildRow, FailureGroupPage, FailureGroupRow, FailureGroupTestRow, TestHistory, TestRunRow, TestsOverview, TestSummary };
 export type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/test-verdicts.js';
 export type { BuildDetails, ListRow };
 export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics.js';
@@ -94,6 +94,8 @@ export const api = {
     getJson<Trends>(`/api/trends?${q({ query, from, to, interval, tz })}`, signal),
   tests: (query: string, limit: number, signal?: AbortSignal) => getJson<TestsOverview>(`/api/tests?${q({ query, limit })}`, signal),
   testHistory: (id: number, signal?: AbortSignal) => getJson<TestHistory>(`/api/tests/${id}/history`, signal),
+  failureGroups: (query: string, limit: number, signal?: AbortSignal) => getJson<{ groups: FailureGroupRow[] }>(`/api/failure-groups?${q({ query, limit })}`, signal),
+  failureGroup: (id: number, query: string, before: string | null, signal?: AbortSignal) => getJson<FailureGroupPage>(`/api/failure-groups/${id}?${q({ query, before })}`, signal),
   details: (id: string, signal?: AbortSignal) => getJson<BuildDetails>(`/api/builds/${encodeURIComponent(id)}/details`, signal),
   events: (id: string, types: readonly string[], offset: number, limit: number, signal?: AbortSignal) =>
     getJson<{ events: RawEvent[]; offset: number; total: number }>(

@@ -6,7 +6,7 @@
 import { h } from '../../playground/src/dom.js';
 import type { BuildSide, Comparison, Difference, DifferenceKind, Section, SectionId } from '../../src/services/comparison.js';
 import { ApiError, getJson } from './api.js';
-import { durationChange, summaryLabel, summaryLine, word } from './compare-text.js';
+import { durationChange, inputsReasons, summaryLabel, summaryLine, word } from './compare-text.js';
 import { buildUrl, formatDuration, formatStart, plural, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';
 
@@ -29,6 +29,7 @@ const GROUPS: readonly { readonly title: string; readonly kinds: readonly Differ
   { title: 'Values', kinds: ['field', 'list'] },
   { title: 'Only in one build', kinds: ['task-added', 'task-removed', 'test-added', 'test-removed', 'failure-added', 'failure-removed'] },
   { title: 'Outcome changes', kinds: ['task-outcome', 'test-outcome'] },
+  { title: 'Cache keys that differ, and why', kinds: ['task-inputs'] },
   { title: 'Cacheable changes', kinds: ['task-cacheable'] },
   { title: 'Duration changes, largest first', kinds: ['task-duration', 'test-duration'] },
 ];
@@ -131,7 +132,10 @@ function differenceTable(title: string, list: readonly Difference[]): HTMLElemen
   const body = h('tbody', {});
   const rowOf = (d: Difference) => {
     const w = word(d);
-    return h('tr', { 'data-kind': d.kind }, h('td', {}, h('code', {}, w.subject)), h('td', {}, w.before), h('td', {}, w.after), h('td', { class: 'num' }, w.change));
+    // A task's cache key: the inputs that made it differ, under the task's name.
+    const why = d.kind === 'task-inputs' ? h('ul', { class: 'input-changes' }, ...inputsReasons(d).map((line) => h('li', {}, line))) : '';
+    const missed = d.kind === 'task-inputs' && d.missed ? h('span', { class: 'reason cache-miss' }, 'cache miss') : '';
+    return h('tr', { 'data-kind': d.kind }, h('td', {}, h('code', {}, w.subject), ' ', missed, why), h('td', {}, w.before), h('td', {}, w.after), h('td', { class: 'num' }, w.change));
   };
   const show = (count: number) => body.replaceChildren(...list.slice(0, count).map(rowOf));
   show(FIRST_ROWS);

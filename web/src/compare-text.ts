@@ -1,8 +1,8 @@
 // How the comparison page words a difference (pure, tested in Node): what it is about, its value
 // in build A and in build B, and for the summary a label saying which way it went.
 
-import type { Difference, FieldGroup, Scalar, SummaryEntry } from '../../src/services/comparison.js';
-import { formatDuration } from './logic.js';
+import type { Difference, FieldGroup, InputChange, Scalar, SummaryEntry } from '../../src/services/comparison.js';
+import { formatDuration, plural } from './logic.js';
 
 export interface Worded {
   /** What differs: "Task :test", "Environment: jvmVersion". */
@@ -62,6 +62,8 @@ export function word(d: Difference): Worded {
       return { subject: `Task ${taskName(d.path, d.occurrence)}`, ...ms(d.before, d.after) };
     case 'task-cacheable':
       return { subject: `Task ${taskName(d.path, d.occurrence)} cacheable`, before: cacheable(d.before), after: cacheable(d.after), change: '' };
+    case 'task-inputs':
+      return { subject: `Task ${taskName(d.path, d.occurrence)} cache key`, before: d.before ?? 'none', after: d.after ?? 'none', change: '' };
     case 'test-added':
       return { subject: `Test ${testName(d.test.suite, d.test.name)}`, before: '', after: d.test.outcome ?? 'no outcome', change: '' };
     case 'test-removed':
@@ -111,12 +113,34 @@ export function summaryLabel(e: SummaryEntry): string {
       return 'environment';
     case 'options':
       return 'options';
+    case 'cache-miss':
+      return 'cache miss';
   }
+}
+
+const FILES_NAMED = 5;
+
+/** One input change in words: "input source: src/main/java/App.java changed", "input classpath changed (outputs of :compileJava)". */
+export function inputChangeLine(i: InputChange): string {
+  const verb = i.change === 'changed' ? 'changed' : i.change === 'added' ? 'added (only in B)' : 'removed (only in A)';
+  const files = i.files.slice(0, FILES_NAMED).map((f) => `${f.path} ${f.change}`);
+  if (i.files.length > FILES_NAMED) files.push(plural(i.files.length - FILES_NAMED, 'more file'));
+  const where = i.producedBy.length > 0 ? ` (outputs of ${i.producedBy.join(', ')})` : '';
+  return files.length > 0 && i.change === 'changed' ? `input ${i.name}${where}: ${files.join(', ')}` : `input ${i.name} ${verb}${where}`;
+}
+
+/** Why a task's cache key differs, a line each; with `rootOnly`, the inputs no other task's outputs changed. */
+export function inputsReasons(d: Extract<Difference, { kind: 'task-inputs' }>, rootOnly = false): string[] {
+  const lines = d.inputs.filter((i) => !rootOnly || i.producedBy.length === 0).map(inputChangeLine);
+  if (d.implementation) lines.push("the task's implementation (its class loader or actions)");
+  if (lines.length === 0) lines.push(d.cause === 'upstream' ? 'only inputs that other tasks produced' : 'no recorded input differs');
+  return lines;
 }
 
 /** One line of the summary: "Test acme.PriceTest.roundsHalfCents: passed → failed". */
 export function summaryLine(e: SummaryEntry): string {
   const d = e.difference;
+  if (d.kind === 'task-inputs') return `Task ${taskName(d.path, d.occurrence)}: ${inputsReasons(d, true).join('; ')}`;
   const w = word(d);
   if (d.kind === 'list') return `${w.subject}: ${[...d.added.map((x) => `+${x}`), ...d.removed.map((x) => `−${x}`)].join(' ')}`;
   // Something only one build has is named with what it is there, not as "nothing → it".

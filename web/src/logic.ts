@@ -11,6 +11,7 @@ export type Route =
   | { readonly page: 'trends'; readonly query: string; readonly interval: 'day' | 'week'; readonly days: number }
   | { readonly page: 'tests'; readonly query: string }
   | { readonly page: 'test'; readonly id: number }
+  | { readonly page: 'failure-group'; readonly id: number; readonly query: string }
   | { readonly page: 'signin'; readonly next: string }
   | { readonly page: 'unknown' };
 
@@ -29,6 +30,8 @@ export function routeOf(pathname: string, search: string): Route {
   if (path === '/tests') return { page: 'tests', query: params.get('query') ?? '' };
   const t = /^\/tests\/([1-9][0-9]{0,15})$/.exec(path);
   if (t && Number.isSafeInteger(Number(t[1]))) return { page: 'test', id: Number(t[1]) };
+  const g = /^\/failure-groups\/([1-9][0-9]{0,15})$/.exec(path);
+  if (g && Number.isSafeInteger(Number(g[1]))) return { page: 'failure-group', id: Number(g[1]), query: params.get('query') ?? '' };
   if (path === '/signin') return { page: 'signin', next: safeNext(params.get('next')) };
   return { page: 'unknown' };
 }
@@ -61,6 +64,11 @@ export function testsUrl(query: string): string {
 
 export function testUrl(id: number): string {
   return `/tests/${id}`;
+}
+
+/** A failure group's page, over the builds of `query` (all the viewer may see when empty). */
+export function failureGroupUrl(id: number, query = ''): string {
+  return query === '' ? `/failure-groups/${id}` : `/failure-groups/${id}?${new URLSearchParams({ query }).toString()}`;
 }
 
 export function buildUrl(id: string): string {

@@ -6,6 +6,7 @@ import { h } from '../../playground/src/dom.js';
 import { currentSession, signIn, signOut, type Session } from './api.js';
 import { buildPage } from './build-page.js';
 import { comparePage } from './compare-page.js';
+import { failureGroupPage } from './failure-group-page.js';
 import { listPage } from './list-page.js';
 import { routeOf, safeNext } from './logic.js';
 import type { PageContext } from './page.js';
@@ -51,7 +52,7 @@ async function show(): Promise<void> {
     history.replaceState(null, '', `/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
     return show();
   }
-  markNav(route.page === 'build' || route.page === 'compare' ? 'builds' : route.page === 'test' ? 'tests' : route.page);
+  markNav(route.page === 'build' || route.page === 'compare' ? 'builds' : route.page === 'test' || route.page === 'failure-group' ? 'tests' : route.page);
   const ctx: PageContext = {
     main,
     session: session!,
@@ -78,6 +79,8 @@ async function show(): Promise<void> {
       return testsPage(ctx, route.query);
     case 'test':
       return testPage(ctx, route.id);
+    case 'failure-group':
+      return failureGroupPage(ctx, route.id, route.query);
     case 'signin':
       if (session !== null) return navigate(route.next, true);
       return signInPage(ctx, route.next);
@@ -138,7 +141,7 @@ function interceptLinks(): void {
     const a = (ev.target as Element | null)?.closest('a');
     if (!a || a.target || a.hasAttribute('download')) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || !/^\/(builds|trends|tests|signin|compare)(\/|$)/.test(url.pathname)) return;
+    if (url.origin !== location.origin || !/^\/(builds|trends|tests|failure-groups|signin|compare)(\/|$)/.test(url.pathname)) return;
     ev.preventDefault();
     navigate(url.pathname + url.search);
     main.focus({ preventScroll: true });

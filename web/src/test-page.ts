@@ -1,6 +1,6 @@
 // /tests/<id>: one test over time. Its verdict and the builds that are its evidence, its failure
 // probability, its outcome history as a strip (one cell per run, oldest first, each a link to its
-// build), its duration over time (an SVG chart) and its failure groups. Data: GET
+// build), its duration over time (an SVG chart) and its failure groups, each linking to its page. Data: GET
 // /api/tests/{id}/history (docs/tests.md).
 
 import { h } from '../../playground/src/dom.js';
@@ -8,7 +8,7 @@ import { api, type FailureGroupRow, type TestHistory, type TestRunRow, type Verd
 import { buildsUrl, buildUrl, formatDuration, formatStart, plural, term, testsUrl, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';
 import { attemptsText, estimateText, evidenceText, niceMax, verdictSentence } from './test-text.js';
-import { estimateView, svg, verdictBadge } from './test-views.js';
+import { estimateView, groupLink, svg, verdictBadge } from './test-views.js';
 
 interface Ref {
   readonly buildId: string;
@@ -117,8 +117,8 @@ function groups(list: readonly FailureGroupRow[]): HTMLElement {
       ...list.map((g) =>
         h(
           'tr',
-          {},
-          h('td', {}, h('div', { class: 'group-sample' }, g.sample)),
+          { 'data-group-id': String(g.groupId) },
+          h('td', {}, groupLink(g, '')),
           h('td', { class: 'num' }, g.builds.toLocaleString('en-US')),
           h('td', { class: 'num' }, g.failures.toLocaleString('en-US')),
           h('td', { class: 'nowrap' }, formatStart(g.firstSeen)),

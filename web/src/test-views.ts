@@ -1,9 +1,10 @@
-// Pieces the Tests page and a test's page share: a test's name as a link to its page, the verdict
-// badge, and the estimated failure probability drawn as a dot on its 95% interval.
+// Pieces the Tests page, a test's page, a failure group's page and the trends share: a test's name
+// as a link to its page, the verdict badge, the estimated failure probability drawn as a dot on its
+// 95% interval, and the failure groups, each linking to its page.
 
 import { h } from '../../playground/src/dom.js';
-import type { Estimate, VerdictKind } from './api.js';
-import { testUrl } from './logic.js';
+import type { Estimate, FailureGroupRow, VerdictKind } from './api.js';
+import { buildUrl, failureGroupUrl, formatStart, testUrl } from './logic.js';
 import { estimateText, pct, VERDICT_LABELS } from './test-text.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -59,5 +60,42 @@ export function estimateView(e: Estimate, kind: VerdictKind): HTMLElement {
     bar,
     h('strong', { class: 'estimate-p' }, pct(e.p)),
     h('span', { class: 'estimate-interval muted' }, `${pct(e.low)}–${pct(e.high)}`),
+  );
+}
+
+/** A group's example message as a link to its page (over the builds of `query`), with its pattern underneath when it differs. */
+export function groupLink(g: FailureGroupRow, query: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'group-cell' },
+    h('a', { href: failureGroupUrl(g.groupId, query), class: 'group-link group-sample', 'data-group-id': String(g.groupId) }, g.sample),
+    g.key !== g.sample ? h('div', { class: 'group-key muted', title: 'What the failures of this group share (numbers, paths, hashes and times left out)' }, g.key) : '',
+  );
+}
+
+/** The failure groups of a query's builds: each with its builds, tests, failures, first and last seen (a link to its latest build). */
+export function failureGroupsTable(groups: readonly FailureGroupRow[], query: string, id: string): HTMLElement {
+  if (groups.length === 0) return h('p', { class: 'muted', id }, 'No failures in these builds.');
+  const count = (n: number) => h('td', { class: 'num' }, n.toLocaleString('en-US'));
+  return h(
+    'table',
+    { class: 'results failure-groups', id },
+    h('thead', {}, h('tr', {}, ...['Failure', 'Builds', 'Tests', 'Failures', 'First seen', 'Last seen'].map((c, i) => h('th', { scope: 'col', class: i === 0 ? '' : 'col-count' }, c)))),
+    h(
+      'tbody',
+      {},
+      ...groups.map((g) =>
+        h(
+          'tr',
+          { 'data-group-id': String(g.groupId) },
+          h('td', {}, groupLink(g, query)),
+          count(g.builds),
+          count(g.tests),
+          count(g.failures),
+          h('td', { class: 'nowrap' }, formatStart(g.firstSeen)),
+          h('td', { class: 'nowrap' }, g.lastBuildId === '' ? formatStart(g.lastSeen) : h('a', { href: buildUrl(g.lastBuildId), class: 'group-last-build', title: `The latest build with this failure: ${g.lastBuildId}` }, formatStart(g.lastSeen))),
+        ),
+      ),
+    ),
   );
 }

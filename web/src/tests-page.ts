@@ -1,14 +1,14 @@
 // /tests?query=…: for the builds the query matches, which tests to look at first: the flakiest,
 // those that fail most, the newly failing (regressed or broken) and the slowest, each with its
 // failure probability and 95% interval, runs and failures, linking to the test's page; then the
-// failure groups. Data: GET /api/tests (docs/tests.md).
+// failure groups, each linking to its page. Data: GET /api/tests (docs/tests.md).
 
 import { h } from '../../playground/src/dom.js';
-import { api, type FailureGroupRow, type TestsOverview, type TestSummary } from './api.js';
-import { buildsUrl, buildUrl, formatDuration, formatStart, plural, testsUrl } from './logic.js';
+import { api, type TestsOverview, type TestSummary } from './api.js';
+import { buildsUrl, formatDuration, plural, testsUrl } from './logic.js';
 import type { PageContext } from './page.js';
 import { queryBar } from './query-bar.js';
-import { estimateView, testLink, verdictBadge } from './test-views.js';
+import { estimateView, failureGroupsTable, testLink, verdictBadge } from './test-views.js';
 
 /** Tests per list: the first screen shows all four lists. */
 export const TESTS_PER_LIST = 10;
@@ -57,35 +57,6 @@ function listTable(key: ListKey, tests: readonly TestSummary[]): HTMLElement {
     ),
   );
   return h('table', { class: 'results test-list', id: `tests-${key}` }, head, body);
-}
-
-function groupsTable(groups: readonly FailureGroupRow[]): HTMLElement {
-  if (groups.length === 0) return h('p', { class: 'muted' }, 'No failures in these builds.');
-  return h(
-    'table',
-    { class: 'results failure-groups', id: 'failure-groups' },
-    h(
-      'thead',
-      {},
-      h('tr', {}, ...['Failure', 'Builds', 'Tests', 'Failures', 'First seen', 'Last seen'].map((c, i) => h('th', { scope: 'col', class: i === 0 ? '' : 'col-count' }, c))),
-    ),
-    h(
-      'tbody',
-      {},
-      ...groups.map((g) =>
-        h(
-          'tr',
-          { 'data-group-id': String(g.groupId) },
-          h('td', {}, h('div', { class: 'group-sample' }, g.sample), g.key !== g.sample ? h('div', { class: 'group-key muted', title: 'What the failures of this group share (numbers, paths, hashes and times left out)' }, g.key) : ''),
-          countCell(g.builds),
-          countCell(g.tests),
-          countCell(g.failures),
-          h('td', { class: 'nowrap' }, formatStart(g.firstSeen)),
-          h('td', { class: 'nowrap' }, g.lastBuildId === '' ? formatStart(g.lastSeen) : h('a', { href: buildUrl(g.lastBuildId), class: 'group-last-build', title: `The latest build with this failure: ${g.lastBuildId}` }, formatStart(g.lastSeen))),
-        ),
-      ),
-    ),
-  );
 }
 
 export async function testsPage(ctx: PageContext, query: string): Promise<void> {
@@ -137,8 +108,8 @@ export async function testsPage(ctx: PageContext, query: string): Promise<void> 
       'section',
       { class: 'panel', id: 'groups-section', 'aria-labelledby': 'groups-heading' },
       h('h2', { id: 'groups-heading' }, 'Failure groups'),
-      h('p', { class: 'muted card-question' }, 'The same failure in many builds and tests: messages alike but for numbers, paths, hashes and times. Most builds first; the last seen links to the latest build.'),
-      h('div', { class: 'table-wrap' }, groupsTable(o.failureGroups)),
+      h('p', { class: 'muted card-question' }, 'The same failure in many builds and tests: messages alike but for numbers, paths, hashes and times. Most builds first; each opens its page, the last seen its latest build.'),
+      h('div', { class: 'table-wrap' }, failureGroupsTable(o.failureGroups, query, 'failure-groups')),
     ),
   );
   ctx.ready();

@@ -1,7 +1,7 @@
 // /trends?query=…: for the builds the query matches, per day or week in the viewer's time zone:
 // builds by outcome (stacked; a click on a bar opens the builds list of that period), duration
-// percentiles (p25–p75 band, p50 and p95 lines), failure rate, share of tasks avoided, and the
-// slowest and most often failing tasks. Charts are Chart.js, bundled (see docs/web.md).
+// percentiles (p25–p75 band, p50 and p95 lines), failure rate, share of tasks avoided, the
+// slowest and most often failing tasks, and the failure groups of the builds, each linking to its page. Charts are Chart.js, bundled (see docs/web.md).
 
 import {
   BarController,
@@ -22,10 +22,13 @@ import { api, type TaskStat, type TrendBucket, type Trends } from './api.js';
 import { buildsUrl, formatDuration, percent, periodQuery, plural, trendsUrl } from './logic.js';
 import type { PageContext } from './page.js';
 import { queryBar } from './query-bar.js';
+import { failureGroupsTable } from './test-views.js';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Tooltip, Legend, Filler);
 
 const DAY = 86_400_000;
+/** Failure groups shown under the charts. */
+const GROUPS = 10;
 
 function chartBox(id: string, title: string, description: string): { box: HTMLElement; canvas: HTMLCanvasElement } {
   const canvas = h('canvas', { id, role: 'img', 'aria-label': description });
@@ -75,6 +78,10 @@ export async function trendsPage(ctx: PageContext, query: string, interval: 'day
 
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
   const to = Date.now();
+  // The failure groups of the same builds: the query narrowed to the range, which their links keep.
+  const groupQuery = periodQuery(query, to - days * DAY, to);
+  const groups = api.failureGroups(groupQuery, GROUPS, ctx.signal);
+  groups.catch(() => undefined);
   let trends: Trends;
   try {
     trends = await api.trends(query, to - days * DAY, to, interval, tz, ctx.signal);
@@ -86,6 +93,19 @@ export async function trendsPage(ctx: PageContext, query: string, interval: 'day
   }
   if (ctx.signal.aborted) return;
   render(content, trends, query, ctx, tz);
+  const section = h('section', { class: 'panel', id: 'trend-groups-section', 'aria-labelledby': 'trend-groups-heading' }, h('h2', { id: 'trend-groups-heading' }, 'Failure groups'));
+  content.append(section);
+  try {
+    const { groups: list } = await groups;
+    if (ctx.signal.aborted) return;
+    section.append(
+      h('p', { class: 'muted card-question' }, `The failures these builds hit most: messages alike but for numbers, paths, hashes and times. The ${GROUPS} with most builds; each opens its page.`),
+      h('div', { class: 'table-wrap' }, failureGroupsTable(list, groupQuery, 'trend-groups')),
+    );
+  } catch (err) {
+    if (ctx.signal.aborted) return;
+    section.append(h('p', { class: 'error', role: 'alert' }, `Could not read the failure groups: ${(err as Error).message}`));
+  }
   content.setAttribute('aria-busy', 'false');
   ctx.ready();
 }

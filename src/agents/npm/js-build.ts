@@ -15,7 +15,21 @@ export type RecordEntry =
   | { readonly kind: 'command'; readonly argv: readonly string[]; readonly cwd: string; readonly t: number; readonly node?: string }
   | { readonly kind: 'start'; readonly id: string; readonly name: string; readonly package?: string; readonly userAgent?: string; readonly t: number }
   | { readonly kind: 'end'; readonly id: string; readonly code: number | null; readonly signal?: string; readonly t: number }
-  | { readonly kind: 'exit'; readonly code: number; readonly t: number };
+  | { readonly kind: 'exit'; readonly code: number; readonly t: number }
+  | NodeTestEntry
+  | { readonly kind: 'node-test-reports'; readonly files: readonly string[] };
+
+/** A test node's test runner ran in a process of the build (node-tests.cjs); times in ms. */
+export interface NodeTestEntry {
+  readonly kind: 'test';
+  readonly suite: string;
+  readonly name: string;
+  readonly outcome: 'passed' | 'failed' | 'skipped';
+  readonly start: number;
+  readonly end: number;
+  readonly failure?: { readonly type?: string; readonly message: string; readonly stackTrace?: string };
+  readonly skipReason?: string;
+}
 
 export function readRecord(file: string): RecordEntry[] {
   let text = '';
@@ -138,7 +152,10 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
   // Why the command failed, in its own words: the end of its error output, with the first failure
   // (the script that failed first, or the command itself).
   if (exitCode !== 0 && failures[0] !== undefined && capture.stderrTail !== undefined && capture.stderrTail.trim() !== '') failures[0].cause = { outputTail: capture.stderrTail };
-  events.push(...(capture.tests ?? []));
+  // node's test runner's tests first, then the JUnit reports' (numbered on after them).
+  const nodeTests = nodeTestEvents(record, { task: argv.join(' '), startedAt, finishedAt });
+  const firstReportId = nodeTests.filter((e) => e.type.eventType === 'TestStarted').length;
+  events.push(...nodeTests, ...renumbered(capture.tests ?? [], firstReportId));
   for (const c of capture.console ?? []) events.push(event('ConsoleOutput', { stream: c.stream, text: c.text, ...(c.truncated ? { truncated: true } : {}) }, c.t));
   if (capture.testOutputCapturingEnabled !== undefined || capture.buildOutputCapturingEnabled !== undefined) {
     events.push(event('ServerSettings', { testOutputCapturingEnabled: capture.testOutputCapturingEnabled ?? false, buildOutputCapturingEnabled: capture.buildOutputCapturingEnabled ?? false }, startedAt));
@@ -151,4 +168,49 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
 function versionFromUserAgent(userAgent: string | undefined, tool: string): string | undefined {
   const m = userAgent === undefined ? null : new RegExp(`(?:^|\\s)${tool}/(\\S+)`).exec(userAgent);
   return m?.[1];
+}
+
+const str = (s: unknown): string | undefined => (typeof s === 'string' ? s : undefined);
+
+/**
+ * TestStarted / TestFinished events of the tests the record holds (node's test runner, seen in
+ * the processes that ran them; node-tests.cjs bounds their texts by the contract), numbered from
+ * 1, within the command's time.
+ */
+export function nodeTestEvents(record: readonly RecordEntry[], options: { task: string; startedAt: number; finishedAt: number }): BuildEvent[] {
+  const within = (t: unknown): number => Math.min(Math.max(typeof t === 'number' && Number.isFinite(t) ? t : options.startedAt, options.startedAt), Math.max(options.finishedAt, options.startedAt));
+  const events: BuildEvent[] = [];
+  let id = 0;
+  for (const r of record) {
+    if (r.kind !== 'test' || typeof r.name !== 'string' || !['passed', 'failed', 'skipped'].includes(r.outcome)) continue;
+    id++;
+    const start = within(r.start);
+    const end = Math.max(start, within(r.end));
+    events.push(event('TestStarted', { id, suite: str(r.suite) ?? '', name: r.name, task: options.task }, start));
+    const failure = r.outcome === 'failed' && r.failure !== undefined ? failureOf(r.failure) : undefined;
+    const skipReason = r.outcome === 'skipped' ? str(r.skipReason) : undefined;
+    events.push(event('TestFinished', { id, outcome: r.outcome, ...(failure !== undefined ? { failure } : {}), ...(skipReason !== undefined ? { skipReason } : {}) }, end));
+  }
+  return events;
+}
+
+function failureOf(f: NonNullable<NodeTestEntry['failure']>): Record<string, string> {
+  const type = str(f.type);
+  const stackTrace = str(f.stackTrace);
+  return { ...(type !== undefined ? { type } : {}), message: str(f.message) ?? '', ...(stackTrace !== undefined ? { stackTrace } : {}) };
+}
+
+/** Test events with their ids moved on by `by`, so that two sources of tests do not share an id. */
+function renumbered(events: readonly BuildEvent[], by: number): BuildEvent[] {
+  if (by === 0) return [...events];
+  return events.map((e) => (typeof e.data['id'] === 'number' ? { ...e, data: { ...e.data, id: e.data['id'] + by } } : e));
+}
+
+/**
+ * The JUnit reports that `node --test`'s own reporters wrote, when the record holds node's tests:
+ * the same tests, not to be read again from the report.
+ */
+export function reportsOfRecordedTests(record: readonly RecordEntry[]): ReadonlySet<string> {
+  if (!record.some((r) => r.kind === 'test')) return new Set();
+  return new Set(record.flatMap((r) => (r.kind === 'node-test-reports' && Array.isArray(r.files) ? r.files : [])));
 }

@@ -1,7 +1,8 @@
 // Buildscope's npm agent, loaded into every Node process with NODE_OPTIONS=--require=<this file>.
-// It does nothing except in a package manager's own process (npm, npx, yarn, pnpm): there it notes
-// each lifecycle script the manager spawns (name, package, start, end, exit code) in a record
-// file. `buildscope run` names the file (BUILDSCOPE_JS_EVENTS) and makes the build itself. Without
+// In a package manager's own process (npm, npx, yarn, pnpm) it notes each lifecycle script the
+// manager spawns (name, package, start, end, exit code) in a record file; in the other processes
+// of a recorded build it notes the tests node's test runner runs there (node-tests.cjs).
+// `buildscope run` names the file (BUILDSCOPE_JS_EVENTS) and makes the build itself. Without
 // `buildscope run` (the zero-touch form for CI), the outermost package manager process owns the
 // build: it names the file for the processes below it, and when it exits it prints the build's
 // link and leaves the sending to a detached process, so the build never waits for the network.
@@ -36,6 +37,10 @@ module.exports = { onCi, newBuildId, contractFile };
 try {
   const manager = /(^|[\\/])(npm|npm-cli\.js|npx|npx-cli\.js|yarn|yarn\.js|yarn\.cjs|pnpm|pnpm\.cjs|pnpm\.js)$/;
   const script = process.argv[1] || '';
+  if (!manager.test(script) && process.env.BUILDSCOPE_JS_EVENTS && process.env.BUILDSCOPE_DISABLE !== '1') {
+    // Any other Node process of a recorded build may run node:test tests: note them in the record.
+    require('./node-tests.cjs').install(process.env.BUILDSCOPE_JS_EVENTS, contractFile);
+  }
   if (manager.test(script) && process.env.BUILDSCOPE_DISABLE !== '1') {
     const path = require('node:path');
     const fs = require('node:fs');

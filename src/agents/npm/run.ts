@@ -183,18 +183,20 @@ export async function runRecorded(argv: readonly string[], env: NodeJS.ProcessEn
   reach.stop();
   try {
     const loaded = await modules;
-    const [{ agentSettings, outcomeLine, sendBuild }, { jsBuild, readRecord }] = loaded;
+    const [{ agentSettings, outcomeLine, sendBuild }, { jsBuild, readRecord, reportsOfRecordedTests }] = loaded;
     const settings = agentSettings(env);
     if (settings.warning !== undefined) process.stderr.write(settings.warning + '\n');
+    const record = readRecord(recordFile);
     const junit = settingOf('junit', sources);
+    const junitOptions = { task: argv.join(' '), testOutput: testOutputOn, now: finishedAt, skip: reportsOfRecordedTests(record) };
     const capture: JsCapture = {
-      tests: junit === undefined ? [] : await junitTests(junit, startedAt, { task: argv.join(' '), testOutput: testOutputOn, now: finishedAt }),
+      tests: junit === undefined ? [] : await junitTests(junit, startedAt, junitOptions),
       ...(copying ? { console: copy.chunks } : {}),
       ...(copying && consoleOn ? { stderrTail: copy.stderrTail } : {}),
       testOutputCapturingEnabled: testOutputOn,
       buildOutputCapturingEnabled: copying && consoleOn,
     };
-    const build = jsBuild(newBuildId(), { argv, cwd: process.cwd(), startedAt, finishedAt, exitCode: status, env, git: { info: await git } }, readRecord(recordFile), capture);
+    const build = jsBuild(newBuildId(), { argv, cwd: process.cwd(), startedAt, finishedAt, exitCode: status, env, git: { info: await git } }, record, capture);
     if (mode === 'background' && settings.server !== undefined) process.stderr.write(handOff(loaded, settings, build, env, unreachable) + '\n');
     else process.stderr.write(outcomeLine(await sendBuild(settings, build), settings.spoolDir) + '\n');
   } catch (e) {
@@ -206,10 +208,13 @@ export async function runRecorded(argv: readonly string[], env: NodeJS.ProcessEn
   return status;
 }
 
-/** The tests of the JUnit reports `junit` names; the XML parser is loaded only for them. */
-async function junitTests(junit: string, startedAt: number, options: { task: string; testOutput: boolean; now: number }) {
+/**
+ * The tests of the JUnit reports `junit` names, but those in `skip` (written by `node --test`
+ * whose tests the record holds already); the XML parser is loaded only for them.
+ */
+async function junitTests(junit: string, startedAt: number, options: { task: string; testOutput: boolean; now: number; skip: ReadonlySet<string> }) {
   const { reportFiles, testEventsFromReports } = await import('./test-reports.js');
-  return testEventsFromReports(reportFiles(junit, process.cwd()), startedAt, options);
+  return testEventsFromReports(reportFiles(junit, process.cwd()).filter((f) => !options.skip.has(f)), startedAt, options);
 }
 
 function signalNumber(signal: NodeJS.Signals): number | undefined {

@@ -2,6 +2,8 @@
 // vitest's and mocha's junit reporters, node --test --test-reporter=junit): the `junit` setting
 // names them (comma-separated paths or globs, `**` for any depth), and only the reports written
 // while the command ran are read, so that an old report is not taken for this build's tests.
+// node's own runner is recorded without a report (node-tests.cjs); run.ts leaves out the reports
+// its junit reporter wrote then.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';

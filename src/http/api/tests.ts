@@ -1,5 +1,5 @@
-// Tests over time (docs/tests.md): the tests of the builds a query matches, one test's history, and
-// the failure groups of the builds a query matches.
+// Tests over time (docs/tests.md): the tests of the builds a query matches, one test's history, the
+// failure groups of the builds a query matches, and one failure group with its tests and builds.
 // Each route authorizes like the build listing and calls one service function; visibility is the
 // caller's, so a test of a project she may not see does not exist for her (404).
 
@@ -8,7 +8,7 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import { BadRequestError } from '../../errors/domain.js';
 import { InvalidQueryError } from '../../errors/query.js';
-import { failureGroupsOf, testHistory, testsOverview, MAX_GROUPS, MAX_HISTORY } from '../../services/tests.js';
+import { failureGroupDetail, failureGroupsOf, testHistory, testsOverview, GROUP_CURSOR_PATTERN, MAX_GROUP_BUILDS, MAX_GROUP_DAYS, MAX_GROUP_TESTS, MAX_GROUPS, MAX_HISTORY } from '../../services/tests.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
@@ -94,6 +94,26 @@ const RUN = {
   required: ['seq', 'buildId', 'startTime', 'commit', 'outcome', 'attempt', 'durationMs', 'failureGroup'],
 } as const;
 
+const GROUP_TEST = {
+  type: 'object',
+  properties: { ...IDENTITY, failures: { type: 'integer', description: "The test's failed attempts of the group" }, builds: { type: 'integer' }, lastSeen: { type: ['number', 'null'] } },
+  required: ['testId', 'tool', 'project', 'suite', 'name', 'parameters', 'failures', 'builds', 'lastSeen'],
+} as const;
+const GROUP_BUILD = {
+  type: 'object',
+  properties: {
+    seq: { type: 'integer', description: 'Availability order' },
+    buildId: { type: 'string' },
+    startTime: { type: ['number', 'null'] },
+    outcome: { type: ['string', 'null'] },
+    project: { type: ['string', 'null'] },
+    tool: { type: 'string' },
+    failures: { type: 'integer', description: "The build's failures of the group: failed test attempts and build failures" },
+    tests: { type: 'integer', description: 'Tests of the build with a failure of the group' },
+  },
+  required: ['seq', 'buildId', 'startTime', 'outcome', 'project', 'tool', 'failures', 'tests'],
+} as const;
+
 const ERRORS = PROBLEM_RESPONSES([400, 401, 403, 503]);
 
 function checkedQuery(request: FastifyRequest, now: number) {
@@ -171,6 +191,48 @@ export const testRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { c
       },
     },
     async (request) => failureGroupsOf(store, { query: checkedQuery(request, clock()), visibility: visibilityOf(principalOf(request)) }, request.query.limit ?? 50),
+  );
+
+  app.get<{ Params: { groupId: number }; Querystring: { query?: string; limit?: number; before?: string } }>(
+    '/api/failure-groups/:groupId',
+    {
+      preHandler: guard,
+      schema: {
+        summary: 'A failure group',
+        description: `One failure group in the builds the query matches among those the caller may see: its pattern (the type and message with numbers, paths, hashes, timestamps and addresses replaced) and an example message, the builds, tests and failures it holds and how many are build failures, first and last seen, the tests it hit (at most ${MAX_GROUP_TESTS}, most builds first), its builds per UTC day (the latest ${MAX_GROUP_DAYS} days with any) and a page of its builds, the latest start first. 404 when no build the caller may see has a failure of the group.`,
+        tags: ['tests'],
+        operationId: 'getFailureGroup',
+        params: { type: 'object', properties: { groupId: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The group's id, as GET /api/failure-groups answers it" } }, required: ['groupId'] },
+        querystring: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'Advanced search query; empty or absent matches every build' },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_GROUP_BUILDS, default: 50, description: 'Builds a page' },
+            before: { type: 'string', pattern: GROUP_CURSOR_PATTERN, description: 'The next page: the `next` of the previous one' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              group: GROUP,
+              buildFailures: { type: 'integer', description: "Of the group's failures, those that are builds' own failures (not tests)" },
+              tests: { type: 'array', items: GROUP_TEST },
+              days: { type: 'array', description: 'Builds per UTC day, oldest first; days without builds left out', items: { type: 'object', properties: { day: { type: 'number', description: "The day's first instant, epoch ms" }, builds: { type: 'integer' } }, required: ['day', 'builds'] } },
+              builds: { type: 'array', items: GROUP_BUILD },
+              next: { type: ['string', 'null'], description: 'The `before` of the next page (`<start>:<seq>`), or null on the last page' },
+            },
+            required: ['group', 'buildFailures', 'tests', 'days', 'builds', 'next'],
+          },
+          ...PROBLEM_RESPONSES([400, 401, 403, 404, 503]),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, before } = request.query;
+      const scope = { query: checkedQuery(request, clock()), visibility: visibilityOf(principalOf(request)) };
+      return failureGroupDetail(store, scope, request.params.groupId, { ...(limit !== undefined ? { limit } : {}), ...(before !== undefined ? { before } : {}) });
+    },
   );
 
   app.get<{ Params: { testId: number }; Querystring: { limit?: number } }>(
