@@ -79,50 +79,6 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     );
   }
 
-  it('why a task missed the cache, from two real builds: a changed source file names :compileJava and that file, a changed compiler option names that option, and nothing else', async () => {
-    const cache = join(dir, 'local-cache');
-    const p = project('inputs', { settings: `buildCache { local(DirectoryBuildCache) { directory = new File('${cache}') } }\n` });
-    const hello = join(p, 'src/main/java/demo/Hello.java');
-    const original = readFileSync(hello, 'utf8');
-    const build = async () => {
-      rmSync(join(p, 'build'), { recursive: true, force: true });
-      const r = await gradle(p, ['--build-cache', 'compileTestJava']);
-      expect(r.code, r.out).toBe(0);
-      return linkedBuild(r.out, server.url);
-    };
-    const compare = async (a: string, b: string) => {
-      const r = await server.get(`/api/builds/${a}/compare/${b}`, auth);
-      expect(r.status).toBe(200);
-      return (await r.json()) as Comparison;
-    };
-    const misses = (c: Comparison) => c.summary.filter((e) => e.reason === 'cache-miss').map((e) => e.difference);
-    await build(); // fills the cache
-    const fromCache = await build();
-    expect(finishedTasks((await exportedEvents(server, auth, fromCache)).events).filter((t) => t.path.startsWith(':compile'))).toMatchObject([{ path: ':compileJava', outcome: 'from-cache' }, { path: ':compileTestJava', outcome: 'from-cache' }]);
-    const inputs = ofType((await exportedEvents(server, auth, fromCache)).events, 'TaskInputs');
-    expect(inputs.map((e) => e.data['path'])).toEqual([':compileJava', ':compileTestJava']);
-    expect(inputs[0]!.data).toMatchObject({ files: { source: { 'src/main/java/demo/Hello.java': expect.stringMatching(/^[0-9a-f]{32}$/) } }, outputs: ['build/classes/java/main'] });
-
-    // A changed source file (a new method: the classes' API changes, so the tests compile again).
-    writeFileSync(hello, original.replace('}\n', ' public static int three() { return 3; } }\n').replace(/}\s*}\n$/, '} }\n'));
-    const changedSource = await build();
-    const bySource = await compare(fromCache, changedSource);
-    expect(misses(bySource)).toMatchObject([
-      { kind: 'task-inputs', path: ':compileJava', missed: true, cause: 'inputs', inputs: [{ name: 'source', change: 'changed', files: [{ path: 'src/main/java/demo/Hello.java', change: 'changed' }], producedBy: [] }] },
-    ]);
-    const tasks = bySource.sections.find((s) => s.id === 'tasks')!.differences.filter((d) => d.kind === 'task-inputs');
-    expect(tasks.map((d) => [d.path, d.cause])).toEqual([[':compileJava', 'inputs'], [':compileTestJava', 'upstream']]);
-    expect(tasks[1]).toMatchObject({ inputs: [{ name: 'classpath', producedBy: [':compileJava'] }] });
-
-    // A changed compiler option, the sources as they were: only :compileJava misses, for that option.
-    writeFileSync(hello, original);
-    writeFileSync(join(p, 'build.gradle'), `${readFileSync(join(p, 'build.gradle'), 'utf8')}compileJava.options.compilerArgs = ['-Xlint:unchecked']\n`);
-    const changedOption = await build();
-    const byOption = await compare(fromCache, changedOption);
-    expect(misses(byOption)).toMatchObject([{ path: ':compileJava', cause: 'inputs', inputs: [{ name: 'options.compilerArgs', change: 'changed', files: [], producedBy: [] }] }]);
-    expect(byOption.sections.find((s) => s.id === 'tasks')!.differences.filter((d) => d.kind === 'task-inputs').map((d) => d.path)).toEqual([':compileJava']);
-  }, 300_000);
-
   let offlineBuild = '';
 
   it('a passing --offline --parallel build on CI is spooled when its server stops during the build', async () => {
@@ -232,7 +188,7 @@ public class MoreTest {
     expect(fails.output).toEqual({ stderr: 'about to fail\n' });
     expect(tests.find((t) => t.name === 'passes')!.output).toEqual({ stdout: 'hello from passes\n' });
     for (const t of tests) expect(t.finishedAt).toBeGreaterThanOrEqual(t.startedAt);
-    expect(ofType(failed.events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true }]);
+    expect(ofType(failed.events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true, taskInputsCapturingEnabled: true }]);
     // The console as Gradle printed it, up to its verdict.
     const consoleText = ofType(failed.events, 'ConsoleOutput').map((e) => e.data['text']).join('');
     expect(consoleText).toContain('demo.MoreTest > fails FAILED');
@@ -256,7 +212,7 @@ public class MoreTest {
       failures: [{ classification: 'non-verification', message: expect.stringContaining('the script is broken'), cause: expect.objectContaining({ type: 'org.gradle.api.GradleException', message: expect.stringContaining('the script is broken') }) }],
     });
     // Capture turned off by its settings: said in ServerSettings, and no console sent.
-    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: false, buildOutputCapturingEnabled: false }]);
+    expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: false, buildOutputCapturingEnabled: false, taskInputsCapturingEnabled: true }]);
     expect(ofType(events, 'ConsoleOutput')).toEqual([]);
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
@@ -390,5 +346,49 @@ task leak {
     } finally {
       await node.close();
     }
+  }, 300_000);
+
+  it('why a task missed the cache, from two real builds: a changed source file names :compileJava and that file, a changed compiler option names that option, and nothing else', async () => {
+    const cache = join(dir, 'local-cache');
+    const p = project('inputs', { settings: `buildCache { local(DirectoryBuildCache) { directory = new File('${cache}') } }\n` });
+    const hello = join(p, 'src/main/java/demo/Hello.java');
+    const original = readFileSync(hello, 'utf8');
+    const build = async () => {
+      rmSync(join(p, 'build'), { recursive: true, force: true });
+      const r = await gradle(p, ['--build-cache', 'compileTestJava']);
+      expect(r.code, r.out).toBe(0);
+      return linkedBuild(r.out, server.url);
+    };
+    const compare = async (a: string, b: string) => {
+      const r = await server.get(`/api/builds/${a}/compare/${b}`, auth);
+      expect(r.status).toBe(200);
+      return (await r.json()) as Comparison;
+    };
+    const misses = (c: Comparison) => c.summary.filter((e) => e.reason === 'cache-miss').map((e) => e.difference);
+    await build(); // fills the cache
+    const fromCache = await build();
+    expect(finishedTasks((await exportedEvents(server, auth, fromCache)).events).filter((t) => t.path.startsWith(':compile'))).toMatchObject([{ path: ':compileJava', outcome: 'from-cache' }, { path: ':compileTestJava', outcome: 'from-cache' }]);
+    const inputs = ofType((await exportedEvents(server, auth, fromCache)).events, 'TaskInputs');
+    expect(inputs.map((e) => e.data['path'])).toEqual([':compileJava', ':compileTestJava']);
+    expect(inputs[0]!.data).toMatchObject({ files: { source: { 'src/main/java/demo/Hello.java': expect.stringMatching(/^[0-9a-f]{32}$/) } }, outputs: ['build/classes/java/main'] });
+
+    // A changed source file (a new method: the classes' API changes, so the tests compile again).
+    writeFileSync(hello, original.replace('}\n', ' public static int three() { return 3; } }\n').replace(/}\s*}\n$/, '} }\n'));
+    const changedSource = await build();
+    const bySource = await compare(fromCache, changedSource);
+    expect(misses(bySource)).toMatchObject([
+      { kind: 'task-inputs', path: ':compileJava', missed: true, cause: 'inputs', inputs: [{ name: 'source', change: 'changed', files: [{ path: 'src/main/java/demo/Hello.java', change: 'changed' }], producedBy: [] }] },
+    ]);
+    const tasks = bySource.sections.find((s) => s.id === 'tasks')!.differences.filter((d) => d.kind === 'task-inputs');
+    expect(tasks.map((d) => [d.path, d.cause])).toEqual([[':compileJava', 'inputs'], [':compileTestJava', 'upstream']]);
+    expect(tasks[1]).toMatchObject({ inputs: [{ name: 'classpath', producedBy: [':compileJava'] }] });
+
+    // A changed compiler option, the sources as they were: only :compileJava misses, for that option.
+    writeFileSync(hello, original);
+    writeFileSync(join(p, 'build.gradle'), `${readFileSync(join(p, 'build.gradle'), 'utf8')}compileJava.options.compilerArgs = ['-Xlint:unchecked']\n`);
+    const changedOption = await build();
+    const byOption = await compare(fromCache, changedOption);
+    expect(misses(byOption)).toMatchObject([{ path: ':compileJava', cause: 'inputs', inputs: [{ name: 'options.compilerArgs', change: 'changed', files: [], producedBy: [] }] }]);
+    expect(byOption.sections.find((s) => s.id === 'tasks')!.differences.filter((d) => d.kind === 'task-inputs').map((d) => d.path)).toEqual([':compileJava']);
   }, 300_000);
 });
