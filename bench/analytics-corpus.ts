@@ -1,19 +1,25 @@
-// Count, facets and the first list page (newest first) of a fixed corpus of queries, on SQLite,
-// timed through the store (search threads and the time limit, as the server runs them), each
-// against its peers of the same run:
+// Count, facets, 30-day trends and the first list page (newest first) of a fixed corpus of
+// queries, on SQLite, timed through the store (search threads and the time limit, as the server
+// runs them), each against its peers of the same run:
 //
 // - the store's answer before the one-pass facets and the count from value rows: the five facet
 //   statements that each ran the query, `count(*)` over the compiled query, and the plain listing
 //   (the first page without the windows of seq), here in the bench (the same compiler, visibility
 //   and guard), with the answers checked equal;
+// - the trends' direct SQL path (analytics.ts, three statements), which the store takes without
+//   the analytics index, with the answers checked equal;
 // - the empty query's count from the rollups (a few rows), the cheapest search-like request.
 //
-//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR] [--iter N]
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR] [--iter N] [--trends-only]
+//
+// --trends-only times the trends and the peer alone (the facet peers take minutes at 1M) and writes
+// bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
+// the latest build's start.
 //
 // Corpus: demo builds (`demo-data --seed 7`, src/store/demo-data.ts); --data DIR reuses a data
 // directory holding them (e.g. made by `buildscope demo-data --builds 1000000 --seed 7 --data DIR`),
 // otherwise --builds N (default 100,000; --quick 10,000) are loaded into a temporary one. Goals at
-// 1M builds: count <= 50 ms, facets <= 300 ms, first page <= 50 ms. Writes
+// 1M builds: count <= 50 ms, facets <= 300 ms, 30-day trends <= 300 ms, first page <= 50 ms. Writes
 // bench/results/analytics-corpus.json.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +31,7 @@ import { sql } from 'kysely';
 import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
 import { openDatabase } from '../src/db/database.js';
-import { buildFacets } from '../src/store/analytics.js';
+import { buildFacets, buildTrends } from '../src/store/analytics.js';
 import type { AnalyticsIndex } from '../src/store/analytics-index.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { demoBuilds } from '../src/store/demo-data.js';
@@ -33,11 +39,12 @@ import { SearchGuard } from '../src/store/search-guard.js';
 import { visibilityCondition } from '../src/store/visibility.js';
 import { compileQuery, dialectOf } from '../src/sql/index.js';
 import { valueFieldCode } from '../src/sql/value-fields.js';
-import { SEE_EVERYTHING, type Facets } from '../src/store/types.js';
+import { SEE_EVERYTHING, type Facets, type TrendOptions, type Trends } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
 import { timed } from './support/timing.js';
 
 const quick = flag('--quick');
+const trendsOnly = flag('--trends-only');
 const ITER = Number(option('--iter') ?? (quick ? 3 : 5));
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -56,7 +63,7 @@ export const CORPUS = [
   'project:billing user:farah tag:release',
   'buildTool:native buildDuration>2m -tag:ci',
 ] as const;
-const GOALS = { count: 50, facets: 300, page: 50 };
+const GOALS = { count: 50, facets: 300, trends: 300, page: 50 };
 
 const given = option('--data');
 const dir = given ?? mkdtempSync(join(tmpdir(), 'bs-analytics-corpus-'));
@@ -146,13 +153,15 @@ interface Row {
   query: string;
   matches: number;
   peerMs: number;
-  countBeforeMs: number;
-  countMs: number;
-  facetsBeforeMs: number;
-  facetsDirectMs: number;
-  facetsMs: number;
-  pageBeforeMs: number;
-  pageMs: number;
+  countBeforeMs?: number;
+  countMs?: number;
+  facetsBeforeMs?: number;
+  facetsDirectMs?: number;
+  facetsMs?: number;
+  trendsDirectMs: number;
+  trendsMs: number;
+  pageBeforeMs?: number;
+  pageMs?: number;
 }
 
 // The analytics index (analytics-index.ts) reads every build's facet columns once per process, in
@@ -170,6 +179,12 @@ log(`the analytics index read every build's columns in ${cold.ms} ms, ${cold.mem
 /** The facets without the index: the direct path's one statement (analytics.ts). */
 const facetsDirect = (expr: CheckedExpr): Promise<Facets> => buildFacets(handle, { query: expr, visibility: SEE_EVERYTHING }, 8, { rollups: false, guard });
 
+// Daily UTC trends of the 30 days before the latest build's start (the demo builds span 30 days).
+const latestStart = Number((await sql<{ t: number }>`SELECT max(buildstarttime) AS t FROM builds`.execute(handle.db)).rows[0]!.t);
+const TREND: TrendOptions = { from: latestStart + 1 - 30 * 86_400_000, to: latestStart + 1, interval: 'day', tz: 'UTC' };
+/** The trends without the index: the direct path's three statements (analytics.ts), as without it. */
+const trendsDirect = (expr: CheckedExpr): Promise<Trends> => buildTrends(handle, { query: expr, visibility: SEE_EVERYTHING }, TREND, { rollups: false, guard });
+
 const rows: Row[] = [];
 let identical = true;
 const empty = checked('');
@@ -177,48 +192,63 @@ for (const text of CORPUS) {
   const query = checked(text);
   const scope = { query, visibility: SEE_EVERYTHING };
   const matches = await store.countBuilds(scope);
-  const page = (await store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })).map((b) => b.id);
-  const same =
-    matches === (await countBefore(query)) &&
-    isDeepStrictEqual(await store.facets(scope), await facetsBefore(query)) &&
-    isDeepStrictEqual(await store.facets(scope), await facetsDirect(query)) &&
-    isDeepStrictEqual(page, ((await pageBefore(query)) as { id: string }[]).map((b) => b.id));
-  if (!same) log(`${text}: the store's answer differs from the peer's`);
-  identical &&= same;
-  // The slow peers (seconds each at 1M) run fewer times.
+  const sameTrends = isDeepStrictEqual(await store.trends(scope, TREND), await trendsDirect(query));
+  if (!sameTrends) log(`${text}: the store's trends differ from the direct path's`);
+  identical &&= sameTrends;
+  if (!trendsOnly) {
+    const page = (await store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })).map((b) => b.id);
+    const same =
+      matches === (await countBefore(query)) &&
+      isDeepStrictEqual(await store.facets(scope), await facetsBefore(query)) &&
+      isDeepStrictEqual(await store.facets(scope), await facetsDirect(query)) &&
+      isDeepStrictEqual(page, ((await pageBefore(query)) as { id: string }[]).map((b) => b.id));
+    if (!same) log(`${text}: the store's answer differs from the peer's`);
+    identical &&= same;
+  }
+  // The slow peers (seconds each at 1M) run fewer times; the direct trends (~10 s at 1M) once
+  // after the run that checked them.
   const row: Row = {
     query: text,
     matches,
     peerMs: await median(() => store.countBuilds({ query: empty, visibility: SEE_EVERYTHING })),
-    countBeforeMs: await median(() => countBefore(query)),
-    countMs: await median(() => store.countBuilds(scope)),
-    facetsBeforeMs: await median(() => facetsBefore(query), Math.min(ITER, 3)),
-    facetsDirectMs: await median(() => facetsDirect(query), Math.min(ITER, 3)),
-    facetsMs: await median(() => store.facets(scope), Math.min(ITER, 3)),
-    pageBeforeMs: await median(() => pageBefore(query)),
-    pageMs: await median(() => store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })),
+    ...(trendsOnly
+      ? {}
+      : {
+          countBeforeMs: await median(() => countBefore(query)),
+          countMs: await median(() => store.countBuilds(scope)),
+          facetsBeforeMs: await median(() => facetsBefore(query), Math.min(ITER, 3)),
+          facetsDirectMs: await median(() => facetsDirect(query), Math.min(ITER, 3)),
+          facetsMs: await median(() => store.facets(scope), Math.min(ITER, 3)),
+          pageBeforeMs: await median(() => pageBefore(query)),
+          pageMs: await median(() => store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 })),
+        }),
+    trendsDirectMs: (await timed(() => trendsDirect(query), 1)).p50,
+    trendsMs: await median(() => store.trends(scope, TREND)),
   };
   log(`${text}: ${JSON.stringify(row)}`);
   rows.push(row);
 }
 
-const ratio = (a: number, b: number) => (b === 0 ? '-' : `${(a / b).toFixed(1)}x`);
-const fmt = (ms: number, goal: number) => `${ms.toLocaleString('en-US')} ms${ms <= goal ? '' : ' ✗'}`;
+const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '-' : `${Math.round(a / b).toLocaleString('en-US')}x`);
+const ms = (t: number | undefined) => (t === undefined ? '-' : `${t.toLocaleString('en-US')} ms`);
+const fmt = (t: number | undefined, goal: number) => (t === undefined ? '-' : `${ms(t)}${t <= goal ? '' : ' ✗'}`);
 const table = [
-  `| ${builds.toLocaleString('en-US')} builds, SQLite, p50 | matches | peer: empty query count | count before | count | facets before (5 statements) | facets, one statement | facets | speed-up over one statement | first page before | first page, newest first |`,
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  `| ${builds.toLocaleString('en-US')} builds, SQLite, p50 | matches | peer: empty query count | count before | count | facets before (5 statements) | facets, one statement | facets | speed-up over one statement | 30-day trends, SQL | 30-day trends | speed-up over SQL | first page before | first page, newest first |`,
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (r) =>
-      `| \`${r.query}\` | ${r.matches.toLocaleString('en-US')} | ${r.peerMs} ms | ${r.countBeforeMs} ms | ${fmt(r.countMs, GOALS.count)} | ${r.facetsBeforeMs.toLocaleString('en-US')} ms | ${r.facetsDirectMs.toLocaleString('en-US')} ms | ${fmt(r.facetsMs, GOALS.facets)} | ${ratio(r.facetsDirectMs, r.facetsMs)} | ${r.pageBeforeMs.toLocaleString('en-US')} ms | ${fmt(r.pageMs, GOALS.page)} |`,
+      `| \`${r.query}\` | ${r.matches.toLocaleString('en-US')} | ${r.peerMs} ms | ${ms(r.countBeforeMs)} | ${fmt(r.countMs, GOALS.count)} | ${ms(r.facetsBeforeMs)} | ${ms(r.facetsDirectMs)} | ${fmt(r.facetsMs, GOALS.facets)} | ${ratio(r.facetsDirectMs, r.facetsMs)} | ${ms(r.trendsDirectMs)} | ${fmt(r.trendsMs, GOALS.trends)} | ${ratio(r.trendsDirectMs, r.trendsMs)} | ${ms(r.pageBeforeMs)} | ${fmt(r.pageMs, GOALS.page)} |`,
   ),
 ].join('\n');
-process.stdout.write(`${table}\n\nThe analytics index read every build's columns in ${cold.ms.toLocaleString('en-US')} ms (${cold.memoryMB} MB of memory).\n(✗: over the goal at 1M builds: count ${GOALS.count} ms, facets ${GOALS.facets} ms, page ${GOALS.page} ms)\n`);
+process.stdout.write(
+  `${table}\n\nThe analytics index read every build's columns in ${cold.ms.toLocaleString('en-US')} ms (${cold.memoryMB} MB of memory).\n(✗: over the goal at 1M builds: count ${GOALS.count} ms, facets ${GOALS.facets} ms, 30-day trends ${GOALS.trends} ms, page ${GOALS.page} ms)\n`,
+);
 log(`answers identical to the peers': ${identical}`);
 if (!identical) process.exitCode = 1;
 
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'analytics-corpus.json');
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', trendsOnly ? 'analytics-corpus-trends.json' : 'analytics-corpus.json');
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ builds, iterations: ITER, goalsMs: GOALS, identical, indexFirstUse: cold, rows }, null, 2) + '\n');
+writeFileSync(out, JSON.stringify({ builds, iterations: ITER, trendsOnly, trend: TREND, goalsMs: GOALS, identical, indexFirstUse: cold, rows }, null, 2) + '\n');
 
 await guard.close();
 await store.close();

@@ -324,7 +324,7 @@ const limitsSchema = {
     },
     analyticsIndexBytes: {
       description:
-        'SQLite: memory the analytics index may take, in bytes (counts and facets of any query from memory, about 40 bytes a build, 256 MiB holds about 6 million builds); past it, and at 0, they are read from the database.',
+        'SQLite: memory the analytics index may take, in bytes (counts, facets and trends of any query from memory, about 90 bytes a demo build, 256 MiB holds about 3 million builds); past it, and at 0, they are read from the database.',
       type: 'integer',
       minimum: 0,
       maximum: 64 * 1024 ** 3,

@@ -172,7 +172,8 @@ export type TrendHow = AggregateHow;
  *
  * Answered from the rollups (rollups-query.ts) when the query is empty or a conjunction of exact
  * values of rollup dimensions and the periods are unions of 15-minute slots; otherwise from the
- * builds directly. Both give the same answer.
+ * analytics index when it has read the builds (analytics-index.ts); otherwise from the builds
+ * directly. All give the same answer.
  */
 export async function buildTrends(handle: DatabaseHandle, scope: Scope, options: TrendOptions, how: TrendHow = {}): Promise<Trends> {
   const periods = trendPeriods(options);
@@ -183,6 +184,7 @@ export async function buildTrends(handle: DatabaseHandle, scope: Scope, options:
   const guard = how.guard ?? unguarded(handle);
   const rows =
     (how.rollups === false ? undefined : await trendRowsFromRollups(handle, scope.query, visibilityCondition(scope.visibility), periods, periodOf)) ??
+    (await how.index?.trendRows(scope, periods)) ??
     (await guard.search((read) => directTrendRows(handle, scope, from, to, periodOf, read, guard.deadlineCheck)));
 
   const paths = rows.paths;

@@ -106,7 +106,7 @@ export interface BuildStoreOptions {
    */
   readonly postings?: PostingCacheOptions | false;
   /**
-   * The count and facets of any query from memory (analytics-index.ts), SQLite only; `false`
+   * The count, facets and trends of any query from memory (analytics-index.ts), SQLite only; `false`
    * turns it off. Default on, at most 256 MB of columns and 64 MB of term bitmaps. `warm` reads
    * the stored builds into it in the background when the store opens (the server).
    */
@@ -674,7 +674,7 @@ class KyselyBuildStore implements BuildStore {
   }
 
   trends(scope: AggregateScope, options: TrendOptions): Promise<Trends> {
-    return buildTrends(this.handle, scope, options, { guard: this.guard });
+    return buildTrends(this.handle, scope, options, { guard: this.guard, ...(this.index !== undefined ? { index: this.index } : {}) });
   }
 
   get tests(): TestReads {

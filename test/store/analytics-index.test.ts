@@ -1,12 +1,13 @@
 // The analytics index (src/store/analytics-index.ts) answers what SQL answers: for random builds,
 // random and/or/not queries over the fields the facets show and others (wildcards, negations,
 // time ranges, durations, custom values), random visibilities, time ranges and limits, its
-// count equals SQL's count over the compiled query and its facets equal the direct path's
-// (analytics.ts, one statement), whether it read the builds within the search or in the
-// background -- after each of: an ingest, a deletion by this store (the index
+// count equals SQL's count over the compiled query, its facets equal the direct path's
+// (analytics.ts, one statement), and its trends (random ranges, days or weeks, time zones) equal
+// the direct path's and the rollups' where they answer, whether it read the builds within the
+// search or in the background -- after each of: an ingest, a deletion by this store (the index
 // is told), a deletion behind its back (another process's prune: the all-time rollup count no
-// longer matches and the index reads again), and more ingests. And the store answers facets and
-// counts from it through its search threads (packed rows), equal to the direct path.
+// longer matches and the index reads again), and more ingests. And the store answers facets,
+// counts and trends from it through its search threads (packed rows), equal to the direct path.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,12 +20,12 @@ import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { compileQuery, dialectOf } from '../../src/sql/index.js';
 import { AnalyticsIndex } from '../../src/store/analytics-index.js';
-import { buildFacets } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends } from '../../src/store/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { unguarded } from '../../src/store/search-guard.js';
-import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type Visibility } from '../../src/store/types.js';
+import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type TrendOptions, type Visibility } from '../../src/store/types.js';
 import { visibilityCondition } from '../../src/store/visibility.js';
 import { queryOf } from '../sql/support/arbitraries.js';
 import { randomBuildLine, type RandomBuild } from './support.js';
@@ -43,6 +44,16 @@ const genBuild: fc.Arbitrary<Gen> = fc.record({
   user: fc.constantFrom('ann', 'Ann', 'bob', 'ci', 'é', null),
   tags: fc.array(fc.constantFrom('CI', 'ci', 'local', 'nightly', 'x', 'É', 'e'), { maxLength: 3 }),
   values: fc.array(fc.tuple(fc.constantFrom('Git branch', 'os'), fc.constantFrom('main', 'feature/a', 'linux')), { maxLength: 2 }),
+  // Few paths and durations, so that means tie (the lists then order by path); one duration past
+  // 32 bits (the index keeps it beside its array).
+  tasks: fc.array(
+    fc.record({
+      path: fc.constantFrom(':a', ':b', ':app:compile', ':Z'),
+      outcome: fc.constantFrom('SUCCESS', 'failed', 'UP-TO-DATE', 'FROM-CACHE', 'skipped', 'NO-SOURCE'),
+      took: fc.oneof(fc.constantFrom(0, 10, 20, 5_000_000_000), fc.integer({ min: 0, max: 60_000 })),
+    }),
+    { maxLength: 4 },
+  ),
 });
 
 const ndjson = (id: string, g: Gen): string => randomBuildLine(id, g, NOW);
@@ -82,6 +93,12 @@ const genCheck = fc.record({
   visibility: fc.nat(VISIBILITIES.length - 1),
   range: fc.option(fc.tuple(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 1, max: 10 })), { nil: undefined }),
   limit: fc.integer({ min: 1, max: 9 }),
+  trend: fc.record({
+    from: fc.integer({ min: -DAY, max: 11 * DAY }),
+    days: fc.integer({ min: 1, max: 12 }),
+    interval: fc.constantFrom('day' as const, 'week' as const),
+    tz: fc.constantFrom('UTC', 'Europe/Berlin', 'Asia/Kathmandu'),
+  }),
 });
 type Check = typeof genCheck extends fc.Arbitrary<infer T> ? T : never;
 
@@ -97,6 +114,11 @@ function scopeOf(c: Check): AggregateScope {
   return { query: c.query, visibility: VISIBILITIES[c.visibility]!, ...range };
 }
 
+function trendOf(c: Check): TrendOptions {
+  const from = NOW - c.trend.from;
+  return { from, to: from + c.trend.days * DAY, interval: c.trend.interval, tz: c.trend.tz };
+}
+
 async function sqlCount(handle: DatabaseHandle, scope: AggregateScope): Promise<number> {
   let q = handle.db
     .selectFrom('builds')
@@ -110,7 +132,7 @@ async function sqlCount(handle: DatabaseHandle, scope: AggregateScope): Promise<
 }
 
 describe('the analytics index', () => {
-  it('counts and facets as SQL does, through ingests, its own deletions and deletions behind its back', async () => {
+  it('counts, facets and trends as SQL does, through ingests, its own deletions and deletions behind its back', async () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(genCase, async (c) => {
@@ -131,9 +153,16 @@ describe('the analytics index', () => {
             const scope = scopeOf(check);
             const count = await sqlCount(handle, scope);
             const facets = await buildFacets(handle, scope, check.limit, { rollups: false });
+            const options = trendOf(check);
+            const trends = await buildTrends(handle, scope, options, { rollups: false });
+            // The rollups where they answer (a query of exact project/outcome values, UTC days or weeks).
+            expect(await buildTrends(handle, scope, options), `${when}: rollups`).toEqual(trends);
             for (const index of indexes) {
               expect(await index.count(scope), when).toBe(count);
               expect(await index.facets(scope, check.limit), when).toEqual(facets);
+              // The index's own answer, not the direct path it falls back to.
+              expect(await index.trendRows(scope, [{ start: options.from, end: options.to }]), when).toBeDefined();
+              expect(await buildTrends(handle, scope, options, { rollups: false, index }), `${when}: trends`).toEqual(trends);
             }
           }
         };
@@ -176,6 +205,10 @@ describe('the analytics index', () => {
       handle = await openDatabase({ data: dir });
       store = await openBuildStore(handle);
       await store.ingestNdjson([...demoBuilds({ builds: 600, seed: 3, now: NOW })].join('\n'), { bulk: true });
+      // A build of 300 tasks: counts past a byte, which the index keeps beside its array.
+      const tasks = Array.from({ length: 300 }, (_, k) => ({ path: `:t${k % 7}`, outcome: k % 3 === 0 ? 'SUCCESS' : 'UP-TO-DATE', took: k }));
+      const big = randomBuildLine('ai-many-tasks', { project: 'inventory', outcome: 'failed', ago: DAY, duration: 1000, tool: 'native', user: 'bot', tags: ['CI'], tasks }, NOW);
+      await store.ingestNdjson(big);
     }, 120_000);
     afterAll(async () => {
       await store?.close();
@@ -183,7 +216,11 @@ describe('the analytics index', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('answers the facets and counts of queries the rollups do not, equal to the direct path', async () => {
+    it('answers the facets, counts and trends of queries the rollups do not, equal to the direct path', async () => {
+      // The index has read the builds (the server warms it when it opens the store).
+      const index = (store as unknown as { index: AnalyticsIndex }).index;
+      index.catchUp();
+      await index.settled();
       for (const text of ['tag:ci', '-user:bot', 'requested:*test*', 'project:inv* or buildOutcome:failed', 'buildTool:native -tag:local', 'tag:nothing-has-this']) {
         const r = parseQuery(text, { now: NOW });
         expect(r.ok, text).toBe(true);
@@ -191,6 +228,13 @@ describe('the analytics index', () => {
           const scope = { query: r.expr!, visibility };
           expect(await store.facets(scope, 5), text).toEqual(await buildFacets(handle, scope, 5, { rollups: false }));
           expect(await store.countBuilds(scope), text).toBe(await sqlCount(handle, scope));
+          for (const trend of [
+            { from: NOW - 30 * DAY, to: NOW, interval: 'day', tz: 'UTC' },
+            { from: NOW - 30 * DAY, to: NOW, interval: 'week', tz: 'America/New_York' },
+          ] as const) {
+            expect(await index.trendRows(scope, [{ start: trend.from, end: trend.to }]), text).toBeDefined();
+            expect(await store.trends(scope, trend), text).toEqual(await buildTrends(handle, scope, trend, { rollups: false }));
+          }
         }
       }
     });
