@@ -39,7 +39,7 @@ export interface AgentContract {
     readonly keys: Readonly<Record<SettingName, SettingKey>>;
     readonly switches: { readonly off: readonly string[] };
   };
-  readonly bounds: { readonly consoleChars: number; readonly testOutputChars: number; readonly stackTraceChars: number; readonly messageChars: number; readonly outputTailChars: number; readonly taskInputFiles: number; readonly buildInputFiles: number };
+  readonly bounds: { readonly consoleChars: number; readonly testOutputChars: number; readonly stackTraceChars: number; readonly messageChars: number; readonly outputTailChars: number; readonly taskInputFiles: number; readonly buildInputFiles: number; readonly buildDependencies: number };
   readonly redaction: { readonly all: string; readonly words: readonly { readonly word: string; readonly aliases: readonly string[]; readonly leavesOut: readonly string[] }[] };
   readonly tags: { readonly ci: string; readonly local: string; readonly dirty: string };
   readonly values: { readonly ciProvider: string; readonly ciBuild: string; readonly gitRepository: string; readonly gitCommitId: string; readonly gitBranch: string; readonly gitStatus: string };

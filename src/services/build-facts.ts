@@ -9,6 +9,7 @@ import { identityOf, testIdOf, testOutcome, type TestOutcome } from '../store/te
 import { tasksOf, type TaskOutcome } from '../store/tasks.js';
 import type { BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import { taskInputFactsOf, type TaskInputFacts } from './task-inputs.js';
+import { resolvedConfigurationsOf, type ResolvedConfiguration } from './dependencies.js';
 import { listRow } from './web.js';
 
 export type { TaskOutcome } from '../store/tasks.js';
@@ -41,10 +42,16 @@ export interface TaskFacts {
   readonly cacheable: boolean | null;
 }
 
-/** One test (suite and name), its attempts taken together: the outcome of the last. */
+/**
+ * One test (suite, name and parameters), its attempts taken together: the outcome of the last.
+ * The cases of a parametrized test are tests of their own, as in the store and on the build page
+ * (docs/send-your-builds.md: attempts of one test share suite, name and parameters).
+ */
 export interface TestFacts {
   readonly suite: string;
   readonly name: string;
+  /** A parametrized test's parameters (`1-2` for pytest's `test_x[1-2]`); absent for a test without. */
+  readonly parameters?: string;
   /** null when the tool's word for it is not one Buildscope reads. */
   readonly outcome: TestOutcome | null;
   /** Every attempt's time, added up. */
@@ -85,6 +92,8 @@ export interface BuildFacts {
   readonly taskInputs: readonly TaskInputFacts[];
   readonly tests: readonly TestFacts[];
   readonly failures: readonly FailureFacts[];
+  /** What each configuration resolved to, where the agent recorded it (ResolvedDependencies events). */
+  readonly dependencies: readonly ResolvedConfiguration[];
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -115,12 +124,12 @@ export function taskFactsOf(events: readonly BuildEvent[]): TaskFacts[] {
 /**
  * Tests from TestStarted/TestFinished, paired by `id` as the search fields pair them
  * (src/store/test-events.ts); a test run more than once (retries) is one test whose outcome is
- * its last attempt's. Ordered by suite and name.
+ * its last attempt's, the cases of a parametrized test apart. Ordered by suite, name and parameters.
  */
 export function testFactsOf(events: readonly BuildEvent[]): TestFacts[] {
   const startedData = new Map<string, Readonly<Record<string, unknown>>>();
   const startedAt = new Map<string, number>();
-  const tests = new Map<string, { suite: string; name: string; outcome: TestOutcome | null; duration: number; attempts: number }>();
+  const tests = new Map<string, { suite: string; name: string; parameters?: string; outcome: TestOutcome | null; duration: number; attempts: number }>();
   for (const e of events) {
     const type = e.type.eventType;
     if (type === 'TestStarted') {
@@ -133,16 +142,25 @@ export function testFactsOf(events: readonly BuildEvent[]): TestFacts[] {
       if (who === undefined) continue;
       const id = testIdOf(e.data);
       const began = id === undefined ? undefined : startedAt.get(id);
-      const key = `${who.suite}\u0000${who.name}`;
-      const t = tests.get(key) ?? { suite: who.suite, name: who.name, outcome: null, duration: 0, attempts: 0 };
+      // Read as the store reads them (failedTestsOf, build-report.ts): from the TestStarted.
+      const given = id === undefined ? undefined : startedData.get(id)?.['parameters'];
+      const parameters = typeof given === 'string' && given !== '' ? given : undefined;
+      const key = `${who.suite}\u0000${who.name}\u0000${parameters ?? ''}`;
+      const t = tests.get(key) ?? { suite: who.suite, name: who.name, ...(parameters !== undefined ? { parameters } : {}), outcome: null, duration: 0, attempts: 0 };
       t.outcome = testOutcome(e.data['outcome']) ?? null;
       t.duration += began === undefined ? 0 : Math.max(0, e.timestamp - began);
       t.attempts++;
       tests.set(key, t);
     }
   }
-  return [...tests.values()].sort((x, y) => (x.suite < y.suite ? -1 : x.suite > y.suite ? 1 : x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  return [...tests.values()].sort(byTestIdentity);
 }
+
+const cmpText = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+
+/** Tests by suite, name and parameters (a test without parameters before its parametrized cases). */
+export const byTestIdentity = (x: { suite: string; name: string; parameters?: string }, y: { suite: string; name: string; parameters?: string }): number =>
+  cmpText(x.suite, y.suite) || cmpText(x.name, y.name) || cmpText(x.parameters ?? '', y.parameters ?? '');
 
 function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
   for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type.eventType === type) return events[i]!.data;
@@ -214,6 +232,7 @@ export function factsOf(build: BuildWithAttributes, events: readonly BuildEvent[
     taskInputs: taskInputFactsOf(events),
     tests: testFactsOf(events),
     failures,
+    dependencies: resolvedConfigurationsOf(events),
   };
 }
 

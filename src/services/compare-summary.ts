@@ -9,6 +9,8 @@
 //   requested      other requested or excluded tasks
 //   tool           another tool or agent version
 //   git            another commit, branch or dirty state
+//   dependency     a module of a configuration both builds resolved, at another version or in
+//                  one build only
 //   cache-miss     a task avoided in one build (up to date, from the cache) and run in the other
 //                  whose recorded inputs differ, unless only other tasks' outputs changed them
 //                  (the task that produced them is the cause, and is listed itself)
@@ -48,6 +50,7 @@ const RULES: readonly Rule[] = [
   ['requested', 2, 'asked', (d) => d.kind === 'list' && d.group === 'requested'],
   ['tool', 2, 'header', (d) => d.kind === 'field' && d.group === 'build' && (d.name === 'tool' || d.name === 'tool version' || d.name === 'agent version')],
   ['git', 3, 'asked', (d) => d.kind === 'field' && d.group === 'git' && d.name !== 'repository'],
+  ['dependency', 3, 'dependencies', (d) => d.kind === 'dependency'],
   ['cache-miss', 3, 'tasks', (d) => d.kind === 'task-inputs' && d.missed && d.cause !== 'upstream'],
 ];
 

@@ -8,9 +8,10 @@
 // (test/services/compare.property.test.ts).
 
 import type { BuildStore, Visibility } from '../store/types.js';
-import { readBuildFacts, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
+import { byTestIdentity, readBuildFacts, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
 import { summaryOf } from './compare-summary.js';
 import { inputsDifference, producersOf, type TaskInputFacts } from './task-inputs.js';
+import { configurationKey, configurationName, type ResolvedConfiguration } from './dependencies.js';
 import type { BuildSide, Comparison, Difference, FieldGroup, ListGroup, Section } from './comparison.js';
 
 export * from './comparison.js';
@@ -145,8 +146,9 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
   return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...inputs, ...cacheable, ...durations] };
 }
 
-const testKey = (t: { suite: string; name: string }): string => `${t.suite}\u0000${t.name}`;
-const byTest = (x: { suite: string; name: string }, y: { suite: string; name: string }): number => cmp(x.suite, y.suite) || cmp(x.name, y.name);
+// A parametrized test's cases are tests of their own (build-facts.ts).
+const testKey = (t: { suite: string; name: string; parameters?: string }): string => `${t.suite}\u0000${t.name}\u0000${t.parameters ?? ''}`;
+const byTest = byTestIdentity;
 
 function testsSection(a: BuildFacts, b: BuildFacts): Section {
   const inB = new Map(b.tests.map((t) => [testKey(t), t]));
@@ -162,7 +164,7 @@ function testsSection(a: BuildFacts, b: BuildFacts): Section {
       presence.push({ kind: 'test-removed', test: x });
       continue;
     }
-    const at = { suite: x.suite, name: x.name };
+    const at = { suite: x.suite, name: x.name, ...(x.parameters !== undefined ? { parameters: x.parameters } : {}) };
     if (x.outcome !== y.outcome) outcomes.push({ kind: 'test-outcome', ...at, before: x.outcome, after: y.outcome });
     if (x.duration !== y.duration) durations.push({ kind: 'test-duration', ...at, before: x.duration, after: y.duration });
   }
@@ -176,6 +178,35 @@ function testsSection(a: BuildFacts, b: BuildFacts): Section {
   outcomes.sort(byTest);
   durations.sort(byChange<(typeof durations)[number]>(byTest));
   return { id: 'tests', compared: inA.size + added, differences: [...presence, ...outcomes, ...durations] };
+}
+
+/**
+ * Dependencies: the configurations resolved in one build only (a list), then, for each one both
+ * resolved, the modules at another version or in one build only, by project, configuration and
+ * module. A configuration only one build resolved (`gradle compileJava` against `gradle build`)
+ * is named, not its every module: what was asked explains it.
+ */
+function dependenciesSection(a: BuildFacts, b: BuildFacts): Section {
+  const inB = new Map(b.dependencies.map((c) => [configurationKey(c.project, c.configuration), c]));
+  const both: [ResolvedConfiguration, ResolvedConfiguration][] = [];
+  for (const x of a.dependencies) {
+    const y = inB.get(configurationKey(x.project, x.configuration));
+    if (y !== undefined) both.push([x, y]);
+  }
+  const differences: Difference[] = listDifference('configurations', 'resolved', a.dependencies.map(configurationName), b.dependencies.map(configurationName));
+  let compared = 0;
+  for (const [x, y] of both) {
+    const modules = [...new Set([...Object.keys(x.modules), ...Object.keys(y.modules)])].sort(cmp);
+    compared += modules.length;
+    for (const module of modules) {
+      const before = x.modules[module] ?? null;
+      const after = y.modules[module] ?? null;
+      if (before !== after) differences.push({ kind: 'dependency', project: x.project, configuration: x.configuration, module, before, after });
+    }
+  }
+  // Compared: the modules of the configurations both resolved, and each configuration only one did.
+  const onlyOne = a.dependencies.length + b.dependencies.length - 2 * both.length;
+  return { id: 'dependencies', compared: compared + onlyOne, differences };
 }
 
 /** Failures as multisets of (classification, message): what one build has more of than the other. */
@@ -223,7 +254,7 @@ function sideOf(f: BuildFacts): BuildSide {
 
 /** Compares two builds' facts (pure). */
 export function compareFacts(a: BuildFacts, b: BuildFacts): Comparison {
-  const sections = [headerSection(a, b), askedSection(a, b), tasksSection(a, b), testsSection(a, b), failuresSection(a, b)];
+  const sections = [headerSection(a, b), askedSection(a, b), tasksSection(a, b), dependenciesSection(a, b), testsSection(a, b), failuresSection(a, b)];
   return {
     a: sideOf(a),
     b: sideOf(b),

@@ -11,13 +11,15 @@ export type { Change, FileChange, InputChange, InputsDifference, MissCause } fro
 /** Groups of single values: the header's, and those of what was asked. */
 export type FieldGroup = 'build' | 'counts' | 'git' | 'environment' | 'options' | 'cache' | 'settings' | 'values';
 /** Groups of lists compared as sets. */
-export type ListGroup = 'requested' | 'tags';
+export type ListGroup = 'requested' | 'tags' | 'configurations';
 
 /**
  * One difference. Every kind is handled by an exhaustive switch (swapDifference here, the page's
  * rendering), so a new kind fails to compile until each place knows it. `task-inputs` is a task
  * whose recorded cache key differs (task-inputs.ts): the inputs whose values or file hashes differ
  * and why; `missed` when it came from the cache or was up to date in one build and ran in the other.
+ * `dependency` is a module of a configuration both builds resolved (dependencies.ts) at another
+ * version, or in one build only (null on the other side).
  */
 export type Difference =
   | { readonly kind: 'field'; readonly group: FieldGroup; readonly name: string; readonly before: Scalar; readonly after: Scalar }
@@ -30,25 +32,27 @@ export type Difference =
   | ({ readonly kind: 'task-inputs'; readonly path: string; readonly occurrence: number; readonly missed: boolean } & InputsDifference)
   | { readonly kind: 'test-added'; readonly test: TestFacts }
   | { readonly kind: 'test-removed'; readonly test: TestFacts }
-  | { readonly kind: 'test-outcome'; readonly suite: string; readonly name: string; readonly before: TestOutcome | null; readonly after: TestOutcome | null }
-  | { readonly kind: 'test-duration'; readonly suite: string; readonly name: string; readonly before: number; readonly after: number }
+  | { readonly kind: 'test-outcome'; readonly suite: string; readonly name: string; readonly parameters?: string; readonly before: TestOutcome | null; readonly after: TestOutcome | null }
+  | { readonly kind: 'test-duration'; readonly suite: string; readonly name: string; readonly parameters?: string; readonly before: number; readonly after: number }
   | { readonly kind: 'failure-added'; readonly failure: FailureFacts }
-  | { readonly kind: 'failure-removed'; readonly failure: FailureFacts };
+  | { readonly kind: 'failure-removed'; readonly failure: FailureFacts }
+  | { readonly kind: 'dependency'; readonly project: string; readonly configuration: string; readonly module: string; readonly before: string | null; readonly after: string | null };
 
 export type DifferenceKind = Difference['kind'];
 
-export const SECTION_IDS = ['header', 'asked', 'tasks', 'tests', 'failures'] as const;
+export const SECTION_IDS = ['header', 'asked', 'tasks', 'dependencies', 'tests', 'failures'] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
 export interface Section {
   readonly id: SectionId;
-  /** How many things were compared: fields, tasks or tests present in either build, failures. */
+  /** How many things were compared: fields, tasks, modules or tests present in either build, failures. */
   readonly compared: number;
   readonly differences: readonly Difference[];
 }
 
 /** Why a difference is in the summary (compare-summary.ts says how each is chosen). */
-export type SummaryReason = 'outcome' | 'failing-task' | 'failing-test' | 'failure' | 'requested' | 'tool' | 'git' | 'cache-miss' | 'duration' | 'tasks' | 'slower-task' | 'environment' | 'options';
+export const SUMMARY_REASONS = ['outcome', 'failing-task', 'failing-test', 'failure', 'requested', 'tool', 'git', 'dependency', 'cache-miss', 'duration', 'tasks', 'slower-task', 'environment', 'options'] as const;
+export type SummaryReason = (typeof SUMMARY_REASONS)[number];
 
 export interface SummaryEntry {
   readonly reason: SummaryReason;
@@ -107,5 +111,7 @@ export function swapDifference(d: Difference): Difference {
       return { kind: 'failure-removed', failure: d.failure };
     case 'failure-removed':
       return { kind: 'failure-added', failure: d.failure };
+    case 'dependency':
+      return { ...d, before: d.after, after: d.before };
   }
 }

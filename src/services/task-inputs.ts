@@ -51,7 +51,8 @@ export interface InputChange {
  * task's implementation (`implementation`: another plugin or Gradle version), only inputs that
  * other tasks' outputs changed (`upstream`), or nothing the agent recorded (`unknown`).
  */
-export type MissCause = 'inputs' | 'implementation' | 'upstream' | 'unknown';
+export const MISS_CAUSES = ['inputs', 'implementation', 'upstream', 'unknown'] as const;
+export type MissCause = (typeof MISS_CAUSES)[number];
 
 const cmp = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

@@ -10,13 +10,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
 import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
-import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let server: AgentTestServer;
   let node: TestNode;
   let ws: BazelWorkspace;
   let dir: string;
+  // The passing `bazel test //...` and the one with a failing test, compared after both ran.
+  let passingBuild = '';
+  let failingBuild = '';
   const bazel = (args: readonly string[]) => ws.bazel(args);
   const offline = () => ws.offline;
 
@@ -58,6 +61,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const ids = await server.search('buildTool:targetbuild targetbuild.requestedTargets://... buildOutcome:succeeded');
     expect(ids).toHaveLength(1);
     const id = ids[0]!;
+    passingBuild = id;
     // Bazel's own link line leads to the build.
     const link = new RegExp(`Streaming build results to: (${server.url}/builds/bazel/[0-9a-f-]{36})`).exec(r.output)?.[1];
     expect(link, r.output).toBeDefined();
@@ -87,6 +91,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const ids = await server.search('buildTool:targetbuild buildOutcome:failed hasVerificationFailure');
     expect(ids).toHaveLength(1);
     expect(await server.search('buildOutcome:failed hasNonVerificationFailure')).toEqual([]);
+    failingBuild = ids[0]!;
     const events = await server.events(ids[0]!);
     const test = events.find((e) => e.eventType === 'TaskFinished' && e.data['path'] === '//:greeting_test');
     expect(test?.data).toMatchObject({ outcome: 'failed', testStatus: 'FAILED' });
@@ -103,6 +108,45 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(fromFile.find((e) => e.type.eventType === 'TestFinished')!.data).toMatchObject({ outcome: 'failed', attempt: 1, failure: { message: 'exited with error code 1' } });
     expect(fromFile.find((e) => e.type.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
   }, 240_000);
+
+  it('comparing the passing build with the failing one names the outcome, the failing test target and test, and the metadata only the first had; the other way round swaps each', async () => {
+    const compare = (a: string, b: string) => compareOver((path) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.accessKey}` } }), a, b);
+    const c = await compare(passingBuild, failingBuild);
+    expect(c.a).toMatchObject({ id: passingBuild, project: 'workspace', tool: 'targetbuild', outcome: 'succeeded', tasks: 2, tests: 1 });
+    expect(c.b).toMatchObject({ id: failingBuild, project: 'workspace', tool: 'targetbuild', outcome: 'failed', tasks: 2, tests: 1 });
+    // Rules on the builds' durations come after these and depend on the machine's load (and on
+    // Bazel's action cache, which spares the second build the genrule).
+    expect(c.summary.slice(0, 4)).toMatchObject([
+      { reason: 'outcome', difference: { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' } },
+      { reason: 'failing-task', difference: { kind: 'task-outcome', path: '//:greeting_test', occurrence: 1, before: 'executed', after: 'failed' } },
+      // Over the live stream (the report on the client's disk) the test is the target: package and name.
+      { reason: 'failing-test', difference: { kind: 'test-outcome', suite: '//', name: 'greeting_test', before: 'passed', after: 'failed' } },
+      { reason: 'failure', difference: { kind: 'failure-added', failure: { classification: 'verification', message: 'Test //:greeting_test FAILED' } } },
+    ]);
+    expect(c.summary.slice(4).map((e) => e.reason).every((r) => r === 'duration' || r === 'tasks' || r === 'slower-task')).toBe(true);
+    const section = (id: string) => c.sections.find((s) => s.id === id)!.differences;
+    const timed = new Set(['task-duration', 'test-duration']);
+    expect(section('tasks').filter((d) => !timed.has(d.kind))).toEqual([{ kind: 'task-outcome', path: '//:greeting_test', occurrence: 1, before: 'executed', after: 'failed' }]);
+    expect(section('tests').filter((d) => !timed.has(d.kind))).toEqual([{ kind: 'test-outcome', suite: '//', name: 'greeting_test', before: 'passed', after: 'failed' }]);
+    // What was asked: the same targets; the first build's --build_metadata (its tags and values),
+    // nothing of the machine.
+    expect(section('asked')).toEqual([
+      { kind: 'list', group: 'tags', name: 'tags', added: [], removed: ['CI', 'e2e', 'nightly'] },
+      { kind: 'field', group: 'values', name: 'ROLE', before: 'CI', after: null },
+      { kind: 'field', group: 'values', name: 'TAGS', before: 'nightly,e2e', after: null },
+      { kind: 'field', group: 'values', name: 'Team', before: 'infra', after: null },
+    ]);
+    expect(section('header').filter((d) => !(d.kind === 'field' && d.name === 'duration'))).toEqual([
+      { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' },
+      { kind: 'field', group: 'counts', name: 'tasks executed', before: 2, after: 1 },
+      { kind: 'field', group: 'counts', name: 'tasks failed', before: 0, after: 1 },
+      { kind: 'field', group: 'counts', name: 'tests failed', before: 0, after: 1 },
+    ]);
+    expect(section('failures').map((d) => d.kind)).toEqual(['failure-added']);
+
+    const back = await compare(failingBuild, passingBuild);
+    expectSwapped(c, back);
+  }, 60_000);
 
   it('refuses a stream without a valid access key, and stores nothing', async () => {
     const before = await server.search('buildTool:targetbuild');

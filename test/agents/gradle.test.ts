@@ -6,15 +6,17 @@
 // (docs/send-your-builds.md says which versions ran).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import type { Comparison } from '../../src/services/compare.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
+import { compareOver } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
@@ -359,11 +361,7 @@ task leak {
       expect(r.code, r.out).toBe(0);
       return linkedBuild(r.out, server.url);
     };
-    const compare = async (a: string, b: string) => {
-      const r = await server.get(`/api/builds/${a}/compare/${b}`, auth);
-      expect(r.status).toBe(200);
-      return (await r.json()) as Comparison;
-    };
+    const compare = (a: string, b: string) => compareOver((path) => server.get(path, auth), a, b);
     const misses = (c: Comparison) => c.summary.filter((e) => e.reason === 'cache-miss').map((e) => e.difference);
     await build(); // fills the cache
     const fromCache = await build();
@@ -390,5 +388,48 @@ task leak {
     const byOption = await compare(fromCache, changedOption);
     expect(misses(byOption)).toMatchObject([{ path: ':compileJava', cause: 'inputs', inputs: [{ name: 'options.compilerArgs', change: 'changed', files: [], producedBy: [] }] }]);
     expect(byOption.sections.find((s) => s.id === 'tasks')!.differences.filter((d) => d.kind === 'task-inputs').map((d) => d.path)).toEqual([':compileJava']);
+  }, 300_000);
+
+  it('the dependencies each configuration resolved, from two real builds: another version of a module is a dependency difference of the comparison', async () => {
+    // A Maven repository on disk: acme:money 1.2 and 1.3 (a pom each, and any jar).
+    const repo = join(dir, 'maven-repo');
+    for (const version of ['1.2', '1.3']) {
+      const at = join(repo, 'acme/money', version);
+      mkdirSync(at, { recursive: true });
+      copyFileSync(JUNIT[0]!, join(at, `money-${version}.jar`));
+      writeFileSync(
+        join(at, `money-${version}.pom`),
+        `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>acme</groupId><artifactId>money</artifactId><version>${version}</version><packaging>jar</packaging></project>\n`,
+      );
+    }
+    // A subproject that depends on the root one: its path, and a project dependency, as sent.
+    const repositories = `repositories { maven { url '${pathToFileURL(repo).href}' } }\n`;
+    const p = project('deps', { settings: "include 'lib'\n", script: `${repositories}dependencies { compile 'acme:money:1.2' }\n` });
+    mkdirSync(join(p, 'lib/src/main/java/lib'), { recursive: true });
+    writeFileSync(join(p, 'lib/build.gradle'), `apply plugin: 'java'\n${repositories}dependencies { compile project(':') }\n`);
+    // A source file: without one its compileJava is NO-SOURCE and Gradle resolves no classpath for it.
+    writeFileSync(join(p, 'lib/src/main/java/lib/Uses.java'), 'package lib;\npublic class Uses { int two = demo.Hello.two(); }\n');
+    const build = async () => {
+      const r = await gradle(p, ['compileJava']);
+      expect(r.code, r.out).toBe(0);
+      return linkedBuild(r.out, server.url);
+    };
+    const resolved = async (id: string) => ofType((await exportedEvents(server, auth, id)).events, 'ResolvedDependencies').map((e) => e.data);
+    const a = await build();
+    // Gradle 4.4.1 resolves, for compileJava, each project's compile classpath and nothing else.
+    expect(await resolved(a)).toEqual([
+      { project: ':', configuration: 'compileClasspath', dependencies: ['acme:money:1.2'] },
+      { project: ':lib', configuration: 'compileClasspath', dependencies: ['acme:money:1.2', 'project :'] },
+    ]);
+
+    const script = join(p, 'build.gradle');
+    writeFileSync(script, readFileSync(script, 'utf8').replace("'acme:money:1.2'", "'acme:money:1.3'"));
+    const b = await build();
+    expect(await resolved(b)).toContainEqual({ project: ':', configuration: 'compileClasspath', dependencies: ['acme:money:1.3'] });
+    const comparison = await compareOver((path) => server.get(path, auth), a, b);
+    const changed = { kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:money', before: '1.2', after: '1.3' } as const;
+    // The one module that moved, in both projects (:lib has it through the root), and nothing else.
+    expect(comparison.sections.find((s) => s.id === 'dependencies')?.differences).toEqual([changed, { ...changed, project: ':lib' }]);
+    expect(comparison.summary).toContainEqual({ reason: 'dependency', difference: changed });
   }, 300_000);
 });

@@ -6,13 +6,14 @@
 // docs/send-your-builds.md). Skipped where any of that is missing.
 
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
+import { compareOver, expectSwapped } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 
 const REPO = '/usr/share/maven-repo';
@@ -22,6 +23,8 @@ const runnable =
   Object.entries(PLUGINS).every(([a, v]) => existsSync(join(REPO, 'org/apache/maven/plugins', a, v))) &&
   existsSync(join(REPO, 'junit/junit/4.x'));
 const SECRET = 's3cr3t-in-the-environment';
+// What the test scope of the projects below resolves to from Debian's repository: junit:junit:4.x depends on Debian's hamcrest.
+const JUNIT_RESOLVED = ['junit:junit:4.x', 'org.hamcrest:hamcrest:debian'];
 
 describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
   let server: TestServer;
@@ -29,6 +32,9 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
   let auth: string;
   let dir: string;
   let extension: string;
+  // Two builds of the module `tiny`, one passing and one with failing tests, compared after both ran.
+  let passingBuild = '';
+  let failingBuild = '';
   const agentDir = () => join(dir, 'agent');
   const spoolDir = () => join(agentDir(), 'spool');
   // Asynchronous: `agent flush` talks to the server that runs in this process.
@@ -51,7 +57,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  function project(name: string, failingTest = false, sources: Record<string, string> = {}): string {
+  function project(name: string, failingTest = false, sources: Record<string, string> = {}, artifactId = name): string {
     const p = join(dir, name);
     mkdirSync(join(p, 'src/main/java/demo'), { recursive: true });
     mkdirSync(join(p, 'src/test/java/demo'), { recursive: true });
@@ -61,7 +67,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     writeFileSync(
       join(p, 'pom.xml'),
       `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
-<groupId>demo</groupId><artifactId>${name}</artifactId><version>1.0</version>
+<groupId>demo</groupId><artifactId>${artifactId}</artifactId><version>1.0</version>
 <properties><maven.compiler.source>11</maven.compiler.source><maven.compiler.target>11</maven.compiler.target><project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
 <dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.x</version><scope>test</scope></dependency></dependencies>
 <build><plugins>${plugins}</plugins></build></project>
@@ -96,6 +102,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
     const r = await mvn(p, ['-T', '2', '-Dbuildscope.tags=nightly', 'test'], { BUILDSCOPE_SERVER: other.url, JENKINS_URL: 'https://ci.example.com/', BUILD_URL: 'https://ci.example.com/job/tiny/7/', BUILDSCOPE_TAGS: 'from-env', BUILDSCOPE_VALUES: 'Stage=qa' }, () => void other.close());
     expect(r.code, r.out).toBe(0);
     const id = linkedBuild(r.out, other.url);
+    passingBuild = id;
     expect(r.out).toContain('could not be sent');
     expect(readdirSync(spoolDir())).toEqual([`${id}.ndjson`]);
     // Private to the user whatever the umask: the directory 0700, the build 0600.
@@ -127,6 +134,12 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
       'tiny:maven-surefire-plugin:test@default-test success',
     ]);
     for (const type of ['BuildStarted', 'BuildAgent', 'ProjectStructure', 'BuildRequestedTasks', 'Environment', 'BuildOptions', 'BuildFinished']) expect(ofType(events, type), type).toHaveLength(1);
+    // Surefire had the test scope resolved (JUnit and what it brings); no other scope has anything.
+    // Sent when the project finished: after its last goal, before the build's end.
+    const resolved = ofType(events, 'ResolvedDependencies');
+    expect(resolved.map((e) => e.data)).toEqual([{ project: 'demo:tiny', configuration: 'test', dependencies: JUNIT_RESOLVED }]);
+    expect(resolved[0]!.timestamp).toBeGreaterThanOrEqual(Math.max(...ofType(events, 'TaskFinished').map((e) => e.timestamp)));
+    expect(resolved[0]!.timestamp).toBeLessThanOrEqual(ofType(events, 'BuildFinished')[0]!.timestamp);
     expect(raw).not.toContain(key);
     expect(raw).not.toContain(SECRET);
   }, 300_000);
@@ -204,7 +217,8 @@ public class MoreTest {
   @Ignore("not yet") @Test public void later() {}
 }
 `;
-    const p = project('failing', true, { 'src/test/java/demo/MoreTest.java': more });
+    // The module of the passing build (Maven's goal paths carry the artifactId), so that the two compare goal by goal.
+    const p = project('failing', true, { 'src/test/java/demo/MoreTest.java': more }, 'tiny');
     // A report of an earlier build, older than this one: not this build's tests.
     mkdirSync(join(p, 'target/surefire-reports'), { recursive: true });
     writeFileSync(join(p, 'target/surefire-reports/TEST-demo.OldTest.xml'), '<testsuite name="demo.OldTest"><testcase name="old" classname="demo.OldTest" time="0"/></testsuite>');
@@ -212,11 +226,12 @@ public class MoreTest {
     const r = await mvn(p, ['-Dbuildscope.redact=username,hostname,ipAddresses', '-Dsurefire.rerunFailingTestsCount=1', 'test']);
     expect(r.code).not.toBe(0);
     const id = linkedBuild(r.out, server.url);
+    failingBuild = id;
     expect(await search(server, auth, 'buildOutcome:failed hasVerificationFailure !hasNonVerificationFailure')).toEqual([id]);
-    expect(await search(server, auth, 'tag:LOCAL project:failing')).toEqual([id]);
+    expect(await search(server, auth, 'tag:LOCAL project:tiny')).toEqual([id]);
     const { events } = await exportedEvents(server, auth, id);
     expectTasksInOrder(events);
-    expect(finishedTasks(events).at(-1)).toEqual({ path: 'failing:maven-surefire-plugin:test@default-test', outcome: 'failed', cacheable: false });
+    expect(finishedTasks(events).at(-1)).toEqual({ path: 'tiny:maven-surefire-plugin:test@default-test', outcome: 'failed', cacheable: false });
     const finished = ofType(events, 'BuildFinished')[0]!.data as { outcome: string; failures: { classification: string; message: string }[] };
     expect(finished).toEqual({
       outcome: 'failed',
@@ -224,9 +239,11 @@ public class MoreTest {
     });
     // Said once, by the mojo (Maven's wrapper repeats it).
     expect(finished.failures[0]!.message.split('There are test failures')).toHaveLength(2);
-    expect(finished.failures[0]!.message).toMatch(/^Mojo failing:maven-surefire-plugin:test@default-test failed: There are test failures/);
+    expect(finished.failures[0]!.message).toMatch(/^Mojo tiny:maven-surefire-plugin:test@default-test failed: There are test failures/);
+    // A failed project says what it had resolved as a passing one does.
+    expect(ofType(events, 'ResolvedDependencies').map((e) => e.data)).toEqual([{ project: 'demo:tiny', configuration: 'test', dependencies: JUNIT_RESOLVED }]);
 
-    const task = 'failing:maven-surefire-plugin:test@default-test';
+    const task = 'tiny:maven-surefire-plugin:test@default-test';
     const tests = testsOf(events);
     expect(tests.map((t) => `${t.suite}.${t.name} ${t.outcome} ${t.attempt ?? ''}`).sort()).toEqual([
       'demo.HelloTest.two failed 1',
@@ -249,7 +266,7 @@ public class MoreTest {
     // outcome), each a line of what the terminal got; Maven's error report after the build is not in it.
     const console = ofType(events, 'ConsoleOutput').map((e) => e.data as { stream: string; text: string });
     const text = console.map((c) => c.text).join('');
-    expect(text).toContain('[INFO] Building failing');
+    expect(text).toContain('[INFO] Building tiny');
     expect(text).toMatch(/Tests run: \d+, Failures: \d+/);
     expect(text).toContain('[INFO] BUILD FAILURE');
     for (const line of text.split('\n').filter((l) => l.trim() !== '')) expect(r.out).toContain(line);
@@ -257,6 +274,63 @@ public class MoreTest {
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
   }, 300_000);
+
+  it('comparing the passing build with the failing one names the outcome, the failing goal, the newly failing tests and what was asked differently; the other way round swaps each', async () => {
+    const compare = (a: string, b: string) => compareOver((path) => server.get(path, auth), a, b);
+    const c = await compare(passingBuild, failingBuild);
+    expect(c.a).toMatchObject({ id: passingBuild, project: 'tiny', outcome: 'succeeded', tasks: 5, tests: 1 });
+    expect(c.b).toMatchObject({ id: failingBuild, project: 'tiny', outcome: 'failed', tasks: 5, tests: 5 });
+    const surefire = 'tiny:maven-surefire-plugin:test@default-test';
+    // Outcome, goal, tests, failure, then git (the failing build's directory is no repository);
+    // rules on the builds' durations come after these and depend on the machine's load.
+    expect(c.summary.slice(0, 8)).toMatchObject([
+      { reason: 'outcome', difference: { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' } },
+      { reason: 'failing-task', difference: { kind: 'task-outcome', path: surefire, occurrence: 1, before: 'executed', after: 'failed' } },
+      { reason: 'failing-test', difference: { kind: 'test-added', test: { suite: 'demo.MoreTest', name: 'fails', outcome: 'failed', attempts: 2 } } },
+      { reason: 'failing-test', difference: { kind: 'test-outcome', suite: 'demo.HelloTest', name: 'two', before: 'passed', after: 'failed' } },
+      { reason: 'failure', difference: { kind: 'failure-added', failure: { classification: 'verification', message: expect.stringMatching(`^Mojo ${surefire} failed: There are test failures`) } } },
+      { reason: 'git', difference: { kind: 'field', group: 'git', name: 'branch', before: 'main', after: null } },
+      { reason: 'git', difference: { kind: 'field', group: 'git', name: 'commit', before: expect.stringMatching(/^[0-9a-f]{40}$/), after: null } },
+      { reason: 'git', difference: { kind: 'field', group: 'git', name: 'status', before: 'clean', after: null } },
+    ]);
+    const section = (id: string) => c.sections.find((s) => s.id === id)!.differences;
+    const timed = new Set(['task-duration', 'test-duration']);
+    // Goal by goal, only the tests' mojo ended otherwise; every other goal ran in both.
+    expect(section('tasks').filter((d) => !timed.has(d.kind))).toEqual([{ kind: 'task-outcome', path: surefire, occurrence: 1, before: 'executed', after: 'failed' }]);
+    expect(section('tests').filter((d) => !timed.has(d.kind))).toMatchObject([
+      { kind: 'test-added', test: { suite: 'demo.MoreTest', name: 'fails', outcome: 'failed' } },
+      { kind: 'test-added', test: { suite: 'demo.MoreTest', name: 'flaky', outcome: 'passed', attempts: 2 } },
+      { kind: 'test-added', test: { suite: 'demo.MoreTest', name: 'later', outcome: 'skipped' } },
+      { kind: 'test-added', test: { suite: 'demo.MoreTest', name: 'passes', outcome: 'passed' } },
+      { kind: 'test-outcome', suite: 'demo.HelloTest', name: 'two', before: 'passed', after: 'failed' },
+    ]);
+    // What was asked differs by what the two command lines and environments said, and nothing else:
+    // the same goal, -T 2 against one thread, CI against a local build, git against none.
+    expect(section('asked')).toEqual([
+      { kind: 'list', group: 'tags', name: 'tags', added: ['LOCAL'], removed: ['CI', 'nightly'] },
+      { kind: 'field', group: 'git', name: 'branch', before: 'main', after: null },
+      { kind: 'field', group: 'git', name: 'commit', before: expect.stringMatching(/^[0-9a-f]{40}$/), after: null },
+      { kind: 'field', group: 'git', name: 'status', before: 'clean', after: null },
+      { kind: 'field', group: 'options', name: 'maxNumberOfThreads', before: 2, after: 1 },
+      { kind: 'field', group: 'values', name: 'Stage', before: 'qa', after: null },
+    ]);
+    // The failing build was run with user and host names redacted.
+    expect(section('header').filter((d) => !(d.kind === 'field' && d.name === 'duration'))).toEqual([
+      { kind: 'field', group: 'build', name: 'CI provider', before: 'Jenkins', after: null },
+      { kind: 'field', group: 'build', name: 'host', before: expect.any(String), after: null },
+      { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' },
+      { kind: 'field', group: 'build', name: 'user', before: expect.any(String), after: null },
+      { kind: 'field', group: 'counts', name: 'tasks executed', before: 5, after: 4 },
+      { kind: 'field', group: 'counts', name: 'tasks failed', before: 0, after: 1 },
+      { kind: 'field', group: 'counts', name: 'tests', before: 1, after: 5 },
+      { kind: 'field', group: 'counts', name: 'tests failed', before: 0, after: 2 },
+    ]);
+    expect(section('failures')).toMatchObject([{ kind: 'failure-added' }]);
+
+    const back = await compare(failingBuild, passingBuild);
+    expect(back.identical).toBe(false);
+    expectSwapped(c, back);
+  }, 60_000);
 
   it('a compile error is a failure whose cause holds the compiler\'s errors', async () => {
     const p = project('uncompiled', false, { 'src/main/java/demo/Broken.java': 'package demo;\npublic class Broken { int x = missing; }\n' });
@@ -269,5 +343,48 @@ public class MoreTest {
     expect(finished.failures[0]!.classification).toBe('non-verification');
     expect(finished.failures[0]!.cause['diagnostics']).toEqual([{ file: 'src/main/java/demo/Broken.java', line: 2, column: 31, severity: 'error', message: 'cannot find symbol' }]);
     expect(finished.failures[0]!.cause['stackTrace']).toMatch(/^org\.apache\.maven\.plugin\.compiler\.CompilationFailureException: Compilation failure/);
+    // `compile` had only the compile scope resolved, where this project has nothing (JUnit is a test dependency): nothing is sent.
+    expect(ofType(events, 'ResolvedDependencies')).toEqual([]);
+  }, 300_000);
+
+  // Last: its two builds of `deps` are no concern of the searches above.
+  it('two builds that resolved their dependencies differently: each lists what it resolved by scope, and the comparison names each module whose version differs', async () => {
+    const before = project('deps-before', false, {}, 'deps');
+    const after = project('deps-after', false, {}, 'deps');
+    // The second asks for JUnit by its upstream version and adds a test dependency: Maven's own
+    // commons-lang3 (Debian's maven needs libcommons-lang3-java, so the repository has it wherever mvn is).
+    const pom = join(after, 'pom.xml');
+    writeFileSync(
+      pom,
+      readFileSync(pom, 'utf8')
+        .replace('<version>4.x</version>', '<version>4.13.2</version>')
+        .replace('<dependencies>', '<dependencies><dependency><groupId>org.apache.commons</groupId><artifactId>commons-lang3</artifactId><version>3.12.0</version><scope>test</scope></dependency>'),
+    );
+    const ids: string[] = [];
+    for (const p of [before, after]) {
+      const r = await mvn(p, ['-q', 'test-compile']);
+      expect(r.code, r.out).toBe(0);
+      ids.push(linkedBuild(r.out, server.url));
+    }
+    const [a, b] = ids as [string, string];
+    const resolved = async (id: string) => ofType((await exportedEvents(server, auth, id)).events, 'ResolvedDependencies').map((e) => e.data);
+    expect(await resolved(a)).toEqual([{ project: 'demo:deps', configuration: 'test', dependencies: JUNIT_RESOLVED }]);
+    expect(await resolved(b)).toEqual([{ project: 'demo:deps', configuration: 'test', dependencies: ['junit:junit:4.13.2', 'org.apache.commons:commons-lang3:3.12.0', 'org.hamcrest:hamcrest:debian'] }]);
+
+    const compare = (x: string, y: string) => compareOver((path) => server.get(path, auth), x, y);
+    const changed = { kind: 'dependency', project: 'demo:deps', configuration: 'test', module: 'junit:junit', before: '4.x', after: '4.13.2' };
+    const added = { kind: 'dependency', project: 'demo:deps', configuration: 'test', module: 'org.apache.commons:commons-lang3', before: null, after: '3.12.0' };
+    const byModule = (x: object, y: object) => String('module' in x ? x.module : '').localeCompare(String('module' in y ? y.module : ''));
+    for (const [c, expected] of [
+      [await compare(a, b), [changed, added]],
+      [await compare(b, a), [{ ...changed, before: '4.13.2', after: '4.x' }, { ...added, before: '3.12.0', after: null }]],
+    ] as const) {
+      const section = c.sections.find((s) => s.id === 'dependencies');
+      expect(section, JSON.stringify(c.sections.map((s) => s.id))).toBeDefined();
+      expect([...section!.differences].sort(byModule)).toEqual([...expected].sort(byModule));
+      const named = c.summary.filter((e) => e.reason === 'dependency');
+      expect(named.length).toBeGreaterThan(0);
+      for (const e of named) expect(expected).toContainEqual(e.difference);
+    }
   }, 300_000);
 });

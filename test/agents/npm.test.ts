@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitRemoteCases } from './redaction-tables.js';
-import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 const CLI = resolve('bin/buildscope.js');
 const PRELOAD = resolve('src/agents/npm/preload.cjs');
@@ -75,6 +75,9 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
   let server: AgentTestServer;
   let dir: string;
   let pkg: string;
+  // The passing `npm run build` and the failing `npm test` of tiny-app, compared after both ran.
+  let passingBuild = '';
+  let failingBuild = '';
 
   beforeAll(async () => {
     expect(existsSync(resolve('dist/cli/main.js')), 'run node scripts/build.js first').toBe(true);
@@ -129,6 +132,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     const link = r.stderr.trim().split('\n').at(-1)!;
     expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
     const id = link.split('/').at(-1)!;
+    passingBuild = id;
     // Listed as soon as the command returns.
     expect(await server.search('buildTool:jsbuild jsbuild.requestedCommands:"run build" buildOutcome:succeeded jsbuild.projectName:tiny-app')).toEqual([id]);
     expect(await server.search('tag:CI value:"CI provider=GitHub Actions" value:"Git branch=main" value:"CI build=https://github.com/acme/tiny-app/actions/runs/42"')).toEqual([id]);
@@ -150,6 +154,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(r.stderr).toContain('AssertionError: expected 3 to equal 2');
     const ids = await server.search('buildTool:jsbuild jsbuild.requestedCommands:test buildOutcome:failed hasVerificationFailure tag:LOCAL');
     expect(ids).toHaveLength(1);
+    failingBuild = ids[0]!;
     const events = await server.events(ids[0]!);
     expect(events.find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
     expect(events.at(-1)!.data).toMatchObject({
@@ -171,6 +176,53 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(consoleText).toContain('AssertionError: expected 3 to equal 2\n');
     expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true });
   }, 120_000);
+
+  it('comparing the passing build with the failing test run names the outcome, the failing script and test, the other command; the other way round swaps each', async () => {
+    const compare = (a: string, b: string) => compareOver((path) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.accessKey}` } }), a, b);
+    const c = await compare(passingBuild, failingBuild);
+    expect(c.a).toMatchObject({ id: passingBuild, project: 'tiny-app', tool: 'jsbuild', outcome: 'succeeded', ciProvider: 'GitHub Actions', gitBranch: 'main', tasks: 2, tests: 0 });
+    expect(c.b).toMatchObject({ id: failingBuild, project: 'tiny-app', tool: 'jsbuild', outcome: 'failed', ciProvider: null, gitBranch: 'main', tasks: 1, tests: 3 });
+    // Rules on the builds' durations come after these and depend on the machine's load.
+    expect(c.summary.slice(0, 5)).toMatchObject([
+      { reason: 'outcome', difference: { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' } },
+      { reason: 'failing-task', difference: { kind: 'task-added', task: { path: 'tiny-app:test', outcome: 'failed' } } },
+      { reason: 'failing-test', difference: { kind: 'test-added', test: { suite: 'price.test.js', name: 'rounds half cents', outcome: 'failed', attempts: 1 } } },
+      { reason: 'failure', difference: { kind: 'failure-added', failure: { classification: 'verification', message: 'Script tiny-app:test exited with 3' } } },
+      { reason: 'requested', difference: { kind: 'list', group: 'requested', name: 'requested', added: ['test'], removed: ['run build'] } },
+    ]);
+    const section = (id: string) => c.sections.find((s) => s.id === id)!.differences;
+    expect(section('tasks').map((d) => (d.kind === 'task-added' || d.kind === 'task-removed' ? `${d.kind} ${d.task.path} ${d.task.outcome}` : d.kind))).toEqual([
+      'task-removed tiny-app:build executed',
+      'task-removed tiny-app:prebuild executed',
+      'task-added tiny-app:test failed',
+    ]);
+    expect(section('tests').map((d) => (d.kind === 'test-added' ? `${d.test.suite} > ${d.test.name} ${d.test.outcome}` : d.kind))).toEqual([
+      'price.test.js > adds passed',
+      'price.test.js > later skipped',
+      'price.test.js > rounds half cents failed',
+    ]);
+    // What was asked: the command and the CI tag, nothing of the machine (same commit and branch).
+    expect(section('asked')).toEqual([
+      { kind: 'list', group: 'requested', name: 'requested', added: ['test'], removed: ['run build'] },
+      { kind: 'list', group: 'tags', name: 'tags', added: ['LOCAL'], removed: ['CI'] },
+    ]);
+    // The failing build was run with user and host names redacted.
+    expect(section('header').filter((d) => !(d.kind === 'field' && d.name === 'duration'))).toEqual([
+      { kind: 'field', group: 'build', name: 'CI provider', before: 'GitHub Actions', after: null },
+      { kind: 'field', group: 'build', name: 'host', before: expect.any(String), after: null },
+      { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' },
+      { kind: 'field', group: 'build', name: 'user', before: expect.any(String), after: null },
+      { kind: 'field', group: 'counts', name: 'tasks', before: 2, after: 1 },
+      { kind: 'field', group: 'counts', name: 'tasks executed', before: 2, after: 0 },
+      { kind: 'field', group: 'counts', name: 'tasks failed', before: 0, after: 1 },
+      { kind: 'field', group: 'counts', name: 'tests', before: 0, after: 3 },
+      { kind: 'field', group: 'counts', name: 'tests failed', before: 0, after: 1 },
+    ]);
+    expect(section('failures').map((d) => d.kind)).toEqual(['failure-added']);
+
+    const back = await compare(failingBuild, passingBuild);
+    expectSwapped(c, back);
+  }, 60_000);
 
   it('a failing command whose words hold secrets sends none of them, nor its git remote\'s password; a readable agent.properties is warned about', async () => {
     const hostile = gitRemoteCases.cases.find((c) => c.name === 'raw / in the password')!;

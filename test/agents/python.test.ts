@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitRemoteCases, redactionCases } from './redaction-tables.js';
-import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
 
 const PLUGIN_DIR = resolve('src/agents/python/pylib');
 const hasPytest = spawnSync('pytest-3', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -44,6 +44,9 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
   let server: AgentTestServer;
   let dir: string;
   let project: string;
+  // The whole suite (failing) and a later run of its passing test alone, compared after both ran.
+  let failingBuild = '';
+  let passingBuild = '';
 
   beforeAll(async () => {
     server = await startAgentTestServer();
@@ -74,6 +77,7 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     const link = r.stderr.trim().split('\n').at(-1)!;
     expect(link).toMatch(new RegExp(`^Buildscope: ${server.url}/builds/[0-9a-z]{13}$`));
     const id = link.split('/').at(-1)!;
+    failingBuild = id;
     expect(await server.search('buildTool:pybuild buildOutcome:failed hasVerificationFailure')).toEqual([id]);
     expect(await server.search('pybuild.projectName:tiny-py pybuild.requestedCommands:"pytest -p buildscope_pytest*" tag:LOCAL tag:suite')).toEqual([id]);
     expect(await server.search('pybuild.environment.operatingSystem:Linux pybuild.environment.numberOfCpuCores>0 pybuild.environment.locale:*')).toEqual([id]);
@@ -247,8 +251,63 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     expect(statSync(join(spool, readdirSync(spool)[0]!)).mode & 0o777).toBe(0o600);
     const up = await pytest(['-q', 'test_suite.py::test_passes'], { BUILDSCOPE_SPOOL_DIR: spool, BUILDSCOPE_TAGS: 'py-spool' });
     expect(up.status).toBe(0);
+    passingBuild = up.stderr.trim().split('\n').at(-1)!.split('/').at(-1)!;
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
     expect(readdirSync(spool)).toEqual([]);
+  }, 60_000);
+
+  it('comparing the run of one passing test with the whole suite names the outcome, the failing tests by suite and name, the command that differs; the other way round swaps each', async () => {
+    const compare = (a: string, b: string) => compareOver((path) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.accessKey}` } }), a, b);
+    const c = await compare(passingBuild, failingBuild);
+    expect(c.a).toMatchObject({ id: passingBuild, project: 'tiny-py', tool: 'pybuild', outcome: 'succeeded', tasks: 1, tests: 1 });
+    expect(c.b).toMatchObject({ id: failingBuild, project: 'tiny-py', tool: 'pybuild', outcome: 'failed', tasks: 6, tests: 6 });
+    const command = (target: string) => `pytest -p buildscope_pytest -p no:cacheprovider -q ${target}`;
+    // Rules on the builds' durations come after these and depend on the machine's load.
+    expect(c.summary.slice(0, 8)).toMatchObject([
+      { reason: 'outcome', difference: { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' } },
+      { reason: 'failing-task', difference: { kind: 'task-added', task: { path: 'test_suite.py::test_errors', outcome: 'failed' } } },
+      { reason: 'failing-task', difference: { kind: 'task-added', task: { path: 'test_suite.py::test_fails', outcome: 'failed' } } },
+      { reason: 'failing-test', difference: { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_errors', outcome: 'failed', attempts: 1 } } },
+      { reason: 'failing-test', difference: { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_fails', outcome: 'failed', attempts: 1 } } },
+      { reason: 'failure', difference: { kind: 'failure-added', failure: { classification: 'verification', message: 'Test test_suite.py::test_errors errored in setup' } } },
+      { reason: 'failure', difference: { kind: 'failure-added', failure: { classification: 'verification', message: 'Test test_suite.py::test_fails failed' } } },
+      { reason: 'requested', difference: { kind: 'list', group: 'requested', name: 'requested', added: [command('test_suite.py')], removed: [command('test_suite.py::test_passes')] } },
+    ]);
+    const section = (id: string) => c.sections.find((s) => s.id === id)!.differences;
+    const timed = new Set(['task-duration', 'test-duration']);
+    // test_passes ran in both, alike; the rest of the suite ran in the second only.
+    expect(section('tasks').filter((d) => !timed.has(d.kind)).map((d) => (d.kind === 'task-added' ? `${d.task.path} ${d.task.outcome}` : d.kind))).toEqual([
+      'test_suite.py::test_doubles[1-2] executed',
+      'test_suite.py::test_doubles[2-4] executed',
+      'test_suite.py::test_errors failed',
+      'test_suite.py::test_fails failed',
+      'test_suite.py::test_later skipped',
+    ]);
+    // The cases of the parametrized test are two tests, each run once, as on the build page.
+    expect(section('tests').filter((d) => !timed.has(d.kind))).toEqual([
+      { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_doubles', parameters: '1-2', outcome: 'passed', duration: expect.any(Number), attempts: 1 } },
+      { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_doubles', parameters: '2-4', outcome: 'passed', duration: expect.any(Number), attempts: 1 } },
+      { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_errors', outcome: 'failed', duration: expect.any(Number), attempts: 1 } },
+      { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_fails', outcome: 'failed', duration: expect.any(Number), attempts: 1 } },
+      { kind: 'test-added', test: { suite: 'test_suite.py', name: 'test_later', outcome: 'skipped', duration: expect.any(Number), attempts: 1 } },
+    ]);
+    // What was asked: the command and the tags the two runs were given, nothing of the machine.
+    expect(section('asked')).toEqual([
+      { kind: 'list', group: 'requested', name: 'requested', added: [command('test_suite.py')], removed: [command('test_suite.py::test_passes')] },
+      { kind: 'list', group: 'tags', name: 'tags', added: ['suite'], removed: ['py-spool'] },
+    ]);
+    expect(section('header').filter((d) => !(d.kind === 'field' && d.name === 'duration'))).toEqual([
+      { kind: 'field', group: 'build', name: 'outcome', before: 'succeeded', after: 'failed' },
+      { kind: 'field', group: 'counts', name: 'tasks', before: 1, after: 6 },
+      { kind: 'field', group: 'counts', name: 'tasks executed', before: 1, after: 3 },
+      { kind: 'field', group: 'counts', name: 'tasks failed', before: 0, after: 2 },
+      { kind: 'field', group: 'counts', name: 'tests', before: 1, after: 6 },
+      { kind: 'field', group: 'counts', name: 'tests failed', before: 0, after: 2 },
+    ]);
+    expect(section('failures').map((d) => d.kind)).toEqual(['failure-added', 'failure-added']);
+
+    const back = await compare(failingBuild, passingBuild);
+    expectSwapped(c, back);
   }, 60_000);
 
   it('in the background with the server down, says the build was kept rather than print a link', async () => {

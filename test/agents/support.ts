@@ -5,7 +5,9 @@ import { spawn, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { parseConfig } from '../../src/config.js';
+import { swapDifference, type Comparison } from '../../src/services/compare.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
@@ -91,4 +93,19 @@ export function run(command: string, args: readonly string[], options: SpawnOpti
     child.on('error', fail);
     child.on('close', (status) => done({ status, stdout, stderr, output }));
   });
+}
+
+/** GET /api/builds/{a}/compare/{b} through `get` (a test server's, with its credentials), expected to answer 200. */
+export async function compareOver(get: (path: string) => Promise<Response>, a: string, b: string): Promise<Comparison> {
+  const r = await get(`/api/builds/${a}/compare/${b}`);
+  expect(r.status, await r.clone().text()).toBe(200);
+  return (await r.json()) as Comparison;
+}
+
+/** The comparison the other way round: the headers exchanged and every difference swapped, in the same order. */
+export function expectSwapped(c: Comparison, back: Comparison): void {
+  expect(back.a).toEqual(c.b);
+  expect(back.b).toEqual(c.a);
+  expect(back.summary).toEqual(c.summary.map((e) => ({ ...e, difference: swapDifference(e.difference) })));
+  expect(back.sections).toEqual(c.sections.map((s) => ({ ...s, differences: s.differences.map(swapDifference) })));
 }

@@ -34,6 +34,8 @@ export interface BuildSpec {
   readonly tasks?: readonly TaskSpec[];
   readonly tests?: readonly TestSpec[];
   readonly failures?: readonly { classification: string; message: string }[];
+  /** ResolvedDependencies events (the data as the agents send it), after the tasks. */
+  readonly dependencies?: readonly Record<string, unknown>[];
   /** Leave BuildFinished out: the build stays incomplete. */
   readonly unfinished?: boolean;
 }
@@ -72,6 +74,7 @@ export function buildLine(s: BuildSpec): string {
     ev('TaskFinished', { id: i + 1, path: task.path, outcome: task.outcome, cacheable: task.cacheable ?? true });
     if (task.inputs) ev('TaskInputs', { id: i + 1, path: task.path, implementation: { classLoader: 'c1', actions: ['Task_Decorated'] }, files: {}, outputs: [], ...task.inputs });
   });
+  for (const d of s.dependencies ?? []) ev('ResolvedDependencies', d);
   if (!s.unfinished) {
     t += 10;
     ev('BuildFinished', { outcome: s.outcome, failures: [...(s.failures ?? [])] });
@@ -79,8 +82,16 @@ export function buildLine(s: BuildSpec): string {
   return JSON.stringify({ buildId: s.id, toolType: s.tool ?? 'native', toolVersion: s.toolVersion ?? '8.10.2', agentVersion: '3.19', events });
 }
 
+/** What :compileJava's cache key was made of, Price.java's content as `price` says. */
+const compileInputs = (price: 'p1' | 'p2', key: string): TaskSpec['inputs'] => ({
+  cacheKey: key,
+  inputs: { source: price === 'p1' ? 's1' : 's2', classpath: 'c1', 'options.compilerArgs': 'a1' },
+  files: { source: { 'src/main/java/acme/Price.java': price, 'src/main/java/acme/Stock.java': 'k1' }, classpath: { 'money-1.2.jar': 'm1' } },
+  outputs: ['build/classes/java/main'],
+});
+
 const PASS_TASKS: readonly TaskSpec[] = [
-  { path: ':compileJava', outcome: 'from-cache', duration: 40 },
+  { path: ':compileJava', outcome: 'from-cache', duration: 40, inputs: compileInputs('p1', '5f1c0e9a') },
   { path: ':processResources', outcome: 'up-to-date', duration: 3 },
   { path: ':compileTestJava', outcome: 'from-cache', duration: 35 },
   { path: ':test', outcome: 'success', duration: 4_000 },
@@ -91,6 +102,9 @@ const PASS_TESTS: readonly TestSpec[] = [
   { suite: 'acme.PriceTest', name: 'addsTax', outcome: 'passed', duration: 20 },
   { suite: 'acme.StockTest', name: 'reserves', outcome: 'passed', duration: 50 },
 ];
+
+/** The root project's compile classpath, money at `money`. */
+const classpath = (money: string) => ({ project: ':', configuration: 'compileClasspath', dependencies: [`acme:money:${money}`, 'org.slf4j:slf4j-api:2.0.9'] });
 
 /** A passing build of `project` and, later, a failing one: what changed is known exactly. */
 export function passingAndFailing(project: string, ids: { pass: string; fail: string }, start: number): { pass: string; fail: string } {
@@ -104,6 +118,7 @@ export function passingAndFailing(project: string, ids: { pass: string; fail: st
     tags: ['CI'],
     tasks: PASS_TASKS,
     tests: PASS_TESTS,
+    dependencies: [classpath('1.2')],
   });
   const fail = buildLine({
     id: ids.fail,
@@ -116,7 +131,7 @@ export function passingAndFailing(project: string, ids: { pass: string; fail: st
     tags: ['CI'],
     tasks: [
       // The sources changed: compiled again instead of coming from the cache.
-      { path: ':compileJava', outcome: 'success', duration: 9_000 },
+      { path: ':compileJava', outcome: 'success', duration: 9_000, inputs: compileInputs('p2', 'b03d77e2') },
       { path: ':processResources', outcome: 'up-to-date', duration: 3 },
       { path: ':compileTestJava', outcome: 'from-cache', duration: 35 },
       { path: ':test', outcome: 'failed', duration: 4_100 },
@@ -128,6 +143,8 @@ export function passingAndFailing(project: string, ids: { pass: string; fail: st
       { suite: 'acme.PriceTest', name: 'formatsCurrency', outcome: 'passed', duration: 10 },
     ],
     failures: [{ classification: 'verification', message: "Execution failed for task ':test'." }],
+    // A newer money; and the tests' classpath, which the passing build's agent did not send.
+    dependencies: [classpath('1.3'), { project: ':', configuration: 'testCompileClasspath', dependencies: ['junit:junit:4.13.2'] }],
   });
   return { pass, fail };
 }

@@ -59,6 +59,19 @@ const tests = fc
   )
   .map((list): TestFacts[] => [...list].sort((x, y) => x.suite.localeCompare(y.suite) || x.name.localeCompare(y.name)));
 
+/** Resolved configurations (dependencies.ts), ordered as resolvedConfigurationsOf orders them. */
+const dependencies = fc
+  .uniqueArray(
+    fc.record({
+      project: fc.constantFrom(':', ':lib'),
+      configuration: fc.constantFrom('compileClasspath', 'test'),
+      modules: fc.dictionary(fc.constantFrom('acme:money', 'junit:junit', 'project :lib'), fc.constantFrom('', '1.2', '1.3', '9.9 (unresolved)'), { maxKeys: 3 }),
+      omitted: fc.constantFrom(0, 2),
+    }),
+    { selector: (c) => `${c.project}\u0000${c.configuration}`, maxLength: 3 },
+  )
+  .map((list) => [...list].sort((x, y) => (`${x.project}\u0000${x.configuration}` < `${y.project}\u0000${y.configuration}` ? -1 : 1)));
+
 const factsWithoutInputs = fc.record({
   id: fc.constantFrom('aaaaaaaaaaaaa', 'bbbbbbbbbbbbb'),
   project: maybe(word),
@@ -83,6 +96,7 @@ const factsWithoutInputs = fc.record({
   tasks,
   tests,
   failures: fc.array(fc.record({ classification: fc.constantFrom('verification', 'non-verification'), message: word }), { maxLength: 3 }),
+  dependencies,
 });
 
 const facts: fc.Arbitrary<BuildFacts> = factsWithoutInputs.chain((f) => withInputs(f.tasks).map((taskInputs) => ({ ...f, taskInputs })));
@@ -91,7 +105,7 @@ const facts: fc.Arbitrary<BuildFacts> = factsWithoutInputs.chain((f) => withInpu
 const pair = fc.oneof(
   fc.tuple(facts, facts),
   fc
-    .tuple(facts, fc.record({ tasks, tests, duration: maybe(fc.constantFrom(1_000, 5_000, 60_000)), outcome: maybe(fc.constantFrom('succeeded', 'failed')) }))
+    .tuple(facts, fc.record({ tasks, tests, dependencies, duration: maybe(fc.constantFrom(1_000, 5_000, 60_000)), outcome: maybe(fc.constantFrom('succeeded', 'failed')) }))
     .chain(([a, change]) => withInputs(change.tasks).map((taskInputs) => [a, { ...a, ...change, taskInputs }] as const)),
   // The same tasks, their inputs recorded anew: differences of inputs alone.
   facts.chain((a) => withInputs(a.tasks).map((taskInputs) => [a, { ...a, taskInputs }] as const)),

@@ -56,7 +56,7 @@ describe('each kind of difference', () => {
     const c = await pair(BASE, {});
     expect(c.identical).toBe(true);
     expect(c.summary).toEqual([]);
-    expect(c.sections.map((s) => [s.id, s.differences.length])).toEqual([['header', 0], ['asked', 0], ['tasks', 0], ['tests', 0], ['failures', 0]]);
+    expect(c.sections.map((s) => [s.id, s.differences.length])).toEqual([['header', 0], ['asked', 0], ['tasks', 0], ['dependencies', 0], ['tests', 0], ['failures', 0]]);
     expect(c.sections.find((s) => s.id === 'tasks')!.compared).toBe(2);
   });
 
@@ -244,13 +244,54 @@ describe('each kind of difference', () => {
   });
 });
 
+describe('dependencies', () => {
+  const resolved = (configuration: string, dependencies: string[], more: Record<string, unknown> = {}) => ({ project: ':', configuration, dependencies, ...more });
+
+  it('names modules at another version or in one build only, of the configurations both resolved, and the configurations only one resolved', async () => {
+    const c = await pair(
+      { ...BASE, dependencies: [resolved('compileClasspath', ['acme:money:1.2', 'acme:tax:2.0', 'project :lib']), resolved('runtimeClasspath', ['acme:money:1.2'])] },
+      {
+        dependencies: [
+          resolved('compileClasspath', ['acme:money:1.3', 'acme:ledger:1.0', 'project :lib'], { unresolved: ['acme:tax:2.1'] }),
+          resolved('testCompileClasspath', ['junit:junit:4.13.2']),
+        ],
+      },
+    );
+    expect(section(c, 'dependencies')).toEqual([
+      { kind: 'list', group: 'configurations', name: 'resolved', added: ['testCompileClasspath'], removed: ['runtimeClasspath'] },
+      { kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:ledger', before: null, after: '1.0' },
+      { kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:money', before: '1.2', after: '1.3' },
+      { kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:tax', before: '2.0', after: '2.1 (unresolved)' },
+    ]);
+    // Four modules of the configuration both resolved, and the two only one resolved.
+    expect(c.sections.find((s) => s.id === 'dependencies')!.compared).toBe(6);
+    expect(c.summary.filter((e) => e.reason === 'dependency').map((e) => e.difference)).toEqual(section(c, 'dependencies').slice(1));
+  });
+
+  it('Maven coordinates with a classifier: the version is the last part', async () => {
+    const c = await pair({ ...BASE, dependencies: [resolved('test', ['org.acme:native:linux-x86_64:1.0'])] }, { dependencies: [resolved('test', ['org.acme:native:linux-x86_64:1.1'])] });
+    expect(section(c, 'dependencies')).toEqual([{ kind: 'dependency', project: ':', configuration: 'test', module: 'org.acme:native:linux-x86_64', before: '1.0', after: '1.1' }]);
+  });
+
+  it('the same dependencies, sent in another order or twice, are no difference', async () => {
+    const c = await pair(
+      { ...BASE, dependencies: [resolved('compileClasspath', ['b:b:1', 'a:a:1'])] },
+      { dependencies: [resolved('compileClasspath', ['x:x:1']), resolved('compileClasspath', ['a:a:1', 'b:b:1'])] },
+    );
+    expect(section(c, 'dependencies')).toEqual([]);
+    expect(c.identical).toBe(true);
+  });
+});
+
 describe('the summary', () => {
   it('of a passing and a failing build names the outcome, the failing task and test, the failure, then the rest', async () => {
     const { pass, fail } = passingAndFailing('shop', { pass: 'shoppass00001', fail: 'shopfail00001' }, T0);
     await store.ingestNdjson([pass, fail].join('\n'));
     const c = await compareBuilds(store, 'shoppass00001', 'shopfail00001', SEE_EVERYTHING);
-    expect(c.summary.map((e) => e.reason)).toEqual(['outcome', 'failing-task', 'failing-test', 'failure', 'requested', 'git', 'duration', 'tasks', 'slower-task', 'environment']);
-    const [outcome, task, test, , requested, git, duration, tasks, slower, environment] = c.summary.map((e) => e.difference);
+    expect(c.summary.map((e) => e.reason)).toEqual(['outcome', 'failing-task', 'failing-test', 'failure', 'requested', 'git', 'dependency', 'cache-miss', 'duration', 'tasks', 'slower-task', 'environment']);
+    const [outcome, task, test, , requested, git, dependency, miss, duration, tasks, slower, environment] = c.summary.map((e) => e.difference);
+    expect(dependency).toEqual({ kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:money', before: '1.2', after: '1.3' });
+    expect(miss).toMatchObject({ kind: 'task-inputs', path: ':compileJava', missed: true, cause: 'inputs', inputs: [{ name: 'source', files: [{ path: 'src/main/java/acme/Price.java', change: 'changed' }] }] });
     expect(outcome).toMatchObject({ name: 'outcome', before: 'succeeded', after: 'failed' });
     expect(task).toEqual({ kind: 'task-outcome', path: ':test', occurrence: 1, before: 'executed', after: 'failed' });
     expect(test).toEqual({ kind: 'test-outcome', suite: 'acme.PriceTest', name: 'roundsHalfCents', before: 'passed', after: 'failed' });

@@ -2,6 +2,7 @@
 // passing and a failing build, project isolation (a build of another project answers exactly as
 // an unknown ID), the permission, and problem documents for every bad input (never a 500).
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Comparison } from '../../src/services/compare.js';
 import { pgAvailable } from '../support/postgres.js';
@@ -49,6 +50,18 @@ for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect
       expect(c.summary[2]!.difference).toEqual({ kind: 'test-outcome', suite: 'acme.PriceTest', name: 'roundsHalfCents', before: 'passed', after: 'failed' });
       const back = (await (await s.get('/api/builds/shopfail00001/compare/shoppass00001', alice)).json()) as Comparison;
       expect(back.summary[2]!.difference).toEqual({ kind: 'test-outcome', suite: 'acme.PriceTest', name: 'roundsHalfCents', before: 'failed', after: 'passed' });
+    });
+
+    it('answers as its OpenAPI document says, every kind of difference the fixtures make included', async () => {
+      const doc = (await (await s.get('/api/openapi.json')).json()) as { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: object }> }> } }> };
+      const validate = new Ajv2020({ strict: false, allErrors: true }).compile(doc.paths['/api/builds/{a}/compare/{b}']!.get.responses['200']!.content['application/json']!.schema);
+      for (const [a, b] of [['shoppass00001', 'shopfail00001'], ['shopfail00001', 'shoppass00001']]) {
+        const c = (await (await s.get(`/api/builds/${a}/compare/${b}`, alice)).json()) as Comparison;
+        expect(c.sections.flatMap((x) => x.differences).map((d) => d.kind)).toContain('task-inputs');
+        expect(c.summary.map((e) => e.reason)).toContain('cache-miss');
+        validate(c);
+        expect(validate.errors ?? []).toEqual([]);
+      }
     });
 
     it('a build compared with itself is identical', async () => {

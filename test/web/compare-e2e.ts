@@ -32,6 +32,13 @@ export async function checkComparePage(server: WebServer, page: Page, images: st
   expect(await summary.nth(1).textContent()).toMatch(/newly failing task.*Task :test: executed → failed/);
   expect(await summary.nth(2).textContent()).toMatch(/newly failing test.*acme\.PriceTest\.roundsHalfCents: passed → failed/);
   expect(await page.textContent('#compare-summary')).toContain('Requested tasks: +publish');
+  // Why :compileJava ran instead of coming from the cache: the source file that changed.
+  expect(await page.textContent('#compare-summary li[data-reason="cache-miss"]')).toMatch(/cache miss.*Task :compileJava: input source: src\/main\/java\/acme\/Price\.java changed/);
+  expect(await page.textContent('#compare-tasks tr[data-kind="task-inputs"]')).toContain('input source: src/main/java/acme/Price.java changed');
+  // The dependency that moved between the builds, in the summary and in its section.
+  expect(await page.textContent('#compare-summary li[data-reason="dependency"]')).toMatch(/dependency.*Dependency acme:money \(compileClasspath\): 1\.2 → 1\.3/);
+  expect(await page.textContent('#compare-dependencies tr[data-kind="dependency"]')).toMatch(/acme:money.*1\.2.*1\.3/);
+  expect(await page.textContent('#compare-dependencies tr[data-kind="list"]')).toMatch(/Resolved configurations.*testCompileClasspath/);
   expect(await page.getAttribute('#compare-tests', 'open')).not.toBeNull();
   expect(await page.locator('#compare-tasks tr[data-kind="task-outcome"]').count()).toBe(2);
   await page.screenshot({ path: join(images, 'web-compare.png'), fullPage: true });
@@ -41,7 +48,7 @@ export async function checkComparePage(server: WebServer, page: Page, images: st
   await ready();
   expect(await page.textContent('#compare-summary')).toContain('No differences');
   expect(await page.locator('details.compare-section[open]').count()).toBe(0);
-  expect(await page.locator('details.compare-section.identical').count()).toBe(5);
+  expect(await page.locator('details.compare-section.identical').count()).toBe(6);
 
   // From the build page: the previous build of the project on its branch, found by a search.
   await page.goto(`${server.base}/builds/${FAIL}`);

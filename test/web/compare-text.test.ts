@@ -24,6 +24,13 @@ describe('compare page wording', () => {
       [{ kind: 'test-removed', test: { ...test, outcome: null } }, 'Test acme.PriceTest.addsTax', 'no outcome', ''],
       [{ kind: 'test-outcome', suite: '', name: 'solo', before: 'passed', after: 'failed' }, 'Test solo', 'passed', 'failed'],
       [{ kind: 'test-duration', suite: 'S', name: 't', before: 10, after: 5 }, 'Test S.t', '10ms', '5ms'],
+      // A parametrized test's case, as the build page names it.
+      [{ kind: 'test-outcome', suite: 'tests/test_x.py', name: 'test_add', parameters: '1-2', before: 'passed', after: 'failed' }, 'Test tests/test_x.py.test_add[1-2]', 'passed', 'failed'],
+      [{ kind: 'test-added', test: { ...test, parameters: 'EUR' } }, 'Test acme.PriceTest.addsTax[EUR]', '', 'failed'],
+      [{ kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:money', before: '1.2', after: '1.3' }, 'Dependency acme:money (compileClasspath)', '1.2', '1.3'],
+      [{ kind: 'dependency', project: 'org.acme:shop', configuration: 'test', module: 'junit:junit', before: null, after: '4.13.2' }, 'Dependency junit:junit (test of org.acme:shop)', '', '4.13.2'],
+      [{ kind: 'dependency', project: ':app', configuration: 'runtimeClasspath', module: 'project :lib', before: '', after: null }, 'Dependency project :lib (runtimeClasspath of :app)', 'present', ''],
+      [{ kind: 'list', group: 'configurations', name: 'resolved', added: [':lib testCompileClasspath'], removed: [] }, 'Resolved configurations', '', ':lib testCompileClasspath'],
       [{ kind: 'failure-added', failure }, 'Failure (verification)', '', 'Tests failed'],
       [{ kind: 'failure-removed', failure }, 'Failure (verification)', 'Tests failed', ''],
     ];
@@ -41,6 +48,8 @@ describe('compare page wording', () => {
     expect(summaryLabel(entry('failing-task', { kind: 'task-added', task }))).toBe('newly failing task');
     expect(summaryLine(entry('failure', { kind: 'failure-added', failure }))).toBe('Failure (verification), only in B: Tests failed');
     expect(summaryLine(entry('requested', { kind: 'list', group: 'requested', name: 'requested', added: ['publish'], removed: ['check'] }))).toBe('Requested tasks: +publish −check');
+    const moved = entry('dependency', { kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'acme:money', before: '1.2', after: '1.3' });
+    expect([summaryLabel(moved), summaryLine(moved)]).toEqual(['dependency', 'Dependency acme:money (compileClasspath): 1.2 → 1.3']);
     expect(summaryLabel(entry('slower-task', { kind: 'task-duration', path: ':a', occurrence: 1, before: 900, after: 100 }))).toBe('faster task');
   });
 

@@ -1,5 +1,5 @@
 // /compare/<a>/<b>: two builds side by side (GET /api/builds/{a}/compare/{b}). The headers in
-// two columns, the summary first, then each section (what was asked, tasks, tests, failures)
+// two columns, the summary first, then each section (what was asked, tasks, dependencies, tests, failures)
 // open when it has differences and collapsed, marked identical, when it has none. Long lists
 // show their first rows and a button for the rest.
 
@@ -20,6 +20,7 @@ const SECTION_TITLES: Readonly<Record<SectionId, string>> = {
   header: 'Header and counts',
   asked: 'What was asked',
   tasks: 'Tasks',
+  dependencies: 'Dependencies',
   tests: 'Tests',
   failures: 'Failures',
 };
@@ -29,6 +30,7 @@ const GROUPS: readonly { readonly title: string; readonly kinds: readonly Differ
   { title: 'Values', kinds: ['field', 'list'] },
   { title: 'Only in one build', kinds: ['task-added', 'task-removed', 'test-added', 'test-removed', 'failure-added', 'failure-removed'] },
   { title: 'Outcome changes', kinds: ['task-outcome', 'test-outcome'] },
+  { title: 'Resolved differently', kinds: ['dependency'] },
   { title: 'Cache keys that differ, and why', kinds: ['task-inputs'] },
   { title: 'Cacheable changes', kinds: ['task-cacheable'] },
   { title: 'Duration changes, largest first', kinds: ['task-duration', 'test-duration'] },

@@ -48,7 +48,7 @@ export function word(d: Difference): Worded {
       return { subject, before: scalar(d.before), after: scalar(d.after), change: '' };
     }
     case 'list': {
-      const subject = d.name === 'requested' ? 'Requested tasks' : d.name === 'excluded' ? 'Excluded tasks' : 'Tags';
+      const subject = d.group === 'configurations' ? 'Resolved configurations' : d.name === 'requested' ? 'Requested tasks' : d.name === 'excluded' ? 'Excluded tasks' : 'Tags';
       // Each side shows what only it has.
       return { subject, before: d.removed.join(', '), after: d.added.join(', '), change: '' };
     }
@@ -65,23 +65,29 @@ export function word(d: Difference): Worded {
     case 'task-inputs':
       return { subject: `Task ${taskName(d.path, d.occurrence)} cache key`, before: d.before ?? 'none', after: d.after ?? 'none', change: '' };
     case 'test-added':
-      return { subject: `Test ${testName(d.test.suite, d.test.name)}`, before: '', after: d.test.outcome ?? 'no outcome', change: '' };
+      return { subject: `Test ${testName(d.test)}`, before: '', after: d.test.outcome ?? 'no outcome', change: '' };
     case 'test-removed':
-      return { subject: `Test ${testName(d.test.suite, d.test.name)}`, before: d.test.outcome ?? 'no outcome', after: '', change: '' };
+      return { subject: `Test ${testName(d.test)}`, before: d.test.outcome ?? 'no outcome', after: '', change: '' };
     case 'test-outcome':
-      return { subject: `Test ${testName(d.suite, d.name)}`, before: d.before ?? 'no outcome', after: d.after ?? 'no outcome', change: '' };
+      return { subject: `Test ${testName(d)}`, before: d.before ?? 'no outcome', after: d.after ?? 'no outcome', change: '' };
     case 'test-duration':
-      return { subject: `Test ${testName(d.suite, d.name)}`, ...ms(d.before, d.after) };
+      return { subject: `Test ${testName(d)}`, ...ms(d.before, d.after) };
     case 'failure-added':
       return { subject: `Failure (${d.failure.classification})`, before: '', after: d.failure.message, change: '' };
     case 'failure-removed':
       return { subject: `Failure (${d.failure.classification})`, before: d.failure.message, after: '', change: '' };
+    case 'dependency':
+      // A module without a version (a project dependency) is there or not.
+      return { subject: `Dependency ${d.module} (${d.configuration}${d.project === ':' ? '' : ` of ${d.project}`})`, before: version(d.before), after: version(d.after), change: '' };
   }
 }
 
+const version = (v: string | null): string => (v === null ? '' : v === '' ? 'present' : v);
 const cacheable = (v: boolean | null): string => (v === null ? 'not said' : v ? 'yes' : 'no');
 export const taskName = (path: string, occurrence: number): string => (occurrence > 1 ? `${path} (run ${occurrence})` : path);
-export const testName = (suite: string, name: string): string => (suite === '' ? name : `${suite}.${name}`);
+/** As the build page writes it (failures-view.ts): suite.name, a parametrized case's parameters in brackets. */
+export const testName = (t: { readonly suite: string; readonly name: string; readonly parameters?: string }): string =>
+  `${t.suite === '' ? t.name : `${t.suite}.${t.name}`}${t.parameters !== undefined ? `[${t.parameters}]` : ''}`;
 
 /** The summary's label for an entry: which way it went ("newly failing", "fixed", "slower"). */
 export function summaryLabel(e: SummaryEntry): string {
@@ -115,6 +121,8 @@ export function summaryLabel(e: SummaryEntry): string {
       return 'options';
     case 'cache-miss':
       return 'cache miss';
+    case 'dependency':
+      return 'dependency';
   }
 }
 

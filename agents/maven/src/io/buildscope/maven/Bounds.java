@@ -12,6 +12,8 @@ final class Bounds {
     static final int MESSAGE = bound("messageChars", 8192);
     static final int OUTPUT_TAIL = bound("outputTailChars", 16384);
     static final int CONSOLE = bound("consoleChars", 1048576);
+    /** Dependencies listed per build, all ResolvedDependencies events together; those past it are only counted. */
+    static final int BUILD_DEPENDENCIES = bound("buildDependencies", 10000);
 
     @SuppressWarnings("unchecked")
     static int bound(String name, int fallback) {

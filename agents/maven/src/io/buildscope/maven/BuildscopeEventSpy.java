@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.inject.Named;
 import javax.inject.Singleton;
+import org.apache.maven.artifact.Artifact;
 import org.apache.maven.eventspy.AbstractEventSpy;
 import org.apache.maven.execution.ExecutionEvent;
 import org.apache.maven.execution.MavenExecutionRequest;
@@ -192,8 +193,56 @@ public class BuildscopeEventSpy extends AbstractEventSpy {
                 }
                 return true;
             }
+            case ProjectSucceeded:
+            case ProjectFailed:
+                dependencies(c, e.getProject());
+                return false;
             default:
                 return false;
+        }
+    }
+
+    /** Maven's scopes, in the order their events are made; a scope Maven does not define comes after them, by name. */
+    private static final List<String> SCOPES = java.util.Arrays.asList("compile", "provided", "runtime", "test", "system");
+
+    private static int scopeRank(String scope) {
+        int i = SCOPES.indexOf(scope);
+        return i >= 0 ? i : SCOPES.size();
+    }
+
+    /** An artifact as ResolvedDependencies lists it: groupId:artifactId[:classifier]:version, the version always last. */
+    static String coordinates(Artifact a) {
+        String classifier = a.getClassifier();
+        // getVersion, not getBaseVersion: a snapshot as the timestamped one its repository gave, so that a newer snapshot shows as resolved differently.
+        return a.getGroupId() + ":" + a.getArtifactId() + (classifier != null && !classifier.isEmpty() ? ":" + classifier : "") + ":" + a.getVersion();
+    }
+
+    /**
+     * One ResolvedDependencies event per scope of what the project's mojos had resolved (transitive,
+     * each with its scope). Only read: Maven resolved them for the mojos that asked, and a project
+     * none of whose mojos asked has none and sends nothing.
+     */
+    private void dependencies(Capture c, MavenProject project) {
+        if (project == null) return;
+        java.util.Set<Artifact> artifacts = project.getArtifacts();
+        if (artifacts == null || artifacts.isEmpty()) return;
+        Map<String, java.util.TreeSet<String>> byScope = new java.util.TreeMap<String, java.util.TreeSet<String>>((x, y) -> {
+            int byRank = Integer.compare(scopeRank(x), scopeRank(y));
+            return byRank != 0 ? byRank : x.compareTo(y);
+        });
+        for (Artifact a : artifacts) {
+            // No scope is Maven's default scope.
+            String scope = a.getScope() != null && !a.getScope().trim().isEmpty() ? a.getScope().trim() : "compile";
+            byScope.computeIfAbsent(scope, k -> new java.util.TreeSet<String>()).add(coordinates(a));
+        }
+        String name = project.getGroupId() + ":" + project.getArtifactId();
+        long at = System.currentTimeMillis();
+        for (Map.Entry<String, java.util.TreeSet<String>> scope : byScope.entrySet()) {
+            List<String> all = new ArrayList<String>(scope.getValue());
+            int listed = c.listableDependencies(all.size());
+            Map<String, Object> data = Capture.map("project", name, "configuration", scope.getKey(), "dependencies", new ArrayList<String>(all.subList(0, listed)));
+            if (listed < all.size()) data.put("omitted", all.size() - listed);
+            c.event("ResolvedDependencies", data, at);
         }
     }
 

@@ -131,6 +131,16 @@ final class Capture {
         event(type, data, System.currentTimeMillis());
     }
 
+    /** Dependency entries the build may still list (Bounds.BUILD_DEPENDENCIES): one budget for all its projects, those of a -T build too. */
+    private int dependenciesLeft = Bounds.BUILD_DEPENDENCIES;
+
+    /** How many of `wanted` entries may be listed; the rest are counted as omitted. */
+    synchronized int listableDependencies(int wanted) {
+        int n = Math.max(0, Math.min(wanted, dependenciesLeft));
+        dependenciesLeft -= n;
+        return n;
+    }
+
     // ---- the machine --------------------------------------------------------------------------
 
     static Map<String, Object> environment() {
