@@ -3,8 +3,9 @@
 // it sees a CI), the pytest plugin (its functions in a python3 process), the Maven extension (its
 // Contract class, one JVM start) and the Gradle init script (its BuildscopeAgent class compiled by
 // Groovy outside Gradle, one JVM start). The real builds of gradle/maven/python/npm.test.ts check
-// one case each end to end. Also: the docs' tables of CI providers and redaction words against
-// the contract, and the git values of a checkout.
+// one case each end to end. Every agent also tells the spool files of builds from other files
+// (SPOOL_NAMES, by the contract's build ID). Also: the docs' tables of CI providers and redaction
+// words against the contract, and the git values of a checkout.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { contextEvents } from '../../src/agents/common-env.js';
 import { agentContext, agentContract, newBuildId, osTag, type AgentContext } from '../../src/agents/contract.js';
 import { gradleInitScript } from '../../src/agents/gradle.js';
+import { SPOOL_FILE } from '../../src/agents/spool.js';
 import { buildMavenExtension, mavenHome } from '../../src/agents/maven.js';
 import { git, has } from './jvm-support.js';
 
@@ -44,6 +46,35 @@ function normalized(answer: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Spool file names: those of builds (the contract's build ID, then `.ndjson`), and names an agent
+ * must leave alone. Every agent takes exactly those that SPOOL_FILE takes (which
+ * test/store/build-id.test.ts holds to the contract).
+ */
+const SPOOL_NAMES: readonly string[] = (() => {
+  const { alphabet, length } = agentContract().buildId;
+  const id = (c: string) => c.repeat(length);
+  return [
+    ...[...alphabet].map((c) => `${id(c)}.ndjson`),
+    `${alphabet.slice(0, length)}.ndjson`,
+    `${id('A')}.ndjson`,
+    `${id('0').slice(1)}.ndjson`,
+    `${id('0')}0.ndjson`,
+    `-${id('0').slice(1)}.ndjson`,
+    `${id('0')}.json`,
+    `${id('0')}.ndjson.tmp`,
+    `${id('0')}.ndjson.sending.other`,
+    '.ndjson',
+    `${id('é')}.ndjson`,
+  ];
+})();
+
+/** The agent's answers for SPOOL_NAMES (after its cases' answers), against SPOOL_FILE. */
+function expectSpoolNames(answers: readonly Record<string, unknown>[]): void {
+  expect(SPOOL_NAMES.filter((n) => SPOOL_FILE.test(n)).length).toBeGreaterThan(10);
+  expect(answers.map((a, i) => [SPOOL_NAMES[i], a['spooledBuild']])).toEqual(SPOOL_NAMES.map((n) => [n, SPOOL_FILE.test(n)]));
+}
+
 /** Every agent's answers, case by case, with the case's name in the failure message. */
 function expectConformance(cases: readonly Case[], answers: readonly Record<string, unknown>[]): void {
   expect(answers).toHaveLength(cases.length);
@@ -52,9 +83,10 @@ function expectConformance(cases: readonly Case[], answers: readonly Record<stri
 
 const withoutSystemProperties = conformanceCases.filter((c) => c.systemProperties === undefined);
 
-/** The lines the JVM harnesses read: `source <TAB> base64 key <TAB> base64 value`, `end <TAB> base64 agent dir`. */
+/** The lines the JVM harnesses read: `source <TAB> base64 key <TAB> base64 value`, `end <TAB> base64 agent dir`, then `spool <TAB> base64 file name` for SPOOL_NAMES. */
 function harnessInput(cases: readonly Case[]): string {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+  const spool = SPOOL_NAMES.map((n) => `spool\t${b64(n)}\n`).join('');
   return cases
     .map((c) => {
       const lines: string[] = [];
@@ -63,7 +95,8 @@ function harnessInput(cases: readonly Case[]): string {
       }
       return `${lines.join('')}end\t${b64(AGENT_DIR)}\n`;
     })
-    .join('');
+    .join('')
+    .concat(spool);
 }
 
 /** Runs a harness process with input on stdin; its standard output. */
@@ -115,19 +148,22 @@ describe('the conformance table', () => {
       'import json, sys',
       'import buildscope_pytest as b',
       'cases = [c for c in json.load(open(sys.argv[1]))["cases"] if "systemProperties" not in c]',
-      'print(json.dumps({"answers": [b._agent_context({"environment": c["environment"], "file": c.get("file", {})}, sys.argv[2]) for c in cases], "ids": [b._new_build_id() for _ in range(200)]}))',
+      'names = json.loads(sys.argv[3])',
+      'print(json.dumps({"answers": [b._agent_context({"environment": c["environment"], "file": c.get("file", {})}, sys.argv[2]) for c in cases], "ids": [b._new_build_id() for _ in range(200)], "spool": [{"spooledBuild": b._spooled_build(n) is not None} for n in names]}))',
     ].join('\n');
-    const r = spawnSync('python3', ['-c', script, 'test/agents/fixtures/conformance-cases.json', AGENT_DIR], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: resolve('src/agents/python/pylib'), PYTHONDONTWRITEBYTECODE: '1' } });
+    const r = spawnSync('python3', ['-c', script, 'test/agents/fixtures/conformance-cases.json', AGENT_DIR, JSON.stringify(SPOOL_NAMES)], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: resolve('src/agents/python/pylib'), PYTHONDONTWRITEBYTECODE: '1' } });
     expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { answers: Record<string, unknown>[]; ids: string[] };
+    const out = JSON.parse(r.stdout) as { answers: Record<string, unknown>[]; ids: string[]; spool: Record<string, unknown>[] };
     expectConformance(withoutSystemProperties, out.answers);
+    expectSpoolNames(out.spool);
     for (const id of out.ids) expect(id).toMatch(/^[0-9a-z]{13}$/);
   }, 60_000);
 
   it.skipIf(!has('mvn', 'javac', 'jar', 'java'))('the Maven extension, by its Contract class in one JVM', async () => {
     const { jar } = buildMavenExtension(mavenHome(), join(work, 'maven'));
-    const out = await harness('java', ['-cp', jar, 'test/agents/fixtures/jvm/ConformanceCases.java'], harnessInput(conformanceCases));
-    expectConformance(conformanceCases, jsonLines(out));
+    const out = jsonLines(await harness('java', ['-cp', jar, 'test/agents/fixtures/jvm/ConformanceCases.java'], harnessInput(conformanceCases)));
+    expectConformance(conformanceCases, out.slice(0, conformanceCases.length));
+    expectSpoolNames(out.slice(conformanceCases.length));
   }, 180_000);
 
   const gradleLib = '/usr/share/gradle/lib';
@@ -135,8 +171,9 @@ describe('the conformance table', () => {
     const script = join(work, 'buildscope.gradle');
     writeFileSync(script, gradleInitScript({}));
     const classpath = readdirSafe(gradleLib).filter((f) => f.endsWith('.jar')).map((f) => join(gradleLib, f)).join(':');
-    const out = await harness('groovy', ['-cp', classpath, 'test/agents/fixtures/jvm/ConformanceCases.groovy', script], harnessInput(conformanceCases));
-    expectConformance(conformanceCases, jsonLines(out));
+    const out = jsonLines(await harness('groovy', ['-cp', classpath, 'test/agents/fixtures/jvm/ConformanceCases.groovy', script], harnessInput(conformanceCases)));
+    expectConformance(conformanceCases, out.slice(0, conformanceCases.length));
+    expectSpoolNames(out.slice(conformanceCases.length));
   }, 180_000);
 });
 

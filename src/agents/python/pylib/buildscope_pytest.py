@@ -59,6 +59,20 @@ def _contract():
     return _CONTRACT
 
 
+def _is_build_id(s):
+    """Whether s is a build ID by the contract: its length, of its alphabet's characters only."""
+    spec = _contract()["buildId"]
+    return len(s) == spec["length"] and all(c in spec["alphabet"] for c in s)
+
+
+def _spooled_build(name, suffixes=(".ndjson",)):
+    """The build ID of a spool file named <id><suffix>, or None."""
+    for suffix in suffixes:
+        if name.endswith(suffix) and _is_build_id(name[: -len(suffix)]):
+            return name[: -len(suffix)]
+    return None
+
+
 def _new_build_id():
     import secrets
 
@@ -597,8 +611,6 @@ def _spool(settings, build):
     os.replace(path + ".tmp", path)
 
 
-_SPOOLED = re.compile(r"^[0-9a-z]{13}\.ndjson$")
-_CLAIMED = re.compile(r"^([0-9a-z]{13}\.(?:nd)?json)\.sending\.")
 _STALE_CLAIM_S = 600
 _FLUSH_AT_ONCE = 50
 
@@ -613,16 +625,18 @@ def _flush(settings):
     except OSError:
         return
     for n in names:
-        claim = _CLAIMED.match(n)
+        # <id>.ndjson.sending.<claimant> (or an older agent's <id>.json.sending.<claimant>).
+        claimed_id = _spooled_build(n.split(".sending.", 1)[0], (".ndjson", ".json")) if ".sending." in n else None
+        older_id = _spooled_build(n, (".json",))
         try:
-            if claim and time.time() - os.stat(os.path.join(spool, n)).st_ctime > _STALE_CLAIM_S:
-                os.replace(os.path.join(spool, n), os.path.join(spool, claim.group(1)[:13] + ".ndjson"))
-            elif re.match(r"^[0-9a-z]{13}\.json$", n):
-                os.replace(os.path.join(spool, n), os.path.join(spool, n[:13] + ".ndjson"))
+            if claimed_id and time.time() - os.stat(os.path.join(spool, n)).st_ctime > _STALE_CLAIM_S:
+                os.replace(os.path.join(spool, n), os.path.join(spool, claimed_id + ".ndjson"))
+            elif older_id:
+                os.replace(os.path.join(spool, n), os.path.join(spool, older_id + ".ndjson"))
         except OSError:
             pass
     claimed = []
-    for n in sorted(n for n in os.listdir(spool) if _SPOOLED.match(n)):
+    for n in sorted(n for n in os.listdir(spool) if _spooled_build(n)):
         if len(claimed) == _FLUSH_AT_ONCE:
             break
         mine = os.path.join(spool, "%s.sending.py-%d" % (n, os.getpid()))

@@ -361,7 +361,7 @@ final class Capture {
     void sendSpool() {
         try {
             File dir = spoolDir();
-            File[] files = dir.listFiles((d, name) -> name.matches("[0-9a-z]{13}\\.ndjson"));
+            File[] files = dir.listFiles((d, name) -> Contract.isSpooledBuild(name));
             if (files == null || files.length == 0) return;
             Arrays.sort(files);
             int sent = 0;

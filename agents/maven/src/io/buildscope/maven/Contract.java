@@ -102,6 +102,20 @@ public final class Contract {
         return sb.toString();
     }
 
+    /** Whether `id` is a build ID by the contract: its length, of its alphabet's characters only. */
+    public static boolean isBuildId(String id) {
+        Map<String, Object> spec = map(CONTRACT, "buildId");
+        String alphabet = string(spec, "alphabet");
+        if (id == null || id.length() != ((Number) spec.get("length")).intValue()) return false;
+        for (int i = 0; i < id.length(); i++) if (alphabet.indexOf(id.charAt(i)) < 0) return false;
+        return true;
+    }
+
+    /** Whether a spool directory's file is a spooled build: `{build ID}.ndjson`. */
+    public static boolean isSpooledBuild(String name) {
+        return name != null && name.endsWith(".ndjson") && isBuildId(name.substring(0, name.length() - ".ndjson".length()));
+    }
+
     /** The sources of a setting, by the contract's names: systemProperty, environment, file. */
     static Map<String, Map<String, String>> sources(Map<String, String> systemProperties, Map<String, String> environment, Map<String, String> file) {
         Map<String, Map<String, String>> out = new LinkedHashMap<String, Map<String, String>>();
