@@ -148,7 +148,6 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
 
 // A parametrized test's cases are tests of their own (build-facts.ts).
 const testKey = (t: { suite: string; name: string; parameters?: string }): string => `${t.suite}\u0000${t.name}\u0000${t.parameters ?? ''}`;
-const byTest = byTestIdentity;
 
 function testsSection(a: BuildFacts, b: BuildFacts): Section {
   const inB = new Map(b.tests.map((t) => [testKey(t), t]));
@@ -174,9 +173,9 @@ function testsSection(a: BuildFacts, b: BuildFacts): Section {
     presence.push({ kind: 'test-added', test: y });
     added++;
   }
-  presence.sort((x, y) => byTest(x.test, y.test));
-  outcomes.sort(byTest);
-  durations.sort(byChange<(typeof durations)[number]>(byTest));
+  presence.sort((x, y) => byTestIdentity(x.test, y.test));
+  outcomes.sort(byTestIdentity);
+  durations.sort(byChange<(typeof durations)[number]>(byTestIdentity));
   return { id: 'tests', compared: inA.size + added, differences: [...presence, ...outcomes, ...durations] };
 }
 
@@ -184,7 +183,8 @@ function testsSection(a: BuildFacts, b: BuildFacts): Section {
  * Dependencies: the configurations resolved in one build only (a list), then, for each one both
  * resolved, the modules at another version or in one build only, by project, configuration and
  * module. A configuration only one build resolved (`gradle compileJava` against `gradle build`)
- * is named, not its every module: what was asked explains it.
+ * is named, not its every module: what was asked explains it. A module one side did not list is
+ * no difference when that side's agent left entries unlisted (ResolvedDependencies `omitted`).
  */
 function dependenciesSection(a: BuildFacts, b: BuildFacts): Section {
   const inB = new Map(b.dependencies.map((c) => [configurationKey(c.project, c.configuration), c]));
@@ -201,6 +201,9 @@ function dependenciesSection(a: BuildFacts, b: BuildFacts): Section {
     for (const module of modules) {
       const before = x.modules[module] ?? null;
       const after = y.modules[module] ?? null;
+      // A module missing from a configuration whose agent left entries unlisted (its bound) may
+      // be among them: not a difference anyone can tell.
+      if ((before === null && x.omitted > 0) || (after === null && y.omitted > 0)) continue;
       if (before !== after) differences.push({ kind: 'dependency', project: x.project, configuration: x.configuration, module, before, after });
     }
   }

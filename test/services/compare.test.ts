@@ -273,6 +273,14 @@ describe('dependencies', () => {
     expect(section(c, 'dependencies')).toEqual([{ kind: 'dependency', project: ':', configuration: 'test', module: 'org.acme:native:linux-x86_64', before: '1.0', after: '1.1' }]);
   });
 
+  it('a module the agent may have left unlisted (omitted past its bound) is no difference; one at another version is', async () => {
+    const c = await pair(
+      { ...BASE, dependencies: [resolved('compileClasspath', ['a:a:1', 'b:b:1', 'c:c:1'])] },
+      { dependencies: [resolved('compileClasspath', ['a:a:2'], { omitted: 2 })] },
+    );
+    expect(section(c, 'dependencies')).toEqual([{ kind: 'dependency', project: ':', configuration: 'compileClasspath', module: 'a:a', before: '1', after: '2' }]);
+  });
+
   it('the same dependencies, sent in another order or twice, are no difference', async () => {
     const c = await pair(
       { ...BASE, dependencies: [resolved('compileClasspath', ['b:b:1', 'a:a:1'])] },
