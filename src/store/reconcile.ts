@@ -24,8 +24,8 @@ import { bucketedField, bucketIndex } from '../sql/value-buckets.js';
 import { ATTRIBUTE_COLUMNS, sqlType } from './columns.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { deriveAttributes } from './derive.js';
-import { decodeEvents, packAttributes, storedEvents } from './event-codec.js';
-import { eventsRange } from './events-rowid.js';
+import { packAttributes } from './event-codec.js';
+import { eventsByKey } from './events-read.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from './types.js';
 
@@ -105,25 +105,7 @@ async function backfill(db: Db, dialect: Dialect['name'], fields: readonly Field
       .limit(PAGE)
       .execute();
     if (builds.length === 0) break;
-    const keys = builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)]));
-    const chunks =
-      // Builds of a layout without events keys have none to read (and `IN ()` is no SQL).
-      keys.length === 0
-        ? []
-        : dialect === 'sqlite'
-        ? // Each build's chunks a range of rowids (store migration 0018), in key order.
-          (
-            await sql<{ events_key: number; events: string; events_packed: Uint8Array | null }>`SELECT e.events_key, e.events, e.events_packed
-              FROM json_each(${JSON.stringify(keys)}) AS k CROSS JOIN build_events AS e ON ${eventsRange(sql`k.value`, 'e.id')} ORDER BY e.id`.execute(db)
-          ).rows
-        : await db.selectFrom('build_events').select(['events_key', 'events', 'events_packed']).where('events_key', 'in', keys).orderBy('events_key').orderBy('chunk').execute();
-    const events = new Map<number, BuildEvent[]>();
-    for (const ch of chunks) {
-      const key = Number(ch.events_key);
-      const list = events.get(key) ?? [];
-      for (const e of decodeEvents(storedEvents(ch.events as string, ch.events_packed as Uint8Array | null))) list.push(e);
-      events.set(key, list);
-    }
+    const events = await eventsByKey(db, dialect, builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
     for (const b of builds) {
       const seq = Number(b.seq);
       const d = deriveAttributes(

@@ -13,8 +13,8 @@
 //
 // Frozen: it creates what it created when it was released, only where it is missing (as 0019, so
 // that the tests that rewind the migrations can keep the tables today's reads and prune use).
-// Builds stored before it have no rows here (their events are not decoded again); the dimension
-// starts with the builds after it.
+// Builds stored before it get their rows from 0021 (test-backfill.ts), which decodes their events
+// again.
 
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
