@@ -10,6 +10,7 @@ import { tasksOf, type TaskOutcome } from '../store/tasks.js';
 import type { BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import { taskInputFactsOf, type TaskInputFacts } from './task-inputs.js';
 import { resolvedConfigurationsOf, type ResolvedConfiguration } from './dependencies.js';
+import { compareText } from './text-order.js';
 import { listRow } from './web.js';
 
 export type { TaskOutcome } from '../store/tasks.js';
@@ -145,7 +146,7 @@ export function testFactsOf(events: readonly BuildEvent[]): TestFacts[] {
       // Read as the store reads them (failedTestsOf, build-report.ts): from the TestStarted.
       const given = id === undefined ? undefined : startedData.get(id)?.['parameters'];
       const parameters = typeof given === 'string' && given !== '' ? given : undefined;
-      const key = `${who.suite}\u0000${who.name}\u0000${parameters ?? ''}`;
+      const key = testKey({ suite: who.suite, name: who.name, ...(parameters !== undefined ? { parameters } : {}) });
       const t = tests.get(key) ?? { suite: who.suite, name: who.name, ...(parameters !== undefined ? { parameters } : {}), outcome: null, duration: 0, attempts: 0 };
       t.outcome = testOutcome(e.data['outcome']) ?? null;
       t.duration += began === undefined ? 0 : Math.max(0, e.timestamp - began);
@@ -156,11 +157,13 @@ export function testFactsOf(events: readonly BuildEvent[]): TestFacts[] {
   return [...tests.values()].sort(byTestIdentity);
 }
 
-const cmpText = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+
+/** A test's identity as one string: suite, name and parameters (a parametrized test's cases apart). */
+export const testKey = (t: { suite: string; name: string; parameters?: string }): string => `${t.suite}\u0000${t.name}\u0000${t.parameters ?? ''}`;
 
 /** Tests by suite, name and parameters (a test without parameters before its parametrized cases). */
 export const byTestIdentity = (x: { suite: string; name: string; parameters?: string }, y: { suite: string; name: string; parameters?: string }): number =>
-  cmpText(x.suite, y.suite) || cmpText(x.name, y.name) || cmpText(x.parameters ?? '', y.parameters ?? '');
+  compareText(x.suite, y.suite) || compareText(x.name, y.name) || compareText(x.parameters ?? '', y.parameters ?? '');
 
 function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
   for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type.eventType === type) return events[i]!.data;

@@ -8,8 +8,9 @@
 // (test/services/compare.property.test.ts).
 
 import type { BuildStore, Visibility } from '../store/types.js';
-import { byTestIdentity, readBuildFacts, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
+import { byTestIdentity, readBuildFacts, testKey, type BuildFacts, type FailureFacts, type Scalar, type TaskOutcome } from './build-facts.js';
 import { summaryOf } from './compare-summary.js';
+import { compareText } from './text-order.js';
 import { inputsDifference, producersOf, type TaskInputFacts } from './task-inputs.js';
 import { configurationKey, configurationName, type ResolvedConfiguration } from './dependencies.js';
 import type { BuildSide, Comparison, Difference, FieldGroup, ListGroup, Section } from './comparison.js';
@@ -18,12 +19,11 @@ export * from './comparison.js';
 
 // ---- ordering: the same whichever build is A (so that swapping only swaps) ----------------
 
-const cmp = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
 const sameScalar = (x: Scalar, y: Scalar): boolean => x === y || (typeof x === 'number' && typeof y === 'number' && Number.isNaN(x) && Number.isNaN(y));
 
 /** Differences of two flat maps, by name. */
 function fieldDifferences(group: FieldGroup, a: Readonly<Record<string, Scalar>>, b: Readonly<Record<string, Scalar>>): { compared: number; differences: Difference[] } {
-  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(cmp);
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareText);
   const differences: Difference[] = [];
   for (const name of names) {
     const before = a[name] ?? null;
@@ -37,8 +37,8 @@ function fieldDifferences(group: FieldGroup, a: Readonly<Record<string, Scalar>>
 function listDifference(group: ListGroup, name: string, a: readonly string[], b: readonly string[]): Difference[] {
   const sa = new Set(a);
   const sb = new Set(b);
-  const added = [...sb].filter((x) => !sa.has(x)).sort(cmp);
-  const removed = [...sa].filter((x) => !sb.has(x)).sort(cmp);
+  const added = [...sb].filter((x) => !sa.has(x)).sort(compareText);
+  const removed = [...sa].filter((x) => !sb.has(x)).sort(compareText);
   return added.length === 0 && removed.length === 0 ? [] : [{ kind: 'list', group, name, added, removed }];
 }
 
@@ -99,7 +99,7 @@ const avoided = (o: TaskOutcome): boolean => o === 'up-to-date' || o === 'from-c
 const ran = (o: TaskOutcome): boolean => o === 'executed' || o === 'failed';
 /** Avoided (up to date or from the cache) in one build and run in the other. */
 const missed = (x: TaskOutcome, y: TaskOutcome): boolean => (avoided(x) && ran(y)) || (ran(x) && avoided(y));
-const byPath = (x: { path: string; occurrence: number }, y: { path: string; occurrence: number }): number => cmp(x.path, y.path) || x.occurrence - y.occurrence;
+const byPath = (x: { path: string; occurrence: number }, y: { path: string; occurrence: number }): number => compareText(x.path, y.path) || x.occurrence - y.occurrence;
 /** Largest change first; equal changes by name, so the order does not depend on which build is A. */
 const byChange = <T extends { before: number; after: number }>(tie: (x: T, y: T) => number) => (x: T, y: T): number =>
   Math.abs(y.after - y.before) - Math.abs(x.after - x.before) || tie(x, y);
@@ -146,8 +146,6 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
   return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...inputs, ...cacheable, ...durations] };
 }
 
-// A parametrized test's cases are tests of their own (build-facts.ts).
-const testKey = (t: { suite: string; name: string; parameters?: string }): string => `${t.suite}\u0000${t.name}\u0000${t.parameters ?? ''}`;
 
 function testsSection(a: BuildFacts, b: BuildFacts): Section {
   const inB = new Map(b.tests.map((t) => [testKey(t), t]));
@@ -196,7 +194,7 @@ function dependenciesSection(a: BuildFacts, b: BuildFacts): Section {
   const differences: Difference[] = listDifference('configurations', 'resolved', a.dependencies.map(configurationName), b.dependencies.map(configurationName));
   let compared = 0;
   for (const [x, y] of both) {
-    const modules = [...new Set([...Object.keys(x.modules), ...Object.keys(y.modules)])].sort(cmp);
+    const modules = [...new Set([...Object.keys(x.modules), ...Object.keys(y.modules)])].sort(compareText);
     compared += modules.length;
     for (const module of modules) {
       const before = x.modules[module] ?? null;
@@ -227,7 +225,7 @@ function failuresSection(a: BuildFacts, b: BuildFacts): Section {
     counts.set(key(f), c);
   }
   const differences: Difference[] = [];
-  for (const k of [...counts.keys()].sort(cmp)) {
+  for (const k of [...counts.keys()].sort(compareText)) {
     const { failure, n } = counts.get(k)!;
     for (let i = 0; i < Math.abs(n); i++) differences.push(n > 0 ? { kind: 'failure-removed', failure } : { kind: 'failure-added', failure });
   }

@@ -21,7 +21,7 @@ export interface ResolvedConfiguration {
 const UNRESOLVED = ' (unresolved)';
 
 /** An entry as module and version. */
-export function moduleOf(entry: string): { module: string; version: string } {
+function moduleOf(entry: string): { module: string; version: string } {
   if (entry.startsWith('project ')) return { module: entry, version: '' };
   const at = entry.lastIndexOf(':');
   return at <= 0 ? { module: entry, version: '' } : { module: entry.slice(0, at), version: entry.slice(at + 1) };

@@ -9,6 +9,7 @@
 // A, up to swapping (test/services/compare.property.test.ts).
 
 import type { BuildEvent } from '../store/types.js';
+import { compareText } from './text-order.js';
 
 /** What one task's cache key was made of, as its TaskInputs event says. */
 export interface TaskInputFacts {
@@ -54,7 +55,6 @@ export interface InputChange {
 export const MISS_CAUSES = ['inputs', 'implementation', 'upstream', 'unknown'] as const;
 export type MissCause = (typeof MISS_CAUSES)[number];
 
-const cmp = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function stringRecord(v: unknown): Record<string, string> {
@@ -82,7 +82,7 @@ export function taskInputFactsOf(events: readonly BuildEvent[]): TaskInputFacts[
       implementation: JSON.stringify(d['implementation'] ?? null),
       inputs: stringRecord(d['inputs']),
       files: Object.fromEntries(Object.entries(filesData).map(([k, v]) => [k, stringRecord(v)])),
-      filesOmitted: omitted.sort(cmp),
+      filesOmitted: omitted.sort(compareText),
       outputs: Array.isArray(d['outputs']) ? (d['outputs'] as unknown[]).filter((x): x is string => typeof x === 'string') : [],
     });
   }
@@ -90,7 +90,7 @@ export function taskInputFactsOf(events: readonly BuildEvent[]): TaskInputFacts[
 }
 
 function mapChanges(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): { name: string; change: Change }[] {
-  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(cmp);
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareText);
   const out: { name: string; change: Change }[] = [];
   for (const name of names) {
     const x = a[name];
@@ -131,7 +131,7 @@ function producedBy(files: readonly FileChange[], producers: Producers, self: st
     common = common === undefined ? tasks : new Set([...common].filter((t) => tasks.has(t)));
     if (common.size === 0) return [];
   }
-  return [...(common ?? [])].sort(cmp);
+  return [...(common ?? [])].sort(compareText);
 }
 
 export interface InputsDifference {

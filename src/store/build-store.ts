@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
 import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
 import { compactStoredEvents } from './compact-events.js';
+import { fillTestDimension } from './test-backfill.js';
 import { eventsId, eventsRange } from './events-rowid.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 import { migrateStoreAndSearch } from './migrations.js';
@@ -168,6 +169,7 @@ export async function openBuildStore(handle: DatabaseHandle, options: BuildStore
   await migrateStoreAndSearch(handle);
   await reconcileCatalog(handle, options.logger);
   if (options.packEvents !== false) await compactStoredEvents(handle, options.logger);
+  await fillTestDimension(handle, options.logger);
   const store = new KyselyBuildStore(handle, options);
   if (store.dialect.notifiesNewBuilds && handle.pool !== undefined) {
     await store.signal.listen(handle.pool.options, NOTIFY_CHANNEL);

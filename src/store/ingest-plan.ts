@@ -12,7 +12,7 @@ import { canonicalEvents, decodeEvents } from './event-codec.js';
 import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from './types.js';
 import { COUNTED_TASK_OUTCOMES, countedOutcome, TASK_OUTCOME_CODES } from './tasks.js';
-import { testKeyOf, type FailureTuple } from './test-runs.js';
+import { testKeyOf, type FailureTuple, type TestRunTuple } from './test-runs.js';
 import { projectVisible, seesEverything } from './visibility.js';
 import { MAX_BUILD_PARTS } from './events-rowid.js';
 
@@ -153,6 +153,20 @@ function projectRefusal(project: string | null, v: Visibility): string {
   return `This line would leave the build with ${which}; you may publish builds of ${allowed}${v.withoutProject ? ' or without a project' : ''}`;
 }
 
+/** The test dimension's rows of the build: TestRunWrite and build_failures rows, each numbered `ord` in the build. */
+export type TestWrites = Pick<BatchWrites, 'testRuns' | 'buildFailures'>;
+
+/**
+ * Adds a build's test runs and own failures (test-runs.ts) to `writes`, its tests named by identity
+ * (the build's tool and project): the one mapping of the ingest and of migration 0021's backfill.
+ */
+export function addTestWrites(writes: TestWrites, seq: number, toolType: string, project: string | null, tests: readonly TestRunTuple[], failures: readonly FailureTuple[]): void {
+  tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
+    writes.testRuns.push([seq, ord, testKeyOf(toolType, project, suite, name, parameters), [toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
+  });
+  failures.forEach((f, ord) => writes.buildFailures.push([seq, ord, f]));
+}
+
 /** The answer to a part beyond the most a build may be stored in (MAX_BUILD_PARTS). */
 export function tooManyParts(id: string): string {
   return `Build ${id} is stored in ${MAX_BUILD_PARTS} parts already, the most a build may have; send the rest of its events in fewer, larger lines`;
@@ -181,11 +195,7 @@ export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { r
       counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
     });
     writes.taskCounts.push([b.seq, ...counts]);
-    const project = derived.project;
-    derived.tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
-      writes.testRuns.push([seq, ord, testKeyOf(b.toolType, project, suite, name, parameters), [b.toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
-    });
-    derived.failures.forEach((f, ord) => writes.buildFailures.push([seq, ord, f]));
+    addTestWrites(writes, seq, b.toolType, derived.project, derived.tests, derived.failures);
   };
 
   const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {

@@ -296,7 +296,7 @@ const byFirst = (a: BuildRow, b: BuildRow): number => {
  * values: the rest after the 64-row statements was up to 63 statements of one row, at most 9 now
  * (20,000 demo builds: 6-8% less CPU a build, docs/store.md "Checkpoints of a bulk load").
  */
-function rowInserter(db: BetterSqlite3.Database, insert: string, width = 3): (rows: readonly (readonly unknown[])[]) => void {
+export function rowInserter(db: BetterSqlite3.Database, insert: string, width = 3): (rows: readonly (readonly unknown[])[]) => void {
   const tuple = `(${Array.from({ length: width }, () => '?').join(', ')})`;
   const statements = ROW_GROUPS.map((n) => ({ n, st: db.prepare(`${insert} ${Array.from({ length: n }, () => tuple).join(', ')}`), params: new Array<unknown>(n * width) }));
   return (rows) => {

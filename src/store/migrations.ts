@@ -4,8 +4,7 @@
 // of the schema (columns, indexes and derived values of fields added since) is reconciled after
 // the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
-import { testDimension } from './test-migration.js';
-import { backfillTestDimension } from './test-backfill.js';
+import { markTestBackfill, testDimension } from './test-migration.js';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, migrationRan, type DatabaseHandle } from '../db/database.js';
@@ -508,7 +507,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0018_events_rowid': { up: (db) => eventsRowid(db, dialect) },
     '0019_recent_rows': { up: recentRowsTables },
     '0020_tests': { up: (db) => testDimension(db, dialect) },
-    '0021_tests_backfill': { up: async (db) => void (await backfillTestDimension(db, dialect, progressLog('the test dimension of builds stored before 0020', 'builds'))) },
+    '0021_tests_backfill': { up: markTestBackfill },
   };
 }
 

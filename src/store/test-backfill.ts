@@ -1,98 +1,111 @@
-// Store migration 0021: the test dimension (0020) for the builds stored before it. 0020 created the
+// The test dimension (store migration 0020) for the builds stored before it. 0020 created the
 // tables empty and the ingest fills them from then on, so a store upgraded across 0020 had no test
-// history before the upgrade. Here each such build's events are decoded again (events are the
-// source of truth) and its rows written as the ingest writes them (ingest-plan.ts: the same
-// testRunsOf and buildFailuresOf, the same identity key, the same ord), in batches of seqs, with
-// progress in the log.
+// history before the upgrade. Migration 0021 (test-migration.ts) marks the seqs to fill; this runs
+// when the store opens, after the migrations, and fills them with today's ingest code: each
+// build's events decoded again (events are the source of truth), its rows made by addTestWrites
+// (ingest-plan.ts) and written by the ingest's writer (test-rows-sqlite.ts, test-rows-postgres.ts),
+// 500 builds a transaction, with progress in the log. Its own code rather than the migration's, so
+// that a later change of the writers and of the schema cannot meet a migration frozen before it.
 //
-// Which builds: the available ones below the first seq that has any row of the dimension (every
-// build from there on went through the ingest's writer), and of those only the ones with no row (a
-// store rewound to before 0020 and migrated again, in the tests, is filled once). A store that
-// never had a test or a build failure reads every build once.
+// The mark, `test_backfill (below_seq, done_seq)`: the builds with done_seq < seq < below_seq are
+// to fill. Each
+// batch moves `done_seq` in its own transaction, having checked that no other process moved it
+// meanwhile (SQLite: the writer lock; PostgreSQL: FOR UPDATE), so a stopped run goes on where it
+// stopped and two processes opening one database fill each build once. Done, the mark is deleted:
+// a store with nothing to fill costs one look-up at open.
 
+import type { Logger } from 'pino';
 import { sql, type Kysely } from 'kysely';
+import type { DatabaseHandle } from '../db/database.js';
 import { eventsByKey } from './events-read.js';
-import { buildFailuresOf, testKeyOf, testRunsOf, type FailureTuple } from './test-runs.js';
+import { addTestWrites, type TestWrites } from './ingest-plan.js';
+import { rowInserter } from './ingest-sqlite.js';
+import { buildFailuresOf, testRunsOf } from './test-runs.js';
+import { sqliteTestRows } from './test-rows-sqlite.js';
+import { writeTestRowsPostgres } from './test-rows-postgres.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
 
-/** Builds read per statement. */
-const PAGE = 500;
+/** The mark another process deleted, having filled every build: nothing is left. */
+const FINISHED = Number.MAX_SAFE_INTEGER;
 
-export type Progress = (done: number, total: number) => void;
+/** Builds per transaction. */
+const BATCH = 500;
+/** Progress is logged at most this often (ms), besides the first and the last line. */
+const LOG_EVERY_MS = 5000;
 
-export async function backfillTestDimension(db: Db, dialect: 'sqlite' | 'postgres', progress: Progress): Promise<number> {
-  const first = await sql<{ first: number | string | null }>`SELECT min(s) AS first FROM (SELECT min(seq) AS s FROM test_runs UNION ALL SELECT min(seq) AS s FROM build_failures) AS m`.execute(db);
-  const bound = first.rows[0]?.first == null ? null : Number(first.rows[0].first);
-  const below = bound === null ? sql`` : sql`AND b.seq < ${bound}`;
-  const unfilled = sql`b.seq IS NOT NULL ${below}
-    AND NOT EXISTS (SELECT 1 FROM test_runs AS r WHERE r.seq = b.seq) AND NOT EXISTS (SELECT 1 FROM build_failures AS f WHERE f.seq = b.seq)`;
-  const total = Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds AS b WHERE ${unfilled}`.execute(db)).rows[0]!.n);
-  if (total === 0) return 0;
-
-  const ids = dictionary(db, 'tests', 'test_key');
-  const groups = dictionary(db, 'failure_groups', 'group_key');
-  const groupOf = (f: FailureTuple | null) => (f === null ? null : groups.id(f[0], { group_key: f[0], sample: f[1] }));
+/** Fills the marked builds' test rows; returns how many builds were read. */
+export async function fillTestDimension(handle: DatabaseHandle, logger?: Logger): Promise<number> {
+  const db = handle.db as Db;
+  const mark = (await sql<{ below: number | string; after: number | string }>`SELECT below_seq AS below, done_seq AS after FROM test_backfill`.execute(db)).rows[0];
+  if (mark === undefined) return 0;
+  const below = Number(mark.below);
+  const pending = (from: number) => sql`seq IS NOT NULL AND seq > ${from} AND seq < ${below}`;
+  const total = Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE ${pending(Number(mark.after))}`.execute(db)).rows[0]!.n);
+  if (total > 0) logger?.info({ builds: total }, `filling the test history of ${total} builds stored before it was kept`);
+  const commit = committer(handle);
+  let after = Number(mark.after);
   let done = 0;
-  let after = 0;
+  let lastLog = performance.now();
   for (;;) {
     const builds = (
-      await sql<{ seq: number | string; tool_type: string; project_name: string | null; events_key: number | string | null }>`SELECT b.seq, b.tool_type, b.project_name, b.events_key
-        FROM builds AS b WHERE ${unfilled} AND b.seq > ${after} ORDER BY b.seq LIMIT ${PAGE}`.execute(db)
+      await sql<{ seq: number | string; tool_type: string; project_name: string | null; events_key: number | string | null }>`SELECT seq, tool_type, project_name, events_key
+        FROM builds WHERE ${pending(after)} ORDER BY seq LIMIT ${BATCH}`.execute(db)
     ).rows;
     if (builds.length === 0) break;
-    const events = await eventsByKey(db, dialect, builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
-    // PostgreSQL runs the migration in one transaction; on SQLite each batch commits by itself, so
-    // a run that was stopped starts over at the first build without rows.
-    await batch(db, dialect, async (t) => {
-      for (const b of builds) {
-        const seq = Number(b.seq);
-        const own = b.events_key === null ? [] : (events.get(Number(b.events_key)) ?? []);
-        const runs = [];
-        for (const [ord, [suite, name, parameters, outcome, attempt, start, duration, failure]] of testRunsOf(own).entries()) {
-          const key = testKeyOf(b.tool_type, b.project_name, suite, name, parameters);
-          const testId = await ids.id(key, { test_key: key, tool_type: b.tool_type, project_name: b.project_name, suite, name, parameters }, t);
-          runs.push({ seq, ord, test_id: testId, outcome, attempt, start_ms: start, duration_ms: duration, group_id: await groupOf(failure) });
-        }
-        const failures = [];
-        for (const [ord, f] of buildFailuresOf(own).entries()) failures.push({ seq, ord, group_id: await groupOf(f) });
-        // Within SQLite's 999 variables a statement: 8 columns a row.
-        for (let i = 0; i < runs.length; i += 100) await t.insertInto('test_runs').values(runs.slice(i, i + 100)).execute();
-        for (let i = 0; i < failures.length; i += 300) await t.insertInto('build_failures').values(failures.slice(i, i + 300)).execute();
-      }
-    });
-    after = Number(builds.at(-1)!.seq);
-    done += builds.length;
-    progress(done, total);
+    const events = await eventsByKey(db, handle.dialect, builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
+    const writes: TestWrites = { testRuns: [], buildFailures: [] };
+    for (const b of builds) {
+      const own = b.events_key === null ? [] : (events.get(Number(b.events_key)) ?? []);
+      addTestWrites(writes, Number(b.seq), b.tool_type, b.project_name, testRunsOf(own), buildFailuresOf(own));
+    }
+    const next = Number(builds.at(-1)!.seq);
+    // Another process moved the mark first: go on from where it is.
+    const moved = await commit(after, next, writes);
+    if (moved === undefined) {
+      after = next;
+      done += builds.length;
+    } else {
+      after = moved;
+    }
+    if (performance.now() - lastLog >= LOG_EVERY_MS) {
+      lastLog = performance.now();
+      logger?.info({ done, total }, `test history: ${done} of ${total} builds`);
+    }
   }
+  await sql`DELETE FROM test_backfill`.execute(db);
+  if (total > 0) logger?.info({ done, total }, `test history: ${done} of ${total} builds`);
   return done;
 }
 
-async function batch(db: Db, dialect: 'sqlite' | 'postgres', write: (t: Db) => Promise<void>): Promise<void> {
-  if (dialect === 'postgres') return write(db);
-  await sql`BEGIN IMMEDIATE`.execute(db);
-  try {
-    await write(db);
-    await sql`COMMIT`.execute(db);
-  } catch (e) {
-    await sql`ROLLBACK`.execute(db);
-    throw e;
+/**
+ * Writes a batch and moves the mark from `from` to `to` in one transaction; answers the mark where
+ * another process had moved it instead (nothing written), or undefined when written.
+ */
+function committer(handle: DatabaseHandle): (from: number, to: number, writes: TestWrites) => Promise<number | undefined> {
+  if (handle.dialect === 'sqlite') {
+    const raw = handle.sqlite!;
+    const writeRows = sqliteTestRows(raw, rowInserter);
+    const current = raw.prepare('SELECT done_seq FROM test_backfill').pluck();
+    const move = raw.prepare('UPDATE test_backfill SET done_seq = ?');
+    return async (from, to, writes) =>
+      raw.transaction(() => {
+        const now = current.get() as number | undefined;
+        if (now === undefined) return FINISHED;
+        if (now !== from) return now;
+        writeRows(writes);
+        move.run(to);
+        return undefined;
+      }).immediate();
   }
-}
-
-/** A dictionary table's ids by key, added where missing (the migration is the store's only writer while it runs). */
-function dictionary(db: Db, table: string, keyColumn: string) {
-  // Ids of rows a batch rolled back are not kept: a failed batch fails the migration.
-  const known = new Map<string, number>();
-  return {
-    async id(key: string, row: Record<string, unknown>, t: Db = db): Promise<number> {
-      const cached = known.get(key);
-      if (cached !== undefined) return cached;
-      const found = await t.selectFrom(table).select('id').where(keyColumn, '=', key).executeTakeFirst();
-      const id = Number(found?.id ?? (await t.insertInto(table).values(row).returning('id').executeTakeFirstOrThrow()).id);
-      known.set(key, id);
-      return id;
-    },
-  };
+  return (from, to, writes) =>
+    (handle.db as Db).transaction().execute(async (t) => {
+      const row = (await sql<{ done: number | string }>`SELECT done_seq AS done FROM test_backfill FOR UPDATE`.execute(t)).rows[0];
+      if (row === undefined) return FINISHED;
+      if (Number(row.done) !== from) return Number(row.done);
+      await writeTestRowsPostgres(t, writes);
+      await sql`UPDATE test_backfill SET done_seq = ${to}`.execute(t);
+      return undefined;
+    });
 }

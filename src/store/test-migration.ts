@@ -13,8 +13,7 @@
 //
 // Frozen: it creates what it created when it was released, only where it is missing (as 0019, so
 // that the tests that rewind the migrations can keep the tables today's reads and prune use).
-// Builds stored before it get their rows from 0021 (test-backfill.ts), which decodes their events
-// again.
+// Builds stored before it get their rows when the store opens after 0021 (test-backfill.ts).
 
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
@@ -50,4 +49,19 @@ export async function testDimension(db: Db, dialect: DatabaseHandle['dialect']):
   await sql.raw('CREATE INDEX IF NOT EXISTS test_runs_test ON test_runs (test_id, seq, outcome, duration_ms)').execute(db);
   await sql.raw('CREATE INDEX IF NOT EXISTS test_runs_group ON test_runs (group_id, seq) WHERE group_id IS NOT NULL').execute(db);
   await sql.raw('CREATE INDEX IF NOT EXISTS build_failures_group ON build_failures (group_id, seq)').execute(db);
+}
+
+/**
+ * Store migration 0021: marks the builds stored before 0020 for the test dimension's backfill,
+ * which runs when the store opens (test-backfill.ts): those below the first seq with a row of the
+ * dimension (every later build went through the ingest's writer), or every build when none has one.
+ * An empty store has nothing to mark.
+ */
+export async function markTestBackfill(db: Db): Promise<void> {
+  await sql.raw('CREATE TABLE IF NOT EXISTS test_backfill (below_seq bigint NOT NULL, done_seq bigint NOT NULL)').execute(db);
+  if ((await sql`SELECT 1 FROM test_backfill`.execute(db)).rows.length > 0) return;
+  const first = (await sql<{ s: number | string | null }>`SELECT min(s) AS s FROM (SELECT min(seq) AS s FROM test_runs UNION ALL SELECT min(seq) AS s FROM build_failures) AS m`.execute(db)).rows[0]?.s;
+  const last = (await sql<{ s: number | string | null }>`SELECT max(seq) AS s FROM builds`.execute(db)).rows[0]?.s;
+  if (last == null) return;
+  await sql`INSERT INTO test_backfill (below_seq, done_seq) VALUES (${first == null ? Number(last) + 1 : Number(first)}, 0)`.execute(db);
 }

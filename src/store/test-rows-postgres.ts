@@ -1,16 +1,17 @@
 // PostgreSQL: the test dimension's rows of a part (store migration 0020), written by the ingest in
-// the part's transaction with the build's other rows. The tests and failure groups new to the store
-// are added to their dictionaries with one INSERT ... ON CONFLICT DO NOTHING and read back with one
-// SELECT each per part, in key order (two transactions adding the same keys wait on each other in
+// the part's transaction with the build's other rows, and by migration 0021's backfill
+// (test-backfill.ts). The tests and failure groups new to the store are added to their
+// dictionaries with one INSERT ... ON CONFLICT DO NOTHING and read back with one SELECT each per
+// part, in key order (two transactions adding the same keys wait on each other in
 // one order rather than deadlock; READ COMMITTED lets the read see a key another one committed).
 
 import { sql, type Kysely } from 'kysely';
-import type { BatchWrites } from './ingest-plan.js';
+import type { TestWrites } from './ingest-plan.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Trx = Kysely<any>;
 
-export async function writeTestRowsPostgres(t: Trx, w: BatchWrites): Promise<void> {
+export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void> {
   if (w.testRuns.length === 0 && w.buildFailures.length === 0) return;
   const tests = new Map<string, readonly [string, string | null, string, string, string]>();
   for (const r of w.testRuns) tests.set(r[2], r[3]);

@@ -1,16 +1,16 @@
 // SQLite: the test dimension's rows of a part (store migration 0020), written by the ingest in the
-// part's transaction with the build's other rows. The tests and failure groups new to the store
-// are added to their dictionaries once per distinct key of the part, not per run: a look-up by key
-// and an INSERT for the new ones (the writer is alone; a rolled-back part leaves none behind).
+// part's transaction with the build's other rows, and by migration 0021's backfill
+// (test-backfill.ts). The tests and failure groups new to the store are added to their dictionaries
+// once per distinct key of the part, not per run: a look-up by key and an INSERT for the new ones (the writer is alone; a rolled-back part leaves none behind).
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { BatchWrites } from './ingest-plan.js';
+import type { TestWrites } from './ingest-plan.js';
 import type { FailureTuple } from './test-runs.js';
 
 /** ingest-sqlite.ts's multi-row INSERT (handed in, so the two modules do not import each other). */
 export type RowInserter = (db: BetterSqlite3.Database, insert: string, width?: number) => (rows: readonly (readonly unknown[])[]) => void;
 
-export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInserter): (w: BatchWrites) => void {
+export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInserter): (w: TestWrites) => void {
   const selectTest = db.prepare('SELECT id FROM tests WHERE test_key = ?').pluck();
   const insertTest = db.prepare('INSERT INTO tests (test_key, tool_type, project_name, suite, name, parameters) VALUES (?, ?, ?, ?, ?, ?)');
   const selectGroup = db.prepare('SELECT id FROM failure_groups WHERE group_key = ?').pluck();

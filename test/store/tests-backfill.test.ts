@@ -1,7 +1,8 @@
-// Store migration 0021: the test dimension of the builds stored before 0020, filled from their
-// events when the store opens, row for row what the ingest writes (src/store/test-backfill.ts), on
-// SQLite and PostgreSQL: a store rewound to before 0020, and one whose earlier builds alone lack
-// their rows (the builds of an upgrade), get back exactly the rows they had.
+// The test dimension of the builds stored before store migration 0020: marked by migration 0021,
+// filled from their events when the store opens, row for row what the ingest writes
+// (src/store/test-backfill.ts), on SQLite and PostgreSQL: a store rewound to before 0020, and one
+// whose earlier builds alone lack their rows (the builds of an upgrade), get back exactly the rows
+// they had, and the mark is gone; a run stopped part way goes on where it stopped.
 
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +41,7 @@ describe.each(dialects)('the test dimension of builds stored before 0020 (%s)', 
       const reopened = await openBuildStore(t.handle, {});
       await reopened.close();
       expect(await dimension(t.handle.db)).toEqual(written);
+      expect((await sql`SELECT * FROM test_backfill`.execute(t.handle.db)).rows).toEqual([]);
 
       // Only the earlier half without rows, as in a store upgraded across 0020: they are filled,
       // the later builds' rows are left as they are, and nothing is written twice.
@@ -49,6 +51,16 @@ describe.each(dialects)('the test dimension of builds stored before 0020 (%s)', 
       const again = await openBuildStore(t.handle, {});
       await again.close();
       expect(await dimension(t.handle.db)).toEqual(written);
+      expect((await sql`SELECT * FROM test_backfill`.execute(t.handle.db)).rows).toEqual([]);
+
+      // A run stopped after the batches up to `middle` (the mark moved there): it goes on after it.
+      for (const table of ['test_runs', 'build_failures']) await sql`DELETE FROM ${sql.table(table)}`.execute(t.handle.db);
+      const last = Number(written.runs.at(-1)!['seq']);
+      await sql`INSERT INTO test_backfill (below_seq, done_seq) VALUES (${last + 1}, ${middle})`.execute(t.handle.db);
+      const resumed = await openBuildStore(t.handle, {});
+      await resumed.close();
+      const after = (rows: readonly Record<string, unknown>[]) => rows.filter((r) => Number(r['seq']) > middle);
+      expect(await dimension(t.handle.db)).toEqual({ runs: after(written.runs), failures: after(written.failures), groups: written.groups });
     } finally {
       await t.close();
     }

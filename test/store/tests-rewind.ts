@@ -1,6 +1,6 @@
 // Takes a store back to before store migration 0020 (the test dimension), for the tests that rewind
-// the migrations to an older schema: its rows are removed and 0020 and 0021 (its backfill, which
-// fills the rows again from the events when the store opens) are no longer recorded as run.
+// the migrations to an older schema: its rows are removed and 0020 and 0021 (which marks the builds
+// before 0020 for the backfill at open, test-backfill.ts) are no longer recorded as run.
 // The tables stay, empty (0020 creates them only where they are missing): today's reads and prune
 // use them.
 
@@ -10,6 +10,6 @@ import { sql, type Kysely } from 'kysely';
 export async function undoTests(db: Kysely<any>): Promise<void> {
   const ran = (await sql`SELECT 1 FROM store_migration WHERE name = '0020_tests'`.execute(db)).rows.length > 0;
   if (!ran) return;
-  for (const table of ['test_runs', 'build_failures', 'tests', 'failure_groups']) await sql`DELETE FROM ${sql.table(table)}`.execute(db);
+  for (const table of ['test_runs', 'build_failures', 'tests', 'failure_groups', 'test_backfill']) await sql`DELETE FROM ${sql.table(table)}`.execute(db);
   await sql`DELETE FROM store_migration WHERE name IN ('0020_tests', '0021_tests_backfill')`.execute(db);
 }
