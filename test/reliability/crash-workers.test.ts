@@ -56,7 +56,8 @@ describe.each([
         // Re-sent until acknowledged, as an agent's spool does: the same ID, the same line.
         for (;;) {
           try {
-            const r = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-ndjson' }, body: `${buildLine(id, eventsOf(id))}\n` });
+            // Bounded, as an agent's request is: one answered by no worker is cut off and re-sent.
+            const r = await fetch(`${s.url}/api/builds`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-ndjson' }, body: `${buildLine(id, eventsOf(id))}\n`, signal: AbortSignal.timeout(30_000) });
             const body = (await r.json()) as { results?: { status: string }[] };
             if (r.status === 200 && ['stored', 'unchanged'].includes(body.results?.[0]?.status ?? '')) {
               acknowledged.add(id);
@@ -69,12 +70,20 @@ describe.each([
         }
       }
     };
+    /** Waits until `n` builds are acknowledged; a stall fails with what the workers were doing instead of the test's time limit. */
+    const acknowledgedBeyond = async (n: number): Promise<void> => {
+      const until = Date.now() + 120_000;
+      while (acknowledged.size < n) {
+        if (Date.now() > until) throw new Error(`${acknowledged.size} of ${n} builds acknowledged after 120 s; ${connectionFailures} requests cut off; workers ${JSON.stringify(serverChildren(s.child.pid!))}; last server lines: ${JSON.stringify(s.lines.slice(-20))}`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
     try {
       const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
       const killed: number[] = [];
       for (let k = 0; k < KILLS; k++) {
         const before = acknowledged.size;
-        while (acknowledged.size < before + 30) await new Promise((res) => setTimeout(res, 20));
+        await acknowledgedBeyond(before + 30);
         const workers = serverChildren(s.child.pid!);
         expect(workers).toHaveLength(2);
         process.kill(workers[k % 2]!, 'SIGKILL');
@@ -87,7 +96,7 @@ describe.each([
         }
       }
       const after = acknowledged.size;
-      while (acknowledged.size < after + 20) await new Promise((res) => setTimeout(res, 20));
+      await acknowledgedBeyond(after + 20);
       stop = true;
       await Promise.all(clients);
 
