@@ -16,7 +16,7 @@
 // bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
 // the latest build's start.
 //
-// Corpus: demo builds (`demo-data --seed 7`, src/store/demo-data.ts); --data DIR reuses a data
+// Corpus: demo builds (`demo-data --seed 7`, src/store/demo/demo-data.ts); --data DIR reuses a data
 // directory holding them (e.g. made by `buildscope demo-data --builds 1000000 --seed 7 --data DIR`),
 // otherwise --builds N (default 100,000; --quick 10,000) are loaded into a temporary one. Goals at
 // 1M builds: count <= 50 ms, facets <= 300 ms, 30-day trends <= 300 ms, first page <= 50 ms. Writes
@@ -31,12 +31,12 @@ import { sql } from 'kysely';
 import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
 import { openDatabase } from '../src/db/database.js';
-import { buildFacets, buildTrends } from '../src/store/analytics.js';
-import type { AnalyticsIndex } from '../src/store/analytics-index.js';
+import { buildFacets, buildTrends } from '../src/store/analytics/analytics.js';
+import type { AnalyticsIndex } from '../src/store/analytics/analytics-index.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
-import { SearchGuard } from '../src/store/search-guard.js';
-import { visibilityCondition } from '../src/store/visibility.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
+import { SearchGuard } from '../src/store/search/search-guard.js';
+import { visibilityCondition } from '../src/store/search/visibility.js';
 import { compileQuery, dialectOf } from '../src/sql/index.js';
 import { valueFieldCode } from '../src/sql/value-fields.js';
 import { SEE_EVERYTHING, type Facets, type TrendOptions, type Trends } from '../src/store/types.js';

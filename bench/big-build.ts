@@ -95,8 +95,8 @@ function dirBytes(dir: string): number {
 async function runCase(name: CaseName, demoBuilds: number): Promise<CaseResult> {
   const { openDatabase } = await import('../src/db/database.js');
   const { openBuildStore } = await import('../src/store/build-store.js');
-  const { demoBuilds: demo } = await import('../src/store/demo-data.js');
-  const { DEFAULT_OUTPUT_BOUNDS } = await import('../src/store/output-bounds.js');
+  const { demoBuilds: demo } = await import('../src/store/demo/demo-data.js');
+  const { DEFAULT_OUTPUT_BOUNDS } = await import('../src/store/ingest/output-bounds.js');
   const { buildDetails } = await import('../src/services/web.js');
   const { buildReport, consolePage } = await import('../src/services/build-report.js');
   const { SEE_EVERYTHING } = await import('../src/store/types.js');

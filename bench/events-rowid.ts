@@ -7,7 +7,7 @@
 // bench/ingest.ts at the base commit); it is converted in place, so pass a copy.
 
 import { openDatabase } from '../src/db/database.js';
-import { migrateStoreAndSearch } from '../src/store/migrations.js';
+import { migrateStoreAndSearch } from '../src/store/schema/migrations.js';
 
 const args = process.argv.slice(2);
 const i = args.indexOf('--data');

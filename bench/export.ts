@@ -23,7 +23,7 @@ import { exportPlugin } from '../src/http/export-plugin.js';
 import { parseConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { openAuth } from '../src/auth/index.js';
 import { createLogger } from '../src/log.js';
 import { SEE_EVERYTHING } from '../src/store/types.js';

@@ -3,7 +3,7 @@
 // Peer in the same run: the floor of the same database, one INSERT of each line's raw JSON into
 // a two-column table with a prepared statement in one transaction per batch (no parsing,
 // validation, derivation or indexes); the ratio says what the store's work costs on top. Both
-// write batches of the size the `ingest` command uses on that database (src/store/batches.ts).
+// write batches of the size the `ingest` command uses on that database (src/store/ingest/batches.ts).
 //
 //   node --import tsx bench/ingest.ts [--quick] [--builds N[,N...]] [--dialects sqlite,postgres]
 //        [--worker-only] [--rounds R] [--accept-path] [--memory-mb MB] [--value-index-peer] [--tables]
@@ -63,15 +63,15 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import BetterSqlite3 from 'better-sqlite3';
-import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/batches.js';
+import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../src/store/ingest/batches.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { PreparePool } from '../src/store/prepare-pool.js';
-import { newBuildId } from '../src/store/build-id.js';
+import { PreparePool } from '../src/store/ingest/prepare-pool.js';
+import { newBuildId } from '../src/store/ingest/build-id.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { DEMO_WINDOW_MS, demoBuilds } from '../src/store/demo-data.js';
+import { DEMO_WINDOW_MS, demoBuilds } from '../src/store/demo/demo-data.js';
 import type { IngestLineResult, IngestOptions } from '../src/store/types.js';
-import { prepareLine } from '../src/store/prepare.js';
-import { CHUNK_SPAN } from '../src/store/events-rowid.js';
+import { prepareLine } from '../src/store/ingest/prepare.js';
+import { CHUNK_SPAN } from '../src/store/schema/events-rowid.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
 
 const args = process.argv.slice(2);
@@ -373,7 +373,7 @@ function allStored(rs: readonly IngestLineResult[]): void {
   for (const r of rs) if (r.status !== 'stored') throw new Error(`line ${r.line}: ${JSON.stringify(r)}`);
 }
 
-/** As the `ingest` command loads a file (src/store/batches.ts), unless --batch-size says otherwise. */
+/** As the `ingest` command loads a file (src/store/ingest/batches.ts), unless --batch-size says otherwise. */
 const bulkLoad = (onResults: (rs: readonly IngestLineResult[]) => void): IngestOptions => ({
   keepResults: false,
   bulk: true,

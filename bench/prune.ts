@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
 import type { PruneSelection } from '../src/store/types.js';
 import { DEFAULT_PRUNE_BATCH } from '../src/store/prune.js';
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { buildApp } from '../src/http/app.js';
 import { openAuth } from '../src/auth/index.js';
 import { createLogger } from '../src/log.js';

@@ -1,5 +1,5 @@
 // Bytes of the rollup tables per build before and after store migration 0013 (rollup rows keyed by
-// an integer key ID, src/store/rollup-keys.ts), on the same SQLite database in one run, and the
+// an integer key ID, src/store/schema/rollup-keys.ts), on the same SQLite database in one run, and the
 // migration's time: the peer is the layout of migrations 0009 and 0011 (every row keyed by the
 // JSON text of its dimension values, the values stored again).
 //
@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { migrate, openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
-import { storeMigrations } from '../src/store/migrations.js';
-import { BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, ROLLUP_KEYS, TASK_ROLLUPS } from '../src/store/rollups.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
+import { storeMigrations } from '../src/store/schema/migrations.js';
+import { BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, ROLLUP_KEYS, TASK_ROLLUPS } from '../src/store/analytics/rollups.js';
 import { undoEventsKey } from '../test/store/events-key-rewind.js';
 import { rollupKeysBefore0013 } from '../test/store/rollup-keys-rewind.js';
 import { flag, option } from './support/args.js';

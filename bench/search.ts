@@ -7,7 +7,7 @@
 // same size (loading a million builds takes minutes; the corpus is deterministic). Likewise a
 // PostgreSQL database given by BUILDSCOPE_BENCH_PG_URL that already holds the corpus is reused.
 //
-// Corpus: demo builds of all six tools (src/store/demo-data.ts) in the store's tables with the
+// Corpus: demo builds of all six tools (src/store/demo/demo-data.ts) in the store's tables with the
 // search indexes. By default the rows are written directly (attributes derived by the store's own
 // deriveAttributes, events not stored): ingest speed is measured by the store's benchmark, and a
 // direct load makes 1M builds feasible. --via-ingest loads through BuildStore.ingestNdjson instead.
@@ -33,9 +33,9 @@ import { compileQuery, explainPlan } from '../src/sql/index.js';
 import { valueFieldCode } from '../src/sql/value-fields.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { demoBuilds } from '../src/store/demo-data.js';
-import { deriveAttributes } from '../src/store/derive.js';
-import { ATTRIBUTE_COLUMNS } from '../src/store/columns.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
+import { deriveAttributes } from '../src/store/events/derive.js';
+import { ATTRIBUTE_COLUMNS } from '../src/store/schema/columns.js';
 import type { ToolType } from '../src/query/catalog.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../src/store/types.js';
 import { findPostgresBin, startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';

@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
-import { encodeEvents, packEvents, unpackEvents } from '../src/store/event-codec.js';
-import { EVENT_DICTIONARY_1 } from '../src/store/compact-dictionary.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
+import { encodeEvents, packEvents, unpackEvents } from '../src/store/events/event-codec.js';
+import { EVENT_DICTIONARY_1 } from '../src/store/events/compact-dictionary.js';
 import { buildEventMessage, buildEventTextMessage } from '../src/export/messages.js';
 import { SEE_EVERYTHING, type BuildStore } from '../src/store/types.js';
 

@@ -15,7 +15,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { flag, option } from './support/args.js';
 
 const quick = flag('--quick');

@@ -8,7 +8,7 @@
 //
 //   node --import tsx bench/trends.ts [--quick] [--builds N] [--million] [--sqlite-data DIR] [--in-memory-peer]
 //
-// Corpus: demo builds (src/store/demo-data.ts, about 11 tasks each) spread over the 30 days before
+// Corpus: demo builds (src/store/demo/demo-data.ts, about 11 tasks each) spread over the 30 days before
 // a fixed instant, loaded through BuildStore.ingestNdjson as a bulk load (so build_tasks is filled
 // the way the server fills it). --sqlite-data DIR keeps the corpus and reuses it when DIR already
 // holds one of the same size. Writes bench/results/trends.json. Goal: 300 ms p50 at 1M builds.
@@ -21,10 +21,10 @@ import { sql } from 'kysely';
 import { evaluate } from '../src/query/evaluate.js';
 import { parseQuery } from '../src/query/index.js';
 import type { CheckedExpr } from '../src/query/checked.js';
-import { buildFacets, buildTrends, type Scope, type TrendOptions } from '../src/store/analytics.js';
+import { buildFacets, buildTrends, type Scope, type TrendOptions } from '../src/store/analytics/analytics.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { openDatabase } from '../src/db/database.js';
-import { demoBuilds } from '../src/store/demo-data.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
 import { timed } from './support/timing.js';

@@ -1,5 +1,5 @@
 // Bytes of build_values, its indexes and the value terms per build before and after store
-// migration 0016 (the field stored as its code, src/store/value-field-codes.ts), on the same
+// migration 0016 (the field stored as its code, src/store/schema/value-field-codes.ts), on the same
 // database in one run, and the migration's time. The peer is the layout of 0015 (the field's
 // column name), made by taking a store filled through the ingest back to it.
 //
@@ -16,8 +16,8 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { migrate, openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
-import { demoBuilds } from '../src/store/demo-data.js';
-import { storeMigrations } from '../src/store/migrations.js';
+import { demoBuilds } from '../src/store/demo/demo-data.js';
+import { storeMigrations } from '../src/store/schema/migrations.js';
 import { undoValueFieldCodes } from '../test/store/value-field-codes-rewind.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
 import { flag, option } from './support/args.js';

@@ -23,7 +23,7 @@ import { sessionPlugin } from './http/session-plugin.js';
 import { webPlugin } from './http/web-plugin.js';
 import { retentionEnabled } from './retention/config.js';
 import { RetentionJob } from './retention/job.js';
-import { DEFAULT_OUTPUT_BOUNDS } from './store/output-bounds.js';
+import { DEFAULT_OUTPUT_BOUNDS } from './store/ingest/output-bounds.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -235,7 +235,7 @@ export async function facePlugins(): Promise<FacePlugin[]> {
 
 async function loadDemo(store: BuildStore, builds: number, logger: Logger): Promise<void> {
   // Loaded on demand: the demo generator is only needed on a first start with --demo.
-  const { demoBuilds } = await import('./store/demo-data.js');
+  const { demoBuilds } = await import('./store/demo/demo-data.js');
   logger.info({ builds }, 'loading demo builds (first start)');
   const started = Date.now();
   let last = 0;

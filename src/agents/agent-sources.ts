@@ -3,7 +3,7 @@
 // (agents/redaction-patterns.json) and the agent contract (agents/agent-contract.json), as
 // literals of the target language, so that neither agent reads a file at build time or parses JSON.
 
-import { redactionRules } from '../store/redact.js';
+import { redactionRules } from '../store/ingest/redact.js';
 import { agentContract } from './contract.js';
 
 /** A Java string literal: JSON's escapes are Java's for the characters JSON.stringify writes. */

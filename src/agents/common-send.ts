@@ -5,7 +5,7 @@
 // are made by the agent, so a build that did arrive and is sent again is `unchanged`: nothing is
 // lost, nothing is stored twice. Nothing here ever throws into the build.
 
-import { redactStrings } from '../store/redact.js';
+import { redactStrings } from '../store/ingest/redact.js';
 import { toIngestLine, type AgentBuild } from './common-build.js';
 import type { Env } from './common-env.js';
 import { agentSettingsOf } from './settings.js';
@@ -58,7 +58,7 @@ export type SendOutcome =
 
 /**
  * The build as it may leave the machine (and be written to the spool): every string of its events
- * redacted (src/store/redact.ts: the shared patterns, the listed values and the access key).
+ * redacted (src/store/ingest/redact.ts: the shared patterns, the listed values and the access key).
  */
 export function redactedBuild(build: AgentBuild, literals: readonly string[] = []): AgentBuild {
   return { ...build, events: build.events.map((e) => ({ ...e, data: redactStrings(e.data, literals) })) };

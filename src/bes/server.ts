@@ -19,7 +19,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { visibilityOf, type Principal } from '../auth/types.js';
 import type { BesSection } from '../config.js';
 import type { BuildStore } from '../store/types.js';
-import { seesEverything } from '../store/visibility.js';
+import { seesEverything } from '../store/search/visibility.js';
 import type { Logger } from '../log.js';
 import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf, READ_PAYLOADS } from '../agents/bazel/bep-build.js';
 import { toIngestLine } from '../agents/common-build.js';

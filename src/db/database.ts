@@ -130,7 +130,7 @@ function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   // A WAL that grew large (a bulk load lets it grow to a quarter of the database, at most 400 MB,
-  // before a checkpoint: src/store/bulk-checkpoints.ts) is cut back to this when a checkpoint lets it restart, instead
+  // before a checkpoint: src/store/ingest/bulk-checkpoints.ts) is cut back to this when a checkpoint lets it restart, instead
   // of keeping its largest size on disk for as long as the database is open.
   sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   sqlite.pragma('foreign_keys = ON');

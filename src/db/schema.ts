@@ -1,7 +1,7 @@
 // The tables of the one database, as kysely's typed database interface. Every component's fixed
 // tables are typed in full; the attribute columns of `builds` are not: the schema reconciliation
-// adds one per single-valued field of the field catalog when the store opens (store/reconcile.ts,
-// store/columns.ts), so their names are only known at run time (and db/ sits below the catalog).
+// adds one per single-valued field of the field catalog when the store opens (store/schema/reconcile.ts,
+// store/schema/columns.ts), so their names are only known at run time (and db/ sits below the catalog).
 // Those columns, and only those, are an index signature (CatalogColumns).
 //
 // Migrations do not use these types: a migration must keep doing what it did when it was written,
@@ -20,7 +20,7 @@ export interface CatalogColumns {
   readonly [column: string]: string | number | Uint8Array | null;
 }
 
-/** The bookkeeping columns of `builds` (store/columns.ts BOOKKEEPING_COLUMNS). */
+/** The bookkeeping columns of `builds` (store/schema/columns.ts BOOKKEEPING_COLUMNS). */
 export interface BuildsTable {
   id: string;
   /** Availability order; NULL while the build is incomplete. */
@@ -46,7 +46,7 @@ export interface BuildsTable {
 export interface BuildEventsTable {
   /**
    * SQLite (store migration 0018): the rowid table's key, `events_key * 2^20 + chunk`
-   * (store/events-rowid.ts), of which `events_key` and `chunk` are virtual columns; a condition on a
+   * (store/schema/events-rowid.ts), of which `events_key` and `chunk` are virtual columns; a condition on a
    * build's chunks must be a range of `id` to be a range scan. Not a column on PostgreSQL.
    */
   id?: number;
@@ -95,17 +95,17 @@ export interface BuildTasksTable {
   ord: number;
   /** task_paths.id of the task's path. */
   path_id: number;
-  /** TASK_OUTCOME_CODES (store/tasks.ts). */
+  /** TASK_OUTCOME_CODES (store/events/tasks.ts). */
   outcome: number;
   start_ms: number;
   duration_ms: number;
   cacheable: number | null;
 }
 
-/** Store migration 0020 (store/test-migration.ts): each test once, by identity. */
+/** Store migration 0020 (store/schema/test-migration.ts): each test once, by identity. */
 export interface TestsTable {
   id: Generated<number>;
-  /** JSON of [tool, project, suite, name, parameters] (store/test-runs.ts testKeyOf). */
+  /** JSON of [tool, project, suite, name, parameters] (store/events/test-runs.ts testKeyOf). */
   test_key: string;
   tool_type: string;
   project_name: string | null;
@@ -120,7 +120,7 @@ export interface TestRunsTable {
   seq: number;
   ord: number;
   test_id: number;
-  /** TEST_OUTCOME_CODES (store/test-runs.ts). */
+  /** TEST_OUTCOME_CODES (store/events/test-runs.ts). */
   outcome: number;
   attempt: number;
   start_ms: number;
@@ -129,7 +129,7 @@ export interface TestRunsTable {
   group_id: number | null;
 }
 
-/** Store migration 0020: each failure group key once (store/failure-groups.ts). */
+/** Store migration 0020: each failure group key once (store/events/failure-groups.ts). */
 export interface FailureGroupsTable {
   id: Generated<number>;
   group_key: string;
@@ -150,7 +150,7 @@ export interface TaskPathsTable {
   path: string;
 }
 
-/** One count per task outcome (store/tasks.ts TASK_COUNT_COLUMNS). */
+/** One count per task outcome (store/events/tasks.ts TASK_COUNT_COLUMNS). */
 export interface BuildTaskCountsTable {
   seq: number;
   executed: number;
@@ -218,9 +218,9 @@ export interface SearchDatabase {
   builds: BuildsTable & CatalogColumns;
   build_values: BuildValuesTable;
   build_custom_values: BuildCustomValuesTable;
-  /** Store migration 0019: the latest custom values in arrival order, same columns (store/recent-rows.ts). */
+  /** Store migration 0019: the latest custom values in arrival order, same columns (store/ingest/recent-rows.ts). */
   build_custom_values_recent: BuildCustomValuesTable;
-  /** Store migration 0019: the latest values of spread fields in arrival order, same columns (store/recent-rows.ts). */
+  /** Store migration 0019: the latest values of spread fields in arrival order, same columns (store/ingest/recent-rows.ts). */
   build_values_recent: BuildValuesTable;
   build_value_terms: BuildValueTermsTable;
 }

@@ -4,7 +4,7 @@
 // domain error it is (src/errors/domain.ts), which gives its status and problem type.
 
 import { answerOf, type DomainErrorKind } from '../errors/domain.js';
-import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../store/build-id.js';
+import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../store/ingest/build-id.js';
 
 /** The kinds of refusal of the export API. */
 export type RefusalKind = Extract<DomainErrorKind, 'invalid-parameter' | 'invalid-query' | 'not-found' | 'not-ready'>;

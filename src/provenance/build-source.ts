@@ -5,7 +5,7 @@ import { NAMED_FIELDS, type ToolType } from '../query/catalog.js';
 import type { BuildAttestation, BuildAttributes, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import type { Diagnostic } from '../query/diagnostic.js';
 import { BadRequestError, badBuildScanQuery, ExternalServiceError } from './errors.js';
-import { projectVisible } from '../store/visibility.js';
+import { projectVisible } from '../store/search/visibility.js';
 
 export interface BuildSource {
   /** One build with attributes, or undefined when it does not exist or is not visible. */

@@ -5,16 +5,16 @@
 
 import { BuildDeletedError, BuildNotReadyError } from '../errors/build.js';
 import { NotFoundError } from '../errors/domain.js';
-import { identityOf, testIdOf, testOutcome, type TestOutcome } from '../store/test-events.js';
-import { tasksOf, type TaskOutcome } from '../store/tasks.js';
+import { identityOf, testIdOf, testOutcome, type TestOutcome } from '../store/events/test-events.js';
+import { tasksOf, type TaskOutcome } from '../store/events/tasks.js';
 import type { BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import { taskInputFactsOf, type TaskInputFacts } from './task-inputs.js';
 import { resolvedConfigurationsOf, type ResolvedConfiguration } from './dependencies.js';
 import { compareText } from './text-order.js';
 import { listRow } from './web.js';
 
-export type { TaskOutcome } from '../store/tasks.js';
-export type { TestOutcome } from '../store/test-events.js';
+export type { TaskOutcome } from '../store/events/tasks.js';
+export type { TestOutcome } from '../store/events/test-events.js';
 
 /** A compared value: what an event or attribute says, or null when it says nothing. */
 export type Scalar = string | number | boolean | null;
@@ -124,7 +124,7 @@ export function taskFactsOf(events: readonly BuildEvent[]): TaskFacts[] {
 
 /**
  * Tests from TestStarted/TestFinished, paired by `id` as the search fields pair them
- * (src/store/test-events.ts); a test run more than once (retries) is one test whose outcome is
+ * (src/store/events/test-events.ts); a test run more than once (retries) is one test whose outcome is
  * its last attempt's, the cases of a parametrized test apart. Ordered by suite, name and parameters.
  */
 export function testFactsOf(events: readonly BuildEvent[]): TestFacts[] {

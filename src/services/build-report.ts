@@ -8,7 +8,7 @@
 // events once, not on every page. The caller checks the build's visibility before each use.
 
 import { LRUCache } from 'lru-cache';
-import { CONSOLE_EVENT_TYPE, identityOf, TEST_EVENT_TYPES, testIdOf, testKey, testOutcome, type TestOutcome } from '../store/test-events.js';
+import { CONSOLE_EVENT_TYPE, identityOf, TEST_EVENT_TYPES, testIdOf, testKey, testOutcome, type TestOutcome } from '../store/events/test-events.js';
 import type { BuildEvent, BuildStore } from '../store/types.js';
 
 export interface TestFailure {

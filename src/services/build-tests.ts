@@ -2,7 +2,7 @@
 // for a link to the test's page, and its verdict over its latest runs in the builds the caller may
 // see (flaky, broken, newly failing), so that the build page marks the tests to distrust.
 
-import { testKeyOf } from '../store/test-runs.js';
+import { testKeyOf } from '../store/events/test-runs.js';
 import type { BuildStore, BuildSummary, Visibility } from '../store/types.js';
 import type { TestRow, TestsPage } from './build-report.js';
 import { verdictOf, type TestExecution, type VerdictKind } from './test-verdicts.js';
@@ -23,7 +23,7 @@ export interface BuildTestsPage extends Omit<TestsPage, 'tests'> {
 
 /** The tests with their ids and verdicts. */
 export async function withTestIds(store: BuildStore, build: Pick<BuildSummary, 'toolType' | 'project'>, visibility: Visibility, tests: readonly TestRow[]): Promise<BuildTestRow[]> {
-  // The identity the ingest gave each test (ingest-plan.ts): tool and project of the build, suite, name, parameters.
+  // The identity the ingest gave each test (ingest/plan.ts): tool and project of the build, suite, name, parameters.
   const keyOf = (t: TestRow) => testKeyOf(build.toolType, build.project, t.suite, t.name, t.parameters ?? '');
   const ids = await store.tests.idsOf(tests.map(keyOf));
   const known = [...new Set(ids.values())];

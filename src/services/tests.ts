@@ -1,9 +1,9 @@
 // Tests over time (docs/tests.md): the tests of the builds a query matches, with their verdicts
-// and statistics, and one test's history. Over the store's test dimension (store/test-analytics.ts,
+// and statistics, and one test's history. Over the store's test dimension (store/analytics/test-analytics.ts,
 // searches under the caller's visibility) and the pure verdicts (test-verdicts.ts).
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
-import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/test-analytics.js';
+import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/analytics/test-analytics.js';
 import type { AggregateScope, BuildStore, Visibility } from '../store/types.js';
 import { failureEstimate, verdictOf, wilson, type Estimate, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
 

@@ -1,10 +1,10 @@
 // What the web pages show, as library functions over the store: a page of the builds list, the
 // description of one build (read from its events), a page of its raw events. The HTTP routes of
-// src/http/web-plugin.ts are thin wrappers; counts, facets and trends are src/store/analytics.ts.
+// src/http/web-plugin.ts are thin wrappers; counts, facets and trends are src/store/analytics/analytics.ts.
 
 import { withTestIds, type BuildTestRow } from './build-tests.js';
 import type { CheckedExpr } from '../query/checked.js';
-import { tasksOf, type TaskRow } from '../store/tasks.js';
+import { tasksOf, type TaskRow } from '../store/events/tasks.js';
 import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
 import { causeOf, type FailureCause } from './failure-cause.js';
 import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';

@@ -1,6 +1,6 @@
 // The access plan: for each term of a checked query, the access path the compiler gives it.
 // The compiler (compile.ts) builds its SQL from these decisions, and the store's posting planner
-// (store/postings.ts) reads them instead of deciding again which terms are exact equalities and
+// (store/search/postings.ts) reads them instead of deciding again which terms are exact equalities and
 // which collect a list of builds before the first row of a page. Both call `termAccess`, so they
 // cannot disagree.
 

@@ -87,7 +87,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   if (access.kind !== 'childList' && access.kind !== 'childProbe') throw impossible(field, predicate);
   // Any of the build's child rows matches (a semi-join), in the form `access` asks for. `parts`
   // are the tables that hold the rows, each with its own alias and condition: on SQLite custom
-  // values and the values of spread fields are in two (store/recent-rows.ts).
+  // values and the values of spread fields are in two (store/ingest/recent-rows.ts).
   const semi = (parts: readonly ChildPart[]): RawBuilder<SqlBool> => {
     const seq = (alias: string) => sql.ref(`${alias}.seq`);
     const from = (table: string, alias: string) => sql`${sql.table(table)} AS ${sql.raw(alias)}`;
@@ -132,7 +132,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
   // subquery from the (field, value, seq) covering index; in probe form it seeks that index.
   // The field is stored as its code (store migration 0016), a literal so the plan is fixed.
   const code = valueFieldCode(field.column);
-  // A spread field's latest values are in a second table (store/recent-rows.ts), read as `r`.
+  // A spread field's latest values are in a second table (store/ingest/recent-rows.ts), read as `r`.
   const rows = (where?: (alias: string) => RawBuilder<SqlBool>): RawBuilder<SqlBool> =>
     semi(
       valueTables(dialect.recentRows, code).map((table, i) => {
@@ -207,7 +207,7 @@ type CustomAlias = 'c' | 'r';
 
 /**
  * Where custom values are (layout.ts customValueTables): `build_custom_values` as `c`, and on a
- * dialect whose ingest gathers the latest ones apart (store/recent-rows.ts) their table too, as
+ * dialect whose ingest gathers the latest ones apart (store/ingest/recent-rows.ts) their table too, as
  * `r`, with the same `(name, value, seq)` index. `where(alias)` is the condition on a row of either.
  */
 function customRows(dialect: Dialect, where: (alias: CustomAlias) => RawBuilder<SqlBool> | undefined): ChildPart[] {

@@ -91,7 +91,7 @@ export interface Dialect {
   /**
    * Whether this dialect's ingest writes custom values and the values of spread fields to the
    * recent rows of layout.ts (RECENT_CUSTOM_VALUES, RECENT_VALUES) before they reach
-   * `build_custom_values` and `build_values` (store/recent-rows.ts), so that readers read both.
+   * `build_custom_values` and `build_values` (store/ingest/recent-rows.ts), so that readers read both.
    */
   readonly recentRows: boolean;
   /**
@@ -118,7 +118,7 @@ export interface Dialect {
 
   /**
    * Whether writers commit in seq order, so that "every build with seq > n" read once stays
-   * complete: what the in-memory posting bitmaps (store/postings.ts) rely on.
+   * complete: what the in-memory posting bitmaps (store/search/postings.ts) rely on.
    */
   readonly commitsInSeqOrder: boolean;
   readonly searchExecution: SearchExecution;

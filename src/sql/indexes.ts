@@ -201,7 +201,7 @@ function sqliteChildTrigramStatements(table: string, fts: string, columns: reado
  * Terms are never removed: a term without rows matches no build. Its `id` is an INTEGER PRIMARY
  * KEY, stable across VACUUM (unlike the implicit rowids the old table was keyed by). The `field`
  * made here is the column name; store migration 0016 turns it into the field's code in both tables
- * (store/value-field-codes.ts).
+ * (store/schema/value-field-codes.ts).
  */
 function sqliteValueTermsStatements(): string[] {
   const out: string[] = [];
@@ -273,9 +273,9 @@ export function trigramBatch(sqlite: BetterSqlite3.Database): TrigramBatch | und
   const fillBuilds = sqlite.prepare(`INSERT INTO ${T}(rowid, ${cols}) SELECT seq, ${cols} FROM builds WHERE seq > ?`);
   // New terms only (the few not seen before); each new term's trigger indexes its trigrams. The
   // batch's value rows are those of its new builds, every one with a seq above the highest seq
-  // ever used before the batch (ingest-plan.ts hands out seqs after it): read through the seq
+  // ever used before the batch (ingest/plan.ts hands out seqs after it): read through the seq
   // index, which holds the key (field, value) too (store migration 0015: build_values has no rowid).
-  // The values of spread fields gathered apart (store/recent-rows.ts) join the terms as they
+  // The values of spread fields gathered apart (store/ingest/recent-rows.ts) join the terms as they
   // arrive, like the others: a move into build_values then adds no term.
   const addTerms = [
     'build_values',

@@ -6,7 +6,7 @@ import { SPREAD_VALUE_FIELDS } from './value-fields.js';
 
 /**
  * `builds` columns with a trigram index (infix search): the single-valued fields the catalog
- * marks `infix`. The schema reconciliation (store/reconcile.ts) makes the database's trigram
+ * marks `infix`. The schema reconciliation (store/schema/reconcile.ts) makes the database's trigram
  * index match this list when the store opens.
  */
 export const BUILDS_TRIGRAM_COLUMNS: readonly string[] = FIELDS.filter((f) => f.infix === true && !f.multi).map((f) => f.column);
@@ -39,7 +39,7 @@ export const MIN_TRIGRAM_CHARS = 3;
  * The custom values, and the values of the fields of value-fields.ts SPREAD_VALUE_FIELDS, of the
  * latest builds, in the order they arrived (store migration 0019; SQLite only writes them):
  * written at ingest, read by searches next to `build_custom_values` and `build_values`, and moved
- * into them in bulk once they hold enough rows (store/recent-rows.ts).
+ * into them in bulk once they hold enough rows (store/ingest/recent-rows.ts).
  */
 export const RECENT_CUSTOM_VALUES = 'build_custom_values_recent';
 export const RECENT_VALUES = 'build_values_recent';

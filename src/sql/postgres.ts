@@ -46,7 +46,7 @@ export const POSTGRES: Dialect = {
       SELECT name FROM names WHERE name IS NOT NULL) AS n CROSS JOIN LATERAL (SELECT c.seq FROM ${t} AS c WHERE ${where} OFFSET 0) AS c`;
   },
 
-  // Child rows go straight into their indexed tables (store/ingest-postgres.ts).
+  // Child rows go straight into their indexed tables (store/ingest/postgres.ts).
   recentRows: false,
   // Ordered columns keep their (value, seq) btree; the bucketed one was measured on SQLite only.
   valueBuckets: false,

@@ -40,7 +40,7 @@ function bucketedType(type: FieldType): boolean {
 /**
  * Whether a field's column index is bucketed on `dialect`: a field with a column index (layout.ts
  * INDEXED_FIELDS) of a bucketed type, on a dialect with `valueBuckets`. The one decision behind
- * the index the schema reconciliation makes (store/reconcile.ts) and the bounds the compiler adds
+ * the index the schema reconciliation makes (store/schema/reconcile.ts) and the bounds the compiler adds
  * (sql/compile.ts); a column without an index is scanned, where the bucket would only cost its
  * expression on every row.
  */

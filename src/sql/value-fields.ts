@@ -30,7 +30,7 @@ const CODES: ReadonlyMap<string, number> = new Map(Object.entries(VALUE_FIELD_CO
  * The fields whose values are spread over thousands of distinct values, so that a new build's
  * row lands at a random place in `(field, value, seq)`: a machine's IP addresses (12,700 distinct
  * at 1M demo builds, where tags and requested tasks have a few dozen). On SQLite their rows go to
- * layout.ts RECENT_VALUES first (store/recent-rows.ts).
+ * layout.ts RECENT_VALUES first (store/ingest/recent-rows.ts).
  */
 export const SPREAD_VALUE_FIELDS: ReadonlySet<number> = new Set([
   VALUE_FIELD_CODES['native_environment_localipaddress']!,

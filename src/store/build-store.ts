@@ -2,36 +2,36 @@
 // applied in SQL by every listing and lookup; listings are ordered by `seq` (availability order).
 
 import { DomainError } from '../errors/domain.js';
-import { countFromRollups } from './rollups-query.js';
+import { countFromRollups } from './analytics/rollups-query.js';
 import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { ingestNdjson, NOTIFY_CHANNEL } from './ingest.js';
-import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './event-codec.js';
-import { compactStoredEvents } from './compact-events.js';
-import { fillTestDimension } from './test-backfill.js';
-import { eventsId, eventsRange } from './events-rowid.js';
-import { ArrayElementSplitter } from './event-splitter.js';
-import { migrateStoreAndSearch } from './migrations.js';
-import { reconcileCatalog } from './reconcile.js';
+import { ingestNdjson, NOTIFY_CHANNEL } from './ingest/ingest.js';
+import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './events/event-codec.js';
+import { compactStoredEvents } from './schema/compact-events.js';
+import { fillTestDimension } from './ingest/test-backfill.js';
+import { eventsId, eventsRange } from './schema/events-rowid.js';
+import { ArrayElementSplitter } from './events/event-splitter.js';
+import { migrateStoreAndSearch } from './schema/migrations.js';
+import { reconcileCatalog } from './schema/reconcile.js';
 import { accessPlan, compileQuery, dialectOf, valueRowsCount, type Dialect } from '../sql/index.js';
 import { trigramBatch } from '../sql/indexes.js';
 import { NewBuildSignal } from './notify.js';
-import { PreparePool } from './prepare-pool.js';
-import type { OutputBounds } from './output-bounds.js';
+import { PreparePool } from './ingest/prepare-pool.js';
+import type { OutputBounds } from './ingest/output-bounds.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { findField } from '../query/catalog.js';
-import { fieldValuesQuery, offersDataValues } from './field-values.js';
-import { buildFacets, buildTrends } from './analytics.js';
-import { SearchGuard } from './search-guard.js';
-import { testReads, type TestReads } from './test-analytics.js';
+import { fieldValuesQuery, offersDataValues } from './search/field-values.js';
+import { buildFacets, buildTrends } from './analytics/analytics.js';
+import { SearchGuard } from './search/search-guard.js';
+import { testReads, type TestReads } from './analytics/test-analytics.js';
 import { deleteBuilds, deletedBuild, pruneCandidates } from './prune.js';
 import { attestationsOf, recordAttestation } from './attestations.js';
-import { projectVisible, seesEverything, visibilityCondition } from './visibility.js';
-import { AnalyticsIndex, type AnalyticsIndexOptions } from './analytics-index.js';
-import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './postings.js';
+import { projectVisible, seesEverything, visibilityCondition } from './search/visibility.js';
+import { AnalyticsIndex, type AnalyticsIndexOptions } from './analytics/analytics-index.js';
+import { PostingCache, exactTerms, intersect, type PostingCacheOptions, type Postings } from './search/postings.js';
 import type {
   AggregateScope,
   BuildAttestation,

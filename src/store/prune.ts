@@ -10,9 +10,9 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { DELETED_BUILDS } from './migrations.js';
-import { eventsRange } from './events-rowid.js';
-import { rollupRemovals } from './rollups.js';
+import { DELETED_BUILDS } from './schema/migrations.js';
+import { eventsRange } from './schema/events-rowid.js';
+import { rollupRemovals } from './analytics/rollups.js';
 import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
 /** Tables with one or more rows per available build, keyed by its seq. */

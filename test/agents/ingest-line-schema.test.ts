@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { agentContract } from '../../src/agents/contract.js';
 import { jsBuild } from '../../src/agents/npm/js-build.js';
 import { TOOL_TYPES } from '../../src/query/catalog.js';
-import { INGEST_LINE_SCHEMA, parseLine, validateRecord } from '../../src/store/validate.js';
+import { INGEST_LINE_SCHEMA, parseLine, validateRecord } from '../../src/store/ingest/validate.js';
 
 interface Schema {
   properties: { buildId: { pattern: string }; toolType: { enum: string[] } };

@@ -13,7 +13,7 @@ import { newBuildId, toIngestLine, type AgentBuild } from '../../src/agents/comm
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 import { redactedBuild } from '../../src/agents/common-send.js';
 import { agentSettingsOf, configFileWarning } from '../../src/agents/settings.js';
-import { redactIngestEvents, redactText } from '../../src/store/redact.js';
+import { redactIngestEvents, redactText } from '../../src/store/ingest/redact.js';
 import { gitRemoteCases, redactionCases } from './redaction-tables.js';
 import { startAgentTestServer, type AgentTestServer } from './support.js';
 

@@ -9,7 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 
 const dirs: string[] = [];

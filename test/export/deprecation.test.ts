@@ -1,7 +1,7 @@
 // Version 1 of the export API is deprecated: every answer of it carries the Deprecated header
 // (seed 002 versioning rules), the 200 streams included; version 2 answers never do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { V1_DEPRECATED_AT } from '../../src/http/export-plugin.js';
 import { rawGet, startServer, type TestServer } from './harness.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { EventSource } from 'eventsource';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildSummary } from '../../src/store/types.js';
 import { buildEventMessage, buildMessage } from '../../src/export/messages.js';
 import { rawGet, startServer, type TestServer } from './harness.js';

@@ -1,7 +1,7 @@
 // Server shutdown with open streams, anonymous access when configured, and the mirror in
 // --follow mode (live copy).
 import { describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { mirror } from '../../src/mirror/mirror.js';
 import { rawGet, startServer } from './harness.js';
 import { parseSseText } from './sse-parse.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { mirror, exportBase } from '../../src/mirror/mirror.js';
 import { openDatabase } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';

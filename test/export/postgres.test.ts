@@ -5,7 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventSource } from 'eventsource';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { mirror } from '../../src/mirror/mirror.js';
 import type { BuildEvent } from '../../src/store/types.js';
 import { rawGet, startServer } from './harness.js';

@@ -14,7 +14,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openAuth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { rawGet } from './harness.js';

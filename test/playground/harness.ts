@@ -14,7 +14,7 @@ import { createPlaygroundPlugin } from '../../src/http/playground-plugin.js';
 import { createLogger } from '../../src/log.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
 
 export interface TestServer {

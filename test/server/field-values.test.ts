@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
-import { SCAN_ROWS } from '../../src/store/field-values.js';
+import { SCAN_ROWS } from '../../src/store/search/field-values.js';
 import { pgAvailable } from '../support/postgres.js';
 import { bearer, buildId, buildLine, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
 

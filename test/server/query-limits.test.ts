@@ -4,7 +4,7 @@
 // problem document saying so, while the server keeps answering.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { pgAvailable } from '../support/postgres.js';
 import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';

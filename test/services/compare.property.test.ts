@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { BuildFacts, Scalar, TaskFacts, TestFacts } from '../../src/services/build-facts.js';
 import { compareFacts, swapDifference, type Comparison } from '../../src/services/compare.js';
 import type { TaskInputFacts } from '../../src/services/task-inputs.js';
-import { TASK_OUTCOMES } from '../../src/store/tasks.js';
+import { TASK_OUTCOMES } from '../../src/store/events/tasks.js';
 
 // Small domains, so that two random builds share tasks, tests and values often.
 const word = fc.constantFrom('a', 'b', 'c', 'main', 'x y');

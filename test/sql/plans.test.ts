@@ -119,7 +119,7 @@ describe('SQLite plans', () => {
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_search_idx \(name=\? AND value(=\?|>\? AND value<\?)\)/);
       expect(p, q).not.toMatch(/SCAN (c|w|r|build_custom_values|build_custom_values_recent)\b/);
       expect(p, q).not.toMatch(/build_custom_values_value_idx|build_custom_values_trigram/);
-      // The same walk over the custom values gathered since the last move (store/recent-rows.ts).
+      // The same walk over the custom values gathered since the last move (store/ingest/recent-rows.ts).
       expect(p, q).toMatch(/SEARCH w USING COVERING INDEX build_custom_values_recent_search \(name>\?( AND name<\?)?\)/);
       expect(p, q).toMatch(/SEARCH c USING COVERING INDEX build_custom_values_recent_search \(name=\? AND value(=\?|>\? AND value<\?)\)/);
     }

@@ -11,7 +11,7 @@ import { evaluate } from '../../src/query/evaluate.js';
 import { explainSql } from '../../src/sql/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { text } from './support/arbitraries.js';

@@ -1,5 +1,5 @@
 // The compiler's access plan (src/sql/access.ts) and the posting planner that consumes it
-// (src/store/postings.ts): for each access kind, the plan says what the compiled SQL does, and the
+// (src/store/search/postings.ts): for each access kind, the plan says what the compiled SQL does, and the
 // planner decides from the plan alone, on random queries and on a real SQLite store.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,8 +13,8 @@ import { parseQuery } from '../../src/query/index.js';
 import { accessPlan, explainSql, type AccessPlan, type TermAccess, type TermAccessKind } from '../../src/sql/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { PostingCache, exactTerms } from '../../src/store/postings.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { PostingCache, exactTerms } from '../../src/store/search/postings.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 import { query as randomQuery, term as randomTerm } from '../sql/support/arbitraries.js';
 

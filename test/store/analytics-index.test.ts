@@ -1,4 +1,4 @@
-// The analytics index (src/store/analytics-index.ts) answers what SQL answers: for random builds,
+// The analytics index (src/store/analytics/analytics-index.ts) answers what SQL answers: for random builds,
 // random and/or/not queries over the fields the facets show and others (wildcards, negations,
 // time ranges, durations, custom values), random visibilities, time ranges and limits, its
 // count equals SQL's count over the compiled query, its facets equal the direct path's
@@ -19,14 +19,14 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { compileQuery, dialectOf } from '../../src/sql/index.js';
-import { AnalyticsIndex } from '../../src/store/analytics-index.js';
-import { buildFacets, buildTrends } from '../../src/store/analytics.js';
+import { AnalyticsIndex } from '../../src/store/analytics/analytics-index.js';
+import { buildFacets, buildTrends } from '../../src/store/analytics/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { unguarded } from '../../src/store/search-guard.js';
+import { unguarded } from '../../src/store/search/search-guard.js';
 import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type TrendOptions, type Visibility } from '../../src/store/types.js';
-import { visibilityCondition } from '../../src/store/visibility.js';
+import { visibilityCondition } from '../../src/store/search/visibility.js';
 import { queryOf } from '../sql/support/arbitraries.js';
 import { randomBuildLine, type RandomBuild } from './support.js';
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { agentContract, buildIdSource, newBuildId as agentBuildId } from '../../src/agents/contract.js';
 import { SPOOL_FILE } from '../../src/agents/spool.js';
 import { BUILD_ID_PATTERN as EXPORT_PATTERN, parseBuildId } from '../../src/export/params.js';
-import { BUILD_ID, BUILD_ID_CLASS, BUILD_ID_PATTERN, BUILD_ID_WORDS, newBuildId } from '../../src/store/build-id.js';
-import { BUILD_ID_PATTERN as VALIDATE_PATTERN, INGEST_LINE_SCHEMA, validateRecord } from '../../src/store/validate.js';
+import { BUILD_ID, BUILD_ID_CLASS, BUILD_ID_PATTERN, BUILD_ID_WORDS, newBuildId } from '../../src/store/ingest/build-id.js';
+import { BUILD_ID_PATTERN as VALIDATE_PATTERN, INGEST_LINE_SCHEMA, validateRecord } from '../../src/store/ingest/validate.js';
 
 const schema = INGEST_LINE_SCHEMA as unknown as { properties: { buildId: { pattern: string; description: string } } };
 

@@ -1,4 +1,4 @@
-// A bulk load on SQLite spaces its checkpoints out (src/store/bulk-checkpoints.ts): the WAL grows
+// A bulk load on SQLite spaces its checkpoints out (src/store/ingest/bulk-checkpoints.ts): the WAL grows
 // past SQLite's 1,000-page checkpoint over several commits, up to a share of the database, and
 // when the load ends, however it ends, the connection's settings are back and the WAL is
 // checkpointed and cut back to its limit at the next restart. Two bulk loads at once on one
@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BULK_WAL_BYTES, BULK_WAL_SHARE, bulkCheckpointPages } from '../../src/store/bulk-checkpoints.js';
+import { BULK_WAL_BYTES, BULK_WAL_SHARE, bulkCheckpointPages } from '../../src/store/ingest/bulk-checkpoints.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../../src/db/database.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { completeBuild, id, useTestStore } from './support.js';

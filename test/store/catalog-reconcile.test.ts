@@ -173,7 +173,7 @@ async function scenario(location: { data?: string; url?: string }): Promise<void
   // Opening again reconciles nothing more and derives nothing twice.
   const again = await open(location, true);
   try {
-    const { reconcileCatalog } = await import('../../src/store/reconcile.js');
+    const { reconcileCatalog } = await import('../../src/store/schema/reconcile.js');
     expect(await reconcileCatalog(again.handle)).toEqual({ addedColumns: [], rebuiltTrigram: false, newFields: [], backfilled: 0 });
     expect(await again.search('native.excludedTasks:test')).toEqual(['new0000000001', 'old0000000001']);
   } finally {

@@ -4,7 +4,7 @@
 
 import { expect } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { buildEventTextMessage } from '../../src/export/messages.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';

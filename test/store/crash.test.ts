@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveAttributes } from '../../src/store/derive.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { deriveAttributes } from '../../src/store/events/derive.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildEvent, type IngestLineResult } from '../../src/store/types.js';
 import type { ToolType } from '../../src/query/catalog.js';
 import { pgAvailable } from '../support/postgres.js';
@@ -91,7 +91,7 @@ describe.each([
       const derived = deriveAttributes(source, source.events);
       expect('attributes' in b && b.attributes).toEqual(derived.attributes);
     }
-    // In either table: the latest custom values and values of spread fields are gathered apart (store/recent-rows.ts).
+    // In either table: the latest custom values and values of spread fields are gathered apart (store/ingest/recent-rows.ts).
     const rows = async (tables: readonly ('build_values' | 'build_values_recent' | 'build_custom_values' | 'build_custom_values_recent')[]): Promise<number> => {
       let n = 0;
       for (const table of tables) n += Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);

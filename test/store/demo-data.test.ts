@@ -2,11 +2,11 @@
 
 import { describe, expect, it } from 'vitest';
 import { FIELDS, TOOL_TYPES } from '../../src/query/catalog.js';
-import { deriveAttributes } from '../../src/store/derive.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { TEST_OUTCOME_CODES, testRunsOf } from '../../src/store/test-runs.js';
+import { deriveAttributes } from '../../src/store/events/derive.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { TEST_OUTCOME_CODES, testRunsOf } from '../../src/store/events/test-runs.js';
 import type { BuildEvent } from '../../src/store/types.js';
-import { validateRecord } from '../../src/store/validate.js';
+import { validateRecord } from '../../src/store/ingest/validate.js';
 
 const NOW = 1_800_000_000_000;
 const DAY = 86_400_000;

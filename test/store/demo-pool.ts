@@ -1,7 +1,7 @@
 // Demo builds with fresh IDs, handed out a few at a time: for the property tests that ingest
 // between other steps (the builds start over the 30 days before `now`).
 
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 
 /** The next `n` lines (fewer when the pool of `size` builds runs out); IDs `prefix` + a counter. */
 export function demoPool(options: { seed: number; now: number; prefix: string; size?: number }): (n: number) => string[] {

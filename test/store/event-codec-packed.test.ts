@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ATTRIBUTES_DICTIONARY_2, EVENT_DICTIONARY_1 } from '../../src/store/compact-dictionary.js';
-import { ATTRIBUTES_FORMAT, inflateSlices, packAttributes, packEvents, PACK_FORMAT, storedAttributes, storedEvents, unpackEvents } from '../../src/store/event-codec.js';
+import { ATTRIBUTES_DICTIONARY_2, EVENT_DICTIONARY_1 } from '../../src/store/events/compact-dictionary.js';
+import { ATTRIBUTES_FORMAT, inflateSlices, packAttributes, packEvents, PACK_FORMAT, storedAttributes, storedEvents, unpackEvents } from '../../src/store/events/event-codec.js';
 
 async function collect(it: AsyncIterable<string>): Promise<string> {
   let out = '';

@@ -3,8 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ArrayElementSplitter } from '../../src/store/event-splitter.js';
-import { decodeEvent, decodeEvents, encodeEvents } from '../../src/store/event-codec.js';
+import { ArrayElementSplitter } from '../../src/store/events/event-splitter.js';
+import { decodeEvent, decodeEvents, encodeEvents } from '../../src/store/events/event-codec.js';
 import type { BuildEvent } from '../../src/store/types.js';
 
 function cutAt(text: string, cuts: readonly number[]): string[] {

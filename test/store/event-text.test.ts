@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildEventMessage, buildEventTextMessage } from '../../src/export/messages.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { decodeEvent, encodeEvents, eventText } from '../../src/store/event-codec.js';
-import { ArrayElementSplitter } from '../../src/store/event-splitter.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { decodeEvent, encodeEvents, eventText } from '../../src/store/events/event-codec.js';
+import { ArrayElementSplitter } from '../../src/store/events/event-splitter.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, ev, id, line, openTestStore } from './support.js';

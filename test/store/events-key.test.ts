@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';

@@ -6,9 +6,9 @@
 // are undone first.
 
 import { sql, type Kysely } from 'kysely';
-import { contentHash } from '../../src/store/canonical.js';
-import { storedEvents } from '../../src/store/event-codec.js';
-import { hashBytes } from '../../src/store/hash-bytes.js';
+import { contentHash } from '../../src/store/events/canonical.js';
+import { storedEvents } from '../../src/store/events/event-codec.js';
+import { hashBytes } from '../../src/store/schema/hash-bytes.js';
 import type { ToolType } from '../../src/query/catalog.js';
 import { undoRecentRows } from './recent-rows-rewind.js';
 

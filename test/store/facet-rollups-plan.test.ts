@@ -1,4 +1,4 @@
-// The facet rollups' tag statement (src/store/rollups.ts) reads the batch's builds by seq and then
+// The facet rollups' tag statement (src/store/analytics/rollups.ts) reads the batch's builds by seq and then
 // their values by seq on SQLite. Left to the planner (no statistics), it read every tag row
 // through the search index (field, value, seq) for each batch: 500 ms for 5,000 builds at 1M
 // builds, where the right order takes 30 ms. Checked by the plan, not by a time.
@@ -10,8 +10,8 @@ import { sql, type SqlBool } from 'kysely';
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { facetRollupStatements } from '../../src/store/rollups.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { facetRollupStatements } from '../../src/store/analytics/rollups.js';
 
 it('reads a batch of tags by seq', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'buildscope-facet-plan-'));

@@ -6,10 +6,10 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planBatch, type StoredBuild } from '../../src/store/ingest-plan.js';
-import { prepareLine, type PreparedLine } from '../../src/store/prepare.js';
+import { planBatch, type StoredBuild } from '../../src/store/ingest/plan.js';
+import { prepareLine, type PreparedLine } from '../../src/store/ingest/prepare.js';
 import type { Visibility } from '../../src/store/types.js';
-import { projectVisible } from '../../src/store/visibility.js';
+import { projectVisible } from '../../src/store/search/visibility.js';
 
 const STORED_IDS = ['s00000000000a', 's00000000000b', 's00000000000c', 's00000000000d'];
 const UNKNOWN_IDS = ['u00000000000a', 'u00000000000b'];

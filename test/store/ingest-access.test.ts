@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type IngestLineResult, type Visibility } from '../../src/store/types.js';
-import { unusableBuildId } from '../../src/store/ingest-plan.js';
+import { unusableBuildId } from '../../src/store/ingest/plan.js';
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, ev, id, line, useTestStore } from './support.js';
 

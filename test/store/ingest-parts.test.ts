@@ -1,6 +1,6 @@
 // The ingest writes its input in parts (100 lines in a bulk load) inside transactions of up to
 // batchSize lines
-// (src/store/ingest.ts): a line that fails in the database is refused alone, a stalled input is
+// (src/store/ingest/ingest.ts): a line that fails in the database is refused alone, a stalled input is
 // committed (stored means listed) without waiting for the rest, and two loads on one store at
 // once both store everything. SQLite and PostgreSQL.
 
@@ -70,7 +70,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
   }, 180_000);
 
   // A bulk load on SQLite writes its parts without savepoints and, when one fails, writes its
-  // transaction again (src/store/ingest.ts): wherever the failing lines are (in several parts of a
+  // transaction again (src/store/ingest/ingest.ts): wherever the failing lines are (in several parts of a
   // transaction, in the part that commits it, in different transactions), the outcome is the
   // outcome of writing each line on its own.
   it('refuses exactly the lines that fail in the database, wherever they are, in bulk loads and others alike', async () => {

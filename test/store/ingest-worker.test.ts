@@ -1,13 +1,13 @@
-// Preparing ingest batches in a worker thread (src/store/prepare-pool.ts) changes nothing but
+// Preparing ingest batches in a worker thread (src/store/ingest/prepare-pool.ts) changes nothing but
 // speed: the same lines give the same results and the same stored builds as preparing them
 // inline, however they are cut into batches.
 
 import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { PreparePool } from '../../src/store/prepare-pool.js';
-import { prepareLine, prepareLines } from '../../src/store/prepare.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { PreparePool } from '../../src/store/ingest/prepare-pool.js';
+import { prepareLine, prepareLines } from '../../src/store/ingest/prepare.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 

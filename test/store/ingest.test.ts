@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SEE_EVERYTHING, type BuildWithAttributes } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
-import { SQLITE_BULK_BATCH_SIZE } from '../../src/store/batches.js';
+import { SQLITE_BULK_BATCH_SIZE } from '../../src/store/ingest/batches.js';
 import { completeBuild, ev, id, line, useTestStore } from './support.js';
 
 const dialects = [
@@ -244,7 +244,7 @@ describe.each(dialects)('ingest on $name', ({ name, skip }) => {
     expect(row).toMatchObject({ user: 'renée', project: 'payments', project_name: 'Payments', buildtool: 'jvmbuild', hasverificationfailure: 0, hasnonverificationfailure: 1, buildduration: 60_000, hostname: null, native_rootprojectname: null });
     expect(Number(row['jvmbuild_environment_jvmmaxmemoryheapsize'])).toBe(1073741824);
     // In either table: on SQLite the latest values of spread fields (IP addresses) and the latest
-    // custom values are gathered apart (store/recent-rows.ts).
+    // custom values are gathered apart (store/ingest/recent-rows.ts).
     const valuesOf = (table: 'build_values' | 'build_values_recent') => t.handle.db.selectFrom(table).select(['field', 'value']).where('seq', '=', row['seq'] as number);
     const values = await valuesOf('build_values').unionAll(valuesOf('build_values_recent')).orderBy('field').orderBy('value').execute();
     // The field as its code (store migration 0016).

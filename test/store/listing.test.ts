@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { UnknownBuildError } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildSummary, type Visibility } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, ev, id, line, openTestStore, type TestStore, useTestStore } from './support.js';

@@ -1,10 +1,10 @@
-// Bounds of a build's output at ingest (src/store/output-bounds.ts): the console log per line,
+// Bounds of a build's output at ingest (src/store/ingest/output-bounds.ts): the console log per line,
 // each test's output, stack traces and output tails; applied after redaction, so what is stored,
 // hashed and exported is the redacted, bounded text. And the redaction of the test and console
 // events themselves (their names, messages, stack traces and output are free text).
 
 import { describe, expect, it } from 'vitest';
-import { boundOutput, CUT_MARK, DEFAULT_OUTPUT_BOUNDS, headOf, tailOf, type OutputBounds } from '../../src/store/output-bounds.js';
+import { boundOutput, CUT_MARK, DEFAULT_OUTPUT_BOUNDS, headOf, tailOf, type OutputBounds } from '../../src/store/ingest/output-bounds.js';
 import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import { ev, id, line, useTestStore } from './support.js';
 

@@ -1,4 +1,4 @@
-// The posting bitmaps (store/postings.ts) under deletion: with ingests, deletions (oldest builds,
+// The posting bitmaps (store/search/postings.ts) under deletion: with ingests, deletions (oldest builds,
 // builds older than an instant, through the store that holds the bitmaps or through another one
 // over the same database, as `buildscope prune` would) and searches interleaved at random, every
 // page listed through the bitmaps equals the page SQL alone lists.
@@ -13,7 +13,7 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoPool } from './demo-pool.js';
 import { exactTermsOf, SPAN } from './exact-terms.js';
-import { PostingCache } from '../../src/store/postings.js';
+import { PostingCache } from '../../src/store/search/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions } from '../../src/store/types.js';
 
 const NOW = Date.UTC(2026, 0, 15);

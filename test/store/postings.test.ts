@@ -1,4 +1,4 @@
-// Posting lists (src/store/postings.ts): the leapfrog intersection against a naive one, and pages
+// Posting lists (src/store/search/postings.ts): the leapfrog intersection against a naive one, and pages
 // listed through the lists equal to the same pages listed by SQL alone, for conjunctions of exact
 // terms drawn from the builds' own values, with every listing option; new builds extend the lists.
 
@@ -11,9 +11,9 @@ import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { exactTermsOf, SPAN } from './exact-terms.js';
-import { PostingCache, intersect, setBits } from '../../src/store/postings.js';
+import { PostingCache, intersect, setBits } from '../../src/store/search/postings.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes, type ListBuildsOptions, type Visibility } from '../../src/store/types.js';
 import { dataQueries } from '../sql/support/data-queries.js';
 

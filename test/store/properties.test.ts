@@ -3,7 +3,7 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildEvent, type IngestLineResult } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore, type TestStore } from './support.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadPool, SearchThreadError, SearchTimeoutError } from '../../src/store/read-pool.js';
+import { ReadPool, SearchThreadError, SearchTimeoutError } from '../../src/store/search/read-pool.js';
 
 describe('search threads', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 // Child rows gathered in arrival order and moved into their indexed tables in bulk
-// (store/recent-rows.ts): with ingests, moves, deletions and searches interleaved at random, every
+// (store/ingest/recent-rows.ts): with ingests, moves, deletions and searches interleaved at random, every
 // search of custom values or IP addresses lists exactly the stored builds whose own values match,
 // whichever table holds them, and a build is found by them as soon as it is stored.
 

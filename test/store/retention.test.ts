@@ -55,7 +55,7 @@ describe.each(dialects)('deleting builds on $name', ({ name, skip }) => {
       out[table] = Number(r.n);
     }
     // Custom values and values are in either of their tables (on SQLite the latest ones are
-    // gathered apart, store/recent-rows.ts): counted together.
+    // gathered apart, store/ingest/recent-rows.ts): counted together.
     for (const table of ['build_values', 'build_custom_values'] as const) {
       out[table] = out[table]! + out[`${table}_recent`]!;
       delete out[`${table}_recent`];

@@ -1,4 +1,4 @@
-// Store migration 0013 (src/store/rollup-keys.ts) on both databases: rollups in the layout of
+// Store migration 0013 (src/store/schema/rollup-keys.ts) on both databases: rollups in the layout of
 // migrations 0009 and 0011 (every row keyed by the JSON text of its dimension values, the values
 // stored again) are converted to rows keyed by an integer key ID, in batches with progress, and
 // every reader answers as before: trends, facets and counts from the rollups, for queries the
@@ -8,11 +8,11 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
-import { migrateRollupKeys } from '../../src/store/rollup-keys.js';
+import { migrateRollupKeys } from '../../src/store/schema/rollup-keys.js';
 import {
   BUILD_ROLLUPS,
   createFacetRollupTable,
@@ -24,7 +24,7 @@ import {
   TASK_ROLLUPS,
   textKeyedFacetRollupStatements,
   textKeyedRollupStatements,
-} from '../../src/store/rollups.js';
+} from '../../src/store/analytics/rollups.js';
 import { SEE_EVERYTHING, type BuildStore, type Visibility } from '../../src/store/types.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { pgAvailable } from '../support/postgres.js';

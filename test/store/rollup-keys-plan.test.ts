@@ -1,4 +1,4 @@
-// The plans of the rollup statements keyed by key ID (store migration 0013, src/store/rollups.ts):
+// The plans of the rollup statements keyed by key ID (store migration 0013, src/store/analytics/rollups.ts):
 // readers (trends, counts, facets from the rollups) read each rollup table by a range of its
 // primary key and each row's key by the dictionary's primary key, with the join flattened into
 // the query (so the visibility and query conditions apply to the rollup rows as they are read);
@@ -10,9 +10,9 @@ import { sql, type KyselyPlugin, type RootOperationNode, type QueryId, type SqlB
 import { describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { parseQuery } from '../../src/query/index.js';
-import { buildFacets, buildTrends } from '../../src/store/analytics.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { facetRollupStatements, rollupStatements, ROLLUP_KEYS } from '../../src/store/rollups.js';
+import { buildFacets, buildTrends } from '../../src/store/analytics/analytics.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { facetRollupStatements, rollupStatements, ROLLUP_KEYS } from '../../src/store/analytics/rollups.js';
 import { SEE_EVERYTHING, type Visibility } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore } from './support.js';

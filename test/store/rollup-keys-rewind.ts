@@ -19,7 +19,7 @@ import {
   textKeyedFacetRollupStatements,
   textKeyedRollupStatements,
   type TaskLayout,
-} from '../../src/store/rollups.js';
+} from '../../src/store/analytics/rollups.js';
 
 /** `tasks`: the layout build_tasks is in while the rollups are filled (the fill reads it). */
 export async function rollupKeysBefore0013(handle: DatabaseHandle, tasks: TaskLayout): Promise<void> {

@@ -1,4 +1,4 @@
-// The trend rollups (src/store/rollups.ts) stay exact: for random builds, random deletions (the
+// The trend rollups (src/store/analytics/rollups.ts) stay exact: for random builds, random deletions (the
 // prune's deleteBuilds) and random queries the rollups answer, the trend read from the rollups
 // equals the trend computed from the builds directly and the one computed in TypeScript, and the
 // exact count from the rollups equals the reference's, and the facets from the rollups (any
@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { evaluate } from '../../src/query/evaluate.js';
 import { parseQuery } from '../../src/query/index.js';
-import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, type TrendOptions } from '../../src/store/analytics/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import {
@@ -32,10 +32,10 @@ import {
   TASK_ROLLUPS,
   textKeyedFacetRollupStatements,
   textKeyedRollupStatements,
-} from '../../src/store/rollups.js';
-import { migrateRollupKeys } from '../../src/store/rollup-keys.js';
-import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/rollups-query.js';
-import { tasksOf } from '../../src/store/tasks.js';
+} from '../../src/store/analytics/rollups.js';
+import { migrateRollupKeys } from '../../src/store/schema/rollup-keys.js';
+import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/analytics/rollups-query.js';
+import { tasksOf } from '../../src/store/events/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { referenceTrends, visible, type RefBuild } from '../web/trend-reference.js';

@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { valueRowsCount } from '../../src/sql/index.js';

@@ -2,8 +2,8 @@
 // time limit, and get SearchTimeoutError when it passes first.
 
 import { describe, expect, it } from 'vitest';
-import { SearchTimeoutError } from '../../src/store/read-pool.js';
-import { SearchSlots } from '../../src/store/search-slots.js';
+import { SearchTimeoutError } from '../../src/store/search/read-pool.js';
+import { SearchSlots } from '../../src/store/search/search-slots.js';
 
 const later = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms));
 

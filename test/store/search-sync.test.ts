@@ -4,7 +4,7 @@
 // child rows, and infix searches must find the builds.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { parseQuery } from '../../src/query/index.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
 import type { BuildWithAttributes } from '../../src/store/types.js';
@@ -24,7 +24,7 @@ describe('SQLite trigram tables kept in bulk by the ingest', () => {
     for (const table of TRIGRAM_TABLES) db.exec(`INSERT INTO ${table}(${table}, rank) VALUES ('integrity-check', 1)`);
     expect(db.prepare('SELECT count(*) FROM search_trigram_deferred').pluck().get()).toBe(0);
     // Nothing is deleted here, so the terms are exactly the distinct (field, value) pairs, of
-    // build_values and of the values gathered apart (store/recent-rows.ts).
+    // build_values and of the values gathered apart (store/ingest/recent-rows.ts).
     const pairs = (from: string): string[] =>
       (db.prepare(`SELECT DISTINCT field, value FROM ${from} ORDER BY field, value`).all() as { field: string; value: string }[]).map((r) => `${r.field}=${r.value}`);
     const terms = pairs('build_value_terms');

@@ -4,8 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { SearchTimeoutError } from '../../src/store/read-pool.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { SearchTimeoutError } from '../../src/store/search/read-pool.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore, type TestStore } from './support.js';

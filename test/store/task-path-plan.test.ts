@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildTrends } from '../../src/store/analytics.js';
+import { buildTrends } from '../../src/store/analytics/analytics.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { parseQuery } from '../../src/query/index.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 

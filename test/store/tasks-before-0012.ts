@@ -4,7 +4,7 @@
 // to before 0012 and let them run again.
 
 import { sql, type Kysely } from 'kysely';
-import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from '../../src/store/tasks.js';
+import { TASK_OUTCOME_CODES, TASK_OUTCOMES } from '../../src/store/events/tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function tasksBefore0012(db: Kysely<any>): Promise<void> {

@@ -9,8 +9,8 @@ import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, useTestStore } from './support.js';
 import type { BuildEvent } from '../../src/store/types.js';
-import { testRunsOf, buildFailuresOf, TEST_OUTCOME_CODES } from '../../src/store/test-runs.js';
-import { failureGroupKey, normalizeMessage } from '../../src/store/failure-groups.js';
+import { testRunsOf, buildFailuresOf, TEST_OUTCOME_CODES } from '../../src/store/events/test-runs.js';
+import { failureGroupKey, normalizeMessage } from '../../src/store/events/failure-groups.js';
 
 const dialects = pgAvailable() ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 

@@ -5,12 +5,12 @@
 // evaluator on random queries; this file pins the derivation rules.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveAttributes } from '../../src/store/derive.js';
+import { deriveAttributes } from '../../src/store/events/derive.js';
 import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { checkedQuery, ev, line, openTestStore, type TestStore } from './support.js';
-import { STORE_FIELDS } from '../../src/store/migrations.js';
-import { reconcileCatalog } from '../../src/store/reconcile.js';
+import { STORE_FIELDS } from '../../src/store/schema/migrations.js';
+import { reconcileCatalog } from '../../src/store/schema/reconcile.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
 
 const header = { toolType: 'native' as const, toolVersion: '8.10.2', agentVersion: '3.19' };

@@ -1,13 +1,13 @@
 // The test dimension of the builds stored before store migration 0020: marked by migration 0021,
 // filled from their events when the store opens, row for row what the ingest writes
-// (src/store/test-backfill.ts), on SQLite and PostgreSQL: a store rewound to before 0020, and one
+// (src/store/ingest/test-backfill.ts), on SQLite and PostgreSQL: a store rewound to before 0020, and one
 // whose earlier builds alone lack their rows (the builds of an upgrade), get back exactly the rows
 // they had, and the mark is gone; a run stopped part way goes on where it stopped.
 
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore } from './support.js';
 import { undoTests } from './tests-rewind.js';

@@ -1,4 +1,4 @@
-// The lines a bulk load on SQLite sets aside for its open transaction (src/store/transaction-lines.ts):
+// The lines a bulk load on SQLite sets aside for its open transaction (src/store/ingest/transaction-lines.ts):
 // they come back exactly as added, in order and in parts of the size asked, until cleared; the
 // temporary file goes with `close`.
 
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NumberedLine } from '../../src/store/lines.js';
-import { transactionLines } from '../../src/store/transaction-lines.js';
+import type { NumberedLine } from '../../src/store/ingest/lines.js';
+import { transactionLines } from '../../src/store/ingest/transaction-lines.js';
 
 async function all(parts: AsyncGenerator<NumberedLine[]>): Promise<NumberedLine[][]> {
   const out: NumberedLine[][] = [];

@@ -10,10 +10,10 @@
 import { sql, type SqlBool } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { buildFacets, buildTrends, type Facets } from '../../src/store/analytics.js';
-import { namedFieldFacetRollupStatements } from '../../src/store/rollups.js';
-import { migrateValueFieldCodes } from '../../src/store/value-field-codes.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { buildFacets, buildTrends, type Facets } from '../../src/store/analytics/analytics.js';
+import { namedFieldFacetRollupStatements } from '../../src/store/analytics/rollups.js';
+import { migrateValueFieldCodes } from '../../src/store/schema/value-field-codes.js';
 import { VALUE_FIELD_CODES, valueFieldCode } from '../../src/sql/value-fields.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
@@ -121,7 +121,7 @@ describe.each(dialects)('value fields by code on $name', ({ name, skip }) => {
       expect(before.counts['requested:*assem*']).toBeGreaterThan(0);
       expect(before.counts['jvmbuild.environment.localIPAddress:10.*']).toBeGreaterThan(0);
       expect(before.counts['tag:old-way-only']).toBe(0);
-      // With the values of spread fields gathered apart on SQLite (store/recent-rows.ts), which the
+      // With the values of spread fields gathered apart on SQLite (store/ingest/recent-rows.ts), which the
       // rewind moves into build_values.
       const total = (await rows(t.handle, 'build_values')) + (await rows(t.handle, 'build_values_recent'));
       const terms = await rows(t.handle, 'build_value_terms');

@@ -8,11 +8,11 @@
 import { sql, type SqlBool } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { buildFacets, type Facets } from '../../src/store/analytics.js';
-import { namedFieldFacetRollupStatements } from '../../src/store/rollups.js';
-import { migrateValuesKey } from '../../src/store/values-key.js';
-import { migrateValueFieldCodes } from '../../src/store/value-field-codes.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { buildFacets, type Facets } from '../../src/store/analytics/analytics.js';
+import { namedFieldFacetRollupStatements } from '../../src/store/analytics/rollups.js';
+import { migrateValuesKey } from '../../src/store/schema/values-key.js';
+import { migrateValueFieldCodes } from '../../src/store/schema/value-field-codes.js';
 import { valueFieldCode } from '../../src/sql/value-fields.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';

@@ -11,7 +11,7 @@
 // first request of a process spends tens of milliseconds of the server's thread on that.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
 import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../server/support.js';

@@ -1,4 +1,4 @@
-// Count, facets and trends computed in the database (src/store/analytics.ts) against a reference
+// Count, facets and trends computed in the database (src/store/analytics/analytics.ts) against a reference
 // computed in TypeScript from the stored builds (the reference evaluator for the query, the
 // events for the tasks), on SQLite and on PostgreSQL, for several queries and visibilities.
 
@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/query/evaluate.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { checkedQuery } from '../store/support.js';
-import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions } from '../../src/store/analytics.js';
+import { buildFacets, buildTrends, trendPeriods, TrendRangeError, type Facets, type TrendOptions } from '../../src/store/analytics/analytics.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
-import { tasksOf } from '../../src/store/tasks.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
+import { tasksOf } from '../../src/store/events/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { referenceTrends, visible, type RefBuild } from './trend-reference.js';

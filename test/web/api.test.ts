@@ -15,7 +15,7 @@ import { createWebPlugin } from '../../src/http/web-plugin.js';
 import { createLogger } from '../../src/log.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { SEE_EVERYTHING, type BuildStore, type BuildWithAttributes } from '../../src/store/types.js';
 import type { BuildDetails } from '../../src/services/web.js';
 import type { ConsolePage, TestsPage } from '../../src/services/build-report.js';

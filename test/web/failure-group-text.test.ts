@@ -4,7 +4,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalizeMessage } from '../../src/store/failure-groups.js';
+import { normalizeMessage } from '../../src/store/events/failure-groups.js';
 import { DAY_MS, daySeries, hitText, patternParts, type DayCount } from '../../web/src/failure-group-text.js';
 import { failureGroupUrl, routeOf } from '../../web/src/logic.js';
 

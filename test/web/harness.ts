@@ -16,7 +16,7 @@ import { createWebPlugin } from '../../src/http/web-plugin.js';
 import { createLogger } from '../../src/log.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { FAILED_BUILD, failedBuildLine } from './failed-build.js';
 

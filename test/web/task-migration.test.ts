@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, expect, it } from 'vitest';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { openDatabase } from '../../src/db/database.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { undoEventsKey } from '../store/events-key-rewind.js';
 import { rollupRowsByKeyText } from '../store/rollup-keys-rewind.js';
 

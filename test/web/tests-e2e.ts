@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { TestHistory, TestsOverview } from '../../src/services/tests.js';
-import { demoBuilds } from '../../src/store/demo-data.js';
+import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { pct } from '../../web/src/test-text.js';
 import type { WebServer } from './harness.js';
 

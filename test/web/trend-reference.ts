@@ -1,12 +1,12 @@
 // The trends of the web pages computed in TypeScript from the stored builds (the reference
 // evaluator for the query, the events for the tasks, luxon for the periods): what the database's
-// answers (src/store/analytics.ts, directly and from the rollups) are compared with.
+// answers (src/store/analytics/analytics.ts, directly and from the rollups) are compared with.
 
 import { DateTime } from 'luxon';
 import { evaluate } from '../../src/query/evaluate.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
-import type { TrendOptions, Trends } from '../../src/store/analytics.js';
-import { countedOutcome, type TaskRow } from '../../src/store/tasks.js';
+import type { TrendOptions, Trends } from '../../src/store/analytics/analytics.js';
+import { countedOutcome, type TaskRow } from '../../src/store/events/tasks.js';
 import type { BuildWithAttributes, Visibility } from '../../src/store/types.js';
 
 export interface RefBuild {

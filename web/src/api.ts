@@ -12,15 +12,15 @@ export interface Session {
 // The shapes of the server's answers, from the modules that make them (types only: nothing of the
 // server is bundled).
 import type { BuildDetails, ListRow } from '../../src/services/web.js';
-import type { Facets, Trends } from '../../src/store/analytics.js';
+import type { Facets, Trends } from '../../src/store/analytics/analytics.js';
 import type { FailureGroupPage, TestHistory, TestsOverview, TestSummary } from '../../src/services/tests.js';
 import type { FailureGroupBuildRow, FailureGroupRow, FailureGroupTestRow, TestRunRow } from '../../src/store/types.js';
 import { ApiError } from '../../playground/src/api.js';
 export type { FailureGroupBuildRow, FailureGroupPage, FailureGroupRow, FailureGroupTestRow, TestHistory, TestRunRow, TestsOverview, TestSummary };
 export type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/test-verdicts.js';
 export type { BuildDetails, ListRow };
-export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics.js';
-export type { TaskRow } from '../../src/store/tasks.js';
+export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics/analytics.js';
+export type { TaskRow } from '../../src/store/events/tasks.js';
 export { ApiError };
 
 export interface RawEvent {

@@ -12,7 +12,7 @@ export interface PatternPart {
   readonly placeholder: boolean;
 }
 
-// The placeholders of src/store/failure-groups.ts.
+// The placeholders of src/store/events/failure-groups.ts.
 const PLACEHOLDER = /<(?:time|uuid|addr|path|hash|n)>/g;
 
 /** The pattern as text and placeholders, in order; joined, the parts are the pattern again. */

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REDACTION_PATTERNS_FILE } from '../../store/redact.js';
+import { REDACTION_PATTERNS_FILE } from '../../store/ingest/redact.js';
 import { packageRoot, packageVersion } from '../common-build.js';
 import { AGENT_CONTRACT_FILE } from '../contract.js';
 

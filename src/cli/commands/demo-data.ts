@@ -30,7 +30,7 @@ export function register(program: Command): void {
     .option('--data <dir>', 'store the builds in the SQLite database of this data directory')
     .option('--db <url>', 'store the builds in this PostgreSQL database')
     .action(async (opts: Options) => {
-      const { demoBuilds } = await import('../../store/demo-data.js');
+      const { demoBuilds } = await import('../../store/demo/demo-data.js');
       const builds = int('--builds', opts.builds);
       const unfinished = opts.unfinished === undefined ? undefined : Number(opts.unfinished);
       if (unfinished !== undefined && !(unfinished >= 0 && unfinished <= 1)) fail('demo-data', `--unfinished needs a fraction between 0 and 1, got '${opts.unfinished}'`);

@@ -2,7 +2,7 @@
 
 import type { Command } from 'commander';
 import { errorLine, fail } from './_fail.js';
-import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../../store/batches.js';
+import { DEFAULT_BATCH_SIZE, SQLITE_BULK_BATCH_SIZE } from '../../store/ingest/batches.js';
 
 interface Options {
   data?: string;

@@ -2,7 +2,7 @@
 // server's builds (and their events) through its export API into the local store.
 
 import type { Command } from 'commander';
-import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../../store/build-id.js';
+import { BUILD_ID_PATTERN, BUILD_ID_WORDS } from '../../store/ingest/build-id.js';
 import { fail as failWith } from './_fail.js';
 
 interface MirrorCliOptions {

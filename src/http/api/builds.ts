@@ -14,7 +14,7 @@ import { countingLines } from './ingest-body.js';
 import { BadRequestError, InsufficientStorageError, InvalidParameterError, NotFoundError } from '../../errors/domain.js';
 import { BuildDeletedError, BuildNotReadyError } from '../../errors/build.js';
 import { UnknownBuildError } from '../../store/build-store.js';
-import { INGEST_LINE_SCHEMA } from '../../store/validate.js';
+import { INGEST_LINE_SCHEMA } from '../../store/ingest/validate.js';
 import { parseExportOptions } from '../../export/options.js';
 
 const MODELS = ['attributes'] as const;

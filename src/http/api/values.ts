@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
 import { FIELDS, findField } from '../../query/catalog.js';
 import { closest } from '../../query/suggest.js';
-import { MAX_VALUES, offersDataValues } from '../../store/field-values.js';
+import { MAX_VALUES, offersDataValues } from '../../store/search/field-values.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { BadRequestError } from '../../errors/domain.js';

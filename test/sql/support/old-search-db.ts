@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import { NO_PROGRESS_LOG, searchMigrations } from '../../../src/sql/indexes.js';
-import { migrateStore, recentRowsTables } from '../../../src/store/migrations.js';
-import { addCatalogColumns } from '../../../src/store/reconcile.js';
+import { migrateStore, recentRowsTables } from '../../../src/store/schema/migrations.js';
+import { addCatalogColumns } from '../../../src/store/schema/reconcile.js';
 import { dialectOf } from '../../../src/sql/index.js';
 import { createTestDatabase } from '../../support/postgres.js';
 

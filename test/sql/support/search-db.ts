@@ -10,8 +10,8 @@ import type { CheckedExpr } from '../../../src/query/checked.js';
 import { sql, type Insertable, type Transaction } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import type { BuildsTable, CatalogColumns, Database } from '../../../src/db/schema.js';
-import { migrateStoreAndSearch } from '../../../src/store/migrations.js';
-import { reconcileCatalog } from '../../../src/store/reconcile.js';
+import { migrateStoreAndSearch } from '../../../src/store/schema/migrations.js';
+import { reconcileCatalog } from '../../../src/store/schema/reconcile.js';
 import type { BuildAttributes } from '../../../src/store/types.js';
 import { compileQuery } from '../../../src/sql/index.js';
 import { SPREAD_VALUE_FIELDS, valueFieldCode } from '../../../src/sql/value-fields.js';
@@ -124,7 +124,7 @@ function rowsOf(b: TestBuild, seq: number): Rows {
  */
 export async function insertBuilds(handle: DatabaseHandle, builds: readonly TestBuild[], options: { bulk?: boolean; allIndexed?: boolean } = {}): Promise<void> {
   const all = builds.map((b) => rowsOf(b, nextSeq++));
-  // Where the ingest gathers the latest child rows apart (store/recent-rows.ts), every other
+  // Where the ingest gathers the latest child rows apart (store/ingest/recent-rows.ts), every other
   // build's are there, so that every search reads both tables and must find its rows in each.
   // `allIndexed`: all in the large tables (tests of their trigram tables).
   const recent = (seq: number) => dialectOf(handle.dialect).recentRows && options.allIndexed !== true && seq % 2 === 1;

@@ -1,0 +1,844 @@
+// The analytics index (SQLite): the count, the facets and the trends of any query from memory,
+// instead of reading every matching build again for each request.
+//
+// Why: at a million builds the facets of `tag:CI` read ~556k wide rows of `builds` by seq (1.2-5 s
+// whatever the statement's shape), and a count of a term SQLite has no single index range for
+// visits every candidate. Here each build's facet values are held once, by seq, as dictionary ids
+// (four columns of 4 bytes, its start time, its tags): 29-40 bytes a build, 30-40 MB at 1M. A
+// query becomes a bitmap over seqs: each term's bitmap is read once by SQL (`SELECT seq ... WHERE
+// <the term>`, the compiler's own condition, so the answer is the compiler's) and kept, and the
+// query's and/or/not are word-wise operations on them. The count is the matching bits; the facets
+// count the matching builds' ids, a few milliseconds for a million.
+//
+// Trends need more of each build: its duration, its task counts by outcome (`build_task_counts`)
+// and the tasks that ran (`build_tasks` rows of outcome executed or failed: path, failed or not,
+// duration), ~46 more bytes a demo build (90 MB in all at 1M). The direct SQL trend reads the
+// matching builds and their tasks again for every request (10 s for `tag:CI` at 1M); here they are
+// summed from memory, 30-200 ms.
+//
+// Kept in step with the store: builds never change once available and seqs only grow (committed
+// in seq order on SQLite), so the columns and every term's bitmap are extended with the builds
+// above the last seq read. A deletion clears the build's bit in `available`, the bitmap every
+// answer is intersected with: here at once for this process's deletions (`forget`), and for
+// another process's (`buildscope prune` on the same file) by comparing the number of available
+// bits with the exact number of available builds of the all-time rollup rows, read in the same
+// statement as the latest seq: when they differ, the index is read again from the start.
+//
+// Every read is a statement of the caller's search (the search threads, the time limit); what a
+// read that timed out had loaded stays, so the next search goes on from there.
+
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { Logger } from 'pino';
+import type { CheckedExpr } from '../../query/checked.js';
+import { assertNever } from '../../query/assert.js';
+import type { Database } from '../../db/schema.js';
+import { compileQuery, valueRowsSeqs, type Dialect } from '../../sql/index.js';
+import { valueFieldCode } from '../../sql/value-fields.js';
+import type { PackedColumn } from '../search/packed-rows.js';
+import { columnIndexName } from '../../sql/indexes.js';
+import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
+import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
+import type { PathRow, PeriodRow, TrendRows } from './rollups-query.js';
+import { TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
+import { VALUES_SEQ_INDEX } from '../schema/value-field-codes.js';
+import type { GuardedSearch, ReadPacked, ReadRows } from '../search/search-guard.js';
+import type { AggregateScope, FacetValue, Facets, Visibility } from '../types.js';
+
+export interface AnalyticsIndexOptions {
+  /** Bytes the columns may take (about 90 a demo build); a store past it is answered by SQL. Default 256 MiB. */
+  readonly maxBytes?: number;
+  /** Bytes of term bitmaps kept (a bit a build each); the least recently used go first. Default 64 MiB. */
+  readonly maxTermBytes?: number;
+  /**
+   * New builds past which their columns are read from whole narrow indexes (see load), in the
+   * background (see catchUp). Default 20,000.
+   */
+  readonly wideReadBuilds?: number;
+  readonly logger?: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** The time limit of a catch-up (see catchUp). */
+const CATCH_UP_MS = 30 * 60_000;
+
+/** Terms whose new matches one statement reads. */
+const TERMS_PER_READ = 50;
+/**
+ * Bytes a build takes in the columns, tags and tasks aside: four ids, the start time, the tags'
+ * offset; for the trends its duration, its five task counts and its tasks' offset.
+ */
+const BYTES_PER_BUILD = 4 * 4 + 8 + 4 + 8 + TASK_COUNT_COLUMNS.length + 4;
+/** Bytes of a task that ran: its path and whether it failed, its duration. */
+const BYTES_PER_TASK = 4 + 4;
+/** Builds whose task rows one statement reads: ~3.6 rows each in the demo data, a few MB a read. */
+const TASK_READ_BUILDS = 100_000;
+/** The percentiles of a trend's build durations (as analytics.ts). */
+const PERCENTILES = [25, 50, 75, 95] as const;
+
+/** Text values by id; id 0 is null. */
+class Dictionary {
+  readonly values: string[] = [''];
+  private readonly ids = new Map<string, number>();
+
+  id(value: string): number {
+    let id = this.ids.get(value);
+    if (id === undefined) {
+      id = this.values.push(value) - 1;
+      this.ids.set(value, id);
+    }
+    return id;
+  }
+
+  /** The id of a value held, without adding it (-1: no build has it). */
+  find(value: string): number {
+    return this.ids.get(value) ?? -1;
+  }
+}
+
+const SMALL_MARK = 0xff;
+const LARGE_MARK = 0xffffffff;
+
+/**
+ * Whole numbers that mostly fit a small typed array (task counts fit a byte, task durations 32
+ * bits), the few that do not (and fractions) in a map beside it: a task count of 300 or a task
+ * of seven weeks must still sum exactly as SQL sums it.
+ */
+class SmallNumbers<T extends Uint8Array | Uint32Array> {
+  private readonly big = new Map<number, number>();
+  /** The value that says "beside the array": the largest the array holds. */
+  readonly mark: number;
+
+  constructor(public data: T) {
+    this.mark = data instanceof Uint8Array ? SMALL_MARK : LARGE_MARK;
+  }
+
+  set(i: number, v: number): void {
+    if (Number.isInteger(v) && v >= 0 && v < this.mark) {
+      this.data[i] = v;
+      if (this.big.size > 0) this.big.delete(i);
+      return;
+    }
+    this.data[i] = this.mark;
+    this.big.set(i, v);
+  }
+
+  get(i: number): number {
+    const v = this.data[i]!;
+    return v === this.mark ? this.big.get(i)! : v;
+  }
+
+  grow(need: number): void {
+    this.data = grow(this.data, need);
+  }
+
+  clear(): void {
+    this.big.clear();
+  }
+}
+
+/** The numbers of one packed column (a column of text, which SQLite may give for numbers, parsed). */
+function numbersOf(column: PackedColumn): Float64Array {
+  switch (column.kind) {
+    case 'numbers':
+      return column.data;
+    case 'strings':
+      return Float64Array.from(column.ids, (id) => (id === 0 ? NaN : Number(column.values[id - 1])));
+    default:
+      return assertNever(column, 'packed column');
+  }
+}
+
+/** The number of set bits. */
+function bitCount(words: Uint32Array): number {
+  let n = 0;
+  for (let w = 0; w < words.length; w++) {
+    let x = words[w]!;
+    x -= (x >>> 1) & 0x55555555;
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    n += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return n;
+}
+
+/** The index of the period holding t (periods starting at `starts`, t at or after the first). */
+function periodOf(starts: Float64Array, t: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The nearest-rank percentiles of `known` (not empty): for each p, the value at rank
+ * ceil(p% of n), as SQL's `(p * n + 99) / 100`. Found by selection, not by sorting: the ranks
+ * ascend, so each is looked for only among the values at or above the one before.
+ */
+function percentilesOf(known: Float64Array): { p25: number; p50: number; p75: number; p95: number } {
+  const [p25, p50, p75, p95] = PERCENTILES.map((pct) => Math.floor((pct * known.length + 99) / 100) - 1);
+  for (let k = 0, lo = 0; k < 4; k++) {
+    const rank = [p25, p50, p75, p95][k]!;
+    select(known, rank, lo, known.length - 1);
+    lo = rank;
+  }
+  return { p25: known[p25!]!, p50: known[p50!]!, p75: known[p75!]!, p95: known[p95!]! };
+}
+
+/**
+ * Moves the value of rank k among a[lo..hi] to a[k], the smaller ones before it and the larger
+ * after (Hoare's selection, the pivot the median of three).
+ */
+function select(a: Float64Array, k: number, lo: number, hi: number): void {
+  while (lo < hi) {
+    const x = a[lo]!;
+    const y = a[(lo + hi) >>> 1]!;
+    const z = a[hi]!;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return;
+  }
+}
+
+/** The builds of a trend: their seqs and each one's period. */
+interface Picked {
+  readonly seqs: Uint32Array;
+  readonly periods: Uint32Array;
+}
+
+/** Ids in this index's dictionary of one packed text column (a column of only nulls packs as numbers). */
+function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
+  switch (column.kind) {
+    case 'strings': {
+      const map = column.values.map((v) => dictionary.id(v));
+      return column.ids.map((id) => (id === 0 ? 0 : map[id - 1]!));
+    }
+    case 'numbers':
+      return Uint32Array.from(column.data, (n) => (Number.isNaN(n) ? 0 : dictionary.id(String(n))));
+    default:
+      return assertNever(column, 'packed column');
+  }
+}
+
+function grow<T extends Uint8Array | Uint32Array | Float64Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  const grown = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.25), 1024));
+  grown.set(a);
+  return grown;
+}
+
+/** The facet fields held, in the order of their columns. */
+const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
+/** Where a column read goes: a facet field's ids, or the start times or durations. */
+type Target = (typeof FIELDS)[number] | 'start' | 'duration';
+
+interface TermList {
+  words: Uint32Array;
+  upTo: number;
+}
+
+export class AnalyticsIndex {
+  private readonly maxBytes: number;
+  private readonly maxTermBytes: number;
+  private readonly wideReadBuilds: number;
+  private upTo = 0;
+  private available = new Uint32Array(0);
+  private availableCount = 0;
+  private readonly dictionaries = { buildOutcome: new Dictionary(), buildTool: new Dictionary(), project: new Dictionary(), user: new Dictionary(), tag: new Dictionary() };
+  private columns = { buildOutcome: new Uint32Array(0), buildTool: new Uint32Array(0), project: new Uint32Array(0), user: new Uint32Array(0) };
+  private start = new Float64Array(0);
+  /** Tags of seq s: tagIds[tagStart[s] .. tagStart[s + 1]). */
+  private tagStart = new Uint32Array(1);
+  private tagIds = new Uint32Array(0);
+  private tagCount = 0;
+  /** Build durations by seq (NaN: none). */
+  private duration = new Float64Array(0);
+  /** Task counts of seq s, in TASK_COUNT_COLUMNS order: at s * 5 + k. */
+  private readonly taskCounts = new SmallNumbers(new Uint8Array(0));
+  /** The tasks that ran of seq s: taskKeys/taskDurations[taskStart[s] .. taskStart[s + 1]). */
+  private taskStart = new Uint32Array(1);
+  /** A task's path (its index in taskPaths) times two, plus one when it failed. */
+  private taskKeys = new Uint32Array(0);
+  private readonly taskDurations = new SmallNumbers(new Uint32Array(0));
+  private taskCount = 0;
+  /** Task paths by index; `taskPathIndex` maps a task_paths id to it. */
+  private readonly taskPaths: string[] = [];
+  private readonly taskPathIndex = new Map<number, number>();
+  private readonly terms = new Map<string, TermList>();
+  private termBytes = 0;
+  /** The search being answered (see match), or the catch-up. */
+  private busy: Promise<unknown> = Promise.resolve();
+  private catchingUp = false;
+  private closed = false;
+  private readonly logger: Pick<Logger, 'info' | 'warn'> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly guard: GuardedSearch,
+    options: AnalyticsIndexOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+    this.maxTermBytes = options.maxTermBytes ?? 64 * 1024 * 1024;
+    this.wideReadBuilds = options.wideReadBuilds ?? 20_000;
+    this.logger = options.logger;
+  }
+
+  /** The number of the scope's builds, or undefined when the store is past the index's budget. */
+  count(scope: AggregateScope): Promise<number | undefined> {
+    return this.guard.search(async (read, readPacked) => {
+      const match = await this.match(scope, read, readPacked);
+      if (match === undefined) return undefined;
+      let n = 0;
+      this.eachBuild(match, scope, () => void n++);
+      return n;
+    });
+  }
+
+  /** The facets of the scope's builds (as analytics.ts's buildFacets), or undefined when past the budget. */
+  facets(scope: AggregateScope, limit: number): Promise<Facets | undefined> {
+    return this.guard.search(async (read, readPacked) => {
+      const match = await this.match(scope, read, readPacked);
+      if (match === undefined) return undefined;
+      const counts = FIELDS.map((f) => new Uint32Array(this.dictionaries[f].values.length));
+      const columns = FIELDS.map((f) => this.columns[f]);
+      const tags = new Uint32Array(this.dictionaries.tag.values.length);
+      const { tagStart, tagIds } = this;
+      this.eachBuild(match, scope, (seq) => {
+        for (let f = 0; f < columns.length; f++) counts[f]![columns[f]![seq]!]!++;
+        for (let k = tagStart[seq]!; k < tagStart[seq + 1]!; k++) tags[tagIds[k]!]!++;
+      });
+      const top = (c: Uint32Array, d: Dictionary): FacetValue[] => {
+        const out: FacetValue[] = [];
+        // Id 0 is null: no value, not counted (as SQL's IS NOT NULL).
+        for (let id = 1; id < c.length; id++) if (c[id]! > 0) out.push({ value: d.values[id]!, count: c[id]! });
+        // Most frequent first, ties by value in SQLite's order (the bytes of UTF-8).
+        out.sort((a, b) => b.count - a.count || Buffer.compare(Buffer.from(a.value), Buffer.from(b.value)));
+        return out.slice(0, limit);
+      };
+      const [buildOutcome, buildTool, project, user] = FIELDS.map((f, i) => top(counts[i]!, this.dictionaries[f]));
+      return { buildOutcome: buildOutcome!, buildTool: buildTool!, project: project!, user: user!, tag: top(tags, this.dictionaries.tag) };
+    });
+  }
+
+  /**
+   * The rows of a trend over `periods` (as the direct path's, analytics.ts) of the scope's
+   * builds, or undefined when past the budget or while the builds are read. The scope's own time
+   * range is replaced by the periods', as in SQL.
+   */
+  trendRows(scope: AggregateScope, periods: readonly { readonly start: number; readonly end: number }[]): Promise<TrendRows | undefined> {
+    const ranged: AggregateScope = { ...scope, startFrom: periods[0]!.start, startTo: periods[periods.length - 1]!.end };
+    return this.guard.search(async (read, readPacked) => {
+      const match = await this.match(ranged, read, readPacked);
+      if (match === undefined) return undefined;
+      const picked = this.pick(match, ranged, Float64Array.from(periods, (p) => p.start));
+      return { periods: this.periodRows(picked, periods.length), tasks: this.taskCountRows(picked, periods.length), paths: this.pathRows(picked) };
+    });
+  }
+
+  /** The builds of `match` the scope keeps, each with its period. */
+  private pick(match: Uint32Array, scope: AggregateScope, starts: Float64Array): Picked {
+    const seqs = new Uint32Array(bitCount(match));
+    const periods = new Uint32Array(seqs.length);
+    const start = this.start;
+    let n = 0;
+    this.eachBuild(match, scope, (seq) => {
+      seqs[n] = seq;
+      periods[n++] = periodOf(starts, start[seq]!);
+    });
+    return { seqs: seqs.subarray(0, n), periods: periods.subarray(0, n) };
+  }
+
+  /**
+   * Builds, outcomes and nearest-rank duration percentiles per period with builds: the smallest
+   * duration d such that at least p% of the period's known durations are <= d.
+   */
+  private periodRows({ seqs, periods }: Picked, n: number): Map<number, PeriodRow> {
+    const builds = new Uint32Array(n);
+    const succeeded = new Uint32Array(n);
+    const failed = new Uint32Array(n);
+    // Known durations per period, then where each period's begin in one array (a prefix sum).
+    const at = new Uint32Array(n + 1);
+    const outcome = this.columns.buildOutcome;
+    const duration = this.duration;
+    // As SQL's `buildoutcome = 'succeeded'`: the exact text.
+    const ok = this.dictionaries.buildOutcome.find('succeeded');
+    const bad = this.dictionaries.buildOutcome.find('failed');
+    for (let k = 0; k < seqs.length; k++) {
+      const s = seqs[k]!;
+      const i = periods[k]!;
+      builds[i]!++;
+      if (outcome[s] === ok) succeeded[i]!++;
+      else if (outcome[s] === bad) failed[i]!++;
+      if (!Number.isNaN(duration[s]!)) at[i + 1]!++;
+    }
+    for (let i = 0; i < n; i++) at[i + 1]! += at[i]!;
+    const sorted = new Float64Array(at[n]!);
+    const next = at.slice(0, n);
+    for (let k = 0; k < seqs.length; k++) {
+      const d = duration[seqs[k]!]!;
+      if (!Number.isNaN(d)) sorted[next[periods[k]!]!++] = d;
+    }
+    const out = new Map<number, PeriodRow>();
+    for (let i = 0; i < n; i++) {
+      if (builds[i] === 0) continue;
+      const known = sorted.subarray(at[i]!, at[i + 1]!);
+      out.set(i, { builds: builds[i]!, succeeded: succeeded[i]!, failed: failed[i]!, percentiles: known.length === 0 ? null : percentilesOf(known) });
+    }
+    return out;
+  }
+
+  /** The builds' task counts summed per period with builds, in TASK_COUNT_COLUMNS order. */
+  private taskCountRows({ seqs, periods }: Picked, n: number): Map<number, number[]> {
+    const width = TASK_COUNT_COLUMNS.length;
+    const sums = new Float64Array(n * width);
+    const seen = new Uint8Array(n);
+    const counts = this.taskCounts;
+    const data = counts.data;
+    for (let k = 0; k < seqs.length; k++) {
+      const i = periods[k]!;
+      seen[i] = 1;
+      for (let c = 0, at = seqs[k]! * width; c < width; c++, at++) {
+        // A count past a byte is beside the array (SmallNumbers).
+        const v = data[at]!;
+        sums[i * width + c]! += v === SMALL_MARK ? counts.get(at) : v;
+      }
+    }
+    const out = new Map<number, number[]>();
+    for (let i = 0; i < n; i++) if (seen[i] === 1) out.set(i, Array.from(sums.subarray(i * width, (i + 1) * width)));
+    return out;
+  }
+
+  /**
+   * Runs, failures, mean and longest duration of every task path that ran in the builds. Durations
+   * are whole milliseconds (event timestamps are integers), so the sums are exact and the mean is
+   * the same double as SQL's avg(); paths that never ran are in neither top-ten list, so they are
+   * left out.
+   */
+  private pathRows({ seqs }: Picked): PathRow[] {
+    const paths = this.taskPaths.length;
+    const runs = new Uint32Array(paths);
+    const failures = new Uint32Array(paths);
+    const sum = new Float64Array(paths);
+    const max = new Float64Array(paths).fill(-Infinity);
+    const { taskStart, taskKeys, taskDurations } = this;
+    const durations = taskDurations.data;
+    for (let k = 0; k < seqs.length; k++) {
+      const s = seqs[k]!;
+      for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
+        const key = taskKeys[t]!;
+        const p = key >>> 1;
+        const d = durations[t] === LARGE_MARK ? taskDurations.get(t) : durations[t]!;
+        runs[p]!++;
+        failures[p]! += key & 1;
+        sum[p]! += d;
+        if (d > max[p]!) max[p] = d;
+      }
+    }
+    const out: PathRow[] = [];
+    for (let p = 0; p < paths; p++) if (runs[p]! > 0) out.push({ path: this.taskPaths[p]!, runs: runs[p]!, failures: failures[p]!, mean: sum[p]! / runs[p]!, mx: max[p]! });
+    return out;
+  }
+
+  /** Builds this process deleted: out of every answer at once. */
+  forget(seqs: readonly number[]): void {
+    for (const s of seqs) {
+      const w = s >>> 5;
+      const bit = 1 << (s & 31);
+      if (w < this.available.length && (this.available[w]! & bit) !== 0) {
+        this.available[w] = this.available[w]! & ~bit;
+        this.availableCount--;
+      }
+    }
+  }
+
+  /** Calls `f` with the seq of each build of `match` that the scope's visibility and time range keep. */
+  private eachBuild(match: Uint32Array, scope: AggregateScope, f: (seq: number) => void): void {
+    const visible = this.visibleProjects(scope.visibility);
+    const project = this.columns.project;
+    const start = this.start;
+    const from = scope.startFrom ?? -Infinity;
+    const to = scope.startTo ?? Infinity;
+    const ranged = scope.startFrom !== undefined || scope.startTo !== undefined;
+    for (let w = 0; w < match.length; w++) {
+      let x = match[w]!;
+      while (x !== 0) {
+        const low = x & -x;
+        x ^= low;
+        const seq = w * 32 + 31 - Math.clz32(low);
+        if (visible !== undefined && visible[project[seq]!] === 0) continue;
+        // A build without a start time (NaN) is outside every range, as in SQL.
+        if (ranged && !(start[seq]! >= from && start[seq]! < to)) continue;
+        f(seq);
+      }
+    }
+  }
+
+  /** Per project id, 1 when the caller sees its builds; undefined when the caller sees every build. */
+  private visibleProjects(v: Visibility): Uint8Array | undefined {
+    if (v.projects === 'all' && v.withoutProject) return undefined;
+    const names = this.dictionaries.project.values;
+    const listed = v.projects === 'all' ? undefined : new Set(v.projects);
+    return Uint8Array.from(names, (name, id) => (id === 0 ? (v.withoutProject ? 1 : 0) : listed === undefined || listed.has(name) ? 1 : 0));
+  }
+
+  /**
+   * The bitmap of the available builds the query matches, or undefined past the budget. One at a
+   * time: a search that arrives meanwhile waits, then goes on from what this one read.
+   */
+  private match(scope: AggregateScope, read: ReadRows, readPacked: ReadPacked): Promise<Uint32Array | undefined> {
+    // While the columns are read in the background, searches read the database.
+    if (this.catchingUp) return Promise.resolve(undefined);
+    const done = this.busy.then(() => this.matchNow(scope, read, readPacked));
+    this.busy = done.catch(() => undefined);
+    return done;
+  }
+
+  private async matchNow(scope: AggregateScope, read: ReadRows, readPacked: ReadPacked): Promise<Uint32Array | undefined> {
+    const latest = await this.refresh(read, readPacked, false);
+    if (latest === undefined) return undefined;
+    const query = scope.query ?? { kind: 'all', span: { start: 0, end: 0 } };
+    const terms = new Map<string, CheckedExpr>();
+    collectTerms(query, terms);
+    await this.extendTerms(terms, latest, readPacked);
+    this.evictTerms(terms);
+    const n = this.available.length;
+    const bitmap = (e: CheckedExpr): Uint32Array => {
+      switch (e.kind) {
+        case 'all':
+          return this.available.slice();
+        case 'term': {
+          const words = this.terms.get(termKey(e))!.words;
+          const out = new Uint32Array(n);
+          out.set(words.length > n ? words.subarray(0, n) : words);
+          return out;
+        }
+        case 'and': {
+          const [first, ...rest] = e.operands.map(bitmap);
+          for (const b of rest) for (let w = 0; w < n; w++) first![w] = first![w]! & b[w]!;
+          return first ?? this.available.slice();
+        }
+        case 'or': {
+          const out = new Uint32Array(n);
+          for (const b of e.operands.map(bitmap)) for (let w = 0; w < n; w++) out[w] = out[w]! | b[w]!;
+          return out;
+        }
+        case 'not': {
+          const b = bitmap(e.operand);
+          for (let w = 0; w < n; w++) b[w] = this.available[w]! & ~b[w]!;
+          return b;
+        }
+        default:
+          return assertNever(e, 'expression');
+      }
+    };
+    const out = bitmap(query);
+    // A term's bitmap may still hold builds deleted since it was read.
+    for (let w = 0; w < n; w++) out[w] = out[w]! & this.available[w]!;
+    return out;
+  }
+
+  /**
+   * Reads the builds above the last seq read; the latest seq, or undefined past the budget. Reads
+   * everything again when the available builds are not those counted by the rollups (another
+   * process deleted some).
+   */
+  private async refresh(read: ReadRows, readPacked: ReadPacked, catchingUp: boolean): Promise<number | undefined> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const head = await read(
+        sql<{ latest: number | string; total: number | string }>`SELECT
+          coalesce((SELECT max(seq) FROM builds), 0) AS latest,
+          coalesce((SELECT sum(builds) FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${sql.lit(ALL_TIME)} AND t = 0), 0) AS total`.compile(this.db),
+      );
+      const latest = Number(head[0]!.latest);
+      const total = Number(head[0]!.total);
+      if (latest * BYTES_PER_BUILD + this.tagCount * 4 + this.taskCount * BYTES_PER_TASK > this.maxBytes) {
+        this.reset();
+        return undefined;
+      }
+      if (latest - this.upTo > this.wideReadBuilds && !catchingUp) {
+        this.catchUp();
+        return undefined;
+      }
+      if (this.upTo < latest) await this.load(latest, readPacked);
+      if (this.availableCount === total) return latest;
+      this.reset();
+    }
+    return undefined;
+  }
+
+  /**
+   * Reads the columns of every build not read yet, in the background, without the search time
+   * limit: at a million builds that takes seconds (more on a busy machine), and within a search it
+   * would end every search in the limit until one finished it. The server starts it when it
+   * opens the store; searches start it when many builds are missing (the first use, or after
+   * another process deleted builds). Meanwhile they read the database, as without the index.
+   */
+  catchUp(): void {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    const started = Date.now();
+    const done = this.busy
+      .then(() => this.guard.search((read, readPacked) => this.refresh(read, readPacked, true), { timeoutMs: CATCH_UP_MS }))
+      .then(
+        (latest) => this.logger?.info({ builds: this.availableCount, latest, ms: Date.now() - started, bytes: this.bytes() }, 'The analytics index has read the stored builds'),
+        (e: unknown) => {
+          if (!this.closed) this.logger?.warn({ err: e }, 'The analytics index could not read the stored builds; counts, facets and trends read the database');
+        },
+      )
+      .finally(() => (this.catchingUp = false));
+    this.busy = done;
+  }
+
+  /** Resolves when no search or catch-up is under way (tests: after catchUp). */
+  async settled(): Promise<void> {
+    await this.busy;
+  }
+
+  /** The store closes: a catch-up cut short by it is not a failure worth a warning. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** What the columns and term bitmaps take, in bytes. */
+  private bytes(): number {
+    const trends = this.duration.byteLength + this.taskCounts.data.byteLength + this.taskStart.byteLength + this.taskKeys.byteLength + this.taskDurations.data.byteLength;
+    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends;
+  }
+
+  private reset(): void {
+    this.upTo = 0;
+    this.available = new Uint32Array(0);
+    this.availableCount = 0;
+    this.tagCount = 0;
+    this.taskCount = 0;
+    this.taskCounts.clear();
+    this.taskDurations.clear();
+    this.terms.clear();
+    this.termBytes = 0;
+  }
+
+  /**
+   * Reads the columns and tags of the builds with seq in (upTo, to]. Many builds (the first
+   * use) are read from narrow indexes, each scanned once whole: the wide rows of `builds` by seq
+   * cost ~30 us a build at 1M (a million in 30 s), the index entries a fraction of that. A few
+   * (the builds that arrived since) are read by seq from the table.
+   */
+  private async load(to: number, readPacked: ReadPacked): Promise<void> {
+    const from = this.upTo;
+    const check = this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`;
+    const range = sql`${check} AND seq > ${from} AND seq <= ${to}`;
+    // Each read: its rows (seq first), and where each further column goes.
+    const reads: { sql: RawBuilder<unknown>; into: readonly Target[] }[] =
+      to - from > this.wideReadBuilds
+        ? [
+            { sql: sql`SELECT seq, tool_type, project_name FROM builds INDEXED BY ${sql.raw(LISTING_INDEX)} WHERE ${range}`, into: ['buildTool', 'project'] },
+            { sql: sql`SELECT seq, buildoutcome, buildstarttime, buildduration FROM builds INDEXED BY ${sql.raw(TREND_INDEX)} WHERE ${range}`, into: ['buildOutcome', 'start', 'duration'] },
+            { sql: sql`SELECT seq, "user" FROM builds INDEXED BY ${sql.raw(columnIndexName('user'))} WHERE ${range}`, into: ['user'] },
+          ]
+        : [{ sql: sql`SELECT seq, tool_type, project_name, buildoutcome, buildstarttime, buildduration, "user" FROM builds WHERE ${range}`, into: ['buildTool', 'project', 'buildOutcome', 'start', 'duration', 'user'] }];
+    const read = [];
+    for (const r of reads) read.push({ rows: await readPacked(r.sql.compile(this.db), r.into.length + 1), into: r.into });
+    const tags = await readPacked(
+      sql`SELECT seq, value FROM build_values INDEXED BY ${sql.raw(VALUES_SEQ_INDEX)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
+      2,
+    );
+    const size = to + 2;
+    this.available = grow(this.available, (to >>> 5) + 1);
+    for (const f of FIELDS) this.columns[f] = grow(this.columns[f], size);
+    this.start = grow(this.start, size);
+    this.duration = grow(this.duration, size);
+    this.tagStart = grow(this.tagStart, size);
+    for (const [n, { rows, into }] of read.entries()) {
+      if (rows.length === 0) continue;
+      const seqs = (rows.columns[0] as { data: Float64Array }).data;
+      // Every read holds every build of the range: the first one says which are available.
+      if (n === 0) {
+        for (const s of seqs) this.available[s >>> 5] = this.available[s >>> 5]! | (1 << (s & 31));
+        this.availableCount += rows.length;
+      }
+      into.forEach((target, c) => {
+        const column = rows.columns[c + 1]!;
+        if (target === 'start' || target === 'duration') {
+          const values = numbersOf(column);
+          const out = this[target];
+          for (let r = 0; r < rows.length; r++) out[seqs[r]!] = values[r]!;
+          return;
+        }
+        const ids = idsOf(column, this.dictionaries[target]);
+        const out = this.columns[target];
+        for (let r = 0; r < rows.length; r++) out[seqs[r]!] = ids[r]!;
+      });
+    }
+    const tagSeqs = tags.length > 0 ? (tags.columns[0] as { data: Float64Array }).data : new Float64Array(0);
+    const tagValues = tags.length > 0 ? idsOf(tags.columns[1]!, this.dictionaries.tag) : new Uint32Array(0);
+    this.tagIds = grow(this.tagIds, this.tagCount + tags.length);
+    let k = 0;
+    for (let s = from + 1; s <= to; s++) {
+      this.tagStart[s] = this.tagCount;
+      while (k < tags.length && tagSeqs[k] === s) this.tagIds[this.tagCount++] = tagValues[k++]!;
+    }
+    this.tagStart[to + 1] = this.tagCount;
+    for (let a = from; a < to; a += TASK_READ_BUILDS) await this.loadTasks(a, Math.min(to, a + TASK_READ_BUILDS), readPacked);
+    this.upTo = to;
+  }
+
+  /**
+   * Reads the task counts and the tasks that ran of the builds with seq in (from, to]: ranges of
+   * the keys of `build_task_counts` and `build_tasks` (seq first), in parts of TASK_READ_BUILDS
+   * builds so that what crosses from the search thread stays a few MB.
+   */
+  private async loadTasks(from: number, to: number, readPacked: ReadPacked): Promise<void> {
+    const check = this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`;
+    const range = sql`${check} AND seq > ${from} AND seq <= ${to}`;
+    const width = TASK_COUNT_COLUMNS.length;
+    const counts = await readPacked(sql`SELECT seq, ${sql.join(TASK_COUNT_COLUMNS.map((c) => sql.ref(c)))} FROM build_task_counts WHERE ${range}`.compile(this.db), width + 1);
+    const ran = sql.lit(TASK_OUTCOME_CODES.executed);
+    const failed = sql.lit(TASK_OUTCOME_CODES.failed);
+    const tasks = await readPacked(
+      sql`SELECT seq, path_id, outcome = ${failed} AS failed, duration_ms FROM build_tasks WHERE ${range} AND outcome IN (${ran}, ${failed}) ORDER BY seq, ord`.compile(this.db),
+      4,
+    );
+    this.taskCounts.grow((to + 2) * width);
+    // A build without a row of counts has no tasks: zeros (the range may hold a read from before a reset).
+    this.taskCounts.data.fill(0, (from + 1) * width, (to + 1) * width);
+    if (counts.length > 0) {
+      const seqs = numbersOf(counts.columns[0]!);
+      for (let c = 0; c < width; c++) {
+        const values = numbersOf(counts.columns[c + 1]!);
+        for (let r = 0; r < counts.length; r++) this.taskCounts.set(seqs[r]! * width + c, values[r]!);
+      }
+    }
+    const [seqs, pathIds, failures, durations] = tasks.length > 0 ? tasks.columns.map(numbersOf) : [];
+    await this.learnPaths(pathIds ?? new Float64Array(0), readPacked);
+    this.taskStart = grow(this.taskStart, to + 2);
+    this.taskKeys = grow(this.taskKeys, this.taskCount + tasks.length);
+    this.taskDurations.grow(this.taskCount + tasks.length);
+    let k = 0;
+    for (let s = from + 1; s <= to; s++) {
+      this.taskStart[s] = this.taskCount;
+      for (; k < tasks.length && seqs![k] === s; k++) {
+        this.taskKeys[this.taskCount] = this.taskPathIndex.get(pathIds![k]!)! * 2 + (failures![k] === 1 ? 1 : 0);
+        this.taskDurations.set(this.taskCount++, durations![k]!);
+      }
+    }
+    this.taskStart[to + 1] = this.taskCount;
+  }
+
+  /** Reads the text of the task paths not met before (task_paths rows never change). */
+  private async learnPaths(ids: Float64Array, readPacked: ReadPacked): Promise<void> {
+    const seen = new Set<number>();
+    for (const id of ids) if (!this.taskPathIndex.has(id)) seen.add(id);
+    const unknown = [...seen];
+    for (let i = 0; i < unknown.length; i += 500) {
+      const part = unknown.slice(i, i + 500);
+      const rows = await readPacked(sql`SELECT id, path FROM task_paths WHERE id IN (${sql.join(part.map((id) => sql.lit(id)))})`.compile(this.db), 2);
+      const column = rows.columns[1];
+      if (rows.length === 0 || column?.kind !== 'strings') continue;
+      const found = numbersOf(rows.columns[0]!);
+      for (let r = 0; r < rows.length; r++) {
+        this.taskPathIndex.set(found[r]!, this.taskPaths.length);
+        this.taskPaths.push(column.values[column.ids[r]! - 1]!);
+      }
+    }
+  }
+
+  /**
+   * Brings the bitmaps of `terms` up to `latest`, reading the builds each matches above its last
+   * read: TERMS_PER_READ terms a statement (UNION ALL), as a query of a hundred terms read one
+   * statement per term spent its time on the way to the search thread and back.
+   */
+  private async extendTerms(terms: ReadonlyMap<string, CheckedExpr>, latest: number, readPacked: ReadPacked): Promise<void> {
+    const stale: { list: TermList; term: CheckedExpr }[] = [];
+    for (const [key, term] of terms) {
+      let list = this.terms.get(key);
+      if (list !== undefined) this.terms.delete(key);
+      list ??= { words: new Uint32Array(0), upTo: 0 };
+      // Most recently used last: eviction takes the first.
+      this.terms.set(key, list);
+      if (list.upTo < latest) stale.push({ list, term });
+    }
+    const check = (this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`) as RawBuilder<SqlBool>;
+    for (let i = 0; i < stale.length; i += TERMS_PER_READ) {
+      const part = stale.slice(i, i + TERMS_PER_READ);
+      const arms = part.map(({ list, term }, k) => {
+        // One exact value of a multi-valued field: its value rows are the answer (sql/count.ts),
+        // without a look-up of `builds` per match (556k for `tag:CI` at 1M).
+        const values = valueRowsSeqs(term, this.dialect, sql`${check} AND v.seq > ${list.upTo} AND v.seq <= ${latest}`);
+        const matched =
+          values ??
+          this.db
+            .selectFrom('builds')
+            .select('builds.seq')
+            .where(check)
+            .where('builds.seq', '>', list.upTo)
+            .where('builds.seq', '<=', latest)
+            .where(compileQuery(term, this.dialect));
+        return sql`SELECT seq, ${sql.lit(k)} AS k FROM (${matched}) AS ${sql.raw(`t${k}`)}`;
+      });
+      const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), 2);
+      for (const { list } of part) {
+        const before = list.words.length;
+        list.words = grow(list.words, (latest >>> 5) + 1);
+        this.termBytes += (list.words.length - before) * 4;
+      }
+      if (rows.length > 0) {
+        const seqs = (rows.columns[0] as { data: Float64Array }).data;
+        const ks = (rows.columns[1] as { data: Float64Array }).data;
+        for (let r = 0; r < rows.length; r++) {
+          const words = part[ks[r]!]!.list.words;
+          const s = seqs[r]!;
+          words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
+        }
+      }
+      for (const { list } of part) list.upTo = latest;
+    }
+  }
+
+  /** Drops the least recently used bitmaps past the budget, except those of the query at hand. */
+  private evictTerms(keep: ReadonlyMap<string, unknown>): void {
+    for (const [k, l] of this.terms) {
+      if (this.termBytes <= this.maxTermBytes) return;
+      if (keep.has(k)) continue;
+      this.terms.delete(k);
+      this.termBytes -= l.words.length * 4;
+    }
+  }
+}
+
+/** A term's identity: its field and predicate (values resolved, relative times as instants). */
+function termKey(e: Extract<CheckedExpr, { kind: 'term' }>): string {
+  return `${e.field.name}\u0000${JSON.stringify(e.predicate)}`;
+}
+
+function collectTerms(e: CheckedExpr, into: Map<string, CheckedExpr>): void {
+  switch (e.kind) {
+    case 'all':
+      return;
+    case 'term':
+      into.set(termKey(e), e);
+      return;
+    case 'and':
+    case 'or':
+      for (const o of e.operands) collectTerms(o, into);
+      return;
+    case 'not':
+      collectTerms(e.operand, into);
+      return;
+    default:
+      assertNever(e, 'expression');
+  }
+}

@@ -1,0 +1,492 @@
+// Rollups: per-time-unit sums over the available builds, maintained in the same transaction as
+// the rows they summarise (ingest adds a batch's new builds, prune subtracts the builds it
+// deletes, migration 0008 fills them for builds stored before), so that a trend over a million
+// builds reads thousands of rows instead of a million. They are exact: counts and sums, never
+// estimates; durations are kept as a histogram whose buckets only say where to look, and the
+// exact percentile is then read from the builds themselves (rollups-query.ts). See docs/web.md.
+//
+// A unit is a 15-minute slot, an hour or a UTC day (`lvl` 0, 1, 2; `t` its first instant);
+// build_rollups also has all-time rows (`lvl` 3) for exact counts. Every
+// time zone's days and weeks (offsets are multiples of 15 minutes) are unions of slots, and most
+// of a period is whole hours or whole UTC days, so a period is read at the coarsest level that
+// fits it. Each row is also keyed by the build's dimension values: since migration 0013 by `kid`,
+// the integer ID of the values in the dictionary `rollup_keys` (whose `k` is one text of all of
+// them, because NULL is a value here and a unique key cannot hold NULLs on both databases). Before
+// 0013 every row held that text and the values themselves (the frozen layout of 0009 and 0011).
+
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { DatabaseHandle } from '../../db/database.js';
+import { dialectOf } from '../../sql/index.js';
+import { valueFieldCode } from '../../sql/value-fields.js';
+import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+type Dialect = DatabaseHandle['dialect'];
+
+export const SLOT_MS = 15 * 60_000;
+const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+/** The units, finest first. */
+export const LEVELS = [
+  { lvl: 0, size: SLOT_MS },
+  { lvl: 1, size: HOUR_MS },
+  { lvl: 2, size: DAY_MS },
+] as const;
+
+/**
+ * Columns of `builds` each rollup row is keyed by. `project_name` is there for visibility (which
+ * projects a caller may see); `project` and `buildoutcome` are the columns of the catalog fields
+ * whose equality terms a rollup answers. Frozen with migration 0008: another dimension needs a
+ * migration (and multiplies the rows: every dimension's values multiply the keys per unit).
+ * These columns, the start time and the duration are fields of 0001, so the catalog's
+ * reconciliation (reconcile.ts, which fills only fields new to the database) never rewrites them
+ * under the rollups.
+ */
+export const ROLLUP_DIMENSIONS = ['project_name', 'project', 'buildoutcome'] as const;
+
+/** Columns of the catalog fields whose exact-value terms the rollups answer (rollups-query.ts). */
+export const ROLLUP_FILTER_COLUMNS: ReadonlySet<string> = new Set(['project', 'buildoutcome']);
+
+export const BUILD_ROLLUPS = 'build_rollups';
+export const DURATION_ROLLUPS = 'build_duration_rollups';
+export const TASK_ROLLUPS = 'build_task_rollups';
+
+/** Columns of build_rollups holding the task counts, one per TASK_COUNT_COLUMNS entry. */
+export const ROLLUP_TASK_COLUMNS: readonly string[] = TASK_COUNT_COLUMNS.map((c) => `tasks_${c}`);
+
+/**
+ * Upper bounds of the duration histogram's buckets (ms): 1, 2, ... then about 9% apart
+ * (2^(1/8)), up past a century. Bucket 0 holds durations below 1 ms, bucket i (1..n-1) those in
+ * [BOUNDS[i-1], BOUNDS[i]), bucket n those from BOUNDS[n-1] on. Frozen with migration 0008.
+ */
+export const DURATION_BOUNDS: readonly number[] = (() => {
+  const out = [1];
+  while (out[out.length - 1]! < 2 ** 42) {
+    const last = out[out.length - 1]!;
+    out.push(Math.max(last + 1, Math.round(last * 2 ** (1 / 8))));
+  }
+  return out;
+})();
+
+/** The bucket's [lo, hi) bounds; undefined for an open end. */
+export function bucketBounds(bucket: number): { lo?: number; hi?: number } {
+  return {
+    ...(bucket > 0 ? { lo: DURATION_BOUNDS[bucket - 1]! } : {}),
+    ...(bucket < DURATION_BOUNDS.length ? { hi: DURATION_BOUNDS[bucket]! } : {}),
+  };
+}
+
+const lit = (n: number): RawBuilder<number> => sql.raw(String(n));
+
+/** The bucket of duration `d` among buckets [lo, hi]: a balanced CASE (about 9 comparisons). */
+function bucketCase(d: RawBuilder<unknown>, lo: number, hi: number): RawBuilder<number> {
+  if (lo === hi) return lit(lo);
+  const mid = (lo + hi + 1) >> 1;
+  return sql<number>`CASE WHEN ${d} < ${lit(DURATION_BOUNDS[mid - 1]!)} THEN ${bucketCase(d, lo, mid - 1)} ELSE ${bucketCase(d, mid, hi)} END`;
+}
+
+/** The first instant of the unit (of `size` ms) holding instant `t`. */
+export function unitExpr(dialect: Dialect, t: RawBuilder<unknown>, size: number): RawBuilder<number> {
+  return dialectOf(dialect).unitStart(t, size);
+}
+
+/**
+ * The UTC day number of a build's start: the first column of the index the exact percentiles are
+ * read through (builds_duration_day). Must be written exactly so for the index to be used.
+ */
+export function dayExpr(dialect: Dialect, table?: string): RawBuilder<number> {
+  const t = sql.raw(table === undefined ? 'buildstarttime' : `${table}.buildstarttime`);
+  return dialectOf(dialect).utcDay(t);
+}
+
+function keyExpr(dialect: Dialect, b: string): RawBuilder<string> {
+  return dialectOf(dialect).jsonArray(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
+}
+
+const dims = (b: string) => sql.join(ROLLUP_DIMENSIONS.map((c) => sql.raw(`${b}.${c}`)));
+const dimNames = sql.raw(ROLLUP_DIMENSIONS.join(', '));
+
+/**
+ * How the task rollup statements read build_tasks: as migration 0005 wrote it (`text`: path and
+ * outcome as text; migration 0009 fills the rollups of an existing database from that layout) or
+ * as migration 0012 keeps it (`coded`: the path by its task_paths id, the outcome by its
+ * TASK_OUTCOME_CODES code). The rollup tables themselves hold the path text either way.
+ */
+export type TaskLayout = 'text' | 'coded';
+
+/** The task side of the statements for a layout; `t` is build_tasks' alias. */
+function taskReads(layout: TaskLayout) {
+  if (layout === 'text') {
+    return {
+      /** Joins the tasks of builds `b` (and whatever gives their path text). */
+      join: (t: string) => sql.raw(`JOIN build_tasks AS ${t} ON ${t}.seq = b.seq`),
+      path: (t: string) => sql.raw(`${t}.path`),
+      ran: (t: string) => sql.raw(`${t}.outcome IN ('executed', 'failed')`),
+      failed: (t: string) => sql.raw(`${t}.outcome = 'failed'`),
+      /** The task's path is the text `path`. */
+      pathIs: (t: string, path: string) => sql.raw(`${t}.path = ${path}`),
+    };
+  }
+  const { failed } = TASK_OUTCOME_CODES;
+  return {
+    join: (t: string) => sql.raw(`JOIN build_tasks AS ${t} ON ${t}.seq = b.seq JOIN task_paths AS ${t}p ON ${t}p.id = ${t}.path_id`),
+    path: (t: string) => sql.raw(`${t}p.path`),
+    ran: (t: string) => sql.raw(`${t}.outcome IN ${RAN_OUTCOME_CODES}`),
+    failed: (t: string) => sql.raw(`${t}.outcome = ${failed}`),
+    pathIs: (t: string, path: string) => sql.raw(`${t}.path_id = (SELECT p.id FROM task_paths AS p WHERE p.path = ${path})`),
+  };
+}
+
+/** The dictionary of rollup keys (migration 0013): one row per distinct dimension values. */
+export const ROLLUP_KEYS = 'rollup_keys';
+
+/**
+ * How a rollup row names its dimension values, for the statements that write rollups:
+ * `dictionary` (migration 0013 on) one integer `kid` of rollup_keys; `text` (the frozen layout
+ * of 0009 and 0011, which only their fills write) the key text `k` and the values themselves.
+ */
+interface KeySide {
+  /** The key's columns of a rollup table. */
+  readonly columns: RawBuilder<unknown>;
+  /** Their values for the builds of a group (grouped by the key text and the dimension values). */
+  values(key: RawBuilder<string>, b: string): RawBuilder<unknown>;
+  /** The key column(s) of the primary key after (lvl, t) or (field, value). */
+  readonly conflict: string;
+  /** A condition: `table`'s row is of the builds whose key text is `key`. */
+  is(table: string, key: RawBuilder<string>): RawBuilder<SqlBool>;
+}
+
+const TEXT_KEYS: KeySide = {
+  columns: sql`k, ${dimNames}`,
+  values: (key, b) => sql`${key}, ${dims(b)}`,
+  conflict: 'k',
+  is: (table, key) => sql<SqlBool>`${key} = ${sql.raw(table)}.k`,
+};
+
+// One look-up of the unique key text per group (not per build): the batch's new keys are in the
+// dictionary already (keyAdditions runs first).
+const lookUp = (key: RawBuilder<string>) => sql`(SELECT rk.id FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = ${key})`;
+
+const DICTIONARY_KEYS: KeySide = {
+  columns: sql`kid`,
+  values: (key) => lookUp(key),
+  conflict: 'kid',
+  is: (table, key) => sql<SqlBool>`${sql.raw(table)}.kid = ${lookUp(key)}`,
+};
+
+/**
+ * The statement that adds the keys of the builds `selection` names that the dictionary lacks, in
+ * bulk, before the rollup statements look them up. Only keys not there yet are proposed: on
+ * PostgreSQL every proposed row takes an identity value even when it conflicts. ON CONFLICT all
+ * the same, for a key another transaction adds meanwhile (the PostgreSQL ingest is serialised by
+ * its advisory lock, but these statements do not rely on it). Subtracting needs none: the
+ * builds' keys are there since they were added, and dictionary rows are never deleted.
+ */
+function keyAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  if (sign === -1) return [];
+  const key = keyExpr(dialect, 'b');
+  return [
+    sql`INSERT INTO ${sql.raw(ROLLUP_KEYS)} (k, ${dimNames})
+      SELECT DISTINCT ${key}, ${dims('b')} FROM builds AS b
+      WHERE ${selection} AND NOT EXISTS (SELECT 1 FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = ${key})
+      ON CONFLICT (k) DO NOTHING`.compile(db),
+  ];
+}
+
+/** The tables and the index of migration 0008 (frozen). */
+export async function createRollupTables(db: Db, dialect: Dialect): Promise<void> {
+  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const real = dialect === 'sqlite' ? 'real' : 'double precision';
+  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  const keyCols = `lvl integer NOT NULL, t ${big} NOT NULL, k text NOT NULL, ${ROLLUP_DIMENSIONS.map((c) => `${c} text`).join(', ')}`;
+  await sql
+    .raw(
+      `CREATE TABLE ${BUILD_ROLLUPS} (${keyCols}, builds ${big} NOT NULL, known ${big} NOT NULL, ${ROLLUP_TASK_COLUMNS.map((c) => `${c} ${big} NOT NULL`).join(', ')}, PRIMARY KEY (lvl, t, k))${rowid}`,
+    )
+    .execute(db);
+  await sql.raw(`CREATE TABLE ${DURATION_ROLLUPS} (${keyCols}, bucket integer NOT NULL, n ${big} NOT NULL, PRIMARY KEY (lvl, t, k, bucket))${rowid}`).execute(db);
+  await sql
+    .raw(
+      `CREATE TABLE ${TASK_ROLLUPS} (${keyCols}, path text NOT NULL, runs ${big} NOT NULL, failures ${big} NOT NULL, dur_sum ${real} NOT NULL, dur_max ${real}, PRIMARY KEY (lvl, t, k, path))${rowid}`,
+    )
+    .execute(db);
+  // The exact percentiles: the durations of one UTC day in order, with what a query on the
+  // rollup dimensions and the visibility check, so a bucket's values are read from the index.
+  await sql`CREATE INDEX builds_duration_day ON builds (${dayExpr(dialect)}, buildduration, buildstarttime, ${dimNames}, seq)`.execute(db);
+}
+
+/**
+ * A rollup table joined with its keys' dimension values (and key text), as the FROM item named
+ * `builds`: readers (rollups-query.ts) apply the visibility and the query's terms to it, the very
+ * SQL of the direct path on columns of the same names and values. CROSS JOIN fixes SQLite's
+ * order: the rollup rows by their primary key range, then each one's key by its rowid (the
+ * dictionary holds a few hundred keys); PostgreSQL plans it as an inner join.
+ */
+export function rollupsAsBuilds(table: string): RawBuilder<unknown> {
+  return sql`(SELECT r.*, rk.k, ${dims('rk')} FROM ${sql.raw(table)} AS r CROSS JOIN ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.id = r.kid) AS builds`;
+}
+
+/**
+ * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
+ * `b`, an alias of builds) to or from every trend rollup, the new keys to the dictionary first.
+ * Subtracting runs before the builds are deleted; it also recomputes the longest task duration
+ * of the rows where a subtracted task may have been the longest, and drops rows that become empty.
+ */
+export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded')];
+}
+
+/**
+ * The trend rollup statements of the frozen layout of migration 0009 (key text and dimension
+ * columns), reading build_tasks in `layout`: 0009's fill reads them as 0005 wrote them (`text`;
+ * 0012 and 0013 convert later); tests rebuild that layout over today's task rows (`coded`).
+ */
+export function textKeyedRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, layout: TaskLayout): CompiledQuery[] {
+  return trendStatements(db, dialect, selection, sign, TEXT_KEYS, layout);
+}
+
+function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, layout: TaskLayout): CompiledQuery[] {
+  const out: CompiledQuery[] = [];
+  const tasks = taskReads(layout);
+  const s = lit(sign);
+  const start = sql.raw('b.buildstarttime');
+  const key = keyExpr(dialect, 'b');
+  for (const { lvl, size } of LEVELS) {
+    const unit = unitExpr(dialect, start, size);
+    const L = lit(lvl);
+    out.push(buildRollupUpsert(db, keys, L, unit, key, selection, sql`AND b.buildstarttime IS NOT NULL`, s));
+    const bucket = bucketCase(sql.raw('b.buildduration'), 0, DURATION_BOUNDS.length);
+    out.push(
+      sql`INSERT INTO ${sql.raw(DURATION_ROLLUPS)} (lvl, t, ${keys.columns}, bucket, n)
+        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${bucket}, ${s} * count(*)
+        FROM builds AS b
+        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND b.buildduration IS NOT NULL
+        GROUP BY ${unit}, ${key}, ${dims('b')}, ${bucket}
+        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, bucket) DO UPDATE SET n = ${sql.raw(DURATION_ROLLUPS)}.n + excluded.n`.compile(db),
+    );
+    const maxSet = sign === 1 ? sql`, dur_max = ${dialectOf(dialect).greatest(sql.raw(`${TASK_ROLLUPS}.dur_max`), sql.raw('excluded.dur_max'))}` : sql.raw('');
+    out.push(
+      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, ${keys.columns}, path, runs, failures, dur_sum, dur_max)
+        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${tasks.path('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
+          ${s} * sum(tk.duration_ms), max(tk.duration_ms)
+        FROM builds AS b ${tasks.join('tk')}
+        WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${tasks.ran('tk')}
+        GROUP BY ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}
+        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
+          failures = ${sql.raw(TASK_ROLLUPS)}.failures + excluded.failures, dur_sum = ${sql.raw(TASK_ROLLUPS)}.dur_sum + excluded.dur_sum${maxSet}`.compile(db),
+    );
+    if (sign === -1) {
+      const units = sql`SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL`;
+      out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND builds = 0`.compile(db));
+      out.push(sql`DELETE FROM ${sql.raw(DURATION_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND n = 0`.compile(db));
+      out.push(sql`DELETE FROM ${sql.raw(TASK_ROLLUPS)} WHERE lvl = ${L} AND t IN (${units}) AND runs = 0`.compile(db));
+      // After the subtraction, with the builds still there: rows that keep runs but whose
+      // longest run was one of the builds leaving get the longest run of the builds that stay.
+      // CROSS JOIN: SQLite reads the unit's builds by start time first (builds_trend), then
+      // their tasks, instead of every task of the path; PostgreSQL plans it as an inner join.
+      out.push(
+        sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
+            SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
+            WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
+              AND ${keys.is(TASK_ROLLUPS, keyExpr(dialect, 'o'))} AND ${tasks.pathIs('x', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('x')}
+              AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
+          WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
+            AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
+              WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${keys.is(TASK_ROLLUPS, key)}
+                AND ${tasks.pathIs('tk', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('tk')} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
+      );
+    }
+  }
+  // All time (ALL_TIME, t 0): every available build, with a start time or not, for the exact
+  // count of a query the rollups answer (a few rows whatever the number of builds).
+  out.push(buildRollupUpsert(db, keys, lit(ALL_TIME), lit(0), key, selection, undefined, s));
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${lit(ALL_TIME)} AND t = 0 AND builds = 0`.compile(db));
+  return out;
+}
+
+/** The `lvl` of build_rollups' all-time rows. */
+export const ALL_TIME = 3;
+
+/** The build_rollups statement; `started` undefined for the all-time rows (every build, one unit). */
+function buildRollupUpsert(
+  db: Db,
+  keys: KeySide,
+  L: RawBuilder<number>,
+  unit: RawBuilder<number>,
+  key: RawBuilder<string>,
+  selection: RawBuilder<SqlBool>,
+  started: RawBuilder<unknown> | undefined,
+  s: RawBuilder<number>,
+): CompiledQuery {
+  const taskSums = sql.join(TASK_COUNT_COLUMNS.map((c) => sql`${s} * coalesce(sum(c.${sql.raw(c)}), 0)`));
+  return sql`INSERT INTO ${sql.raw(BUILD_ROLLUPS)} (lvl, t, ${keys.columns}, builds, known, ${sql.raw(ROLLUP_TASK_COLUMNS.join(', '))})
+    SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${s} * count(*), ${s} * count(b.buildduration), ${taskSums}
+    FROM builds AS b LEFT JOIN build_task_counts AS c ON c.seq = b.seq
+    WHERE ${selection} ${started ?? sql``}
+    GROUP BY ${started === undefined ? sql`` : sql`${unit}, `}${key}, ${dims('b')}
+    ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}) DO UPDATE SET builds = ${sql.raw(BUILD_ROLLUPS)}.builds + excluded.builds, known = ${sql.raw(BUILD_ROLLUPS)}.known + excluded.known,
+      ${sql.join(ROLLUP_TASK_COLUMNS.map((c) => sql.raw(`${c} = ${BUILD_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db);
+}
+
+/**
+ * The facet rollups (migration 0011): per rollup key, the available builds by value of the facets
+ * that are not rollup dimensions: the build tool, the user and the tags (multi-valued, from
+ * build_values: a build with two tags counts once under each). Outcome and project facets are
+ * read from build_rollups' all-time rows, which are keyed by them already. All time only: the
+ * list page's facets have no time range. See docs/web.md "Facet rollups".
+ */
+export const FACET_ROLLUPS = 'build_facet_rollups';
+
+/** The facets build_facet_rollups holds (the `field` column), and where each one's values are. Frozen with migration 0011. */
+export const FACET_ROLLUP_FIELDS = [
+  { field: 'buildTool', column: 'tool_type' },
+  { field: 'user', column: 'user' },
+  { field: 'tag', values: 'tag' },
+] as const;
+
+/** The table of migration 0011 (frozen). */
+export async function createFacetRollupTable(db: Db, dialect: Dialect): Promise<void> {
+  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  // (field, value, k): a facet's rows are one range, already in value order for the grouping.
+  await sql
+    .raw(
+      `CREATE TABLE ${FACET_ROLLUPS} (field text NOT NULL, value text NOT NULL, k text NOT NULL, ${ROLLUP_DIMENSIONS.map((c) => `${c} text`).join(', ')}, n ${big} NOT NULL, PRIMARY KEY (field, value, k))${rowid}`,
+    )
+    .execute(db);
+}
+
+/**
+ * Statements that add (sign 1) or subtract (sign -1) the builds `selection` names (a condition on
+ * `b`) to or from build_facet_rollups; subtracting runs before the builds are deleted and drops
+ * the rows that become empty. Exactly the rows the direct path counts (analytics.ts
+ * buildFacets): non-null values of the builds' columns, and every build_values row of a tag.
+ */
+export function facetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded')];
+}
+
+/**
+ * facetRollupStatements over build_values as it was before store migration 0016, its field the
+ * column name: for migration 0015, which recounts facet rollups before 0016 has run.
+ */
+export function namedFieldFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, sign), ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'named')];
+}
+
+/**
+ * The facet rollup statements of the frozen layout of migration 0011, for its fill: over
+ * build_values as it was then (`named`) unless told otherwise.
+ */
+export function textKeyedFacetRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, fields: ValueFieldLayout = 'named'): CompiledQuery[] {
+  return facetStatements(db, dialect, selection, sign, TEXT_KEYS, fields);
+}
+
+/** How build_values names a row's field: by column name (before store migration 0016) or by its code. */
+export type ValueFieldLayout = 'named' | 'coded';
+
+function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, fields: ValueFieldLayout): CompiledQuery[] {
+  const s = lit(sign);
+  const key = keyExpr(dialect, 'b');
+  const upsert = sql.raw(`ON CONFLICT (field, value, ${keys.conflict}) DO UPDATE SET n = ${FACET_ROLLUPS}.n + excluded.n`);
+  const out = FACET_ROLLUP_FIELDS.map((f) => {
+    const name = sql.lit(f.field);
+    if ('column' in f) {
+      // Quoted: `user` is a reserved word on PostgreSQL.
+      const v = sql.raw(`b."${f.column}"`);
+      return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
+        SELECT ${name}, ${v}, ${keys.values(key, 'b')}, ${s} * count(*)
+        FROM builds AS b WHERE ${selection} AND ${v} IS NOT NULL
+        GROUP BY ${v}, ${key}, ${dims('b')} ${upsert}`.compile(db);
+    }
+    // SQLite must read the selected builds by seq first (CROSS JOIN fixes the order), then their
+    // values by seq (build_values_seq, of migration 0007; the hint): left to itself it read every
+    // tag row of the database through the search index (field, value, seq), 500 ms for a batch
+    // of 5,000 builds at 1M, and minutes a batch once the order alone was fixed. PostgreSQL
+    // plans it as an inner join and needs no hint.
+    return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
+      SELECT ${name}, v.value, ${keys.values(key, 'b')}, ${s} * count(*)
+      FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint('build_values_seq')}
+      WHERE v.seq = b.seq AND v.field = ${sql.lit(fields === 'coded' ? valueFieldCode(f.values) : f.values)} AND ${selection}
+      GROUP BY v.value, ${key}, ${dims('b')} ${upsert}`.compile(db);
+  });
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(FACET_ROLLUPS)} WHERE n = 0`.compile(db));
+  return out;
+}
+
+/** Every rollup statement the ingest and prune run: the trend rollups' and the facet rollups'. */
+function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  return [
+    ...keyAdditions(db, dialect, selection, sign),
+    ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
+    ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
+  ];
+}
+
+/** Builds with a seq in (after, last]: the builds an ingest batch made available. */
+const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;
+
+/** Statements that subtract the builds with these seqs (prune.ts, before it deletes them). */
+export function rollupRemovals(db: Db, dialect: Dialect, seqs: readonly number[]): CompiledQuery[] {
+  if (seqs.length === 0) return [];
+  return allRollupStatements(db, dialect, sql<SqlBool>`b.seq IN (${sql.join(seqs)})`, -1);
+}
+
+const sqliteStatements = new WeakMap<object, { sql: string; run(after: number, last: number): void }[]>();
+
+/**
+ * The ingest's one call (SQLite, inside its synchronous transaction, after the batch's rows are
+ * written): adds the builds that became available in the batch, seqs (after, last].
+ */
+export function addIngestedToRollups(handle: DatabaseHandle, after: number, last: number): void {
+  if (last <= after) return;
+  const sqlite = handle.sqlite!;
+  let prepared = sqliteStatements.get(sqlite);
+  if (prepared === undefined) {
+    prepared = allRollupStatements(handle.db, handle.dialect, seqRange(0, 0), 1).map((q) => {
+      // Every statement names the selection once: its only parameters are (after, last).
+      if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
+      const st = sqlite.prepare(q.sql);
+      return { sql: q.sql, run: (a: number, l: number) => void st.run(a, l) };
+    });
+    sqliteStatements.set(sqlite, prepared);
+  }
+  for (const st of prepared) st.run(after, last);
+}
+
+/** The same on PostgreSQL, inside the ingest's transaction. */
+export async function addIngestedToRollupsAsync(trx: Db, dialect: Dialect, after: number, last: number): Promise<void> {
+  if (last <= after) return;
+  for (const q of allRollupStatements(trx, dialect, seqRange(after, last), 1)) await trx.executeQuery(q);
+}
+
+/** Builds per batch when migration 0008 fills the rollups of an existing database. */
+export const BACKFILL_BATCH = 20_000;
+
+/**
+ * Fills rollups from every available build, in batches of seqs, reporting progress: the trend
+ * rollups (migration 0009) or, given facetRollupStatements, the facet rollups (0011).
+ */
+export async function backfillRollups(
+  db: Db,
+  dialect: Dialect,
+  progress: (done: number, total: number) => void,
+  statements: typeof rollupStatements,
+): Promise<void> {
+  const row = (await sql<{ lo: number | string | null; hi: number | string | null; n: number | string }>`SELECT min(seq) AS lo, max(seq) AS hi, count(seq) AS n FROM builds`.execute(db)).rows[0];
+  if (row === undefined || row.lo === null || row.hi === null) return;
+  const total = Number(row.n);
+  const hi = Number(row.hi);
+  let done = 0;
+  for (let after = Number(row.lo) - 1; after < hi; after += BACKFILL_BATCH) {
+    const last = Math.min(after + BACKFILL_BATCH, hi);
+    for (const q of statements(db, dialect, seqRange(after, last), 1)) await db.executeQuery(q);
+    done += Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM builds WHERE seq > ${after} AND seq <= ${last}`.execute(db)).rows[0]!.n);
+    progress(done, total);
+    // A turn of the event loop: SQLite's statements are synchronous, and the log is written
+    // asynchronously; without it every progress line would appear at the end.
+    await new Promise((r) => setImmediate(r));
+  }
+}

@@ -1,0 +1,352 @@
+// Reads of the test dimension (store migration 0020) for the builds a query matches: per-test
+// counts, a test's executions, failure groups, and one group's tests, builds and days. Every
+// statement runs through the store's search guard (search-guard.ts: time limit, search threads or
+// slots) and reads builds under the caller's visibility, so a test of a project she may not see has
+// no runs for her and does not exist.
+
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { DatabaseHandle } from '../../db/database.js';
+import { compileQuery, dialectOf } from '../../sql/index.js';
+import { customValueTables } from '../../sql/layout.js';
+import { DAY_MS } from './rollups.js';
+import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
+import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
+import type { AggregateScope, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
+
+export type { FailureGroupBuildRow, FailureGroupCursor, FailureGroupDetail, FailureGroupRow, FailureGroupTestRow, TestCounts, TestIdentityRow, TestReads, TestRunRow } from '../types.js';
+import { projectVisible, visibilityCondition } from '../search/visibility.js';
+
+/** The seqs of the scope's available builds, as a subquery (visibility, query, time range, deadline check). */
+function scopeSeqs(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined) {
+  let q = handle.db.selectFrom('builds').select('builds.seq').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility));
+  if (check !== undefined) q = q.where(check);
+  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)));
+  if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
+  if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
+  return q;
+}
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** Per-test counts over the scope's builds, the tests with most failures first (ties: most runs, id). */
+export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<TestCounts[]> {
+  const F = TEST_OUTCOME_CODES.failed;
+  const S = TEST_OUTCOME_CODES.skipped;
+  const q = handle.db
+    .selectFrom('test_runs as r')
+    .innerJoin('tests as t', 't.id', 'r.test_id')
+    .where('r.seq', 'in', scopeSeqs(handle, scope, guard.deadlineCheck))
+    .select([
+      'r.test_id as test_id',
+      't.tool_type as tool_type',
+      't.project_name as project_name',
+      't.suite as suite',
+      't.name as name',
+      't.parameters as parameters',
+      sql<number>`sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END)`.as('runs'),
+      sql<number>`sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END)`.as('failures'),
+      sql<number>`sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END)`.as('skipped'),
+      sql<number>`count(DISTINCT r.seq)`.as('builds'),
+      sql<number>`avg(r.duration_ms)`.as('mean'),
+      sql<number>`max(r.seq)`.as('last_seq'),
+    ])
+    .groupBy(['r.test_id', 't.tool_type', 't.project_name', 't.suite', 't.name', 't.parameters'])
+    .orderBy('failures', 'desc')
+    .orderBy('runs', 'desc')
+    .orderBy('r.test_id')
+    .limit(limit);
+  const rows = await guard.search((read) => read(q.compile()));
+  return rows.map((r) => ({
+    testId: num(r.test_id),
+    tool: r.tool_type,
+    project: r.project_name,
+    suite: r.suite,
+    name: r.name,
+    parameters: r.parameters,
+    runs: num(r.runs),
+    failures: num(r.failures),
+    skipped: num(r.skipped),
+    builds: num(r.builds),
+    meanDurationMs: num(r.mean),
+    lastSeq: num(r.last_seq),
+  }));
+}
+
+/** The `Git commit id` value of the build (custom values are stored lower-cased, derive.ts). */
+function commitOf(handle: DatabaseHandle) {
+  const tables = customValueTables(handle.dialect === 'sqlite');
+  const parts = tables.map((t) => sql`SELECT cv.value FROM ${sql.table(t)} AS cv WHERE cv.seq = r.seq AND cv.name = 'git commit id'`);
+  return sql<string | null>`(${sql.join(parts, sql` UNION ALL `)} LIMIT 1)`;
+}
+
+/**
+ * The executions of the given tests in the scope's builds (or, with `scope.query` absent, all
+ * their visible builds), latest `perTest` builds' worth at most, in build order.
+ */
+export async function testRuns(handle: DatabaseHandle, testIds: readonly number[], scope: AggregateScope, guard: GuardedSearch, maxRows = 100_000): Promise<TestRunRow[]> {
+  if (testIds.length === 0) return [];
+  const q = handle.db
+    .selectFrom('test_runs as r')
+    .innerJoin('builds', 'builds.seq', 'r.seq')
+    .where('r.test_id', 'in', [...testIds])
+    .where('r.seq', 'in', scopeSeqs(handle, scope, guard.deadlineCheck))
+    .select([
+      'r.test_id as test_id',
+      'r.seq as seq',
+      'builds.id as build_id',
+      sql<number | null>`builds.buildstarttime`.as('start_time'),
+      commitOf(handle).as('git_commit'),
+      'r.outcome as outcome',
+      'r.attempt as attempt',
+      'r.duration_ms as duration_ms',
+      'r.group_id as group_id',
+    ])
+    .orderBy('r.seq', 'desc')
+    .orderBy('r.ord', 'desc')
+    .limit(maxRows);
+  const rows = await guard.search((read) => read(q.compile()));
+  return rows.reverse().map((r) => ({
+    testId: num(r.test_id),
+    seq: num(r.seq),
+    buildId: r.build_id,
+    startTime: numOrNull(r.start_time),
+    commit: (r.git_commit as string | null) ?? null,
+    outcome: TEST_OUTCOME_OF_CODE[num(r.outcome)] ?? 'skipped',
+    attempt: num(r.attempt),
+    durationMs: num(r.duration_ms),
+    failureGroup: numOrNull(r.group_id),
+  }));
+}
+
+/** A test by id, or undefined when it does not exist or is of a project `v` does not show. */
+export async function testById(handle: DatabaseHandle, testId: number, v: Visibility): Promise<TestIdentityRow | undefined> {
+  const row = await handle.db.selectFrom('tests').select(['id', 'tool_type', 'project_name', 'suite', 'name', 'parameters']).where('id', '=', testId).executeTakeFirst();
+  // A test's project is its builds' project: the one visibility rule decides (visibility.ts).
+  if (row === undefined || !projectVisible(v, row.project_name)) return undefined;
+  return { testId: num(row.id), tool: row.tool_type, project: row.project_name, suite: row.suite, name: row.name, parameters: row.parameters };
+}
+
+/** Which failures to read: those of one test (its attempts only), or of one group. */
+interface FailureFilter {
+  readonly testId?: number;
+  readonly groupId?: number;
+}
+
+/**
+ * The scope's failures as rows (seq, test_id, group_id): failed test attempts with a group and,
+ * unless one test's are asked for, the builds' own failures (test_id NULL).
+ */
+function failuresOf(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, filter: FailureFilter = {}) {
+  let tests = handle.db.selectFrom('test_runs').select(['seq', sql<number | null>`test_id`.as('test_id'), sql<number>`group_id`.as('group_id')]).where('group_id', 'is not', null).where('seq', 'in', scopeSeqs(handle, scope, check));
+  if (filter.testId !== undefined) tests = tests.where('test_id', '=', filter.testId);
+  if (filter.groupId !== undefined) tests = tests.where('group_id', '=', filter.groupId);
+  if (filter.testId !== undefined) return tests;
+  let own = handle.db.selectFrom('build_failures').select(['seq', sql<number | null>`NULL`.as('test_id'), 'group_id']).where('seq', 'in', scopeSeqs(handle, scope, check));
+  if (filter.groupId !== undefined) own = own.where('group_id', '=', filter.groupId);
+  return tests.unionAll(own);
+}
+
+/** The statement of the groups of the scope's failures with their counts, most builds first. */
+function groupRowsQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, limit: number, filter: FailureFilter) {
+  return handle.db
+    .selectFrom(failuresOf(handle, scope, check, filter).as('f'))
+    .innerJoin('builds', 'builds.seq', 'f.seq')
+    .innerJoin('failure_groups as g', 'g.id', 'f.group_id')
+    .select([
+      'g.id as id',
+      'g.group_key as group_key',
+      'g.sample as sample',
+      sql<number>`count(DISTINCT f.seq)`.as('builds'),
+      sql<number>`count(DISTINCT f.test_id)`.as('tests'),
+      sql<number>`count(*)`.as('failures'),
+      sql<number>`sum(CASE WHEN f.test_id IS NULL THEN 1 ELSE 0 END)`.as('own_failures'),
+      sql<number | null>`min(builds.buildstarttime)`.as('first_seen'),
+      sql<number | null>`max(builds.buildstarttime)`.as('last_seen'),
+      sql<number>`max(f.seq)`.as('last_seq'),
+    ])
+    .groupBy(['g.id', 'g.group_key', 'g.sample'])
+    .orderBy('builds', 'desc')
+    .orderBy('g.id')
+    .limit(limit);
+}
+
+type GroupRowOf = Awaited<ReturnType<ReturnType<typeof groupRowsQuery>['execute']>>[number];
+
+/** The group rows with the id of each one's latest build, read by primary key after the grouping. */
+async function withLastBuilds(handle: DatabaseHandle, rows: readonly GroupRowOf[]): Promise<FailureGroupRow[]> {
+  const lastSeqs = [...new Set(rows.map((r) => num(r.last_seq)))];
+  const ids = new Map<number, string>();
+  if (lastSeqs.length > 0) for (const b of await handle.db.selectFrom('builds').select(['seq', 'id']).where('seq', 'in', lastSeqs).execute()) ids.set(num(b.seq), b.id);
+  return rows.map((r) => ({
+    groupId: num(r.id),
+    key: r.group_key,
+    sample: r.sample,
+    builds: num(r.builds),
+    tests: num(r.tests),
+    failures: num(r.failures),
+    firstSeen: numOrNull(r.first_seen),
+    lastSeen: numOrNull(r.last_seen),
+    lastBuildId: ids.get(num(r.last_seq)) ?? '',
+  }));
+}
+
+/** Failure groups of the scope's builds (failed test attempts and build failures), most builds first. */
+export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number): Promise<FailureGroupRow[]> {
+  const filter = testId === undefined ? {} : { testId };
+  const rows = await guard.search((read) => read(groupRowsQuery(handle, scope, guard.deadlineCheck, limit, filter).compile()));
+  return withLastBuilds(handle, rows);
+}
+
+/** The tests a group hit in the scope's builds, most builds first. */
+function groupTestsQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, groupId: number, limit: number) {
+  return handle.db
+    .selectFrom('test_runs as r')
+    .innerJoin('tests as t', 't.id', 'r.test_id')
+    .innerJoin('builds', 'builds.seq', 'r.seq')
+    .where('r.group_id', '=', groupId)
+    .where('r.seq', 'in', scopeSeqs(handle, scope, check))
+    .select([
+      'r.test_id as test_id',
+      't.tool_type as tool_type',
+      't.project_name as project_name',
+      't.suite as suite',
+      't.name as name',
+      't.parameters as parameters',
+      sql<number>`count(*)`.as('failures'),
+      sql<number>`count(DISTINCT r.seq)`.as('builds'),
+      sql<number | null>`max(builds.buildstarttime)`.as('last_seen'),
+    ])
+    .groupBy(['r.test_id', 't.tool_type', 't.project_name', 't.suite', 't.name', 't.parameters'])
+    .orderBy('builds', 'desc')
+    .orderBy('failures', 'desc')
+    .orderBy('r.test_id')
+    .limit(limit);
+}
+
+/** A build's place in the order of a group's builds: its start, -1 when unknown (those go last). */
+const startKey = sql<number>`COALESCE(builds.buildstarttime, -1)`;
+
+/**
+ * A page of the builds with failures of a group, the latest start first, ties by seq (one more than
+ * the page, to tell a next page). By start rather than availability: the page shows when each
+ * build started, and a build sent late belongs where it ran.
+ */
+function groupBuildsQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, groupId: number, limit: number, before: FailureGroupCursor | undefined) {
+  let q = handle.db.selectFrom(failuresOf(handle, scope, check, { groupId }).as('f')).innerJoin('builds', 'builds.seq', 'f.seq');
+  if (before !== undefined) q = q.where(sql<SqlBool>`(${startKey} < ${before.start} OR (${startKey} = ${before.start} AND f.seq < ${before.seq}))`);
+  return q
+    .select([
+      'f.seq as seq',
+      'builds.id as build_id',
+      sql<number | null>`builds.buildstarttime`.as('start_time'),
+      sql<string | null>`builds.buildoutcome`.as('outcome'),
+      'builds.project_name as project_name',
+      'builds.tool_type as tool_type',
+      sql<number>`count(*)`.as('failures'),
+      sql<number>`count(DISTINCT f.test_id)`.as('tests'),
+    ])
+    .groupBy(['f.seq', 'builds.id', sql`builds.buildstarttime`, sql`builds.buildoutcome`, 'builds.project_name', 'builds.tool_type'])
+    .orderBy(startKey, 'desc')
+    .orderBy('f.seq', 'desc')
+    .limit(limit + 1);
+}
+
+/** The group's builds per UTC day, the latest `maxDays` days with any. */
+function groupDaysQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, groupId: number, maxDays: number) {
+  const day = dialectOf(handle.dialect).utcDay(sql`builds.buildstarttime`);
+  return handle.db
+    .selectFrom(failuresOf(handle, scope, check, { groupId }).as('f'))
+    .innerJoin('builds', 'builds.seq', 'f.seq')
+    .where(sql<SqlBool>`builds.buildstarttime IS NOT NULL`)
+    .select([day.as('day'), sql<number>`count(DISTINCT f.seq)`.as('builds')])
+    .groupBy(day)
+    .orderBy(day, 'desc')
+    .limit(maxDays);
+}
+
+function cursorOf(b: { readonly seq: unknown; readonly start_time: unknown }): FailureGroupCursor {
+  return { start: numOrNull(b.start_time) ?? -1, seq: num(b.seq) };
+}
+
+/** The group's key and sample when a build `visibility` shows has a failure of it. */
+async function visibleGroup(handle: DatabaseHandle, groupId: number, visibility: Visibility, guard: GuardedSearch, read: ReadRows) {
+  const any = failuresOf(handle, { visibility }, guard.deadlineCheck, { groupId });
+  const q = handle.db.selectFrom('failure_groups as g').select(['g.group_key as group_key', 'g.sample as sample']).where('g.id', '=', groupId).where(({ exists }) => exists(handle.db.selectFrom(any.as('f')).select(sql`1`.as('one'))));
+  return (await read(q.compile()))[0];
+}
+
+/**
+ * One failure group in the scope's builds: its counts, the tests it hit (at most `maxTests`, most
+ * builds first), its builds per UTC day and a page of its builds, newest first. Undefined when no
+ * build the scope's visibility shows has a failure of it; with a query that matches none of its
+ * builds, the group with no builds.
+ */
+export async function failureGroup(handle: DatabaseHandle, groupId: number, scope: AggregateScope, guard: GuardedSearch, options: FailureGroupDetailOptions): Promise<FailureGroupDetail | undefined> {
+  const check = guard.deadlineCheck;
+  const found = await guard.search(async (read) => {
+    const [row] = await read(groupRowsQuery(handle, scope, check, 1, { groupId }).compile());
+    if (row === undefined) return { kind: 'none' as const, seen: await visibleGroup(handle, groupId, scope.visibility, guard, read) };
+    const tests = await read(groupTestsQuery(handle, scope, check, groupId, options.maxTests).compile());
+    const days = await read(groupDaysQuery(handle, scope, check, groupId, options.maxDays).compile());
+    const builds = await read(groupBuildsQuery(handle, scope, check, groupId, options.limit, options.before).compile());
+    return { kind: 'found' as const, row, tests, days, builds };
+  });
+  if (found.kind === 'none') {
+    if (found.seen === undefined) return undefined;
+    const group: FailureGroupRow = { groupId, key: found.seen.group_key, sample: found.seen.sample, builds: 0, tests: 0, failures: 0, firstSeen: null, lastSeen: null, lastBuildId: '' };
+    return { group, buildFailures: 0, tests: [], days: [], builds: [], next: null };
+  }
+  const { row, tests, days, builds } = found;
+  const page = builds.slice(0, options.limit);
+  return {
+    group: (await withLastBuilds(handle, [row]))[0]!,
+    buildFailures: num(row.own_failures),
+    tests: tests.map((t) => ({
+      testId: num(t.test_id),
+      tool: t.tool_type,
+      project: t.project_name,
+      suite: t.suite,
+      name: t.name,
+      parameters: t.parameters,
+      failures: num(t.failures),
+      builds: num(t.builds),
+      lastSeen: numOrNull(t.last_seen),
+    })),
+    days: days.reverse().map((d) => ({ day: num(d.day) * DAY_MS, builds: num(d.builds) })),
+    builds: page.map((b) => ({
+      seq: num(b.seq),
+      buildId: b.build_id,
+      startTime: numOrNull(b.start_time),
+      outcome: b.outcome ?? null,
+      project: b.project_name,
+      tool: b.tool_type,
+      failures: num(b.failures),
+      tests: num(b.tests),
+    })),
+    next: builds.length > options.limit ? cursorOf(page[page.length - 1]!) : null,
+  };
+}
+
+/** The ids of the tests of these identity keys, by key (a key no build has sent is absent). */
+export async function testIdsOf(handle: DatabaseHandle, keys: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const unique = [...new Set(keys)];
+  // A few hundred keys a statement: within every database's limit of bound parameters.
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await handle.db.selectFrom('tests').select(['id', 'test_key']).where('test_key', 'in', unique.slice(i, i + 500)).execute();
+    for (const r of rows) out.set(r.test_key, num(r.id));
+  }
+  return out;
+}
+
+export function testReads(handle: DatabaseHandle, guard: GuardedSearch): TestReads {
+  return {
+    counts: (scope, limit) => testCounts(handle, scope, guard, limit),
+    runs: (ids, scope, maxRows) => testRuns(handle, ids, scope, guard, maxRows),
+    byId: (id, v) => testById(handle, id, v),
+    failureGroups: (scope, limit, testId) => failureGroups(handle, scope, guard, limit, testId),
+    failureGroup: (groupId, scope, options) => failureGroup(handle, groupId, scope, guard, options),
+    idsOf: (keys) => testIdsOf(handle, keys),
+  };
+}

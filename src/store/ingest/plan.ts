@@ -1,0 +1,360 @@
+// Plans the writes of one batch of ingest lines, independently of the database: each line is
+// validated, matched against the stored state of its build (loaded by the caller) and turned into
+// row writes. The caller executes the writes of the batch in ONE transaction, so a build is never
+// half-stored, and reports the lines' results only after the commit.
+
+import type { ToolType } from '../../query/catalog.js';
+import { valueFieldCode } from '../../sql/value-fields.js';
+import { contentHash, joinEventArrays } from '../events/canonical.js';
+import { hashBytes } from '../schema/hash-bytes.js';
+import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from '../schema/columns.js';
+import { canonicalEvents, decodeEvents } from '../events/event-codec.js';
+import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
+import type { BuildEvent, IngestLineResult, Visibility } from '../types.js';
+import { COUNTED_TASK_OUTCOMES, countedOutcome, TASK_OUTCOME_CODES } from '../events/tasks.js';
+import { testKeyOf, type FailureTuple, type TestRunTuple } from '../events/test-runs.js';
+import { projectVisible, seesEverything } from '../search/visibility.js';
+import { MAX_BUILD_PARTS } from '../schema/events-rowid.js';
+
+/** What the database knows of a build before the batch. */
+export interface StoredBuild {
+  readonly id: string;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  readonly seq: number | null;
+  /** The key of its events (store migration 0014); kept by every later part of the build. */
+  readonly eventsKey: number;
+  readonly contentHash: string;
+  readonly chunkHashes: readonly string[];
+  /** The encoded events of each chunk (event-codec.ts). */
+  readonly chunkEvents: readonly string[];
+  readonly receivedAt: number;
+  /** Project of the build as far as its events tell (original case), or null. */
+  readonly project: string | null;
+}
+
+/**
+ * A builds row: values in BUILD_ROW_COLUMNS order (an array: ingest builds many of them); the
+ * content hash as its bytes (store migration 0017).
+ */
+export type BuildRow = (string | number | Uint8Array | null)[];
+
+export interface ChunkRow {
+  readonly events_key: number;
+  readonly chunk: number;
+  /** The content hash's bytes (store migration 0017). */
+  readonly hash: Uint8Array;
+  readonly event_count: number;
+  readonly events: string;
+  /** `events` compressed (prepare.ts). */
+  readonly packed: Uint8Array;
+}
+
+/**
+ * A task row to write: [seq, ord (the task's position in its build), path, outcome code
+ * (TASK_OUTCOME_CODES), start offset ms, duration ms, cacheable 0/1/null].
+ */
+export type TaskWrite = readonly [seq: number, ord: number, path: string, outcome: number, start: number, duration: number, cacheable: number | null];
+
+/**
+ * A test run to write (store migration 0020): [seq, ord, test identity key (test-runs.ts
+ * testKeyOf), its parts (tool, project, suite, name, parameters), outcome code, attempt, start ms,
+ * duration ms, failure group or null]. The writer stores the test's and the group's dictionary ids.
+ */
+export type TestRunWrite = readonly [
+  seq: number,
+  ord: number,
+  key: string,
+  identity: readonly [tool: string, project: string | null, suite: string, name: string, parameters: string],
+  outcome: number,
+  attempt: number,
+  start: number,
+  duration: number,
+  failure: FailureTuple | null,
+];
+
+export interface BatchWrites {
+  readonly insertBuilds: BuildRow[];
+  readonly updateBuilds: BuildRow[];
+  readonly chunks: ChunkRow[];
+  /** Rows of build_values: [seq, field code (sql/value-fields.ts), value]. */
+  readonly values: (readonly [number, number, string])[];
+  /** Rows of build_custom_values: [seq, name, value]. */
+  readonly customValues: (readonly [number, string, string])[];
+  /** Rows of build_attributes: [seq, attributes JSON, the same compressed]; the builds row keeps '{}' (migration 0002). */
+  readonly attributes: (readonly [number, string, Uint8Array])[];
+  /** Rows of build_tasks (store migrations 0005, 0012), the path as text: the writer stores its dictionary id. */
+  readonly tasks: TaskWrite[];
+  /** Rows of build_task_counts: [seq, then the number of tasks of each COUNTED_TASK_OUTCOMES outcome] (0005). */
+  readonly taskCounts: (readonly number[])[];
+  /** Rows of test_runs (store migration 0020). */
+  readonly testRuns: TestRunWrite[];
+  /** Rows of build_failures: [seq, ord, failure group] (0020). */
+  readonly buildFailures: (readonly [number, number, FailureTuple])[];
+  /** Highest seq assigned in the batch, or 0. */
+  maxSeq: number;
+  /** Highest events_key assigned in the batch, or the context's `lastEventsKey` when none was. */
+  lastEventsKey: number;
+}
+
+interface WorkingBuild {
+  readonly id: string;
+  readonly toolType: ToolType;
+  readonly toolVersion: string;
+  readonly agentVersion: string;
+  readonly inDatabase: boolean;
+  readonly eventsKey: number;
+  seq: number | null;
+  availableAt: number | null;
+  contentHash: string;
+  readonly chunkHashes: string[];
+  readonly chunkEvents: string[];
+  /** Parsed events of this batch's chunks (older chunks are parsed from chunkEvents on finish). */
+  readonly receivedAt: number;
+  /** Known before the build is complete too, so visibility applies to incomplete builds. */
+  project: string | null;
+  derived?: StoredDerivation;
+  dirty: boolean;
+}
+
+export interface PlanContext {
+  /** The stored state of a build, or undefined when it does not exist. */
+  readonly load: (id: string) => StoredBuild | undefined;
+  readonly now: () => number;
+  readonly newId: () => string;
+  /** Highest seq stored before this batch. */
+  readonly maxSeq: number;
+  /**
+   * The last events_key handed out before this batch (events_key_counter, store migration 0014):
+   * a new build gets the next one, so its chunks are appended in arrival order.
+   */
+  readonly lastEventsKey: number;
+  /**
+   * What the publisher may see; absent: everything. A publisher restricted to projects appends
+   * only to builds she may see, names no new build's ID, and never moves a build into or out of
+   * a project she may not see (docs/store.md, "Publishers restricted to projects").
+   */
+  readonly visibility?: Visibility;
+}
+
+/**
+ * The one answer to a restricted publisher whose line names a build ID she may not use: the same
+ * words whether the build does not exist or exists out of her sight, and nothing of the stored
+ * build (state, header, content, project).
+ */
+export function unusableBuildId(id: string): string {
+  return `Build ${id} is not a build you may append to; leave buildId out to start a new build (the server assigns its ID)`;
+}
+
+function projectRefusal(project: string | null, v: Visibility): string {
+  const allowed = v.projects === 'all' ? 'any project' : v.projects.length === 0 ? 'no project' : `projects ${v.projects.map((p) => JSON.stringify(p)).join(', ')}`;
+  const which = project === null ? 'no project' : `project ${JSON.stringify(project)}`;
+  return `This line would leave the build with ${which}; you may publish builds of ${allowed}${v.withoutProject ? ' or without a project' : ''}`;
+}
+
+/** The test dimension's rows of the build: TestRunWrite and build_failures rows, each numbered `ord` in the build. */
+export type TestWrites = Pick<BatchWrites, 'testRuns' | 'buildFailures'>;
+
+/**
+ * Adds a build's test runs and own failures (test-runs.ts) to `writes`, its tests named by identity
+ * (the build's tool and project): the one mapping of the ingest and of migration 0021's backfill.
+ */
+export function addTestWrites(writes: TestWrites, seq: number, toolType: string, project: string | null, tests: readonly TestRunTuple[], failures: readonly FailureTuple[]): void {
+  tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
+    writes.testRuns.push([seq, ord, testKeyOf(toolType, project, suite, name, parameters), [toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
+  });
+  failures.forEach((f, ord) => writes.buildFailures.push([seq, ord, f]));
+}
+
+/** The answer to a part beyond the most a build may be stored in (MAX_BUILD_PARTS). */
+export function tooManyParts(id: string): string {
+  return `Build ${id} is stored in ${MAX_BUILD_PARTS} parts already, the most a build may have; send the rest of its events in fewer, larger lines`;
+}
+
+const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
+
+export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
+  const working = new Map<string, WorkingBuild>();
+  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
+  let nextSeq = ctx.maxSeq + 1;
+  const results: IngestLineResult[] = [];
+
+  const finish = (b: WorkingBuild, derived: StoredDerivation): void => {
+    b.derived = derived;
+    b.seq = nextSeq++;
+    b.availableAt = ctx.now();
+    writes.maxSeq = b.seq;
+    for (const [field, value] of derived.values) writes.values.push([b.seq, valueFieldCode(field), value]);
+    for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
+    writes.attributes.push([b.seq, derived.attributesJson, derived.attributesPacked]);
+    const counts = COUNTED_TASK_OUTCOMES.map(() => 0);
+    const seq = b.seq;
+    derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {
+      writes.tasks.push([seq, ord, path, TASK_OUTCOME_CODES[outcome], start, duration, cacheable]);
+      counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
+    });
+    writes.taskCounts.push([b.seq, ...counts]);
+    addTestWrites(writes, seq, b.toolType, derived.project, derived.tests, derived.failures);
+  };
+
+  const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
+    // Same rule as the `project` field: the last ProjectStructure event decides.
+    if (r.project !== undefined) b.project = r.project;
+    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
+    b.chunkHashes.push(r.hash);
+    b.chunkEvents.push(r.eventsJson);
+    b.dirty = true;
+  };
+
+  const v = ctx.visibility;
+  const restricted = v !== undefined && !seesEverything(v) ? v : undefined;
+
+  for (const { line, prepared: r } of lines) {
+    if (!r.ok) {
+      results.push(
+        r.buildId === undefined
+          ? { line, status: 'rejected', error: r.error, path: r.path }
+          : { line, status: 'rejected', error: r.error, path: r.path, buildId: r.buildId },
+      );
+      continue;
+    }
+    const { eventsJson, hash, finished } = r;
+
+    const id = r.buildId ?? ctx.newId();
+    let b = working.get(id);
+    if (b === undefined && r.buildId !== undefined) {
+      const stored = ctx.load(id);
+      if (stored !== undefined) {
+        b = {
+          ...stored,
+          inDatabase: true,
+          availableAt: null,
+          chunkHashes: [...stored.chunkHashes],
+          chunkEvents: [...stored.chunkEvents],
+          dirty: false,
+        };
+        working.set(id, b);
+      }
+    }
+    if (restricted !== undefined && r.buildId !== undefined && (b === undefined || !projectVisible(restricted, b.project))) {
+      // Before anything else of the stored build is looked at: a build out of her sight gets the
+      // answer an unknown ID gets, and a restricted publisher never picks a new build's ID (else
+      // "stored" against "refused" would tell whether the ID exists).
+      results.push({ line, status: 'rejected', buildId: id, path: '$.buildId', error: unusableBuildId(id) });
+      continue;
+    }
+    if (b === undefined) {
+      if (restricted !== undefined) {
+        const project = r.derived !== undefined ? r.derived.project : (r.project ?? null);
+        if (!projectVisible(restricted, project)) {
+          results.push({ line, status: 'rejected', path: '$.events', error: projectRefusal(project, restricted) });
+          continue;
+        }
+      }
+      b = {
+        id,
+        toolType: r.toolType,
+        toolVersion: r.toolVersion,
+        agentVersion: r.agentVersion,
+        inDatabase: false,
+        eventsKey: ++writes.lastEventsKey,
+        seq: null,
+        availableAt: null,
+        contentHash: hash,
+        chunkHashes: [],
+        chunkEvents: [],
+        receivedAt: ctx.now(),
+        project: null,
+        dirty: true,
+      };
+      working.set(id, b);
+      addChunk(b, r);
+      // A new build: the line's own events are all of it, derived already (prepare.ts).
+      if (r.derived !== undefined) finish(b, r.derived);
+      results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
+      continue;
+    }
+
+    const mismatch = HEADER_KEYS.find((k) => b[k] !== r[k]);
+    if (mismatch !== undefined) {
+      results.push({
+        line,
+        status: 'rejected',
+        buildId: id,
+        path: `$.${mismatch}`,
+        error: `Build ${id} was stored with ${mismatch} ${JSON.stringify(b[mismatch])}; this line says ${JSON.stringify(r[mismatch])}`,
+      });
+      continue;
+    }
+    if (hash === b.contentHash || b.chunkHashes.includes(hash) || sameContent(b, eventsJson)) {
+      results.push({ line, status: 'unchanged', buildId: id, complete: b.seq !== null });
+      continue;
+    }
+    if (b.seq !== null) {
+      results.push({
+        line,
+        status: 'rejected',
+        buildId: id,
+        path: '$.events',
+        error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed`,
+      });
+      continue;
+    }
+    if (restricted !== undefined && r.project !== undefined && !projectVisible(restricted, r.project)) {
+      // The build is hers to see (checked above); this line would move it out of her sight.
+      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: projectRefusal(r.project, restricted) });
+      continue;
+    }
+    if (b.chunkHashes.length >= MAX_BUILD_PARTS) {
+      // The part's number would not fit the key of its row (events-rowid.ts); same on both databases.
+      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: tooManyParts(id) });
+      continue;
+    }
+    // Append to an incomplete build.
+    addChunk(b, r);
+    b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents));
+    if (finished) {
+      const all: BuildEvent[] = [];
+      for (const c of b.chunkEvents) for (const e of decodeEvents(c)) all.push(e);
+      finish(b, storedDerivation(b, all));
+    }
+    results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
+  }
+
+  for (const b of working.values()) {
+    if (!b.dirty) continue;
+    const row: BuildRow = [
+      b.id,
+      b.seq,
+      b.availableAt,
+      b.toolType,
+      b.toolVersion,
+      b.agentVersion,
+      b.derived ? b.derived.project : b.project,
+      hashBytes(b.contentHash),
+      // The attributes JSON lives in build_attributes (keyed by seq): searches that read a builds
+      // row (to check a column) then touch far fewer pages.
+      '{}',
+      b.receivedAt,
+      b.eventsKey,
+    ];
+    const cols = b.derived?.columns;
+    for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row.push(cols ? cols[i]! : null);
+    (b.inDatabase ? writes.updateBuilds : writes.insertBuilds).push(row);
+  }
+  return { results, writes };
+}
+
+/**
+ * Whether the line repeats the build or one of its parts with the same meaning but other JSON
+ * (key order): the hashes are over the JSON as sent, so this slower check runs only when they differ.
+ */
+function sameContent(b: WorkingBuild, eventsJson: string): boolean {
+  const line = canonicalEvents(eventsJson);
+  if (b.chunkEvents.some((c) => canonicalEvents(c) === line)) return true;
+  return b.chunkEvents.length > 1 && canonicalEvents(joinEventArrays(b.chunkEvents)) === line;
+}
+
+/** Names of the builds columns, in the order rows are written. */
+export const BUILD_ROW_COLUMNS: readonly string[] = [...BOOKKEEPING_COLUMNS, ...ATTRIBUTE_COLUMNS.map((c) => c.column)];

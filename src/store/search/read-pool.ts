@@ -1,0 +1,170 @@
+// Search reads on SQLite in worker threads. better-sqlite3 runs a statement synchronously in the
+// calling thread, so before this a search that took 40 s froze every request of the server for
+// 40 s. Each worker (read-worker.ts) has its own read-only connection to the same WAL database and
+// stops a statement at its deadline; the server's thread only waits for an answer.
+//
+// A job's deadline counts from when it is asked for, so time spent queued behind other searches
+// counts too. Should a worker not answer shortly after a deadline (a statement stuck between two
+// rows), it is terminated and replaced and the caller gets the timeout all the same.
+
+import { DomainError } from '../../errors/domain.js';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { PackedRows } from './packed-rows.js';
+
+/** Called first in a search statement's WHERE clause by the workers' connections: throws after the deadline. */
+export const DEADLINE_FUNCTION = 'buildscope_deadline';
+
+/** A search ran past its time limit and was stopped. HTTP answers it with a 503 problem document. */
+export class SearchTimeoutError extends DomainError {
+  readonly kind = 'unavailable';
+  constructor(readonly timeoutMs: number) {
+    super(`The search ran longer than the server's limit of ${timeoutMs} ms and was stopped; narrow the query (fewer terms, values with a literal prefix, a shorter time range)`);
+  }
+}
+
+/** A search thread failed or stopped (not a statement's own error): the caller may run the search itself. */
+export class SearchThreadError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SearchThreadError';
+  }
+}
+
+function startWorker(file: string): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./read-worker.js', import.meta.url), { workerData: { file } });
+  // From the TypeScript sources (tests, benchmarks): register tsx in the worker first, as prepare-pool.ts does.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const main = new URL('./read-worker.ts', import.meta.url).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(main)}); });`, { eval: true, workerData: { file } });
+}
+
+interface Job {
+  readonly id: number;
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly deadline: number;
+  readonly timeoutMs: number;
+  readonly packed: boolean;
+  readonly resolve: (rows: unknown[] | PackedRows) => void;
+  readonly reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Job | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** How long after a job's deadline a worker may take to say so before it is replaced. */
+const GRACE_MS = 2000;
+
+export class ReadPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  /** `startThread` starts a worker for the database file (tests give broken or silent ones). */
+  constructor(
+    private readonly file: string,
+    private readonly size: number,
+    private readonly logger?: Pick<Logger, 'warn'>,
+    private readonly startThread: (file: string) => Worker = startWorker,
+  ) {}
+
+  /** The rows of a compiled statement, or a SearchTimeoutError after `timeoutMs` (queueing included). */
+  run(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<unknown[]> {
+    return this.job(sql, parameters, timeoutMs, false) as Promise<unknown[]>;
+  }
+
+  /** The rows of a compiled statement packed column by column (packed-rows.ts), as `run`. */
+  runPacked(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<PackedRows> {
+    return this.job(sql, parameters, timeoutMs, true) as Promise<PackedRows>;
+  }
+
+  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, packed: boolean): Promise<unknown[] | PackedRows> {
+    if (this.closed) return Promise.reject(new Error('The store is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, packed, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const j of this.queue.splice(0)) j.reject(new Error('The store is closed'));
+    const slots = this.slots.splice(0);
+    for (const s of slots) {
+      clearTimeout(s.timer);
+      s.job?.reject(new Error('The store is closed'));
+    }
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      let slot = this.slots.find((s) => s.job === undefined);
+      if (slot === undefined && this.slots.length < this.size) slot = this.start();
+      if (slot === undefined) return;
+      const job = this.queue.shift()!;
+      const left = job.deadline - Date.now();
+      if (left <= 0) {
+        job.reject(new SearchTimeoutError(job.timeoutMs));
+        continue;
+      }
+      slot.job = job;
+      slot.worker.ref();
+      slot.worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, deadline: job.deadline, packed: job.packed });
+      slot.timer = setTimeout(() => this.stuck(slot), left + GRACE_MS);
+    }
+  }
+
+  private start(): Slot {
+    const slot: Slot = { worker: this.startThread(this.file), job: undefined, timer: undefined };
+    const w = slot.worker;
+    w.on('message', (m: { id: number; rows?: unknown[]; packed?: PackedRows; error?: string; timeout?: boolean }) => {
+      const job = slot.job;
+      if (job === undefined || job.id !== m.id) return;
+      clearTimeout(slot.timer);
+      slot.job = undefined;
+      w.unref();
+      if (m.rows !== undefined) job.resolve(m.rows);
+      else if (m.packed !== undefined) job.resolve(m.packed);
+      else if (m.timeout) job.reject(new SearchTimeoutError(job.timeoutMs));
+      else job.reject(new Error(m.error));
+      this.dispatch();
+    });
+    const fail = (e: Error): void => {
+      const i = this.slots.indexOf(slot);
+      if (i < 0) return;
+      this.slots.splice(i, 1);
+      clearTimeout(slot.timer);
+      slot.job?.reject(e);
+      slot.job = undefined;
+      if (!this.closed) this.dispatch();
+    };
+    w.on('error', (e) => {
+      this.logger?.warn({ err: e }, 'A search worker thread failed; it is replaced');
+      fail(new SearchThreadError(`A search worker thread failed: ${e.message}`, { cause: e }));
+    });
+    w.on('exit', (code) => fail(new SearchThreadError(`A search worker thread stopped (exit code ${code})`)));
+    w.unref();
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** The worker did not answer by its job's deadline and grace: replace it, the caller gets the timeout. */
+  private stuck(slot: Slot): void {
+    const job = slot.job;
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+    slot.job = undefined;
+    this.logger?.warn({ timeoutMs: job?.timeoutMs }, 'A search worker thread did not stop at its deadline; it is replaced');
+    void slot.worker.terminate();
+    job?.reject(new SearchTimeoutError(job.timeoutMs));
+    this.dispatch();
+  }
+}

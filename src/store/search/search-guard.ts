@@ -1,0 +1,169 @@
+// The one guarded path of searches. Every read of builds by a query (a listing or a page of a
+// streamed one, a count, facets, trends, the values of a field) runs its statements here, under
+// the search time limit:
+//
+// - SQLite: in the search threads (read-pool.ts), each statement stopped at the deadline by the
+//   deadline check it carries first in its WHERE clause, so the server's thread never runs it;
+// - PostgreSQL: in a transaction on one pooled connection, each statement after a `SET LOCAL
+//   statement_timeout` of the time left, within the search slots (search-slots.ts): a search holds
+//   one connection whatever its statements, and searches never hold every pooled connection.
+//
+// A search may be several statements (a trend is three, a page read in windows of seq up to
+// three; the facets are one): they share one deadline, counted from when the search was asked
+// for, so the whole search ends within the limit whatever it is made of, and it fails with the
+// same SearchTimeoutError as a listing.
+
+import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely';
+import type { Logger } from 'pino';
+import type { DatabaseHandle } from '../../db/database.js';
+import type { Dialect } from '../../sql/index.js';
+import { packRows, type PackedRows } from './packed-rows.js';
+import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
+import { SearchSlots } from './search-slots.js';
+
+/** Runs one statement of a search within the search's time limit; its rows. */
+export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+
+/** As ReadRows, the rows packed column by column (packed-rows.ts); `width` is the number of columns selected. */
+export type ReadPacked = (query: CompiledQuery, width: number) => Promise<PackedRows>;
+
+/** Packs rows read as objects (their values in select order), where no search thread packed them. */
+async function packed(rows: Promise<readonly unknown[]>, width: number): Promise<PackedRows> {
+  return packRows((await rows).map((r) => Object.values(r as object)), width);
+}
+
+/** What a search needs of the guard: the run of its statements, and the check they carry. */
+export interface GuardedSearch {
+  /**
+   * The condition to put first in the WHERE clause of a search statement over builds, so that a
+   * search thread can stop it between rows; undefined when searches do not run in threads.
+   */
+  readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
+  /**
+   * Runs `f`, whose statements (read through `read` or `readPacked`) all end by one deadline:
+   * the search time limit, or `timeoutMs` for work that is not a request's (a background read).
+   */
+  search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>, options?: { readonly timeoutMs?: number }): Promise<T>;
+}
+
+export interface SearchGuardOptions {
+  /** The time limit of one search, in ms. */
+  readonly timeoutMs: number;
+  /** SQLite: search threads; 0 runs searches in the caller's thread without a limit. */
+  readonly threads: number;
+  readonly logger?: Logger;
+}
+
+/** A search run straight on the database, without a limit (tests and benchmarks compare paths with it). */
+export function unguarded(handle: DatabaseHandle): GuardedSearch {
+  const read: ReadRows = async (q) => (await handle.db.executeQuery(q)).rows;
+  return { deadlineCheck: undefined, search: (f) => f(read, (q, width) => packed(read(q), width)) };
+}
+
+export class SearchGuard implements GuardedSearch {
+  private readonly reads: ReadPool | undefined;
+  /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
+  private readonly slots: SearchSlots | undefined;
+  readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    dialect: Dialect,
+    private readonly options: SearchGuardOptions,
+  ) {
+    const sqlite = handle.sqlite;
+    this.reads = dialect.searchExecution === 'threads' && sqlite !== undefined && !sqlite.memory && options.threads > 0 ? new ReadPool(sqlite.name, options.threads, options.logger) : undefined;
+    if (this.reads !== undefined) {
+      this.deadlineCheck = sql<SqlBool>`${sql.raw(DEADLINE_FUNCTION)}() = 1`;
+      // Should a search thread fail, the statement runs in the server's thread instead, as it
+      // is: the deadline check then always passes.
+      sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
+    }
+    // Two connections of the pool (10 by default) are never taken by searches.
+    this.slots = dialect.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+  }
+
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
+  async search<T>(f: (read: ReadRows, readPacked: ReadPacked) => Promise<T>, options: { readonly timeoutMs?: number } = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const left = (): number => {
+      const ms = deadline - Date.now();
+      if (ms <= 0) throw new SearchTimeoutError(timeoutMs);
+      return ms;
+    };
+    try {
+      if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()));
+      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width)), left);
+      const read: ReadRows = async (q) => (await this.handle.db.executeQuery(q)).rows;
+      return await f(read, (q, width) => packed(read(q), width));
+    } catch (e) {
+      // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
+      // is told the limit, not what was left of it.
+      if (e instanceof SearchTimeoutError || (e as { code?: unknown }).code === '57014') throw new SearchTimeoutError(timeoutMs);
+      throw e;
+    }
+  }
+
+  /** SQLite: the statement in a search thread, stopped after `leftMs` (waiting for a thread included). */
+  private async inThread<R>(q: CompiledQuery<R>, leftMs: number): Promise<R[]> {
+    try {
+      return (await this.reads!.run(q.sql, q.parameters, leftMs)) as R[];
+    } catch (e) {
+      if (!(e instanceof SearchThreadError)) throw e;
+      this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
+      return (await this.handle.db.executeQuery(q)).rows;
+    }
+  }
+
+  /** As inThread, the rows packed in the search thread. */
+  private async packedInThread(q: CompiledQuery, width: number, leftMs: number): Promise<PackedRows> {
+    try {
+      return await this.reads!.runPacked(q.sql, q.parameters, leftMs);
+    } catch (e) {
+      if (!(e instanceof SearchThreadError)) throw e;
+      this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
+      return packed(this.handle.db.executeQuery(q).then((r) => r.rows), width);
+    }
+  }
+
+  /**
+   * PostgreSQL: the search in one slot and one transaction, its statements one at a time (a
+   * connection runs one statement at a time anyway), each after setting statement_timeout to
+   * what is left, so the connection is given back by the deadline. Error 57014 (query_canceled)
+   * is the timeout firing; search() turns it into SearchTimeoutError. After a failed statement
+   * the transaction is aborted: later statements of the search fail without being sent.
+   */
+  private inSlot<T>(f: (read: ReadRows) => Promise<T>, left: () => number): Promise<T> {
+    return this.slots!.run(left(), () =>
+      this.handle.db.transaction().execute(async (trx) => {
+        let last: Promise<unknown> = Promise.resolve();
+        let failure: unknown;
+        const read: ReadRows = (q) => {
+          const next = last.then(async () => {
+            if (failure !== undefined) throw failure;
+            await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(left())))}`.execute(trx);
+            return (await trx.executeQuery(q)).rows;
+          });
+          last = next.catch((e: unknown) => {
+            failure ??= e;
+          });
+          return next;
+        };
+        try {
+          return await f(read);
+        } finally {
+          // Nothing may use the transaction after it ends.
+          await last;
+        }
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.reads?.close();
+  }
+}
