@@ -9,11 +9,11 @@ import type { ToolType } from '../query/catalog.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ingestNdjson, NOTIFY_CHANNEL } from './ingest/ingest.js';
-import { decodeEvent, eventText, inflateSlices, storedAttributes, unpackEvents } from './events/event-codec.js';
+import { decodeEvent, eventText, storedAttributes } from './events/event-codec.js';
+import { mayBeStored, StoredEvents } from './events/stored-events.js';
 import { compactStoredEvents } from './schema/compact-events.js';
 import { fillTestDimension } from './ingest/test-backfill.js';
-import { eventsId, eventsRange } from './schema/events-rowid.js';
-import { ArrayElementSplitter } from './events/event-splitter.js';
+import { layoutOf, type StoreLayout } from './schema/layout.js';
 import { migrateStoreAndSearch } from './schema/migrations.js';
 import { reconcileCatalog } from './schema/reconcile.js';
 import { accessPlan, compileQuery, dialectOf, valueRowsCount, type Dialect } from '../sql/index.js';
@@ -55,45 +55,6 @@ import type {
   Trends,
   Visibility,
 } from './types.js';
-
-/**
- * Reading a build's events: chunks up to INLINE_CHUNK_CHARS characters are listed CHUNK_BATCH at a
- * time with their text, larger ones are read SLICE_CHARS at a time. A reader so holds at most about
- * 1 M characters of stored text. Each slice query reads the whole value in the database (SQLite
- * and TOAST have no partial text reads), so a slice is large enough that a 15 MB chunk costs 15
- * queries, not hundreds.
- */
-const INLINE_CHUNK_CHARS = 64 * 1024;
-const CHUNK_BATCH = 16;
-const SLICE_CHARS = 1024 * 1024;
-/**
- * Compressed chunks (store migration 0008) up to this many bytes are listed with their bytes; one
- * whose text is at most INLINE_CHUNK_CHARS is inflated at once, any other as a stream, so that a
- * reader never holds a large chunk's text (a chunk of repetitive events compresses 100-fold).
- */
-const INLINE_PACKED_BYTES = 16 * 1024;
-/** Placeholder values of the compiled chunk listing (#listChunks): no build ID has a control character. */
-const CHUNKS_ID = '\u0001build';
-const CHUNKS_AFTER = -0x5eed;
-
-interface ChunkRow {
-  /** The build's events_key (store migration 0014), by which its slices are read. */
-  key: number | string;
-  chunk: number | string;
-  length: number | string;
-  packedLength: number | string | null;
-  events: string | null;
-  packed: Uint8Array | null;
-}
-
-/**
- * Whether a build with this ID can exist. PostgreSQL's text cannot hold NUL (a parameter with one
- * is a database error, which was a 500 for `GET /api/builds/a%00b`), and ingest stores no such ID
- * on either database: a lookup of one finds nothing, without asking the database.
- */
-function mayBeStored(id: string): boolean {
-  return !id.includes('\0');
-}
 
 export interface BuildStoreOptions {
   /** Server clock (epoch ms) for `availableAt`; Date.now by default. */
@@ -232,6 +193,10 @@ class KyselyBuildStore implements BuildStore {
   readonly signal: NewBuildSignal;
   /** The database's dialect hooks, picked once. */
   readonly dialect: Dialect;
+  /** How the store's tables are laid out on this database, picked once. */
+  readonly layout: StoreLayout;
+  /** Reads builds' stored events back. */
+  private readonly events: StoredEvents;
   private readonly clock: () => number;
 
   private readonly postings: PostingCache | undefined;
@@ -246,6 +211,8 @@ class KyselyBuildStore implements BuildStore {
   ) {
     this.clock = options.clock ?? Date.now;
     this.dialect = dialectOf(handle.dialect);
+    this.layout = layoutOf(handle.dialect);
+    this.events = new StoredEvents(handle.db, this.layout);
     const d = this.dialect;
     // Posting bitmaps stay complete only where builds become available in seq order.
     this.postings = d.commitsInSeqOrder && handle.sqlite !== undefined && options.postings !== false ? new PostingCache(handle.sqlite, handle.db, d, options.postings) : undefined;
@@ -522,7 +489,7 @@ class KyselyBuildStore implements BuildStore {
    * the build, so that a client that stops reading costs a bounded buffer (docs/export.md).
    */
   streamEvents(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEvent> {
-    return this.#events(id, options.eventTypes, decodeEvent, (e) => e.type.eventType);
+    return this.events.read(id, options.eventTypes, decodeEvent, (e) => e.type.eventType);
   }
 
   /**
@@ -530,111 +497,9 @@ class KyselyBuildStore implements BuildStore {
    * without decoding its data (the export's path: event-codec.ts eventText).
    */
   streamEventTexts(id: string, options: { eventTypes?: readonly string[] } = {}): AsyncIterable<BuildEventText> {
-    return this.#events(id, options.eventTypes, eventText, (e) => e.eventType);
+    return this.events.read(id, options.eventTypes, eventText, (e) => e.eventType);
   }
 
-  /** The stored tuples of a build read by `read`, those of the listed event types only when given. */
-  async *#events<T>(id: string, eventTypes: readonly string[] | undefined, read: (tuple: string) => T, typeOf: (event: T) => string): AsyncIterable<T> {
-    const types = eventTypes === undefined ? undefined : new Set(eventTypes);
-    for await (const tuple of this.#storedTuples(id)) {
-      const e = read(tuple);
-      if (types === undefined || types.has(typeOf(e))) yield e;
-    }
-  }
-
-  /**
-   * The chunk listing of streamEvents, compiled once: building and compiling it in kysely for
-   * every build was about a tenth of an export's CPU. The parameters are put in by their
-   * placeholders' values (CHUNKS_ID, CHUNKS_AFTER), not by position.
-   */
-  #chunkListing: CompiledQuery | undefined;
-
-  async #listChunks(id: string, after: number): Promise<ChunkRow[]> {
-    if (this.#chunkListing === undefined) {
-      this.#chunkListing = this.handle.db
-        .selectFrom('build_events')
-        .select([
-          'events_key as key',
-          'chunk',
-          sql<number>`length(events)`.as('length'),
-          sql<number | null>`length(events_packed)`.as('packedLength'),
-          // Small chunks come with the listing; larger ones are read in slices below.
-          sql<string | null>`case when length(events) <= ${sql.lit(INLINE_CHUNK_CHARS)} then events else null end`.as('events'),
-          sql<Uint8Array | null>`case when length(events_packed) <= ${sql.lit(INLINE_PACKED_BYTES)} then events_packed else null end`.as('packed'),
-        ])
-        // The build's key looked up in the same statement: one query per batch, as before 0014.
-        // SQLite: the build's chunks are a range of rowids (store migration 0018, events-rowid.ts).
-        .where(({ eb, selectFrom }) => {
-          const key = selectFrom('builds').select('builds.events_key').where('builds.id', '=', CHUNKS_ID);
-          return this.handle.dialect === 'sqlite'
-            ? eventsRange(sql`${key}`, 'id', sql`${CHUNKS_AFTER}`).$castTo<SqlBool>()
-            : eb.and([eb('events_key', '=', key), eb('chunk', '>', CHUNKS_AFTER)]);
-        })
-        .orderBy(this.handle.dialect === 'sqlite' ? sql.ref('id') : sql.ref('chunk'))
-        .limit(sql.lit(CHUNK_BATCH))
-        .compile();
-    }
-    const c = this.#chunkListing;
-    const parameters = c.parameters.map((p) => (p === CHUNKS_ID ? id : p === CHUNKS_AFTER ? after : p));
-    return (await this.handle.db.executeQuery<ChunkRow>({ ...c, parameters })).rows;
-  }
-
-  /** The stored tuples of a build's events (event-codec.ts), one element text at a time. */
-  async *#storedTuples(id: string): AsyncIterable<string> {
-    if (!mayBeStored(id)) return;
-    let after = -1;
-    for (;;) {
-      const rows = await this.#listChunks(id, after);
-      for (const r of rows) {
-        const chunk = Number(r.chunk);
-        const splitter = new ArrayElementSplitter();
-        for await (const slice of this.#chunkText(id, Number(r.key), chunk, r)) yield* splitter.push(slice);
-        splitter.end();
-        after = chunk;
-      }
-      if (rows.length < CHUNK_BATCH) return;
-    }
-  }
-
-  /**
-   * The text of one stored chunk in pieces (see INLINE_CHUNK_CHARS): a small text chunk as listed;
-   * a small compressed one inflated at once unless its text is longer than INLINE_CHUNK_CHARS; any
-   * other inflated as a stream of its bytes, which are read SLICE_CHARS at a time when the chunk is
-   * large. Takes the listed value out of the row, so that the row no longer holds it.
-   */
-  async *#chunkText(id: string, key: number, chunk: number, r: { length: number | string; packedLength: number | string | null; events: string | null; packed: Uint8Array | null }): AsyncIterable<string> {
-    if (r.packedLength === null) {
-      const text = r.events;
-      r.events = null;
-      if (text !== null) yield text;
-      else yield* this.#slices(id, key, chunk, Number(r.length), 'events');
-      return;
-    }
-    const packed = r.packed;
-    r.packed = null;
-    if (packed !== null) {
-      const text = unpackEvents(packed, INLINE_CHUNK_CHARS);
-      if (text !== undefined) yield text;
-      else yield* inflateSlices((async function* () { yield packed; })());
-      return;
-    }
-    yield* inflateSlices(this.#slices(id, key, chunk, Number(r.packedLength), 'events_packed'));
-  }
-
-  /** A stored chunk's text (or compressed bytes) in slices of SLICE_CHARS characters (bytes). */
-  #slices(id: string, key: number, chunk: number, length: number, column: 'events'): AsyncIterable<string>;
-  #slices(id: string, key: number, chunk: number, length: number, column: 'events_packed'): AsyncIterable<Uint8Array>;
-  async *#slices(id: string, key: number, chunk: number, length: number, column: 'events' | 'events_packed'): AsyncIterable<string | Uint8Array> {
-    for (let from = 1; from <= length; from += SLICE_CHARS) {
-      const row = await this.handle.db
-        .selectFrom('build_events')
-        .select(sql<string | Uint8Array>`substr(${sql.ref(column)}, ${sql.lit(from)}, ${sql.lit(SLICE_CHARS)})`.as('slice'))
-        .where(({ eb }) => (this.handle.dialect === 'sqlite' ? eb(sql.ref('id'), '=', eventsId(key, chunk)) : eb.and([eb('events_key', '=', key), eb('chunk', '=', chunk)])))
-        .executeTakeFirst();
-      if (row === undefined) throw new Error(`Chunk ${chunk} of build ${id} vanished while it was read`);
-      yield row.slice;
-    }
-  }
 
   async countBuilds(options: Omit<ListBuildsOptions, 'maxBuilds' | 'reverse' | 'withAttributes'>): Promise<number> {
     // A query the trend rollups answer is counted from their all-time rows (a few rows).

@@ -11,7 +11,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { DELETED_BUILDS } from './schema/migrations.js';
-import { eventsRange } from './schema/events-rowid.js';
+import { layoutOf } from './schema/layout.js';
 import { rollupRemovals } from './analytics/rollups.js';
 import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
@@ -93,13 +93,7 @@ export async function deleteBuilds(handle: DatabaseHandle, candidates: readonly 
     statements.push(...rollupRemovals(db, handle.dialect, seqs));
     if (seqs.length > 0) for (const t of BY_SEQ) statements.push(db.deleteFrom(t).where('seq', 'in', seqs).compile());
     // By the builds' events keys (store migration 0014), read in the same statement.
-    statements.push(
-      handle.dialect === 'sqlite'
-        ? // SQLite: each build's chunks a range of rowids (store migration 0018).
-          sql`DELETE FROM build_events WHERE id IN (SELECT e.id FROM builds CROSS JOIN build_events AS e ON ${eventsRange(sql`builds.events_key`, 'e.id')}
-            WHERE builds.id IN (${sql.join(present)}))`.compile(db)
-        : db.deleteFrom('build_events').where('events_key', 'in', (eb) => eb.selectFrom('builds').select('builds.events_key').where('builds.id', 'in', present)).compile(),
-    );
+    statements.push(sql`DELETE FROM build_events WHERE ${layoutOf(handle.dialect).chunks.ofBuilds(sql.join(present))}`.compile(db));
     statements.push(db.deleteFrom('builds').where('id', 'in', present).compile());
     return { gone, statements };
   };

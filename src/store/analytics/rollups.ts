@@ -19,6 +19,7 @@ import type { DatabaseHandle } from '../../db/database.js';
 import { dialectOf } from '../../sql/index.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
+import { layoutOf } from '../schema/layout.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -197,9 +198,9 @@ function keyAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, 
 
 /** The tables and the index of migration 0008 (frozen). */
 export async function createRollupTables(db: Db, dialect: Dialect): Promise<void> {
-  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
-  const real = dialect === 'sqlite' ? 'real' : 'double precision';
-  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  const big = layoutOf(dialect).int64;
+  const real = layoutOf(dialect).float64;
+  const rowid = layoutOf(dialect).clustered;
   const keyCols = `lvl integer NOT NULL, t ${big} NOT NULL, k text NOT NULL, ${ROLLUP_DIMENSIONS.map((c) => `${c} text`).join(', ')}`;
   await sql
     .raw(
@@ -348,8 +349,8 @@ export const FACET_ROLLUP_FIELDS = [
 
 /** The table of migration 0011 (frozen). */
 export async function createFacetRollupTable(db: Db, dialect: Dialect): Promise<void> {
-  const big = dialect === 'sqlite' ? 'integer' : 'bigint';
-  const rowid = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
+  const big = layoutOf(dialect).int64;
+  const rowid = layoutOf(dialect).clustered;
   // (field, value, k): a facet's rows are one range, already in value order for the grouping.
   await sql
     .raw(

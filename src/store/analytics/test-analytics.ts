@@ -75,7 +75,7 @@ export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, 
 
 /** The `Git commit id` value of the build (custom values are stored lower-cased, derive.ts). */
 function commitOf(handle: DatabaseHandle) {
-  const tables = customValueTables(handle.dialect === 'sqlite');
+  const tables = customValueTables(dialectOf(handle.dialect).recentRows);
   const parts = tables.map((t) => sql`SELECT cv.value FROM ${sql.table(t)} AS cv WHERE cv.seq = r.seq AND cv.name = 'git commit id'`);
   return sql<string | null>`(${sql.join(parts, sql` UNION ALL `)} LIMIT 1)`;
 }

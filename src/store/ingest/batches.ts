@@ -24,6 +24,9 @@ export const DEFAULT_BATCH_SIZE = 500;
  */
 export const SQLITE_BULK_BATCH_SIZE = 10_000;
 
+/** Lines per transaction of a bulk load, per database (every database named, checked by the type). */
+const BULK_BATCH_SIZE: Readonly<Record<DialectName, number>> = { sqlite: SQLITE_BULK_BATCH_SIZE, postgres: DEFAULT_BATCH_SIZE };
+
 export function batchSizeFor(dialect: DialectName, bulk: boolean): number {
-  return bulk && dialect === 'sqlite' ? SQLITE_BULK_BATCH_SIZE : DEFAULT_BATCH_SIZE;
+  return bulk ? BULK_BATCH_SIZE[dialect] : DEFAULT_BATCH_SIZE;
 }

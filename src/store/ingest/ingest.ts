@@ -20,6 +20,10 @@ import { prepareLines, type PreparedLine } from './prepare.js';
 import { transactionLines, type TransactionLines } from './transaction-lines.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
 import type { IngestLineResult, IngestOptions, Visibility } from '../types.js';
+import type { DialectName } from '../../db/database.js';
+
+/** Each database's write path (every database named, checked by the type). */
+const WRITERS: Readonly<Record<DialectName, (ctx: IngestContext, options: WriterOptions) => IngestWriter>> = { sqlite: sqliteWriter, postgres: postgresWriter };
 
 export { NOTIFY_CHANNEL } from './postgres.js';
 
@@ -67,7 +71,7 @@ export async function ingestNdjson(
   options: IngestOptions = {},
 ): Promise<IngestLineResult[]> {
   const writerOptions: WriterOptions = { visibility: options.visibility };
-  const writer = ctx.handle.dialect === 'sqlite' ? sqliteWriter(ctx, writerOptions) : postgresWriter(ctx, writerOptions);
+  const writer = WRITERS[ctx.handle.dialect](ctx, writerOptions);
   // A bulk load on SQLite spaces its checkpoints out (bulk-checkpoints.ts), and writes its parts
   // without a savepoint each, keeping the open transaction's lines aside instead, to write them
   // again should a part fail (transaction-lines.ts says why). Everywhere else each part has its

@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { eventsByKey } from '../events/events-read.js';
+import { layoutOf } from '../schema/layout.js';
 import { addTestWrites, type TestWrites } from './plan.js';
 import { rowInserter } from './sqlite.js';
 import { buildFailuresOf, testRunsOf } from '../events/test-runs.js';
@@ -54,7 +55,7 @@ export async function fillTestDimension(handle: DatabaseHandle, logger?: Logger)
         FROM builds WHERE ${pending(after)} ORDER BY seq LIMIT ${BATCH}`.execute(db)
     ).rows;
     if (builds.length === 0) break;
-    const events = await eventsByKey(db, handle.dialect, builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
+    const events = await eventsByKey(db, layoutOf(handle.dialect), builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
     const writes: TestWrites = { testRuns: [], buildFailures: [] };
     for (const b of builds) {
       const own = b.events_key === null ? [] : (events.get(Number(b.events_key)) ?? []);
@@ -84,8 +85,9 @@ export async function fillTestDimension(handle: DatabaseHandle, logger?: Logger)
  * another process had moved it instead (nothing written), or undefined when written.
  */
 function committer(handle: DatabaseHandle): (from: number, to: number, writes: TestWrites) => Promise<number | undefined> {
-  if (handle.dialect === 'sqlite') {
-    const raw = handle.sqlite!;
+  // SQLite's synchronous handle: the batch and its mark in one better-sqlite3 transaction.
+  const raw = handle.sqlite;
+  if (raw !== undefined) {
     const writeRows = sqliteTestRows(raw, rowInserter);
     const current = raw.prepare('SELECT done_seq FROM test_backfill').pluck();
     const move = raw.prepare('UPDATE test_backfill SET done_seq = ?');

@@ -20,6 +20,7 @@ import { migrateValueFieldCodes } from './value-field-codes.js';
 import { migrateHashBytes } from './hash-bytes.js';
 import { migrateEventsRowid } from './events-rowid.js';
 import { migrateSearchIndexes, NO_PROGRESS_LOG, searchMigrations } from '../../sql/indexes.js';
+import { layoutOf } from './layout.js';
 
 // Migrations take Kysely<any>, not the typed Database (db/schema.ts): a migration must keep doing
 // what it did when it was released, whatever the tables' types say today (kysely's own advice).
@@ -90,7 +91,7 @@ async function attributesTable(db: Db, dialect: DatabaseHandle['dialect']): Prom
   // SQLite: INTEGER PRIMARY KEY makes seq the rowid, so the table is its own index.
   await db.schema
     .createTable('build_attributes')
-    .addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey())
+    .addColumn('seq', layoutOf(dialect).int64, (c) => c.primaryKey())
     .addColumn('attributes', 'text', (c) => c.notNull())
     .execute();
   await sql`INSERT INTO build_attributes (seq, attributes) SELECT seq, attributes FROM builds WHERE seq IS NOT NULL`.execute(db);
@@ -182,7 +183,7 @@ async function backfillTasks(db: Db, _dialect: DatabaseHandle['dialect']): Promi
 async function trendIndexes(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await db.schema.createIndex(TREND_INDEX).ifNotExists().on('builds').columns(['buildstarttime', 'buildoutcome', 'buildduration', 'seq']).execute();
   await db.schema.createIndex('build_tasks_path').on('build_tasks').columns(['path', 'seq', 'outcome', 'duration_ms']).execute();
-  let counts = db.schema.createTable('build_task_counts').addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigint', (c) => c.primaryKey());
+  let counts = db.schema.createTable('build_task_counts').addColumn('seq', layoutOf(dialect).int64, (c) => c.primaryKey());
   for (const c of TASK_COUNT_COLUMNS) counts = counts.addColumn(c, 'integer', (col) => col.notNull());
   await counts.execute();
   const sums = COUNTED_TASK_OUTCOMES.map((o, i) => sql`sum(CASE WHEN outcome = ${o} THEN 1 ELSE 0 END) AS ${sql.ref(TASK_COUNT_COLUMNS[i]!)}`);
@@ -227,7 +228,7 @@ async function deletedBuilds(db: Db): Promise<void> {
 async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
   await db.schema
     .alterTable('build_events')
-    .addColumn('events_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .addColumn('events_packed', layoutOf(dialect).bytes)
     .execute();
   // The rows still to convert, and only those: the conversion finds them by this index, and once
   // every row is compressed it is empty, so opening a converted store costs one look-up in it.
@@ -235,7 +236,7 @@ async function packedEvents(db: Db, dialect: DatabaseHandle['dialect']): Promise
   // The derived attributes JSON likewise (event-codec.ts `packAttributes`), `attributes` left empty.
   await db.schema
     .alterTable('build_attributes')
-    .addColumn('attributes_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .addColumn('attributes_packed', layoutOf(dialect).bytes)
     .execute();
   await sql`CREATE INDEX build_attributes_text ON build_attributes (seq) WHERE attributes_packed IS NULL`.execute(db);
 }
@@ -336,7 +337,7 @@ const EVENTS_KEY_BATCH = 1000;
  * progress in the log. Text rows stay text: compact-events.ts converts them after the migrations.
  */
 async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
-  const int = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const int = layoutOf(dialect).int64;
   // On SQLite every batch commits by itself (PostgreSQL runs the migration in one transaction): a
   // run that was interrupted left the column, the counter and a partial copy, and starts over.
   const added =
@@ -352,9 +353,10 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
     .addColumn('hash', 'text', (c) => c.notNull())
     .addColumn('event_count', 'integer', (c) => c.notNull())
     .addColumn('events', 'text', (c) => c.notNull())
-    .addColumn('events_packed', dialect === 'sqlite' ? 'blob' : 'bytea')
+    .addColumn('events_packed', layoutOf(dialect).bytes)
     .addPrimaryKeyConstraint('build_events_key_pk', ['events_key', 'chunk']);
-  if (dialect === 'sqlite') table = table.modifyEnd(sql`WITHOUT ROWID`);
+  const clustered = layoutOf(dialect).clustered;
+  if (clustered !== '') table = table.modifyEnd(sql.raw(clustered));
   await table.execute();
 
   const count = async (where: ReturnType<typeof sql>): Promise<number> =>
@@ -383,7 +385,7 @@ async function eventsKey(db: Db, dialect: DatabaseHandle['dialect']): Promise<vo
   }
   // Incomplete builds: keys after the highest seq ever used, in batches of IDs (their arrival
   // order is not indexed; the order among them only matters to where their later parts land).
-  let last = Number((await sql<{ m: number | string }>`SELECT ${sql.raw(dialect === 'sqlite' ? 'max' : 'greatest')}(
+  let last = Number((await sql<{ m: number | string }>`SELECT ${sql.raw(layoutOf(dialect).greatest)}(
       coalesce((SELECT max(seq) FROM builds), 0), coalesce((SELECT max(seq) FROM deleted_builds), 0)) AS m`.execute(db)).rows[0]!.m);
   let afterId = '';
   for (;;) {

@@ -26,6 +26,7 @@ import type { DatabaseHandle } from '../../db/database.js';
 import { deriveAttributes } from '../events/derive.js';
 import { packAttributes } from '../events/event-codec.js';
 import { eventsByKey } from '../events/events-read.js';
+import { layoutOf } from './layout.js';
 import { STORE_FIELDS } from './migrations.js';
 import type { BuildEvent } from '../types.js';
 
@@ -105,7 +106,7 @@ async function backfill(db: Db, dialect: Dialect['name'], fields: readonly Field
       .limit(PAGE)
       .execute();
     if (builds.length === 0) break;
-    const events = await eventsByKey(db, dialect, builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
+    const events = await eventsByKey(db, layoutOf(dialect), builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
     for (const b of builds) {
       const seq = Number(b.seq);
       const d = deriveAttributes(
