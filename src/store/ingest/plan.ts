@@ -175,175 +175,170 @@ export function tooManyParts(id: string): string {
 const HEADER_KEYS = ['toolType', 'toolVersion', 'agentVersion'] as const;
 
 export function planBatch(lines: readonly PreparedLine[], ctx: PlanContext): { results: IngestLineResult[]; writes: BatchWrites } {
-  const working = new Map<string, WorkingBuild>();
-  const writes: BatchWrites = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
-  let nextSeq = ctx.maxSeq + 1;
-  const results: IngestLineResult[] = [];
+  const planner = new BatchPlanner(ctx);
+  const results = lines.map((l) => planner.plan(l));
+  return { results, writes: planner.finished() };
+}
 
-  const finish = (b: WorkingBuild, derived: StoredDerivation): void => {
-    b.derived = derived;
-    b.seq = nextSeq++;
-    b.availableAt = ctx.now();
-    writes.maxSeq = b.seq;
-    for (const [field, value] of derived.values) writes.values.push([b.seq, valueFieldCode(field), value]);
-    for (const [name, value] of derived.customValues) writes.customValues.push([b.seq, name, value]);
-    writes.attributes.push([b.seq, derived.attributesJson, derived.attributesPacked]);
-    const counts = COUNTED_TASK_OUTCOMES.map(() => 0);
-    const seq = b.seq;
-    derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {
-      writes.tasks.push([seq, ord, path, TASK_OUTCOME_CODES[outcome], start, duration, cacheable]);
-      counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
-    });
-    writes.taskCounts.push([b.seq, ...counts]);
-    addTestWrites(writes, seq, b.toolType, derived.project, derived.tests, derived.failures);
-  };
+/**
+ * The state of one batch's plan: the builds it touched (loaded once each) and the writes so far.
+ * Each line is answered in turn (`plan`), against the builds as the lines before it left them.
+ */
+class BatchPlanner {
+  readonly #working = new Map<string, WorkingBuild>();
+  readonly #writes: BatchWrites;
+  #nextSeq: number;
+  /** The publisher's sight when restricted to projects. */
+  readonly #restricted: Visibility | undefined;
 
-  const addChunk = (b: WorkingBuild, r: PreparedRecord): void => {
-    // Same rule as the `project` field: the last ProjectStructure event decides.
-    if (r.project !== undefined) b.project = r.project;
-    writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
-    b.chunkHashes.push(r.hash);
-    b.chunkEvents.push(r.eventsJson);
-    b.dirty = true;
-  };
+  constructor(private readonly ctx: PlanContext) {
+    this.#writes = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
+    this.#nextSeq = ctx.maxSeq + 1;
+    const v = ctx.visibility;
+    this.#restricted = v !== undefined && !seesEverything(v) ? v : undefined;
+  }
 
-  const v = ctx.visibility;
-  const restricted = v !== undefined && !seesEverything(v) ? v : undefined;
-
-  for (const { line, prepared: r } of lines) {
+  /** The result of one line, its writes added to the batch's. */
+  plan({ line, prepared: r }: PreparedLine): IngestLineResult {
     if (!r.ok) {
-      results.push(
-        r.buildId === undefined
-          ? { line, status: 'rejected', error: r.error, path: r.path }
-          : { line, status: 'rejected', error: r.error, path: r.path, buildId: r.buildId },
-      );
-      continue;
+      return r.buildId === undefined ? { line, status: 'rejected', error: r.error, path: r.path } : { line, status: 'rejected', error: r.error, path: r.path, buildId: r.buildId };
     }
-    const { eventsJson, hash, finished } = r;
-
-    const id = r.buildId ?? ctx.newId();
-    let b = working.get(id);
-    if (b === undefined && r.buildId !== undefined) {
-      const stored = ctx.load(id);
-      if (stored !== undefined) {
-        b = {
-          ...stored,
-          inDatabase: true,
-          availableAt: null,
-          chunkHashes: [...stored.chunkHashes],
-          chunkEvents: [...stored.chunkEvents],
-          dirty: false,
-        };
-        working.set(id, b);
-      }
-    }
+    const id = r.buildId ?? this.ctx.newId();
+    const b = this.#build(id, r);
+    const restricted = this.#restricted;
     if (restricted !== undefined && r.buildId !== undefined && (b === undefined || !projectVisible(restricted, b.project))) {
       // Before anything else of the stored build is looked at: a build out of her sight gets the
       // answer an unknown ID gets, and a restricted publisher never picks a new build's ID (else
       // "stored" against "refused" would tell whether the ID exists).
-      results.push({ line, status: 'rejected', buildId: id, path: '$.buildId', error: unusableBuildId(id) });
-      continue;
+      return { line, status: 'rejected', buildId: id, path: '$.buildId', error: unusableBuildId(id) };
     }
-    if (b === undefined) {
-      if (restricted !== undefined) {
-        const project = r.derived !== undefined ? r.derived.project : (r.project ?? null);
-        if (!projectVisible(restricted, project)) {
-          results.push({ line, status: 'rejected', path: '$.events', error: projectRefusal(project, restricted) });
-          continue;
-        }
-      }
-      b = {
-        id,
-        toolType: r.toolType,
-        toolVersion: r.toolVersion,
-        agentVersion: r.agentVersion,
-        inDatabase: false,
-        eventsKey: ++writes.lastEventsKey,
-        seq: null,
-        availableAt: null,
-        contentHash: hash,
-        chunkHashes: [],
-        chunkEvents: [],
-        receivedAt: ctx.now(),
-        project: null,
-        dirty: true,
-      };
-      working.set(id, b);
-      addChunk(b, r);
-      // A new build: the line's own events are all of it, derived already (prepare.ts).
-      if (r.derived !== undefined) finish(b, r.derived);
-      results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
-      continue;
-    }
-
-    const mismatch = HEADER_KEYS.find((k) => b[k] !== r[k]);
-    if (mismatch !== undefined) {
-      results.push({
-        line,
-        status: 'rejected',
-        buildId: id,
-        path: `$.${mismatch}`,
-        error: `Build ${id} was stored with ${mismatch} ${JSON.stringify(b[mismatch])}; this line says ${JSON.stringify(r[mismatch])}`,
-      });
-      continue;
-    }
-    if (hash === b.contentHash || b.chunkHashes.includes(hash) || sameContent(b, eventsJson)) {
-      results.push({ line, status: 'unchanged', buildId: id, complete: b.seq !== null });
-      continue;
-    }
+    if (b === undefined) return this.#newBuild(line, id, r);
+    const refusal = this.#refusal(b, r);
+    if (refusal !== undefined) return { line, status: 'rejected', buildId: id, ...refusal };
+    if (r.hash === b.contentHash || b.chunkHashes.includes(r.hash) || sameContent(b, r.eventsJson)) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
     if (b.seq !== null) {
-      results.push({
-        line,
-        status: 'rejected',
-        buildId: id,
-        path: '$.events',
-        error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed`,
-      });
-      continue;
+      return { line, status: 'rejected', buildId: id, path: '$.events', error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed` };
     }
     if (restricted !== undefined && r.project !== undefined && !projectVisible(restricted, r.project)) {
       // The build is hers to see (checked above); this line would move it out of her sight.
-      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: projectRefusal(r.project, restricted) });
-      continue;
+      return { line, status: 'rejected', buildId: id, path: '$.events', error: projectRefusal(r.project, restricted) };
     }
     if (b.chunkHashes.length >= MAX_BUILD_PARTS) {
       // The part's number would not fit the key of its row (events-rowid.ts); same on both databases.
-      results.push({ line, status: 'rejected', buildId: id, path: '$.events', error: tooManyParts(id) });
-      continue;
+      return { line, status: 'rejected', buildId: id, path: '$.events', error: tooManyParts(id) };
     }
     // Append to an incomplete build.
-    addChunk(b, r);
+    this.#addChunk(b, r);
     b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents));
-    if (finished) {
+    if (r.finished) {
       const all: BuildEvent[] = [];
       for (const c of b.chunkEvents) for (const e of decodeEvents(c)) all.push(e);
-      finish(b, storedDerivation(b, all));
+      this.#finish(b, storedDerivation(b, all));
     }
-    results.push({ line, status: 'stored', buildId: id, complete: b.seq !== null });
+    return { line, status: 'stored', buildId: id, complete: b.seq !== null };
   }
 
-  for (const b of working.values()) {
-    if (!b.dirty) continue;
-    const row: BuildRow = [
-      b.id,
-      b.seq,
-      b.availableAt,
-      b.toolType,
-      b.toolVersion,
-      b.agentVersion,
-      b.derived ? b.derived.project : b.project,
-      hashBytes(b.contentHash),
-      // The attributes JSON lives in build_attributes (keyed by seq): searches that read a builds
-      // row (to check a column) then touch far fewer pages.
-      '{}',
-      b.receivedAt,
-      b.eventsKey,
-    ];
-    const cols = b.derived?.columns;
-    for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row.push(cols ? cols[i]! : null);
-    (b.inDatabase ? writes.updateBuilds : writes.insertBuilds).push(row);
+  /** The build as this batch knows it: from an earlier line, else as stored (loaded once), else none. */
+  #build(id: string, r: PreparedRecord): WorkingBuild | undefined {
+    const known = this.#working.get(id);
+    if (known !== undefined || r.buildId === undefined) return known;
+    const stored = this.ctx.load(id);
+    if (stored === undefined) return undefined;
+    const b: WorkingBuild = { ...stored, inDatabase: true, availableAt: null, chunkHashes: [...stored.chunkHashes], chunkEvents: [...stored.chunkEvents], dirty: false };
+    this.#working.set(id, b);
+    return b;
   }
-  return { results, writes };
+
+  /** A line whose header differs from the stored build's: the first differing key and why. */
+  #refusal(b: WorkingBuild, r: PreparedRecord): { path: string; error: string } | undefined {
+    const mismatch = HEADER_KEYS.find((k) => b[k] !== r[k]);
+    if (mismatch === undefined) return undefined;
+    return { path: `$.${mismatch}`, error: `Build ${b.id} was stored with ${mismatch} ${JSON.stringify(b[mismatch])}; this line says ${JSON.stringify(r[mismatch])}` };
+  }
+
+  #newBuild(line: number, id: string, r: PreparedRecord): IngestLineResult {
+    const restricted = this.#restricted;
+    if (restricted !== undefined) {
+      const project = r.derived !== undefined ? r.derived.project : (r.project ?? null);
+      if (!projectVisible(restricted, project)) return { line, status: 'rejected', path: '$.events', error: projectRefusal(project, restricted) };
+    }
+    const b: WorkingBuild = {
+      id,
+      toolType: r.toolType,
+      toolVersion: r.toolVersion,
+      agentVersion: r.agentVersion,
+      inDatabase: false,
+      eventsKey: ++this.#writes.lastEventsKey,
+      seq: null,
+      availableAt: null,
+      contentHash: r.hash,
+      chunkHashes: [],
+      chunkEvents: [],
+      receivedAt: this.ctx.now(),
+      project: null,
+      dirty: true,
+    };
+    this.#working.set(id, b);
+    this.#addChunk(b, r);
+    // A new build: the line's own events are all of it, derived already (prepare.ts).
+    if (r.derived !== undefined) this.#finish(b, r.derived);
+    return { line, status: 'stored', buildId: id, complete: b.seq !== null };
+  }
+
+  #addChunk(b: WorkingBuild, r: PreparedRecord): void {
+    // Same rule as the `project` field: the last ProjectStructure event decides.
+    if (r.project !== undefined) b.project = r.project;
+    this.#writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
+    b.chunkHashes.push(r.hash);
+    b.chunkEvents.push(r.eventsJson);
+    b.dirty = true;
+  }
+
+  /** A complete build: available now, with the rows derived from all its events. */
+  #finish(b: WorkingBuild, derived: StoredDerivation): void {
+    const writes = this.#writes;
+    b.derived = derived;
+    const seq = (b.seq = this.#nextSeq++);
+    b.availableAt = this.ctx.now();
+    writes.maxSeq = seq;
+    for (const [field, value] of derived.values) writes.values.push([seq, valueFieldCode(field), value]);
+    for (const [name, value] of derived.customValues) writes.customValues.push([seq, name, value]);
+    writes.attributes.push([seq, derived.attributesJson, derived.attributesPacked]);
+    const counts = COUNTED_TASK_OUTCOMES.map(() => 0);
+    derived.tasks.forEach(([path, outcome, start, duration, cacheable], ord) => {
+      writes.tasks.push([seq, ord, path, TASK_OUTCOME_CODES[outcome], start, duration, cacheable]);
+      counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
+    });
+    writes.taskCounts.push([seq, ...counts]);
+    addTestWrites(writes, seq, b.toolType, derived.project, derived.tests, derived.failures);
+  }
+
+  /** The batch's writes, with a builds row for every build a line changed. */
+  finished(): BatchWrites {
+    for (const b of this.#working.values()) if (b.dirty) (b.inDatabase ? this.#writes.updateBuilds : this.#writes.insertBuilds).push(buildRow(b));
+    return this.#writes;
+  }
+}
+
+function buildRow(b: WorkingBuild): BuildRow {
+  const row: BuildRow = [
+    b.id,
+    b.seq,
+    b.availableAt,
+    b.toolType,
+    b.toolVersion,
+    b.agentVersion,
+    b.derived ? b.derived.project : b.project,
+    hashBytes(b.contentHash),
+    // The attributes JSON lives in build_attributes (keyed by seq): searches that read a builds
+    // row (to check a column) then touch far fewer pages.
+    '{}',
+    b.receivedAt,
+    b.eventsKey,
+  ];
+  const cols = b.derived?.columns;
+  for (let i = 0; i < ATTRIBUTE_COLUMNS.length; i++) row.push(cols ? cols[i]! : null);
+  return row;
 }
 
 /**
