@@ -1,6 +1,7 @@
-// The direction of dependencies (docs/architecture.md), checked by `npm test` (scripts/layers.js):
-// query -> sql -> store -> services -> faces, with db/ (handles, migrations, frozen schema) under
-// sql and store. A rule names what a layer must not import.
+// The direction of dependencies (docs/architecture.md), checked by `npm test`
+// (test/architecture/layers.test.ts): query -> sql -> store -> services -> faces, with db/ (handles,
+// migrations, frozen schema) under sql and store; the browser pages (web/, playground/) over ui/ and
+// the query package. A rule names what a layer must not import.
 
 const SERVICES = 'src/(auth|export|provenance|cache-node|cache-registry|mirror|metrics|bes|agents|services|retention)/';
 const FACES = 'src/(http|cli)/|src/server\\.ts$|src/workers\\.ts$';
@@ -8,7 +9,7 @@ const FACES = 'src/(http|cli)/|src/server\\.ts$|src/workers\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'A cycle makes two modules one; split out what both need.', from: { path: '^src/' }, to: { circular: true } },
+    { name: 'no-circular', severity: 'error', comment: 'A cycle makes two modules one; split out what both need.', from: { path: '^(src|web|playground|ui)/' }, to: { circular: true } },
     {
       name: 'query-is-the-bottom',
       severity: 'error',
@@ -52,11 +53,51 @@ module.exports = {
       to: { path: `^(${FACES})` },
     },
     {
+      name: 'bes-is-a-service',
+      severity: 'error',
+      comment: 'The Build Event Service endpoint is opened by the composition root like the other services and imports no face (services-below-faces holds it too; this names it).',
+      from: { path: '^src/bes/' },
+      to: { path: `^(${FACES})` },
+    },
+    // The browser pages (web/, playground/) and what they share (ui/) run the search language in the
+    // page; nothing else of the server may reach their bundles. swc, the parser here, does not tell
+    // `import type` apart, so the rules below name which modules a page may import at all, and
+    // test/architecture/browser-bundles.test.ts checks what esbuild actually bundles (type imports
+    // erased): of src/, the query package only.
+    {
+      name: 'web-uses-the-library',
+      severity: 'error',
+      comment: 'The web app runs the query package, and takes the shapes of the answers it reads (`import type`) from the one module that gathers them, src/services/web-api.ts; no other server module.',
+      from: { path: '^web/' },
+      to: { path: '^src/', pathNot: '^src/(query/|services/web-api\\.ts$)' },
+    },
+    {
       name: 'playground-uses-the-library',
       severity: 'error',
-      comment: 'The browser bundle may use the query package, never server code.',
-      from: { path: '^playground/src/' },
+      comment: 'The playground may use the query package, never server code.',
+      from: { path: '^playground/' },
       to: { path: '^src/', pathNot: '^src/query/' },
+    },
+    {
+      name: 'ui-uses-the-library',
+      severity: 'error',
+      comment: 'What the two pages share uses the query package, never server code.',
+      from: { path: '^ui/' },
+      to: { path: '^src/', pathNot: '^src/query/' },
+    },
+    {
+      name: 'pages-do-not-import-each-other',
+      severity: 'error',
+      comment: 'The web app and the playground are two bundles; what both need goes to ui/.',
+      from: { path: '^(web|playground)/' },
+      to: { path: '^(web|playground)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'ui-knows-no-page',
+      severity: 'error',
+      comment: 'ui/ is below both pages: it imports neither.',
+      from: { path: '^ui/' },
+      to: { path: '^(web|playground)/' },
     },
   ],
   options: {

@@ -2,6 +2,9 @@
 // signed in) travels as a Bearer token.
 
 import { accessKey } from './auth.js';
+import { ApiError } from '../../ui/api-error.js';
+
+export { ApiError };
 
 /** A build summary as `GET /api/builds?models=attributes` returns it. */
 export interface BuildRow {
@@ -20,17 +23,6 @@ export interface ExplainResponse {
     readonly sqlite: { readonly sql: string; readonly parameters: readonly unknown[] } | null;
     readonly postgres: { readonly sql: string; readonly parameters: readonly unknown[] } | null;
   } | null;
-}
-
-/** A failed request, with the server's RFC 7807 detail when it sent one. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
 }
 
 function headers(key: string | null, accept = 'application/json'): Record<string, string> {

@@ -4,7 +4,7 @@
 import { FIELD_TYPE_LABELS } from '../../src/query/catalog.js';
 import type { CheckedExpr, Span } from '../../src/query/checked.js';
 import { describePredicate } from '../../src/query/explain.js';
-import { h } from './dom.js';
+import { h } from '../../ui/dom.js';
 
 function node(expr: CheckedExpr, select: (span: Span) => void): HTMLLIElement {
   const pick = (label: Node | string, kind: string) => {

@@ -2,12 +2,12 @@
 
 import type { EditorView } from '@codemirror/view';
 import { formatQuery } from '../../src/query/index.js';
-import { analyze } from './analysis.js';
+import { analyze } from '../../ui/analysis.js';
 import { ApiError, countMatches, explain, getJson, matchesPerDay, searchBuilds } from './api.js';
 import { renderAst } from './ast-view.js';
 import { accessKey, forgetAccessKey, storeAccessKey } from './auth.js';
-import { byId, h } from './dom.js';
-import { createEditor, insertTerm, setQuery } from './editor.js';
+import { byId, h } from '../../ui/dom.js';
+import { createEditor, insertTerm, setQuery } from '../../ui/editor.js';
 import { dataValueCompletion, fetchFieldValues } from './value-completion.js';
 import { EXAMPLES } from './examples.js';
 import { setupReference } from './reference.js';

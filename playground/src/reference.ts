@@ -2,7 +2,7 @@
 // the editor. Generated from the catalog, so it never disagrees with the parser.
 
 import { FIELDS, FIELD_TYPE_LABELS, TOOL_TYPES, type FieldDef } from '../../src/query/catalog.js';
-import { h } from './dom.js';
+import { h } from '../../ui/dom.js';
 import { exampleFor } from './field-examples.js';
 
 export interface ReferenceOptions {

@@ -4,8 +4,8 @@
 import { buildPath, eventsPath, getBuild, getEvents, type BuildRow } from './api.js';
 import { renderChart } from './chart.js';
 import { outcomeOf, type DayCount } from './chart-data.js';
-import { byId, h } from './dom.js';
-import { formatDuration, formatTime, text } from './format.js';
+import { byId, h } from '../../ui/dom.js';
+import { formatDuration, formatTime, text } from '../../ui/format.js';
 import { NAMED_FIELDS } from '../../src/query/catalog.js';
 
 const EVENT_LIMIT = 2000;

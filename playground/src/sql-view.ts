@@ -1,7 +1,7 @@
 // The SQL tabs: the compiled query for SQLite and PostgreSQL, from the server's explain endpoint.
 
 import type { ExplainResponse } from './api.js';
-import { byId } from './dom.js';
+import { byId } from '../../ui/dom.js';
 
 type Dialect = 'sqlite' | 'postgres';
 

@@ -8,29 +8,10 @@ import { tasksOf, type TaskRow } from '../store/events/tasks.js';
 import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
 import { causeOf, type FailureCause } from './failure-cause.js';
 import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
+import type { ListPage, ListRow } from './list-row.js';
 
-/** A row of the builds list. */
-export interface ListRow {
-  readonly id: string;
-  readonly outcome: string | null;
-  readonly tool: string;
-  readonly toolVersion: string;
-  readonly project: string | null;
-  readonly requested: readonly string[];
-  readonly user: string | null;
-  readonly host: string | null;
-  /** Epoch ms, or null when unknown. */
-  readonly start: number | null;
-  /** Milliseconds, or null when unknown. */
-  readonly duration: number | null;
-  readonly tags: readonly string[];
-}
-
-export interface ListPage {
-  readonly builds: readonly ListRow[];
-  /** The ID to pass as `after` for the next (older) page, or null on the last page. */
-  readonly next: string | null;
-}
+// The list row and page are written once, as the route's schema (list-row.ts).
+export type { ListPage, ListRow };
 
 export const MAX_PAGE_SIZE = 200;
 

@@ -4,9 +4,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { countPerDay, dayOf, outcomeOf, type ChartInput } from '../../playground/src/chart-data.js';
-import { formatDuration, formatTime } from '../../playground/src/format.js';
+import { formatDuration, formatTime } from '../../ui/format.js';
 import { hashForQuery, queryFromHash } from '../../playground/src/share.js';
-import { classify } from '../../playground/src/tokens.js';
+import { classify } from '../../ui/tokens.js';
 import { exampleFor } from '../../playground/src/field-examples.js';
 import { EXAMPLES } from '../../playground/src/examples.js';
 import { FIELDS, parseQuery } from '../../src/query/index.js';

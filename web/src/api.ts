@@ -9,26 +9,34 @@ export interface Session {
   readonly csrfToken?: string;
 }
 
-// The shapes of the server's answers, from the modules that make them (types only: nothing of the
-// server is bundled).
-import type { BuildDetails, ListRow } from '../../src/services/web.js';
-import type { Facets, Trends } from '../../src/store/analytics/analytics.js';
-import type { FailureGroupPage, TestHistory, TestsOverview, TestSummary } from '../../src/services/tests.js';
-import type { FailureGroupBuildRow, FailureGroupRow, FailureGroupTestRow, TestRunRow } from '../../src/store/types.js';
-import { ApiError } from '../../playground/src/api.js';
-export type { FailureGroupBuildRow, FailureGroupPage, FailureGroupRow, FailureGroupTestRow, TestHistory, TestRunRow, TestsOverview, TestSummary };
-export type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/test-verdicts.js';
-export type { BuildDetails, ListRow };
-export type { FacetValue, Facets, TaskStat, TrendBucket, Trends } from '../../src/store/analytics/analytics.js';
-export type { TaskRow } from '../../src/store/events/tasks.js';
+// The shapes of the server's answers, from the one module that gathers them (types only: nothing
+// of the server is bundled).
+import type { BuildDetails, EventsPage, Facets, FailureGroupPage, FailureGroupRow, ListPage, TestHistory, TestsOverview, Trends } from '../../src/services/web-api.js';
+import { ApiError } from '../../ui/api-error.js';
+export type {
+  BuildDetails,
+  Estimate,
+  EventsPage,
+  FacetValue,
+  Facets,
+  FailureGroupBuildRow,
+  FailureGroupPage,
+  FailureGroupRow,
+  FailureGroupTestRow,
+  FlakyEvidence,
+  ListRow,
+  TaskRow,
+  TaskStat,
+  TestHistory,
+  TestRunRow,
+  TestsOverview,
+  TestSummary,
+  TrendBucket,
+  Trends,
+  Verdict,
+  VerdictKind,
+} from '../../src/services/web-api.js';
 export { ApiError };
-
-export interface RawEvent {
-  readonly timestamp: number;
-  readonly type: { readonly eventType: string };
-  readonly data: unknown;
-}
-
 
 let csrf: string | null = null;
 
@@ -87,7 +95,7 @@ const q = (params: Record<string, string | number | undefined | null>): string =
 
 export const api = {
   list: (query: string, after: string | null, limit: number, signal?: AbortSignal) =>
-    getJson<{ builds: ListRow[]; next: string | null }>(`/api/search/builds?${q({ query, after, limit })}`, signal),
+    getJson<ListPage>(`/api/search/builds?${q({ query, after, limit })}`, signal),
   count: (query: string, signal?: AbortSignal) => getJson<{ count: number }>(`/api/search/count?${q({ query })}`, signal),
   facets: (query: string, signal?: AbortSignal) => getJson<Facets>(`/api/search/facets?${q({ query })}`, signal),
   trends: (query: string, from: number, to: number, interval: 'day' | 'week', tz: string, signal?: AbortSignal) =>
@@ -98,7 +106,7 @@ export const api = {
   failureGroup: (id: number, query: string, before: string | null, signal?: AbortSignal) => getJson<FailureGroupPage>(`/api/failure-groups/${id}?${q({ query, before })}`, signal),
   details: (id: string, signal?: AbortSignal) => getJson<BuildDetails>(`/api/builds/${encodeURIComponent(id)}/details`, signal),
   events: (id: string, types: readonly string[], offset: number, limit: number, signal?: AbortSignal) =>
-    getJson<{ events: RawEvent[]; offset: number; total: number }>(
+    getJson<EventsPage>(
       `/api/builds/${encodeURIComponent(id)}/events?${q({ offset, limit })}${types.map((t) => `&type=${encodeURIComponent(t)}`).join('')}`,
       signal,
     ),

@@ -3,8 +3,8 @@
 // environment, options, cache, and
 // the raw events, paged and filterable by type. Builds without task events get all the rest.
 
-import { h } from '../../playground/src/dom.js';
-import { api, ApiError, type BuildDetails, type RawEvent } from './api.js';
+import { h } from '../../ui/dom.js';
+import { api, ApiError, type BuildDetails, type EventsPage } from './api.js';
 import { buildsUrl, customValueTerm, formatDuration, formatStart, plural, term, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';
 import { timeline } from './timeline.js';
@@ -166,7 +166,7 @@ async function rawEvents(box: HTMLElement, b: BuildDetails, ctx: PageContext): P
   box.append(h('label', { for: 'event-type' }, 'Type '), select, status, h('div', { class: 'table-wrap' }, table), pager);
   const show = async (offset: number) => {
     const types = select.value ? [select.value] : [];
-    let page: { events: RawEvent[]; offset: number; total: number };
+    let page: EventsPage;
     try {
       page = await api.events(b.id, types, offset, EVENTS_PER_PAGE, ctx.signal);
     } catch (err) {

@@ -2,7 +2,7 @@
 // branch, found with a search, or any build picked from a list) and from the builds list (tick
 // two rows, then Compare).
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, type BuildDetails, type ListRow } from './api.js';
 import { compareUrl } from './compare-page.js';
 import { customValueTerm, formatStart, term } from './logic.js';

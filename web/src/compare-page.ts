@@ -3,8 +3,8 @@
 // open when it has differences and collapsed, marked identical, when it has none. Long lists
 // show their first rows and a button for the rest.
 
-import { h } from '../../playground/src/dom.js';
-import type { BuildSide, Comparison, Difference, DifferenceKind, Section, SectionId } from '../../src/services/comparison.js';
+import { h } from '../../ui/dom.js';
+import type { BuildSide, Comparison, Difference, DifferenceKind, Section, SectionId } from '../../src/services/web-api.js';
 import { ApiError, getJson } from './api.js';
 import { durationChange, inputsReasons, summaryLabel, summaryLine, word } from './compare-text.js';
 import { buildUrl, formatDuration, formatStart, plural, toolLabel } from './logic.js';

@@ -1,7 +1,7 @@
 // How the comparison page words a difference (pure, tested in Node): what it is about, its value
 // in build A and in build B, and for the summary a label saying which way it went.
 
-import type { Difference, FieldGroup, InputChange, Scalar, SummaryEntry } from '../../src/services/comparison.js';
+import type { Difference, FieldGroup, InputChange, Scalar, SummaryEntry } from '../../src/services/web-api.js';
 import { formatDuration, plural } from './logic.js';
 
 export interface Worded {

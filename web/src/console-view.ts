@@ -3,7 +3,7 @@
 // line an anchor (`#console-L12` opens the page with line 12 marked), the first error line
 // linked, and a search over the whole log that jumps from match to match.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { ansiNodes } from './ansi.js';
 import type { BuildDetails } from './api.js';
 import { plural } from './logic.js';

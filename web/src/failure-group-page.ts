@@ -4,7 +4,7 @@
 // hit (links to their pages) and its builds, the latest first (links to the build pages, more on
 // request). Data: GET /api/failure-groups/{id} (docs/tests.md).
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, ApiError, type FailureGroupBuildRow, type FailureGroupPage, type FailureGroupTestRow } from './api.js';
 import { dayLabel, daySeries, hitText, patternParts, type DayCount } from './failure-group-text.js';
 import { buildUrl, failureGroupUrl, formatStart, plural, testsUrl } from './logic.js';

@@ -4,7 +4,7 @@
 // failed tasks, and a link to the first error line of the console log, so that whoever opens a
 // failed build sees what failed and why without scrolling.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import type { BuildDetails } from './api.js';
 import type { TestRow } from './report-api.js';
 import { plural, testUrl } from './logic.js';

@@ -2,7 +2,7 @@
 // clicked, and the matching builds newest first, one keyset page at a time (`after` in the
 // address). Arrow keys (or j/k) move between the rows; Enter opens the build.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, type Facets, type ListRow } from './api.js';
 import { addTerm, buildUrl, buildsUrl, formatDuration, formatStart, plural, term, testsUrl, toolLabel, toolName, trendsUrl } from './logic.js';
 import { queryBar } from './query-bar.js';

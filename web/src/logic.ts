@@ -167,7 +167,7 @@ export function formatStart(ms: number | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-export { formatDuration } from '../../playground/src/format.js';
+export { formatDuration } from '../../ui/format.js';
 
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;

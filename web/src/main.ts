@@ -2,7 +2,7 @@
 // Links inside the app change the address with pushState (no reload); back and forward redraw
 // the page from the address, which is the whole state of every page.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { currentSession, signIn, signOut, type Session } from './api.js';
 import { buildPage } from './build-page.js';
 import { comparePage } from './compare-page.js';

@@ -1,14 +1,14 @@
-// The query editor on top of the builds list and the trends: the playground's editor (CodeMirror
-// 6 with the project's highlighting, lint and completion). A valid query is applied by itself a
-// moment after the last keystroke (replacing the address, so typing does not fill the history);
-// Search and Ctrl+Enter apply it at once as a new history entry. While the text is invalid the
-// results below are marked stale.
+// The query editor on top of the builds list and the trends: the editor the playground uses too
+// (ui/editor.ts: CodeMirror 6 with the project's highlighting, lint and completion). A valid
+// query is applied by itself a moment after the last keystroke (replacing the address, so typing
+// does not fill the history); Search and Ctrl+Enter apply it at once as a new history entry. While
+// the text is invalid the results below are marked stale.
 
 import type { EditorView } from '@codemirror/view';
 import { formatQuery } from '../../src/query/index.js';
-import { analyze } from '../../playground/src/analysis.js';
-import { h } from '../../playground/src/dom.js';
-import { createEditor } from '../../playground/src/editor.js';
+import { analyze } from '../../ui/analysis.js';
+import { h } from '../../ui/dom.js';
+import { createEditor } from '../../ui/editor.js';
 
 export interface QueryBar {
   readonly element: HTMLElement;

@@ -1,8 +1,7 @@
 // Calls for the build page's tests and console log (GET /api/builds/{id}/tests and /console),
 // a page at a time.
 
-import type { ConsolePage, TestFilter } from '../../src/services/build-report.js';
-import type { BuildTestRow as TestRow, BuildTestsPage as TestsPage } from '../../src/services/build-tests.js';
+import type { BuildTestRow as TestRow, BuildTestsPage as TestsPage, ConsolePage, TestFilter } from '../../src/services/web-api.js';
 import { getJson } from './api.js';
 
 export type { ConsolePage, TestFilter, TestRow, TestsPage };

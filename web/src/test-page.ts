@@ -3,7 +3,7 @@
 // build), its duration over time (an SVG chart) and its failure groups, each linking to its page. Data: GET
 // /api/tests/{id}/history (docs/tests.md).
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, type FailureGroupRow, type TestHistory, type TestRunRow, type Verdict } from './api.js';
 import { buildsUrl, buildUrl, formatDuration, formatStart, plural, term, testsUrl, toolLabel } from './logic.js';
 import type { PageContext } from './page.js';

@@ -1,7 +1,7 @@
 // The wording and scales of the Tests pages (pure, tested in Node): a verdict in words, an
 // estimated failure probability with its interval, the duration chart's axis.
 
-import type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/test-verdicts.js';
+import type { Estimate, FlakyEvidence, Verdict, VerdictKind } from '../../src/services/web-api.js';
 
 export const VERDICT_LABELS: Readonly<Record<VerdictKind, string>> = {
   flaky: 'flaky',

@@ -2,7 +2,7 @@
 // as a link to its page, the verdict badge, the estimated failure probability drawn as a dot on its
 // 95% interval, and the failure groups, each linking to its page.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import type { Estimate, FailureGroupRow, VerdictKind } from './api.js';
 import { buildUrl, failureGroupUrl, formatStart, testUrl } from './logic.js';
 import { estimateText, pct, VERDICT_LABELS } from './test-text.js';

@@ -3,7 +3,7 @@
 // failure probability and 95% interval, runs and failures, linking to the test's page; then the
 // failure groups, each linking to its page. Data: GET /api/tests (docs/tests.md).
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, type TestsOverview, type TestSummary } from './api.js';
 import { buildsUrl, formatDuration, plural, testsUrl } from './logic.js';
 import type { PageContext } from './page.js';

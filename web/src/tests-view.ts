@@ -2,7 +2,7 @@
 // GET /api/builds/{id}/tests (failed and retried first, then the slowest), filtered by name and
 // outcome. A build of 10,000 tests draws 100 rows, never all of them.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import type { BuildDetails } from './api.js';
 import { failedTest, testName } from './failures-view.js';
 import { formatDuration } from './logic.js';

@@ -3,7 +3,7 @@
 // (logic.ts packLanes); hovering a bar shows its path, outcome, start and duration; the buttons,
 // the mouse wheel and dragging zoom into and move along the time axis.
 
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import type { TaskRow } from './api.js';
 import { formatDuration, packLanes, taskAt } from './logic.js';
 

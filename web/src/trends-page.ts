@@ -17,7 +17,7 @@ import {
   Tooltip,
   type ChartConfiguration,
 } from 'chart.js';
-import { h } from '../../playground/src/dom.js';
+import { h } from '../../ui/dom.js';
 import { api, type TaskStat, type TrendBucket, type Trends } from './api.js';
 import { buildsUrl, formatDuration, percent, periodQuery, plural, trendsUrl } from './logic.js';
 import type { PageContext } from './page.js';

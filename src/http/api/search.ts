@@ -10,6 +10,7 @@ import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';
 import { buildDetails, eventsPage, listPage, MAX_PAGE_SIZE } from '../../services/web.js';
+import { LIST_PAGE_SCHEMA } from '../../services/list-row.js';
 import { FACET_FIELDS, MAX_BUCKETS } from '../../store/analytics/analytics.js';
 import { UnknownBuildError } from '../../store/build-store.js';
 import { BadRequestError, NotFoundError } from '../../errors/domain.js';
@@ -86,23 +87,6 @@ const TRENDS_SCHEMA = {
   },
   required: ['from', 'to', 'interval', 'tz', 'buckets', 'slowestTasks', 'failingTasks'],
 } as const;
-const LIST_ROW_SCHEMA = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    outcome: { type: ['string', 'null'] },
-    tool: { type: 'string' },
-    toolVersion: { type: 'string' },
-    project: { type: ['string', 'null'] },
-    requested: { type: 'array', items: { type: 'string' } },
-    user: { type: ['string', 'null'] },
-    host: { type: ['string', 'null'] },
-    start: NULLABLE_NUMBER,
-    duration: NULLABLE_NUMBER,
-    tags: { type: 'array', items: { type: 'string' } },
-  },
-  required: ['id', 'outcome', 'tool', 'toolVersion', 'project', 'requested', 'user', 'host', 'start', 'duration', 'tags'],
-} as const;
 
 export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
   const { store } = ctx;
@@ -126,7 +110,7 @@ export const searchRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, {
             limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 50 },
           },
         },
-        response: { 200: { type: 'object', properties: { builds: { type: 'array', items: LIST_ROW_SCHEMA }, next: { type: ['string', 'null'] } }, required: ['builds', 'next'] }, ...ERRORS },
+        response: { 200: LIST_PAGE_SCHEMA, ...ERRORS },
       },
     },
     async (request) => {

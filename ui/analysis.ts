@@ -1,7 +1,7 @@
 // One parse per text: the linter, the tree view and the status line all ask about the same text,
 // so the last result is kept.
 
-import { parseQuery, type ParseResult } from '../../src/query/index.js';
+import { parseQuery, type ParseResult } from '../src/query/index.js';
 
 let last: { text: string; result: ParseResult } | undefined;
 

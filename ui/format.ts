@@ -1,4 +1,4 @@
-// Display formats for the results table. Pure.
+// Display formats of the pages' tables (times, durations, values). Pure.
 
 /** `2024-03-01 08:15:02` in UTC, or an empty string for a missing value. */
 export function formatTime(ms: unknown): string {

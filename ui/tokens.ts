@@ -1,8 +1,8 @@
 // Classifies the query text for highlighting with the project's own lexer (src/query/lexer.ts),
 // so the editor colours exactly what the parser sees: no second grammar.
 
-import { tokenEnd } from '../../src/query/lexer.js';
-import { scan } from '../../src/query/scan.js';
+import { tokenEnd } from '../src/query/lexer.js';
+import { scan } from '../src/query/scan.js';
 
 export type TokenClass = 'field' | 'operator' | 'keyword' | 'value' | 'string' | 'paren' | 'negation' | 'wildcard' | 'error';
 

@@ -17,7 +17,7 @@ import { bracketMatching } from '@codemirror/language';
 import { linter, lintKeymap, type Diagnostic as CmDiagnostic } from '@codemirror/lint';
 import { EditorState, Prec } from '@codemirror/state';
 import { EditorView, drawSelection, keymap, placeholder } from '@codemirror/view';
-import { completeQuery } from '../../src/query/index.js';
+import { completeQuery } from '../src/query/index.js';
 import { analyze } from './analysis.js';
 import { queryHighlighter } from './highlight.js';
 
@@ -27,7 +27,7 @@ export interface EditorOptions {
   readonly onChange: (text: string) => void;
   readonly onRun: () => void;
   readonly onFormat: () => void;
-  /** More completion sources next to the language's own, e.g. values from the data (value-completion.ts). */
+  /** More completion sources next to the language's own, e.g. values from the data (playground/src/value-completion.ts). */
   readonly completionSources?: readonly CompletionSource[];
 }
 
