@@ -45,6 +45,23 @@ module.exports = {
       from: { path: '^src/store/' },
       to: { path: `^(${SERVICES}|${FACES})` },
     },
+    // The store's rooms (docs/store.md, "Where things are"): events/ at the bottom (how events are
+    // stored, read and derived), schema/ over it, then ingest/, search/ and analytics/, with the
+    // store class and its API at the top. A room imports from the top only the store's types.
+    ...[
+      ['events', 'ingest|search|analytics|demo'],
+      ['schema', 'ingest|search|demo'],
+      ['search', 'ingest|analytics|demo'],
+      ['analytics', 'ingest|demo'],
+      ['ingest', 'demo'],
+      ['demo', 'ingest|events|search|analytics|schema'],
+    ].map(([room, below]) => ({
+      name: `store-${room}-room`,
+      severity: 'error',
+      comment: `src/store/${room}/ imports no module of ${below.split('|').join(', ')} and, of the store's top, only types.ts.`,
+      from: { path: `^src/store/${room}/` },
+      to: { path: `^src/store/((${below})/|(?!types\\.ts$)[^/]+\\.ts$)` },
+    })),
     {
       name: 'services-below-faces',
       severity: 'error',
