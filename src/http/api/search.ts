@@ -28,7 +28,7 @@ const QUERY_PARAM = { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 
 const ERRORS = PROBLEM_RESPONSES([400, 401, 403, 503]);
 
 /** The checked query of a request (empty or absent: every build); InvalidQueryError when it has diagnostics. */
-function checkedQuery(request: FastifyRequest, now: number): CheckedExpr {
+export function checkedQuery(request: FastifyRequest, now: number): CheckedExpr {
   const raw = (request.query as { query?: unknown }).query;
   if (Array.isArray(raw)) throw new BadRequestError('Give the query parameter once');
   const text = typeof raw === 'string' ? raw : '';

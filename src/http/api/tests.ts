@@ -3,16 +3,13 @@
 // Each route authorizes like the build listing and calls one service function; visibility is the
 // caller's, so a test of a project she may not see does not exist for her (404).
 
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
-import { parseQuery } from '../../query/index.js';
-import { BadRequestError } from '../../errors/domain.js';
-import { InvalidQueryError } from '../../errors/query.js';
 import { failureGroupDetail, failureGroupsOf, testHistory, testsOverview, GROUP_CURSOR_PATTERN, MAX_GROUP_BUILDS, MAX_GROUP_DAYS, MAX_GROUP_TESTS, MAX_GROUPS, MAX_HISTORY } from '../../services/tests.js';
 import type { FacePluginOptions } from '../context.js';
 import { principalOf, requirePermission } from '../auth-plugin.js';
 import { PROBLEM_RESPONSES } from './schemas.js';
-import { MAX_QUERY_LENGTH } from './search.js';
+import { checkedQuery, MAX_QUERY_LENGTH } from './search.js';
 
 const ESTIMATE = {
   type: 'object',
@@ -115,15 +112,6 @@ const GROUP_BUILD = {
 } as const;
 
 const ERRORS = PROBLEM_RESPONSES([400, 401, 403, 503]);
-
-function checkedQuery(request: FastifyRequest, now: number) {
-  const raw = (request.query as { query?: unknown }).query;
-  if (Array.isArray(raw)) throw new BadRequestError('Give the query parameter once');
-  const text = typeof raw === 'string' ? raw : '';
-  const parsed = parseQuery(text, { now });
-  if (!parsed.ok || parsed.expr === undefined) throw new InvalidQueryError(text, parsed.diagnostics);
-  return parsed.expr;
-}
 
 export const testRoutes: FastifyPluginAsync<FacePluginOptions> = async (app, { ctx }) => {
   const { store } = ctx;

@@ -13,6 +13,9 @@ import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
 import type { AggregateScope, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
 
+/** A test's identity as the test dimension's reads select it (test_runs as r, tests as t). */
+const TEST_IDENTITY_COLUMNS = ['r.test_id as test_id', 't.tool_type as tool_type', 't.project_name as project_name', 't.suite as suite', 't.name as name', 't.parameters as parameters'] as const;
+
 export type { FailureGroupBuildRow, FailureGroupCursor, FailureGroupDetail, FailureGroupRow, FailureGroupTestRow, TestCounts, TestIdentityRow, TestReads, TestRunRow } from '../types.js';
 import { projectVisible, visibilityCondition } from '../search/visibility.js';
 
@@ -38,12 +41,7 @@ export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, 
     .innerJoin('tests as t', 't.id', 'r.test_id')
     .where('r.seq', 'in', scopeSeqs(handle, scope, guard.deadlineCheck))
     .select([
-      'r.test_id as test_id',
-      't.tool_type as tool_type',
-      't.project_name as project_name',
-      't.suite as suite',
-      't.name as name',
-      't.parameters as parameters',
+      ...TEST_IDENTITY_COLUMNS,
       sql<number>`sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END)`.as('runs'),
       sql<number>`sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END)`.as('failures'),
       sql<number>`sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END)`.as('skipped'),
@@ -207,12 +205,7 @@ function groupTestsQuery(handle: DatabaseHandle, scope: AggregateScope, check: R
     .where('r.group_id', '=', groupId)
     .where('r.seq', 'in', scopeSeqs(handle, scope, check))
     .select([
-      'r.test_id as test_id',
-      't.tool_type as tool_type',
-      't.project_name as project_name',
-      't.suite as suite',
-      't.name as name',
-      't.parameters as parameters',
+      ...TEST_IDENTITY_COLUMNS,
       sql<number>`count(*)`.as('failures'),
       sql<number>`count(DISTINCT r.seq)`.as('builds'),
       sql<number | null>`max(builds.buildstarttime)`.as('last_seen'),
