@@ -252,7 +252,5 @@ export async function readBuildFacts(store: BuildStore, id: string, visibility: 
     if (deleted !== undefined) throw new BuildDeletedError(id, deleted.deletedAt);
     throw new NotFoundError(`No available build ${JSON.stringify(id)} is visible to you`);
   }
-  const events: BuildEvent[] = [];
-  for await (const e of store.streamEvents(id)) events.push(e);
-  return factsOf(build, events);
+  return factsOf(build, await store.readEvents(id));
 }

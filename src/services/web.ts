@@ -99,8 +99,7 @@ function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<
 export async function buildDetails(store: BuildStore, id: string, visibility: Visibility): Promise<BuildDetails | undefined> {
   const build = await store.getBuild(id, visibility);
   if (build === undefined) return undefined;
-  const events: BuildEvent[] = [];
-  for await (const e of store.streamEvents(id)) events.push(e);
+  const events = await store.readEvents(id);
   const eventTypes: Record<string, number> = {};
   for (const e of events) eventTypes[e.type.eventType] = (eventTypes[e.type.eventType] ?? 0) + 1;
   const finished = lastData(events, 'BuildFinished');

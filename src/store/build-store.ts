@@ -219,6 +219,10 @@ class KyselyBuildStore implements BuildStore {
     return this.listing.buildState(id, visibility);
   }
 
+  readEvents(id: string): Promise<BuildEvent[]> {
+    return this.events.readAll(id);
+  }
+
   /**
    * The events of a build in order, decoded one at a time: a reader holds at most one batch of
    * small chunks or one slice of a large chunk (`substr`, both dialects), whatever the size of

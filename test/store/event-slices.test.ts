@@ -1,6 +1,7 @@
 // Events of a chunk larger than one slice (1 M characters) come back exactly as stored, with
 // multi-byte characters (é, 😀, CJK, escapes) on every side of the slice boundaries, on SQLite and
-// PostgreSQL; small chunks (listed with their text) and large ones mix in one build.
+// PostgreSQL; small chunks (listed with their text) and large ones mix in one build. Read whole
+// (readEvents), the same events come back.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgAvailable } from '../support/postgres.js';
@@ -37,6 +38,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const some: BuildEvent[] = [];
       for await (const e of t.store.streamEvents(buildId, { eventTypes: ['BuildFinished'] })) some.push(e);
       expect(some).toEqual(finished);
+      // Read whole (each chunk decoded at once): the same events in the same order.
+      expect(await t.store.readEvents(buildId)).toEqual(out);
+    });
+
+    it('reads no events of a build it does not hold, nor of an ID no build can have', async () => {
+      expect(await t.store.readEvents(id())).toEqual([]);
+      expect(await t.store.readEvents('a\0b')).toEqual([]);
     });
   });
 }

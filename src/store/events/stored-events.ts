@@ -5,7 +5,8 @@
 import { sql, type CompiledQuery, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { StoreLayout } from '../schema/layout.js';
-import { inflateSlices, unpackEvents } from './event-codec.js';
+import { decodeEvents, inflateSlices, storedEvents, unpackEvents } from './event-codec.js';
+import type { BuildEvent } from '../types.js';
 import { ArrayElementSplitter } from './event-splitter.js';
 
 /**
@@ -53,6 +54,17 @@ export class StoredEvents {
     private readonly db: Kysely<Database>,
     private readonly layout: StoreLayout,
   ) {}
+
+  /** Every event of a build, each chunk decoded whole (see BuildStore.readEvents). */
+  async readAll(id: string): Promise<BuildEvent[]> {
+    if (!mayBeStored(id)) return [];
+    const key = sql`SELECT builds.events_key FROM builds WHERE builds.id = ${id}`;
+    const chunks = await sql<{ events: string; events_packed: Uint8Array | null }>`SELECT e.events, e.events_packed FROM build_events AS e
+      WHERE ${this.layout.chunks.of(key, 'e')} ORDER BY ${sql.ref(`e.${this.layout.chunks.order}`)}`.execute(this.db);
+    const events: BuildEvent[] = [];
+    for (const c of chunks.rows) for (const e of decodeEvents(storedEvents(c.events, c.events_packed))) events.push(e);
+    return events;
+  }
 
   /** The stored tuples of a build read by `read`, those of the listed event types only when given. */
   async *read<T>(id: string, eventTypes: readonly string[] | undefined, read: (tuple: string) => T, typeOf: (event: T) => string): AsyncIterable<T> {
