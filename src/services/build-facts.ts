@@ -4,6 +4,7 @@
 // the caller's visibility; compare.ts then works on two of these without touching the store.
 
 import { BuildDeletedError, BuildNotReadyError } from '../errors/build.js';
+import { lastDataOf } from './last-data.js';
 import { NotFoundError } from '../errors/domain.js';
 import { identityOf, testIdOf, testOutcome, type TestOutcome } from '../store/events/test-events.js';
 import { tasksOf, type TaskOutcome } from '../store/events/tasks.js';
@@ -165,14 +166,10 @@ export const testKey = (t: { suite: string; name: string; parameters?: string })
 export const byTestIdentity = (x: { suite: string; name: string; parameters?: string }, y: { suite: string; name: string; parameters?: string }): number =>
   compareText(x.suite, y.suite) || compareText(x.name, y.name) || compareText(x.parameters ?? '', y.parameters ?? '');
 
-function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
-  for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type.eventType === type) return events[i]!.data;
-  return undefined;
-}
-
 /** The facts of a build from its attributes and events (pure: tests build them without a store). */
 export function factsOf(build: BuildWithAttributes, events: readonly BuildEvent[]): BuildFacts {
   const row = listRow(build);
+  const lastData = lastDataOf(events);
   const named = new Map<string, string[]>();
   const rawValues = Array.isArray(build.attributes['value']) ? (build.attributes['value'] as { name: unknown; value: unknown }[]) : [];
   for (const v of rawValues) {
@@ -199,10 +196,10 @@ export function factsOf(build: BuildWithAttributes, events: readonly BuildEvent[
   };
   const values: Record<string, readonly string[]> = {};
   for (const name of [...named.keys()].sort()) values[name] = [...named.get(name)!].sort();
-  const cache = flatten(lastData(events, 'BuildCache'));
-  const configurationCache = str(lastData(events, 'ConfigurationCache')?.['outcome']);
+  const cache = flatten(lastData('BuildCache'));
+  const configurationCache = str(lastData('ConfigurationCache')?.['outcome']);
   if (configurationCache !== null) cache['configurationCache'] = configurationCache;
-  const finished = lastData(events, 'BuildFinished');
+  const finished = lastData('BuildFinished');
   const failures = Array.isArray(finished?.['failures'])
     ? (finished['failures'] as unknown[]).flatMap((f) => {
         if (typeof f !== 'object' || f === null) return [];
@@ -222,11 +219,11 @@ export function factsOf(build: BuildWithAttributes, events: readonly BuildEvent[
     user: row.user,
     host: row.host,
     requested: row.requested,
-    excluded: strs(lastData(events, 'BuildRequestedTasks')?.['excluded']),
-    environment: flatten(lastData(events, 'Environment')),
-    options: flatten(lastData(events, 'BuildOptions')),
+    excluded: strs(lastData('BuildRequestedTasks')?.['excluded']),
+    environment: flatten(lastData('Environment')),
+    options: flatten(lastData('BuildOptions')),
     cache,
-    serverSettings: flatten(lastData(events, 'ServerSettings')),
+    serverSettings: flatten(lastData('ServerSettings')),
     tags,
     values,
     ci,

@@ -3,6 +3,7 @@
 // src/http/web-plugin.ts are thin wrappers; counts, facets and trends are src/store/analytics/analytics.ts.
 
 import { withTestIds, type BuildTestRow } from './build-tests.js';
+import { lastDataOf } from './last-data.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/events/tasks.js';
 import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
@@ -90,19 +91,15 @@ export interface BuildDetails extends ListRow {
   readonly console: ConsoleSummary;
 }
 
-function lastData(events: readonly BuildEvent[], type: string): Readonly<Record<string, unknown>> | undefined {
-  for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type.eventType === type) return events[i]!.data;
-  return undefined;
-}
-
 /** The build page's content, or undefined when the build is not available to the caller. */
 export async function buildDetails(store: BuildStore, id: string, visibility: Visibility): Promise<BuildDetails | undefined> {
   const build = await store.getBuild(id, visibility);
   if (build === undefined) return undefined;
   const events = await store.readEvents(id);
+  const lastData = lastDataOf(events);
   const eventTypes: Record<string, number> = {};
   for (const e of events) eventTypes[e.type.eventType] = (eventTypes[e.type.eventType] ?? 0) + 1;
-  const finished = lastData(events, 'BuildFinished');
+  const finished = lastData('BuildFinished');
   const failures = Array.isArray(finished?.['failures'])
     ? (finished['failures'] as unknown[]).flatMap((f) => {
         if (typeof f !== 'object' || f === null) return [];
@@ -116,14 +113,14 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     ...listRow(build),
     agentVersion: build.agentVersion,
     availableAt: build.availableAt,
-    excluded: strs(lastData(events, 'BuildRequestedTasks')?.['excluded']),
+    excluded: strs(lastData('BuildRequestedTasks')?.['excluded']),
     failures,
     tasks: tasksOf(events),
-    environment: lastData(events, 'Environment') ?? {},
-    options: lastData(events, 'BuildOptions') ?? {},
-    cache: lastData(events, 'BuildCache') ?? null,
-    serverSettings: lastData(events, 'ServerSettings') ?? {},
-    configurationCache: str(lastData(events, 'ConfigurationCache')?.['outcome']),
+    environment: lastData('Environment') ?? {},
+    options: lastData('BuildOptions') ?? {},
+    cache: lastData('BuildCache') ?? null,
+    serverSettings: lastData('ServerSettings') ?? {},
+    configurationCache: str(lastData('ConfigurationCache')?.['outcome']),
     values,
     eventTypes,
     attributes: build.attributes,
