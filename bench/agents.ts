@@ -21,7 +21,7 @@ import { parseConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
 import { BAZEL_EVENT_TYPE_URL, encodeBazelEvent, publishBuildEventService } from '../src/bes/protocol.js';
-import type { BepEvent } from '../src/agents/bazel/bep-build.js';
+import type { BepEvent } from '../src/bes/bep-build.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');

@@ -1,23 +1,28 @@
-// Starts a Buildscope server from its configuration: opens the database, the build store and the
-// HTTP app, creates the first user on a fresh database, loads demo builds on first start, listens,
-// and shuts down cleanly. Everything that matters lives in the database, so several processes over
-// one PostgreSQL database serve the same data, users, keys and tokens.
+// The composition root: starts a Buildscope server from its configuration. It opens the database,
+// the build store and every service once (openServices: auth, metrics, the cache registry, the
+// provenance service; the retention job and the Build Event Service endpoint here), hands them to
+// the HTTP app and the endpoint, creates the first user on a fresh database, loads demo builds on
+// first start, listens, and shuts down cleanly. The standalone provenance service is composed here
+// too (buildStandaloneApp). Everything that matters lives in the database, so several processes
+// over one PostgreSQL database serve the same data, users, keys and tokens.
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { faceSettings, type ServerConfig } from './config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { faceSettings, publicUrlOf, type ServerConfig } from './config.js';
+import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.js';
 import { openBuildStore } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
+import type { ServerServices } from './http/context.js';
+import { openServices } from './http/services.js';
 import { createServerMetrics } from './metrics/server-metrics.js';
-import { openAuth, PERMISSION_NAMES, UserError, type Auth } from './auth/index.js';
+import { PERMISSION_NAMES, UserError } from './auth/index.js';
 import { exportPlugin } from './http/export-plugin.js';
 import { provenancePlugin } from './http/provenance-plugin.js';
 import { cacheRegistryPlugin } from './http/cache-registry-plugin.js';
 import { playgroundPlugin } from './http/playground-plugin.js';
-import type { BesServer } from './bes/server.js';
+import type { BesEndpoint, BesServer } from './bes/server.js';
 import { besLinksPlugin } from './http/bes-links-plugin.js';
 import { sessionPlugin } from './http/session-plugin.js';
 import { webPlugin } from './http/web-plugin.js';
@@ -48,6 +53,8 @@ export interface RunningServer {
   readonly besUrl?: string;
   /** What the Build Event Service endpoint holds of unfinished invocations, when it is on. */
   readonly besStats?: () => { invocations: number; bytes: number };
+  /** The services every face of this server was handed (one auth for the HTTP app and the endpoint). */
+  readonly services: ServerServices;
   close(): Promise<void>;
 }
 
@@ -58,18 +65,20 @@ interface OpenedServer {
   readonly app: FastifyInstance;
   readonly store: BuildStore;
   readonly database: DatabaseHandle;
-  /** The one authentication of the server's faces (HTTP and the Build Event Service). */
-  readonly auth: Auth;
+  /** The services of the server's faces; its auth is the one of HTTP and of the Build Event Service. */
+  readonly services: ServerServices;
   readonly created: RunningServer['created'];
   /** Started by startServer only (not by the primary's prepareServer). */
   readonly retention: RetentionJob | undefined;
+  /** The Build Event Service endpoint when `bes.port` is set; startServer makes it listen. */
+  readonly bes: BesEndpoint | undefined;
   close(): Promise<void>;
 }
 
 /**
  * Everything but listening, in an order that keeps a failed start harmless: the configuration is
- * checked, then the database, store and auth are opened and the app with its faces is made ready;
- * only then does a first start create the administrator and load demo builds.
+ * checked, then the database, store and every service are opened (each once) and the app with its
+ * faces is made ready; only then does a first start create the administrator and load demo builds.
  */
 async function openServer(options: StartOptions, logger: Logger): Promise<OpenedServer> {
   const { config } = options;
@@ -81,12 +90,16 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   let store: BuildStore | undefined;
   let app: FastifyInstance | undefined;
   let retention: RetentionJob | undefined;
+  let bes: BesEndpoint | undefined;
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     const metrics = createServerMetrics(database, () => store?.waitingForNewBuilds() ?? 0);
     store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, analyticsIndex: config.limits.analyticsIndexBytes === 0 ? false : { maxBytes: config.limits.analyticsIndexBytes, warm: true }, outputBounds: { ...DEFAULT_OUTPUT_BOUNDS, consoleBytes: config.limits.consoleBytesPerBuild }, onIngested: (results) => metrics.recordIngest(results) });
-    const auth = await openAuth(database, config);
     const plugins = options.plugins ?? (await facePlugins());
+    // The app's address is known once it listens; the provenance service's links ask for it then.
+    const publicUrl = () => publicUrlOf(config.server, app?.server.address() ?? null);
+    const services = await openServices({ config, database, store, logger }, { plugins, publicUrl, faces, metrics });
+    const { auth } = services;
     const retentionConfig = faces.retention;
     retention = retentionEnabled(retentionConfig)
       ? new RetentionJob({
@@ -98,8 +111,14 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
           ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
         })
       : undefined;
-    app = await buildApp({ config, database, store, logger, faces, ...(retention ? { refuseIngest: retention.refuseIngest } : {}) }, { plugins, auth, metrics });
+    app = await buildApp({ config, database, store, logger, ...(retention ? { refuseIngest: retention.refuseIngest } : {}) }, { plugins, services });
     await app.ready();
+    if (config.bes.port !== null) {
+      // Loaded on demand: gRPC is only needed when the endpoint is on. The app's own auth: one
+      // cache, one password gate and one set of sign-in limits for both faces.
+      const { openBesEndpoint } = await import('./bes/server.js');
+      bes = openBesEndpoint({ ...config.bes, store, authenticator: auth.authenticator, logger });
+    }
 
     // First start: an administrator with every permission, a generated password and an access key.
     let created: RunningServer['created'];
@@ -122,16 +141,19 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
     const openStore = store;
     const openApp = app;
     const openRetention = retention;
+    const openBes = bes;
     let closing: Promise<void> | undefined;
     return {
       app: openApp,
       store: openStore,
       database,
-      auth,
+      services,
       created,
       retention: openRetention,
+      bes: openBes,
       close() {
         closing ??= (async () => {
+          await openBes?.close();
           await openRetention?.stop();
           await openApp.close();
           await openStore.close();
@@ -141,6 +163,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
       },
     };
   } catch (e) {
+    await bes?.close().catch(() => undefined);
     await app?.close().catch(() => undefined);
     await store?.close().catch(() => undefined);
     await database.close().catch(() => undefined);
@@ -184,12 +207,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const shownHost = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? 'localhost' : shownHost}:${port}`;
   let bes: BesServer | undefined;
-  if (config.bes.port !== null) {
+  if (opened.bes !== undefined && config.bes.port !== null) {
     try {
-      // Loaded on demand: gRPC is only needed when the endpoint is on.
-      const { startBesServer } = await import('./bes/server.js');
-      // The app's own authentication: one cache and one set of sign-in limits for both faces.
-      bes = await startBesServer({ ...config.bes, host: config.server.host, port: config.bes.port, store: opened.store, authenticator: opened.auth.authenticator, logger });
+      bes = await opened.bes.listen(config.server.host, config.bes.port);
     } catch (e) {
       await opened.close().catch(() => undefined);
       throw new Error(`The Build Event Service endpoint could not listen on port ${config.bes.port}: ${(e as Error).message}`);
@@ -205,10 +225,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     database: opened.database,
     ...(created ? { created } : {}),
     ...(besServer ? { besUrl: besServer.url, besStats: () => besServer.stats() } : {}),
-    close: async () => {
-      await besServer?.close();
-      await opened.close();
-    },
+    services: opened.services,
+    // Closes the endpoint first, then the app, the store and the database.
+    close: () => opened.close(),
   };
 }
 
@@ -256,4 +275,56 @@ async function loadDemo(store: BuildStore, builds: number, logger: Logger): Prom
   );
   const rejected = results.filter((r) => r.status === 'rejected').length;
   logger.info({ builds: results.length - rejected, rejected, ms: Date.now() - started }, 'demo builds loaded');
+}
+
+export interface StandaloneOptions {
+  /** The server configuration: database (users and keys of callers), `provenance` section, host and port. */
+  readonly config: ServerConfig;
+  /** Base URL of the Buildscope server whose builds are read. */
+  readonly serverUrl: string;
+  /** Access key used to read builds from that server. */
+  readonly accessKey: string;
+  readonly logger: Logger;
+}
+
+/**
+ * The provenance service on its own (`buildscope provenance`), reading builds over a Buildscope
+ * server's REST API. Callers authenticate against the users and access keys of the local database
+ * (`buildscope user`, `buildscope access-key` with the same --data/--db). Its own small
+ * composition: a database, the auth and the provenance service, opened once here.
+ */
+export async function buildStandaloneApp(options: StandaloneOptions): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  // Loaded here: the standalone service needs none of the store, the search or the other faces.
+  const { default: Fastify } = await import('fastify');
+  const { openAuth } = await import('./auth/index.js');
+  const { authPlugin } = await import('./http/auth-plugin.js');
+  const { answerError } = await import('./http/app.js');
+  const { sendBlankProblem } = await import('./http/problem.js');
+  const { RemoteBuildSource } = await import('./provenance/build-source.js');
+  const { openProvenanceService } = await import('./provenance/open.js');
+  const { provenanceRoutes } = await import('./http/provenance-plugin.js');
+  const { parseProvenanceConfig } = await import('./provenance/config.js');
+  const { config, logger } = options;
+  // The provenance section checked before the database is opened, as openServer does its faces'.
+  const provenance = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
+  const database = await openDatabase(config.database);
+  try {
+    const auth = await openAuth(database, config);
+    const service = openProvenanceService(provenance, new RemoteBuildSource(options.serverUrl, options.accessKey), () => options.serverUrl, logger);
+    const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: config.limits.requestBodyBytes, maxParamLength: 500 }) as unknown as FastifyInstance;
+    app.setErrorHandler(answerError);
+    app.setNotFoundHandler((request, reply) => sendBlankProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`));
+    await app.register(authPlugin(auth.authenticator));
+    await app.register(provenanceRoutes, { service, repositoryAccess: provenance.repositoryAccess });
+    return {
+      app,
+      async close() {
+        await app.close();
+        await database.close();
+      },
+    };
+  } catch (e) {
+    await database.close().catch(() => undefined);
+    throw e;
+  }
 }

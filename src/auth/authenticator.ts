@@ -70,12 +70,17 @@ const LIMITED_PAUSE_MS = 500;
  */
 const MAX_QUEUED_PASSWORD_CHECKS = 1024;
 
+/** The gate of a server's password checks (one per server: every face's checks share it). */
+export function passwordCheckGate(): HashGate {
+  return new HashGate({ maxQueued: MAX_QUEUED_PASSWORD_CHECKS });
+}
+
 export function createAuthenticator(
   users: UserStore,
   tokens: TokenService,
   clock: () => number = Date.now,
   cacheOptions: AuthCacheOptions = {},
-  gate: HashGate = new HashGate({ maxQueued: MAX_QUEUED_PASSWORD_CHECKS }),
+  gate: HashGate = passwordCheckGate(),
   limiter: SignInLimiter = new SignInLimiter(undefined, clock),
 ): Authenticator {
   const cache = new AuthCache(cacheOptions, clock);

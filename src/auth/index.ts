@@ -2,7 +2,8 @@
 
 import type { ServerConfig } from '../config.js';
 import { migrate, type DatabaseHandle } from '../db/database.js';
-import { createAuthenticator, type Authenticator } from './authenticator.js';
+import { createAuthenticator, passwordCheckGate, type Authenticator } from './authenticator.js';
+import type { HashGate } from './hash-gate.js';
 import type { AuthCacheOptions } from './cache.js';
 import { SignInLimiter } from './sign-in-limits.js';
 import { AUTH_MIGRATIONS } from './migrations.js';
@@ -21,6 +22,8 @@ export interface Auth {
   readonly users: UserStore;
   readonly tokens: TokenService;
   readonly authenticator: Authenticator;
+  /** The gate every password check of `authenticator` waits at (its counters say how many ran). */
+  readonly passwordGate: HashGate;
 }
 
 /**
@@ -35,5 +38,6 @@ export async function openAuth(database: DatabaseHandle, config: ServerConfig, c
   const users = new UserStore(database, clock);
   const tokens = new TokenService(secret, config.server.hostname, clock);
   const limiter = new SignInLimiter(config.auth.signInLimits, clock);
-  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock, cache, undefined, limiter) };
+  const passwordGate = passwordCheckGate();
+  return { users, tokens, authenticator: createAuthenticator(users, tokens, clock, cache, passwordGate, limiter), passwordGate };
 }

@@ -12,8 +12,8 @@ import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { reduceBepEvent, type BepEvent, type TimedBepEvent } from '../agents/bazel/bep-build.js';
-import { wantedTestOutputs } from '../agents/bazel/bep-tests.js';
+import { reduceBepEvent, type BepEvent, type TimedBepEvent } from './bep-build.js';
+import { wantedTestOutputs } from './bep-tests.js';
 
 export interface InvocationLimits {
   readonly maxInvocationBytes: number;

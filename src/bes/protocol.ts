@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { packageRoot } from '../agents/common-build.js';
-import type { BepEvent } from '../agents/bazel/bep-build.js';
+import type { BepEvent } from './bep-build.js';
 
 export const PROTO_DIR = join(packageRoot(), 'src', 'bes', 'proto');
 export const BAZEL_EVENT_TYPE_URL = 'type.googleapis.com/build_event_stream.BuildEvent';

@@ -21,7 +21,7 @@ import type { BesSection } from '../config.js';
 import type { BuildStore } from '../store/types.js';
 import { seesEverything } from '../store/search/visibility.js';
 import type { Logger } from '../log.js';
-import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf, READ_PAYLOADS } from '../agents/bazel/bep-build.js';
+import { BepError, bepToBuild, buildIdFromInvocation, invocationIdOf, READ_PAYLOADS } from './bep-build.js';
 import { toIngestLine } from '../agents/common-build.js';
 import { admissionInterceptor, callerOf, keywordCredential, status } from './admission.js';
 import { InvocationSpool, type Invocation, type Refusal } from './invocations.js';
@@ -29,13 +29,29 @@ import { createTestOutputReader, readFetched, type Fetched } from './test-output
 import { BAZEL_EVENT_TYPE_URL, decodeBazelEventOf, publishBuildEventService } from './protocol.js';
 
 
-export interface BesOptions extends Omit<BesSection, 'port'> {
-  readonly host: string;
-  /** 0 picks a free port. */
-  readonly port: number;
+/** What the endpoint is made of: its settings, the store builds go to and the server's one authenticator. */
+export interface BesEndpointOptions extends Omit<BesSection, 'port'> {
   readonly store: BuildStore;
   readonly authenticator: Authenticator;
   readonly logger: Logger;
+}
+
+export interface BesOptions extends BesEndpointOptions {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+}
+
+/**
+ * The endpoint opened but not yet listening: the composition root (openServer) opens it with the
+ * server's services, and the server listens on it once the HTTP app is ready.
+ */
+export interface BesEndpoint {
+  /** 0 picks a free port. */
+  listen(host: string, port: number): Promise<BesServer>;
+  /** Unfinished invocations and the bytes they keep on disk. */
+  stats(): { invocations: number; bytes: number };
+  close(): Promise<void>;
 }
 
 export interface BesServer {
@@ -67,7 +83,12 @@ interface StreamRequest {
   notificationKeywords?: string[];
 }
 
+/** The endpoint, opened and listening (as `openServer` and `startServer` do it in two steps). */
 export async function startBesServer(options: BesOptions): Promise<BesServer> {
+  return openBesEndpoint(options).listen(options.host, options.port);
+}
+
+export function openBesEndpoint(options: BesEndpointOptions): BesEndpoint {
   const { store, authenticator, logger } = options;
   const log = logger.child({ face: 'bes' });
   const spool = new InvocationSpool({
@@ -233,28 +254,34 @@ export async function startBesServer(options: BesOptions): Promise<BesServer> {
     },
   } as grpc.UntypedServiceImplementation);
 
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)));
-  });
-  const sweep = setInterval(() => spool.sweep(), Math.min(60_000, options.retryWindowSeconds * 500));
-  sweep.unref();
-  const shownHost = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host.includes(':') ? `[${options.host}]` : options.host;
+  let sweep: NodeJS.Timeout | undefined;
+  const stats = () => spool.stats();
+  let closing: Promise<void> | undefined;
+  // Once, whoever asks first (the listening server or the composition root that opened it).
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      clearInterval(sweep);
+      // In-flight streams get a moment to finish, then are cut.
+      const force = setTimeout(() => server.forceShutdown(), 2000);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        spool.close();
+        outputReader.close();
+        resolve();
+      });
+    }));
   return {
-    port,
-    url: `grpc://${shownHost}:${port}`,
-    stats: () => spool.stats(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        clearInterval(sweep);
-        // In-flight streams get a moment to finish, then are cut.
-        const force = setTimeout(() => server.forceShutdown(), 2000);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          spool.close();
-          outputReader.close();
-          resolve();
-        });
-      }),
+    stats,
+    close,
+    async listen(host, port) {
+      const bound = await new Promise<number>((resolve, reject) => {
+        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)));
+      });
+      sweep = setInterval(() => spool.sweep(), Math.min(60_000, options.retryWindowSeconds * 500));
+      sweep.unref();
+      const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+      return { port: bound, url: `grpc://${shownHost}:${bound}`, stats, close };
+    },
   };
 }
 

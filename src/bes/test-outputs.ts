@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { BesCacheNode } from '../config.js';
-import type { ReadUri } from '../agents/bazel/bep-tests.js';
+import type { ReadUri } from './bep-tests.js';
 
 /** Bytes of test outputs held for one invocation at most (its reports and logs together). */
 export const MAX_BYTES_PER_INVOCATION = 32 * 1024 * 1024;

@@ -1,5 +1,6 @@
 // The server configuration's `cacheNodes` section (the registry of build cache nodes). Its JSON
-// Schema is the one place each setting is made; src/config.ts puts it into the whole file's schema.
+// Schema is the one place each setting is made; its descriptor in src/config/sections.ts puts it
+// into the whole file's schema.
 
 import { checkSection, compileSchema, type Agrees } from '../config/schema-check.js';
 

@@ -1,6 +1,7 @@
 // The server configuration's `playground` section (the query playground page). Its JSON Schema is
-// the one place each setting is made; src/config.ts puts it into the whole file's schema. The
-// plugin (src/http/playground-plugin.ts) fills in the default page directory, which it knows.
+// the one place each setting is made; its descriptor in src/config/sections.ts puts it into the
+// whole file's schema. The plugin (src/http/playground-plugin.ts) fills in the default page
+// directory, which it knows.
 
 import { resolve } from 'node:path';
 import { checkSection, compileSchema, type Agrees, type Wording } from './schema-check.js';

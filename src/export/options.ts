@@ -1,5 +1,6 @@
 // The `export` section of the server configuration: its JSON Schema (names, ranges, defaults) is
-// the one place each setting is made; src/config.ts puts it into the schema of the whole file.
+// the one place each setting is made; its descriptor in src/config/sections.ts puts it into the
+// schema of the whole file.
 //
 //   export:
 //     heartbeatMs: 10000        # SSE comment sent this often while a stream is idle-waiting

@@ -4,17 +4,19 @@
 //   const app = await buildApp({ config, database, store, logger }, { plugins: [exportPlugin] });
 //   await app.listen({ host: '127.0.0.1', port: 0 });
 //
-// A face plugin is `FastifyPluginAsync<FacePluginOptions>`; it is registered with `{ ctx, auth }`
+// A face plugin is `FastifyPluginAsync<FacePluginOptions>`; it is registered with the context and
+// the server's services (`{ ctx, auth, faces, ... }`, opened once by openServices, services.ts)
 // and reads `request.auth` (see auth-plugin.ts) on its routes.
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { faceSettings, publicUrlOf } from '../config.js';
-import { openAuth, type Auth } from '../auth/index.js';
-import type { AppContext, FacePlugin } from './context.js';
+import { publicUrlOf } from '../config.js';
+import type { Auth } from '../auth/index.js';
+import type { AppContext, FacePlugin, ServerServices } from './context.js';
+import { openServices } from './services.js';
 import { authPlugin } from './auth-plugin.js';
 import { operationsPlugin } from './operations-plugin.js';
-import { createServerMetrics, type ServerMetrics } from '../metrics/server-metrics.js';
+import type { ServerMetrics } from '../metrics/server-metrics.js';
 import { sendBlankProblem, sendProblem, type ProblemKind } from './problem.js';
 import { answerOf, DomainError } from '../errors/domain.js';
 import { apiRoutes } from './api/index.js';
@@ -28,9 +30,13 @@ export type { AppContext, FacePlugin, FacePluginOptions } from './context.js';
 
 export interface BuildAppOptions {
   readonly plugins?: readonly FacePlugin[];
-  /** The server's auth, when the caller opened it already (openServer); opened here otherwise. */
+  /**
+   * The server's services, as openServer opened them. A context built by hand (tests, benches, the
+   * OpenAPI writer) leaves them out and they are opened by the same openServices, with the
+   * `auth` and `metrics` below when it made them itself.
+   */
+  readonly services?: ServerServices;
   readonly auth?: Auth;
-  /** The server's metrics, when the caller made them (openServer, to count ingest); made here otherwise. */
   readonly metrics?: ServerMetrics;
 }
 
@@ -85,7 +91,7 @@ export function answerError(error: FastifyError | Error, request: FastifyRequest
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const auth = options.auth ?? (await openAuth(ctx.database, ctx.config, ctx.clock));
+  const plugins = options.plugins ?? [];
   const app = Fastify({
     loggerInstance: ctx.logger,
     // One log line per request is too much at thousands of requests per second; errors are logged.
@@ -167,12 +173,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.setErrorHandler(answerError);
 
   const publicUrl = () => publicUrlOf(ctx.config.server, app.server.address());
-  await app.register(authPlugin(auth.authenticator));
-  await app.register(operationsPlugin, { metrics: options.metrics ?? createServerMetrics(ctx.database, () => ctx.store.waitingForNewBuilds()), database: ctx.database });
-  const faces = ctx.faces ?? faceSettings(ctx.config);
-  await app.register(apiRoutes, { ctx, auth, faces, publicUrl });
-  await app.register(linkRoutes, { ctx, auth, faces, publicUrl });
-  for (const plugin of options.plugins ?? []) await app.register(plugin, { ctx, auth, faces, publicUrl });
+  const services =
+    options.services ??
+    (await openServices(ctx, { plugins, publicUrl, ...(options.auth !== undefined ? { auth: options.auth } : {}), ...(options.metrics !== undefined ? { metrics: options.metrics } : {}) }));
+  await app.register(authPlugin(services.auth.authenticator));
+  await app.register(operationsPlugin, { metrics: services.metrics, database: ctx.database });
+  const faceOptions = { ctx, ...services, publicUrl };
+  await app.register(apiRoutes, faceOptions);
+  await app.register(linkRoutes, faceOptions);
+  for (const plugin of plugins) await app.register(plugin, faceOptions);
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>

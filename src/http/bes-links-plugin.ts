@@ -1,11 +1,11 @@
 // `GET /builds/bazel/:invocationId`: where Bazel's own link line leads. Bazel prints
 // `<--bes_results_url><invocation ID>` at the start and end of a build; with
 // `--bes_results_url=<server>/builds/bazel/` that link redirects to the build's page,
-// `/builds/<build ID>`. The build ID is a function of the invocation ID (src/agents/bazel/
+// `/builds/<build ID>`. The build ID is a function of the invocation ID (src/bes/
 // bep-build.ts), so no lookup is needed and nothing about the build is revealed here.
 
 import { BadRequestError } from '../errors/domain.js';
-import { buildIdFromInvocation } from '../agents/bazel/bep-build.js';
+import { buildIdFromInvocation } from '../bes/bep-build.js';
 import type { FacePlugin } from './context.js';
 import { PROBLEM_RESPONSES } from './api/schemas.js';
 

@@ -7,10 +7,10 @@
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { FacePluginOptions } from './context.js';
+import { served, type FacePluginOptions } from './context.js';
 import { requirePermission } from './auth-plugin.js';
 import { sendProblem } from './problem.js';
-import { CacheRegistry, MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, reportProblem } from '../cache-registry/registry.js';
+import { MAX_NODE_ADDRESS_LENGTH, NODE_NAME_PATTERN, reportProblem } from '../cache-registry/registry.js';
 
 const reportBody = {
   type: 'object',
@@ -39,12 +39,9 @@ const nodeSchema = {
   },
 } as const;
 
+// The registry is opened by the composition root (src/http/services.ts) with the `cacheNodes` settings.
 export const cacheRegistryPlugin: FastifyPluginAsync<FacePluginOptions> = async (app, opts) => {
-  const settings = opts.faces.cacheNodes;
-  const registry = await CacheRegistry.open(opts.ctx.database, {
-    ...(opts.ctx.clock ? { clock: opts.ctx.clock } : {}),
-    offlineAfterMs: settings.offlineAfterSeconds * 1000,
-  });
+  const registry = served(opts.cacheRegistry, 'cache registry');
 
   app.put<{ Body: { key: string; secret: string; nodeAddress: string; status: Record<string, unknown> } }>(
     '/api/build-cache/node-status',

@@ -1,6 +1,8 @@
 // What every part of the HTTP app receives: the context of the server (configuration, database,
-// store, logger, clock) and, for a face plugin, the server's auth. Its own module so that the
-// routes of src/http/api and the app that registers them do not import each other.
+// store, logger, clock) and the services the composition root opened (src/http/services.ts): the
+// one auth, the faces' settings, the cache registry, the provenance service. A face never opens a
+// service itself. Its own module so that the routes of src/http/api and the app that registers
+// them do not import each other.
 
 import type { FastifyPluginAsync } from 'fastify';
 import type { Auth } from '../auth/index.js';
@@ -8,6 +10,9 @@ import type { FaceSettings, ServerConfig } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { BuildStore } from '../store/types.js';
+import type { CacheRegistry } from '../cache-registry/registry.js';
+import type { ServerMetrics } from '../metrics/server-metrics.js';
+import type { ProvenanceService } from '../provenance/service.js';
 
 export interface AppContext {
   readonly config: ServerConfig;
@@ -21,19 +26,24 @@ export interface AppContext {
   readonly refuseIngest?: () => string | undefined;
   /** Epoch-ms clock (tests move time); Date.now by default. */
   readonly clock?: () => number;
-  /**
-   * Every face's typed settings, as the composition root checked them before opening the
-   * database; absent in a context built by hand (tests, benches), when buildApp checks them.
-   */
-  readonly faces?: FaceSettings;
 }
 
-/** What every face plugin receives as its options. */
-export interface FacePluginOptions {
-  readonly ctx: AppContext;
+/** The services of a server, each opened once (openServices) and handed to every face. */
+export interface ServerServices {
+  /** The one auth: users, keys, tokens, and the authenticator with its cache and password gate. */
   readonly auth: Auth;
-  /** Every face's typed settings: the plugin reads its own section here and never parses it. */
+  /** Every face's typed settings, checked before the database was opened; no face parses its section. */
   readonly faces: FaceSettings;
+  readonly metrics: ServerMetrics;
+  /** The registry of build cache nodes (`cacheNodes` section); absent when its face is not served. */
+  readonly cacheRegistry: CacheRegistry | undefined;
+  /** The provenance service over the server's own store; absent when its face is not served. */
+  readonly provenance: ProvenanceService | undefined;
+}
+
+/** What every face plugin receives as its options: the context and the server's services. */
+export interface FacePluginOptions extends ServerServices {
+  readonly ctx: AppContext;
   /**
    * The server's public address, the base of every link it writes (`server.publicUrl`, else the
    * address it listens on). A function: the listen port is known only once the server listens.
@@ -42,3 +52,9 @@ export interface FacePluginOptions {
 }
 
 export type FacePlugin = FastifyPluginAsync<FacePluginOptions>;
+
+/** A service a face needs; absent only when the face was not named to openServices (a mistake in code). */
+export function served<T>(service: T | undefined, face: string): T {
+  if (service === undefined) throw new Error(`The ${face} face is served without its service: name the face to openServices`);
+  return service;
+}

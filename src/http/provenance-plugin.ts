@@ -6,19 +6,15 @@
 // src/provenance/operations.ts; what it throws is answered by the server's one error handler.
 //
 //   const app = await buildApp(ctx, { plugins: [provenancePlugin] });          // inside serve
-//   await app.register(provenanceRoutes, { service, repositoryAccess });         // standalone
+//   await app.register(provenanceRoutes, { service, repositoryAccess });         // standalone (src/server.ts)
 
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { FacePlugin } from './context.js';
+import { served, type FacePlugin } from './context.js';
 import { authorize, sendRefusal, type RefusalWording } from './auth-plugin.js';
 import type { Permission, Principal } from '../auth/types.js';
-import { DEFAULT_DATA_DIR } from '../db/database.js';
-import { LocalBuildSource } from '../provenance/build-source.js';
-import { parseProvenanceConfig } from '../provenance/config.js';
 import { DETAILS, EXTERNAL_SERVICE_PREFIX } from '../provenance/errors.js';
-import { openProvenanceService } from '../provenance/open.js';
 import { evaluatePolicyScan, fetchAttestation, publishAttestations, type ProvenanceApi } from '../provenance/operations.js';
 import type { RequestBody } from '../provenance/request.js';
 
@@ -158,56 +154,11 @@ export const provenanceRoutes: FastifyPluginAsync<ProvenanceRoutesOptions> = asy
   });
 };
 
-/** The provenance face of `buildscope serve`: reads builds from the server's own store. */
-export const provenancePlugin: FacePlugin = async (app, { ctx, faces, publicUrl }) => {
-  const config = faces.provenance;
-  const clock = ctx.clock ?? Date.now;
-  // Loaded here, not at the top: the standalone service reads builds over HTTP and needs no parser.
-  const { parseQuery } = await import('../query/index.js');
-  const builds = new LocalBuildSource(ctx.store, (text) => parseQuery(text, { now: clock() }));
-  const service = openProvenanceService(config, builds, publicUrl, ctx.logger);
-  await app.register(provenanceRoutes, { service, repositoryAccess: config.repositoryAccess });
-};
-
-
-export interface StandaloneOptions {
-  /** The server configuration: database (users and keys of callers), `provenance` section, host and port. */
-  readonly config: import('../config.js').ServerConfig;
-  /** Base URL of the Buildscope server whose builds are read. */
-  readonly serverUrl: string;
-  /** Access key used to read builds from that server. */
-  readonly accessKey: string;
-  readonly logger: import('../log.js').Logger;
-}
-
 /**
- * The provenance service on its own, reading builds over a Buildscope server's REST API. Callers
- * authenticate against the users and access keys of the local database (`buildscope user`,
- * `buildscope access-key` with the same --data/--db).
+ * The provenance face of `buildscope serve`: the service reads builds from the server's own store;
+ * it is opened by the composition root (src/http/services.ts), as the standalone service's is by
+ * `openProvenanceServer` (src/server.ts).
  */
-export async function buildStandaloneApp(options: StandaloneOptions): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
-  const { default: Fastify } = await import('fastify');
-  const { openDatabase } = await import('../db/database.js');
-  const { openAuth } = await import('../auth/index.js');
-  const { authPlugin } = await import('./auth-plugin.js');
-  const { RemoteBuildSource } = await import('../provenance/build-source.js');
-  const { config, logger } = options;
-  const database = await openDatabase(config.database);
-  const auth = await openAuth(database, config);
-  const provenance = parseProvenanceConfig(config.provenance, config.database.data ?? DEFAULT_DATA_DIR);
-  const service = openProvenanceService(provenance, new RemoteBuildSource(options.serverUrl, options.accessKey), () => options.serverUrl, logger);
-  const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: config.limits.requestBodyBytes, maxParamLength: 500 }) as unknown as FastifyInstance;
-  const { answerError } = await import('./app.js');
-  const { sendBlankProblem } = await import('./problem.js');
-  app.setErrorHandler(answerError);
-  app.setNotFoundHandler((request, reply) => sendBlankProblem(reply, 404, `No resource at ${request.method} ${request.url.split('?')[0]}`));
-  await app.register(authPlugin(auth.authenticator));
-  await app.register(provenanceRoutes, { service, repositoryAccess: provenance.repositoryAccess });
-  return {
-    app,
-    async close() {
-      await app.close();
-      await database.close();
-    },
-  };
-}
+export const provenancePlugin: FacePlugin = async (app, { provenance, faces }) => {
+  await app.register(provenanceRoutes, { service: served(provenance, 'provenance'), repositoryAccess: faces.provenance.repositoryAccess });
+};

@@ -1,7 +1,7 @@
 // The `provenance` section of the server configuration: its JSON Schema (names, ranges, defaults)
-// is the one place each setting is made; src/config.ts puts it into the schema of the whole file.
-// What a schema cannot say (a store configured twice; paths relative to the working directory and
-// defaults below the data directory) is done here after the schema check.
+// is the one place each setting is made; its descriptor in src/config/sections.ts puts it into the
+// schema of the whole file. What a schema cannot say (a store configured twice; paths relative to
+// the working directory and defaults below the data directory) is done here after the schema check.
 
 import { isAbsolute, join, resolve } from 'node:path';
 import { checkSection, compileSchema, faultAt, throwFaults, within, type Fault } from '../config/schema-check.js';

@@ -1,5 +1,6 @@
-// The `retention` section of the server configuration: all settings off by default. Its JSON
-// Schema is the one place each setting is made; src/config.ts puts it into the whole file's schema.
+// The `retention` section of the server configuration: all settings off by default. Its JSON Schema
+// is the one place each setting is made; its descriptor in src/config/sections.ts puts it into the
+// whole file's schema.
 //
 //   retention:
 //     maxAgeDays: 90                  # delete builds that started more than 90 days ago

@@ -5,7 +5,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { AgentBuild } from '../common-build.js';
-import { bepToBuild, BepError, buildIdFromInvocation, invocationIdOf, parseBepJson } from './bep-build.js';
+import { bepToBuild, BepError, buildIdFromInvocation, invocationIdOf, parseBepJson } from '../../bes/bep-build.js';
 
 /** Reads and converts an event file; throws BepError (or a file error) with a message for people. */
 export async function buildFromEventFile(file: string): Promise<AgentBuild> {

@@ -20,7 +20,7 @@ export function register(program: Command): void {
     .action(async (file: string, opts: Options) => {
       const { fail } = await import('./_fail.js');
       const { buildFromEventFile } = await import('../../agents/bazel/ingest-bep.js');
-      const { BepError } = await import('../../agents/bazel/bep-build.js');
+      const { BepError } = await import('../../bes/bep-build.js');
       if (opts.server !== undefined && (opts.data !== undefined || opts.db !== undefined)) fail('ingest-bep', 'give either --server or --data/--db, not both');
       let build;
       try {

@@ -36,7 +36,7 @@ export function register(program: Command): void {
       if (accessKey === undefined || accessKey === '') fail('--access-key <key> is required');
       const { cliConfig } = await import('./_config.js');
       const { createLogger } = await import('../../log.js');
-      const { buildStandaloneApp } = await import('../../http/provenance-plugin.js');
+      const { buildStandaloneApp } = await import('../../server.js');
       const config = cliConfig('provenance', opts);
       const logger = createLogger('provenance');
       const { closeOnSignals } = await import('./_signals.js');

@@ -8,9 +8,9 @@
 // its TestFinished says which files were not read and why (`unreadOutputs`,
 // docs/send-your-builds.md).
 
-import type { BuildEvent } from '../../store/types.js';
-import { event } from '../common-build.js';
-import { parseJUnitXml } from '../junit.js';
+import type { BuildEvent } from '../store/types.js';
+import { event } from '../agents/common-build.js';
+import { parseJUnitXml } from '../agents/junit.js';
 
 /** One attempt of a test target (a `testResult` event). */
 export interface TestAttempt {

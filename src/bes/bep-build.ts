@@ -2,11 +2,13 @@
 // Both inputs give the same shape: the JSON event file (`--build_event_json_file`, proto3 JSON
 // with camelCase names, 64-bit numbers as strings) and the gRPC stream (decoded with the same
 // names, 64-bit numbers as strings, enums by name). See docs/send-your-builds.md for the mapping.
+// The server's side of Bazel (the Build Event Service endpoint, ./server.ts) owns the conversion;
+// `buildscope ingest-bep` (src/agents/bazel/ingest-bep.ts) runs the same one on the build machine.
 
-import type { BuildEvent } from '../../store/types.js';
-import { event, packageVersion, type AgentBuild } from '../common-build.js';
+import type { BuildEvent } from '../store/types.js';
+import { event, packageVersion, type AgentBuild } from '../agents/common-build.js';
 import { testEvents, type ReadUri, type TestAttempt } from './bep-tests.js';
-import { fieldsLeftOut, redactedWords } from '../contract.js';
+import { fieldsLeftOut, redactedWords } from '../agents/contract.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
