@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
 import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
 import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { CLI } from '../support/compiled-cli.js';
 
 describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let server: AgentTestServer;
@@ -177,7 +178,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const r = await bazel(['build', '//:greeting', ...offline(), `--build_event_json_file=${file}`]);
     expect(r.status, r.output).toBe(0);
     // Asynchronously: the server runs in this process.
-    const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'ingest-bep', file, '--server', server.url], {
+    const cli = await run(process.execPath, [...CLI, 'ingest-bep', file, '--server', server.url], {
       env: { ...process.env, BUILDSCOPE_ACCESS_KEY: server.accessKey, BUILDSCOPE_SPOOL_DIR: join(dir, 'spool') },
     });
     expect(cli.status, cli.stderr).toBe(0);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { decodeBazelEvent, decodeBazelEventOf, encodeBazelEvent } from '../../src/bes/protocol.js';
-import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, READ_PAYLOADS, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, READ_PAYLOADS, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { newBuildId } from '../../src/agents/common-build.js';
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 

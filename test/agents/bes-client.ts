@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import type { BepEvent } from '../../src/agents/bazel/bep-build.js';
+import type { BepEvent } from '../../src/bes/bep-build.js';
 import { BAZEL_EVENT_TYPE_URL, encodeBazelEvent, publishBuildEventService } from '../../src/bes/protocol.js';
 
 const RECORDED = resolve('test/agents/fixtures/bazel/failing-test.bep.json');

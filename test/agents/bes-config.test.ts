@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configFromCli, parseConfig } from '../../src/config.js';
 import { run } from './support.js';
+import { CLI } from '../support/compiled-cli.js';
 
 describe('bes configuration', () => {
   it('is off by default and takes a port and a message limit', () => {
@@ -35,14 +36,14 @@ describe('bes configuration', () => {
   });
 
   it('serve --bes-port with a bad port ends with one line', async () => {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--bes-port', 'abc', '--data', '/nonexistent-never-created']);
+    const r = await run(process.execPath, [...CLI, 'serve', '--bes-port', 'abc', '--data', '/nonexistent-never-created']);
     expect(r.status).toBe(2);
     expect(r.stderr).toBe('buildscope serve: --bes-port: not a port number: abc\n');
   }, 60_000);
 
   it('serve --bes-port 0 starts the endpoint and prints how to point Bazel at it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bs-bes-serve-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--bes-port', '0', '--data', join(dir, 'data')], {
+    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--bes-port', '0', '--data', join(dir, 'data')], {
       env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' },
     });
     try {

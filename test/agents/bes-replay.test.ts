@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { besClient, recorded, stream, withInvocation, type BesClient } from './bes-client.js';
 import { run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { CLI } from '../support/compiled-cli.js';
 
 describe('Build Event Service endpoint (replayed Bazel stream)', () => {
   let server: AgentTestServer;
@@ -97,7 +98,7 @@ describe('Build Event Service endpoint (replayed Bazel stream)', () => {
   });
 
   it('ingest-bep ends with one clear line for a file that is not a Bazel event file', async () => {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'ingest-bep', 'package.json', '--data', '/nonexistent-never-created']);
+    const r = await run(process.execPath, [...CLI, 'ingest-bep', 'package.json', '--data', '/nonexistent-never-created']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^buildscope ingest-bep: line 1: not JSON .*--build_event_json_file/);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);

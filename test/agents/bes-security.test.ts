@@ -7,10 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIdFromInvocation, type BepEvent } from '../../src/agents/bazel/bep-build.js';
+import { buildIdFromInvocation, type BepEvent } from '../../src/bes/bep-build.js';
 import type { Permission } from '../../src/auth/types.js';
 import { besClient, open, recorded, request, stream, withInvocation, type BesClient } from './bes-client.js';
 import { startAgentTestServer, type AgentTestServer } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 describe('Build Event Service endpoint: rules and bounds', () => {
   let server: AgentTestServer;
@@ -113,8 +114,13 @@ describe('Build Event Service endpoint: rules and bounds', () => {
     const uuid = (chatty[0]!['started'] as { uuid: string }).uuid;
     chatty.forEach((e, i) => call.write(request(uuid, i + 1, e)));
     // Every event acknowledged, the invocation not finished: what it keeps is small.
-    await until(() => server.server.besStats!().invocations === before.invocations + 1 && server.server.besStats!().bytes - before.bytes > 0);
-    await until(async () => (await Promise.race([done.then(() => true), tick().then(() => false)])) || server.server.besStats!().bytes > 0);
+    await waitFor(() => server.server.besStats!().invocations === before.invocations + 1 && server.server.besStats!().bytes - before.bytes > 0, 'the invocation among the unfinished ones', 20_000);
+    let ended = false;
+    void done.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    await waitFor(() => ended || server.server.besStats!().bytes > 0, 'the call to end or the invocation to hold bytes', 20_000);
     expect(server.server.besStats!().bytes - before.bytes).toBeLessThan(64 * 1024);
     call.write(request(uuid, chatty.length + 1, 'finished'));
     call.end();
@@ -205,13 +211,4 @@ describe('Build Event Service endpoint: rules and bounds', () => {
   });
 });
 
-const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 
-/** Waits for a condition (bounded), never for a fixed time. */
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await tick();
-  }
-}

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bepToBuild, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { bepToBuild, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { createTestOutputReader, parseBytestreamUri, readFetched, type TestOutputReaderOptions } from '../../src/bes/test-outputs.js';
 import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
 

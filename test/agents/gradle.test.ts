@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
+import { bearer, newLocation, startTestServer, type TestServer } from '../support/server.js';
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import type { Comparison } from '../../src/services/compare.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { compareOver } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
 const runnable = has('gradle', 'java', 'git') && JUNIT.every((f) => existsSync(f));
@@ -38,7 +39,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
     auth = bearer(key);
     dir = mkdtempSync(join(tmpdir(), 'agent-gradle-'));
     // The script as a user gets it: printed by the command, with this server as its default.
-    const printed = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'gradle', '--server', `${server.url}/`], { encoding: 'utf8' });
+    const printed = spawnSync(process.execPath, [...CLI, 'agent', 'gradle', '--server', `${server.url}/`], { encoding: 'utf8' });
     expect(printed.status, printed.stderr).toBe(0);
     expect(printed.stdout).toContain(`DEFAULT_SERVER = '${server.url}'`);
     expect(printed.stdout).not.toContain('@AGENT_VERSION@');

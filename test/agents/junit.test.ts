@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bepToBuild, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { bepToBuild, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { readLocalFile } from '../../src/agents/bazel/ingest-bep.js';
 import { JUNIT_LIMITS, parseJUnitXml } from '../../src/agents/junit.js';
 

@@ -5,7 +5,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { expect } from 'vitest';
-import type { TestServer } from '../server/support.js';
+import type { TestServer } from '../support/server.js';
 
 export const has = (...commands: string[]): boolean =>
   spawnSync('sh', ['-c', commands.map((c) => `command -v ${c}`).join(' && ')], { encoding: 'utf8' }).status === 0;

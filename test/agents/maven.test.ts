@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { bearer, newLocation, startTestServer, type TestServer } from '../server/support.js';
+import { bearer, newLocation, startTestServer, type TestServer } from '../support/server.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { compareOver, expectSwapped } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const REPO = '/usr/share/maven-repo';
 const PLUGINS = { 'maven-resources-plugin': '3.3.0', 'maven-compiler-plugin': '3.10.1', 'maven-surefire-plugin': '2.22.3' };
@@ -39,7 +40,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
   const spoolDir = () => join(agentDir(), 'spool');
   // Asynchronous: `agent flush` talks to the server that runs in this process.
   const cli = (args: readonly string[], env: Record<string, string> = {}) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], process.cwd(), cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), ...env }), undefined, true);
+    run(process.execPath, [...CLI, ...args], process.cwd(), cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), ...env }), undefined, true);
 
   beforeAll(async () => {
     server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });

@@ -1,17 +1,18 @@
 // npm end to end: a small real package in a temp dir (scripts only, nothing to download) run with
 // the installed npm through `buildscope run` and through the zero-touch NODE_OPTIONS form, against
-// a real Buildscope server. Needs dist/ (`node scripts/build.js`), like every test of the CLI.
+// a real Buildscope server. Runs the compiled command (test/support/compiled-cli.ts), like every test of the CLI.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitRemoteCases } from './redaction-tables.js';
 import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { freePort } from '../support/ports.js';
+import { CLI } from '../support/compiled-cli.js';
+import { waitFor } from '../support/wait.js';
 
-const CLI = resolve('bin/buildscope.js');
 const PRELOAD = resolve('src/agents/npm/preload.cjs');
 
 /** A test runner's stand-in: a JUnit XML report (a passing, a failing and a skipped test), its verdict on stdout, why on stderr. */
@@ -111,13 +112,10 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
   /** The builds a search finds once there are `count` of them (a background sender delivers them after the command). */
   const searchUntil = async (query: string, count: number): Promise<string[]> => {
     let ids: string[] = [];
-    for (let i = 0; i < 120 && ids.length < count; i++) {
-      ids = await server.search(query);
-      if (ids.length < count) await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitFor(async () => (ids = await server.search(query)).length >= count, `${count} builds found by ${query}`, 30_000, 250).catch(() => undefined);
     return ids;
   };
-  const buildscopeRun = (args: string[], extra: Record<string, string> = {}) => run(process.execPath, [CLI, 'run', '--', ...args], { cwd: pkg, env: env(extra) });
+  const buildscopeRun = (args: string[], extra: Record<string, string> = {}) => run(process.execPath, [...CLI, 'run', '--', ...args], { cwd: pkg, env: env(extra) });
 
   it('records a passing npm run build with its scripts, CI and git values, and passes the output through untouched', async () => {
     const plain = await run('npm', ['run', 'build'], { cwd: pkg, env: env() });
@@ -284,7 +282,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
 
     it('records a failing npm test run by node --test, test by test, with the output and exit code the command has without the agent', async () => {
       const plain = await inNodePkg('npm', ['test']);
-      const r = await inNodePkg(process.execPath, [CLI, 'run', '--', 'npm', 'test'], { BUILDSCOPE_TAGS: 'node-test-failing' });
+      const r = await inNodePkg(process.execPath, [...CLI, 'run', '--', 'npm', 'test'], { BUILDSCOPE_TAGS: 'node-test-failing' });
       expect(plain.status).toBe(1);
       expect(r.status).toBe(plain.status);
       expect(withoutDurations(r.stdout)).toBe(withoutDurations(plain.stdout));
@@ -320,7 +318,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     it('records a passing node --test run without npm, its JUnit report not read twice, with the output the command has without the agent', async () => {
       const args = ['--test', '--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=junit', '--test-reporter-destination=reports/node.xml', 'pass/'];
       const plain = await inNodePkg(process.execPath, args);
-      const r = await inNodePkg(process.execPath, [CLI, 'run', '--', process.execPath, ...args], { BUILDSCOPE_TAGS: 'node-test-passing', BUILDSCOPE_JUNIT: 'reports/*.xml' });
+      const r = await inNodePkg(process.execPath, [...CLI, 'run', '--', process.execPath, ...args], { BUILDSCOPE_TAGS: 'node-test-passing', BUILDSCOPE_JUNIT: 'reports/*.xml' });
       expect(plain.status).toBe(0);
       expect(r.status).toBe(0);
       expect(withoutDurations(r.stdout)).toBe(withoutDurations(plain.stdout));
@@ -368,12 +366,11 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(ids).toHaveLength(2);
     expect(ids).toContain(link.split('/').at(-1));
     expect(await server.search('tag:sent-after')).toEqual([link.split('/').at(-1)]);
-    for (let i = 0; i < 120 && readdirSync(join(dir, 'spool2')).length > 0; i++) await new Promise((r) => setTimeout(r, 250));
-    expect(readdirSync(join(dir, 'spool2'))).toEqual([]);
+    await waitFor(() => readdirSync(join(dir, 'spool2')).length === 0, 'the spool to be empty', 30_000, 250);
   }, 120_000);
 
   it('records every npm command of a job with the NODE_OPTIONS that agent npm prints, nested npm runs included', async () => {
-    const shown = await run(process.execPath, [CLI, 'agent', 'npm'], { env: env() });
+    const shown = await run(process.execPath, [...CLI, 'agent', 'npm'], { env: env() });
     expect(shown.status, shown.stderr).toBe(0);
     const nodeOptions = /^export NODE_OPTIONS="(.*)"$/m.exec(shown.stdout)?.[1];
     expect(nodeOptions).toBe(`--require=${PRELOAD}`);
@@ -384,10 +381,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     const id = link!.split('/').at(-1)!;
     // Sent by a detached process after npm exited: wait for it.
     let ids: string[] = [];
-    for (let i = 0; i < 60 && ids.length === 0; i++) {
-      ids = await server.search('tag:zero-touch jsbuild.requestedCommands:"run all"');
-      if (ids.length === 0) await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitFor(async () => (ids = await server.search('tag:zero-touch jsbuild.requestedCommands:"run all"')).length > 0, 'the build sent after npm exited', 15_000, 250).catch(() => undefined);
     expect(ids).toEqual([id]);
     const tasks = (await server.events(id)).filter((e) => e.eventType === 'TaskFinished').map((e) => e.data['path']);
     expect(tasks).toEqual(['tiny-app:all', 'tiny-app:prebuild', 'tiny-app:build']);
@@ -404,13 +398,3 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(await server.search('tag:query')).toEqual([]);
   }, 120_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => done(port));
-    });
-  });
-}

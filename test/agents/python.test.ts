@@ -5,12 +5,14 @@
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitRemoteCases, redactionCases } from './redaction-tables.js';
 import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
+import { CLI } from '../support/compiled-cli.js';
+import { freePort } from '../support/ports.js';
+import { waitFor } from '../support/wait.js';
 
 const PLUGIN_DIR = resolve('src/agents/python/pylib');
 const hasPytest = spawnSync('pytest-3', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -326,15 +328,12 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     const id = /Buildscope: \S+\/builds\/([0-9a-z]{13})$/m.exec(r.stderr)?.[1];
     expect(id).toBeDefined();
     let ids: string[] = [];
-    for (let i = 0; i < 60 && ids.length === 0; i++) {
-      ids = await server.search('tag:background');
-      if (ids.length === 0) await new Promise((done) => setTimeout(done, 250));
-    }
+    await waitFor(async () => (ids = await server.search('tag:background')).length > 0, 'the build sent in the background', 15_000, 250).catch(() => undefined);
     expect(ids).toEqual([id]);
   }, 60_000);
 
   it('agent python prints how to enable the plugin and installs it into a virtual environment, where pytest loads it by itself', async () => {
-    const shown = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'python'], { env: env({ BUILDSCOPE_SERVER: server.url }) });
+    const shown = await run(process.execPath, [...CLI, 'agent', 'python'], { env: env({ BUILDSCOPE_SERVER: server.url }) });
     expect(shown.status).toBe(0);
     expect(shown.stdout).toContain(`PYTHONPATH=${PLUGIN_DIR}`);
     expect(shown.stdout).toContain('pytest -p buildscope_pytest');
@@ -342,7 +341,7 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     // Debian's python3 with its pytest visible; no pip needed.
     const made = await run('/usr/bin/python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv]);
     expect(made.status, made.stderr).toBe(0);
-    const installed = await run(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'python', '--install', '--venv', venv]);
+    const installed = await run(process.execPath, [...CLI, 'agent', 'python', '--install', '--venv', venv]);
     expect(installed.status, installed.stderr).toBe(0);
     expect(existsSync(join(venv, 'bin', 'python'))).toBe(true);
     // The patterns travel with the module (the installed copy cannot reach this package's agents/).
@@ -354,13 +353,3 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     expect(await server.search('buildTool:pybuild tag:venv buildOutcome:succeeded')).toHaveLength(1);
   }, 60_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => done(port));
-    });
-  });
-}

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bepToBuild, type TimedBepEvent } from '../../src/agents/bazel/bep-build.js';
+import { bepToBuild, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { newBuildId, toIngestLine, type AgentBuild } from '../../src/agents/common-build.js';
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 import { redactedBuild } from '../../src/agents/common-send.js';

@@ -13,7 +13,10 @@ import { flushSpool, spoolBuild, spooled } from '../../src/agents/spool.js';
 import { gradleInitScript } from '../../src/agents/gradle.js';
 import { agentSettings, sendBuild } from '../../src/agents/common-send.js';
 import type { AgentBuild } from '../../src/agents/common-build.js';
-import { bearer, buildId, buildLine, newLocation, startTestServer, type TestServer } from '../server/support.js';
+import { bearer, newLocation, startTestServer, type TestServer } from '../support/server.js';
+import { buildId, buildLine } from '../support/lines.js';
+import { CLI } from '../support/compiled-cli.js';
+import { waitFor } from '../support/wait.js';
 
 let server: TestServer;
 let key: string;
@@ -168,12 +171,12 @@ describe('the spool', () => {
     const spool = join(d, 'spool');
     const ids = Array.from({ length: 60 }, (_, i) => buildId(9100 + i));
     for (const id of ids) spoolBuild(spool, id, buildLine({ id, project: 'killed' }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'agent', 'flush'], {
+    const child = spawn(process.execPath, [...CLI, 'agent', 'flush'], {
       env: { ...process.env, BUILDSCOPE_AGENT_DIR: d, BUILDSCOPE_SERVER: server.url, BUILDSCOPE_ACCESS_KEY: key },
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
     // Killed once it has delivered a few, while it works through the rest.
-    while ((await listed(ids)).length < 5 && child.exitCode === null) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(async () => child.exitCode !== null || (await listed(ids)).length >= 5, 'agent flush to deliver 5 builds', 60_000, 10);
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     const delivered = await listed(ids);
@@ -254,7 +257,7 @@ describe('the Gradle init script', () => {
 
 function cli(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

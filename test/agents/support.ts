@@ -1,5 +1,7 @@
 // A real Buildscope server on loopback for the capture agents' end-to-end tests (HTTP API and,
-// when asked, the Build Event Service), and the searches and event exports a user would run.
+// when asked, the Build Event Service), and the searches and event exports a user would run. It is
+// started as `serve` starts it (src/server.ts: every face, the first administrator, the Build Event
+// Service endpoint), which the app-only test server of test/support/server.ts leaves out.
 
 import { spawn, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -8,8 +8,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, fastHash, startTestNode, waitFor, type TestNode } from './helpers.js';
+import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 import { actionKey, actionResult, blob, metric, tree, type Blob } from './bazel-support.js';
+import { waitFor } from '../support/wait.js';
 
 const KiB = 1024;
 
@@ -127,7 +128,7 @@ describe("Bazel's HTTP cache protocol", () => {
     // A hit marks its content used: two newer blobs evict older entries first.
     const filler = [blob(randomBytes(300 * KiB)), blob(randomBytes(300 * KiB))];
     for (const f of filler) expect((await putBlob(f)).status).toBe(204);
-    await waitFor(() => t.node.store.bytes <= 1024 * KiB);
+    await waitFor(() => t.node.store.bytes <= 1024 * KiB, 'the store to shrink to 1 MiB');
     expect((await get(`/cas/${out.hash}`)).status).toBe(200);
     expect((await get(`/ac/${key}`)).status).toBe(200);
     // An action result stored after its content and never read since: newer blobs push the
@@ -140,7 +141,7 @@ describe("Bazel's HTTP cache protocol", () => {
     expect((await put(`/ac/${later}`, actionResult({ files: [x, y] }))).status).toBe(204);
     const evictedBefore = t.node.status().evictedByPart.cas;
     expect((await putBlob(blob(randomBytes(500 * KiB)))).status).toBe(204);
-    await waitFor(() => t.node.store.bytes <= 1024 * KiB);
+    await waitFor(() => t.node.store.bytes <= 1024 * KiB, 'the store to shrink to 1 MiB');
     expect(t.node.status().evictedByPart.cas).toBeGreaterThan(evictedBefore);
     expect((await get(`/cas/${x.hash}`)).status).toBe(404);
     expect(t.node.store.has(`ac/${later}`)).toBe(true);
@@ -163,7 +164,7 @@ describe("Bazel's HTTP cache protocol", () => {
       first.on('error', reject);
     });
     first.write(slow.data.subarray(0, 1000));
-    await waitFor(() => t.node.status().bazel.http.refused.shed === 0 && tmpFiles().length === 1);
+    await waitFor(() => t.node.status().bazel.http.refused.shed === 0 && tmpFiles().length === 1, 'no shed writes and one temporary file');
     const second = await putBlob(blob());
     expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('1');

@@ -13,13 +13,14 @@ import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROTO_DIR } from '../../src/cache-node/proto.js';
 import { sha256Hex } from '../../src/cache-node/digest.js';
-import { waitFor } from './helpers.js';
 import { actionKey, actionResult, blob, type Blob } from './bazel-support.js';
+import { CLI } from '../support/compiled-cli.js';
+import { waitFor } from '../support/wait.js';
 
 const root = join(import.meta.dirname, '../..');
 
 function serve(config: string, data: string): { child: ChildProcess; urls: Promise<{ url: string; grpcUrl: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'cache-node', '--config', config, '--port', '0', '--grpc-port', '0', '--data', data], {
+  const child = spawn(process.execPath, [...CLI, 'cache-node', '--config', config, '--port', '0', '--grpc-port', '0', '--data', data], {
     cwd: root,
     env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -74,7 +75,7 @@ describe('kill -9 during Bazel uploads', () => {
     const stream = bs.Write(new grpc.Metadata(), () => undefined);
     stream.on('error', () => undefined);
     stream.write({ resourceName: `uploads/${randomUUID()}/blobs/${halfGrpc.hash}/${halfGrpc.size}`, writeOffset: 0, data: halfGrpc.data.subarray(0, 1024 * 1024) });
-    await waitFor(() => readdirSync(join(data, 'tmp')).filter((f) => f.endsWith('.part')).length === 2);
+    await waitFor(() => readdirSync(join(data, 'tmp')).filter((f) => f.endsWith('.part')).length === 2, 'two uploads in progress (.part files)');
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     bs.close();

@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HASHED_SECRET_PATTERN } from '../../src/cache-node/schema.js';
 import { parseHashedSecret, verifySecret } from '../../src/cache-node/secret.js';
-import { waitFor } from './helpers.js';
+import { CLI } from '../support/compiled-cli.js';
+import { waitFor } from '../support/wait.js';
 
 const root = join(import.meta.dirname, '../..');
 const fixtures = join(import.meta.dirname, 'fixtures');
 const cli = (args: string[], input?: string) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'cache-node', ...args], { cwd: root, encoding: 'utf8', input, env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info' } });
+  spawnSync(process.execPath, [...CLI, 'cache-node', ...args], { cwd: root, encoding: 'utf8', input, env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info' } });
 
 describe('cache-node validate and hash-secret', () => {
   it('validate exits 0 for a valid file', () => {
@@ -54,7 +55,7 @@ interface Running {
 }
 
 function serve(config: string, data: string): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'cache-node', '--config', config, '--port', '0', '--data', data], {
+  const child = spawn(process.execPath, [...CLI, 'cache-node', '--config', config, '--port', '0', '--data', data], {
     cwd: root,
     env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -111,11 +112,11 @@ describe('a node process', () => {
     partial.on('error', () => undefined);
     partial.write(Buffer.alloc(64 * 1024, 1));
     const tmp = join(data, 'tmp');
-    await waitFor(() => readdirSync(tmp).some((f) => f.endsWith('.part') && statSync(join(tmp, f), { throwIfNoEntry: false })?.size === 64 * 1024), 60_000);
+    await waitFor(() => readdirSync(tmp).some((f) => f.endsWith('.part') && statSync(join(tmp, f), { throwIfNoEntry: false })?.size === 64 * 1024), 'a .part file of 64 KiB', 60_000);
 
     // A change of the file takes effect without a restart.
     writeFileSync(config, 'version: 4\ncache:\n  accessControl:\n    anonymousLevel: read\nuiAccess:\n  type: generated\n');
-    await waitFor(async () => (await fetch(`${base}/cache/abc`, { method: 'PUT', body: 'x' })).status === 401, 30_000);
+    await waitFor(async () => (await fetch(`${base}/cache/abc`, { method: 'PUT', body: 'x' })).status === 401, 'anonymous writes refused (401)', 30_000);
 
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageType, PROTO_DIR, REAPI } from '../../src/cache-node/proto.js';
-import { basic, fastHash, startTestNode, waitFor, type TestNode } from './helpers.js';
+import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
 import { actionKey, actionResult, blob, metric, type Blob } from './bazel-support.js';
+import { waitFor } from '../support/wait.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -63,7 +64,7 @@ describe('the Remote Execution API cache over gRPC', () => {
             // Once the node holds the chunks sent (its temporary file of the upload), the call is cut.
             const tmp = join(t.dir, 'data', 'tmp');
             const held = () => readdirSync(tmp).some((f) => f.endsWith('.part') && statSync(join(tmp, f), { throwIfNoEntry: false })?.size === offset);
-            waitFor(held, 60_000).then(() => stream.cancel(), reject);
+            waitFor(held, `the node to hold the ${offset} bytes sent`, 60_000).then(() => stream.cancel(), reject);
             return;
           }
           const part = data.subarray(offset, offset + chunk);
@@ -202,7 +203,7 @@ describe('the Remote Execution API cache over gRPC', () => {
     expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(err.details).toMatch(/Digest mismatch/);
     expect((await call(clients.cas, 'FindMissingBlobs', { blobDigests: [digest(b)] }))['missingBlobDigests']).toHaveLength(1);
-    await waitFor(() => readdirSync(join(t.dir, 'data', 'tmp')).length === 0);
+    await waitFor(() => readdirSync(join(t.dir, 'data', 'tmp')).length === 0, 'no temporary files');
     const denied = await refusal(write(`uploads/${randomUUID()}/blobs/${b.hash}/${b.size}`, b.data, { authorization: dev }));
     expect(denied.code).toBe(grpc.status.PERMISSION_DENIED);
   });
@@ -216,7 +217,7 @@ describe('the Remote Execution API cache over gRPC', () => {
       const s = await call(clients.bs, 'QueryWriteStatus', { resourceName: name });
       committed = s['committedSize'] as number;
       return committed === 4 * 64 * KiB && s['complete'] === false;
-    });
+    }, 'the cut write committed up to 256 KiB');
     expect((await write(name, b.data.subarray(0), { offset: committed }))['committedSize']).toBe(b.size);
     expect((await read(`blobs/${b.hash}/${b.size}`)).equals(b.data)).toBe(true);
     const done = await call(clients.bs, 'QueryWriteStatus', { resourceName: name });
@@ -230,7 +231,7 @@ describe('the Remote Execution API cache over gRPC', () => {
       stream.write({ resourceName: `uploads/${randomUUID()}/blobs/${b.hash}/${b.size}`, writeOffset: 0, data: b.data.subarray(0, 1000) });
       return stream;
     });
-    await waitFor(() => t.node.status().bazel.grpc.refused.shed === 0 && readdirSync(join(t.dir, 'data', 'tmp')).length === 2);
+    await waitFor(() => t.node.status().bazel.grpc.refused.shed === 0 && readdirSync(join(t.dir, 'data', 'tmp')).length === 2, 'no shed writes and two temporary files');
     const x = blob();
     const err = await refusal(call(clients.cas, 'BatchUpdateBlobs', { requests: [{ digest: digest(x), data: x.data }] }));
     expect(err.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
@@ -242,8 +243,8 @@ describe('the Remote Execution API cache over gRPC', () => {
     const retry = root.lookupType('google.rpc.RetryInfo').decode(status['details'][0]['value']) as Any;
     expect(Number(retry['retryDelay']['seconds'])).toBe(1);
     for (const s of held) s.cancel();
-    await waitFor(async () => metric(await (await fetch(`${t.node.url}/metrics`)).text(), 'buildscope_cache_bazel_writes_in_flight', {}) === 0);
-    await waitFor(async () => (await call(clients.cas, 'BatchUpdateBlobs', { requests: [{ digest: digest(x), data: x.data }] }))['responses'][0]['status']['code'] === grpc.status.OK);
+    await waitFor(async () => metric(await (await fetch(`${t.node.url}/metrics`)).text(), 'buildscope_cache_bazel_writes_in_flight', {}) === 0, 'no writes in flight');
+    await waitFor(async () => (await call(clients.cas, 'BatchUpdateBlobs', { requests: [{ digest: digest(x), data: x.data }] }))['responses'][0]['status']['code'] === grpc.status.OK, 'BatchUpdateBlobs to succeed');
   });
 
   it('never answers an action result whose content was evicted', async () => {
@@ -256,7 +257,7 @@ describe('the Remote Execution API cache over gRPC', () => {
       const f = blob(randomBytes(3 * MiB));
       await write(`uploads/${randomUUID()}/blobs/${f.hash}/${f.size}`, f.data);
     }
-    await waitFor(() => t.node.store.bytes <= 8 * MiB);
+    await waitFor(() => t.node.store.bytes <= 8 * MiB, 'the store to shrink to 8 MiB');
     expect((await call(clients.cas, 'FindMissingBlobs', { blobDigests: [digest(x)] }))['missingBlobDigests']).toHaveLength(1);
     expect(t.node.store.has(`ac/${key.hash}`)).toBe(true);
     expect((await refusal(call(clients.ac, 'GetActionResult', { actionDigest: key }))).code).toBe(grpc.status.NOT_FOUND);

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FailureLimiter, HashGate } from '../../src/auth/hash-gate.js';
 import { costliest, PasswordChecker } from '../../src/cache-node/access.js';
 import { hashSecret, parseHashedSecret } from '../../src/cache-node/secret.js';
-import { basic, fastHash, startTestNode, waitFor, type TestNode } from './helpers.js';
+import { basic, fastHash, startTestNode, type TestNode } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 interface Answer {
   status: number;
@@ -73,7 +74,7 @@ describe('password checks do not starve file reads', () => {
     });
     const before = t.node.passwordChecks().hashes;
     // Let the queue fill before measuring.
-    while (t.node.passwordChecks().hashes - before < 4) await new Promise((res) => setTimeout(res, 10));
+    await waitFor(() => t!.node.passwordChecks().hashes - before >= 4, 'four password checks hashed', 60_000, 10);
     const loaded: number[] = [];
     for (let i = 0; i < 8; i++) loaded.push(await timedRead());
     const during = t.node.passwordChecks();
@@ -82,7 +83,7 @@ describe('password checks do not starve file reads', () => {
     for (const a of agents) a.destroy();
     await Promise.all(clients);
     reader.destroy();
-    await waitFor(() => t!.node.passwordChecks().waiting === 0, 60_000);
+    await waitFor(() => t!.node.passwordChecks().waiting === 0, 'no password check waiting', 60_000);
     const after = t.node.passwordChecks();
 
     const b = median(baseline);

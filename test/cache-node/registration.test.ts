@@ -21,7 +21,9 @@ import { CacheRegistry } from '../../src/cache-registry/registry.js';
 import { REPORT_PATH } from '../../src/cache-node/registration.js';
 import { createServerMetrics } from '../../src/metrics/server-metrics.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
-import { startTestNode, waitFor } from './helpers.js';
+import { startTestNode } from './helpers.js';
+import { CLI } from '../support/compiled-cli.js';
+import { waitFor } from '../support/wait.js';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -76,7 +78,7 @@ async function startServer(url?: string, port = 0, dataDir?: string): Promise<Se
 }
 
 function credentialsFromCli(dir: string, name: string): { key: string; secret: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'cache-node', 'credentials', name, '--data', dir], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...CLI, 'cache-node', 'credentials', name, '--data', dir], { cwd: root, encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
   const key = /key:\s+(\S+)/.exec(r.stdout)?.[1];
   const secret = /secret:\s+(\S+)/.exec(r.stdout)?.[1];
@@ -119,7 +121,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       await waitFor(async () => {
         node = (await (await fetch(`${server.base}/api/build-cache/nodes/node-1`, { headers: { authorization: server.admin } })).json()) as Record<string, unknown>;
         return (node['status'] as { entries?: number } | null)?.entries === 1;
-      }, 60_000);
+      }, 'the node to report one entry to the server', 60_000);
       expect(node).toMatchObject({ name: 'node-1', registered: true, state: 'online', address: 'http://127.0.0.1:5071' });
       expect(node['status']).toMatchObject({ entries: 1, writes: 1, config: { anonymousLevel: 'readwrite' } });
       expect(t.node.registrar()?.state).toMatchObject({ kind: 'registered', name: 'node-1' });
@@ -137,12 +139,12 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       { reportIntervalMs: 100 },
     );
     try {
-      await waitFor(() => t.node.registrar()?.state.kind === 'rejected', 60_000);
+      await waitFor(() => t.node.registrar()?.state.kind === 'rejected', 'the registration to be rejected', 60_000);
       // The node reports again, and is refused again. It sends a report once it has handled the
       // one before, so when the server has refused four more than it had counted here, the node
       // has handled at least two refusals after the first.
       const refused = await server.refusedReports();
-      await waitFor(async () => (await server.refusedReports()) >= refused + 4, 60_000);
+      await waitFor(async () => (await server.refusedReports()) >= refused + 4, 'four more refused reports', 60_000);
       const errors = t.logs.lines.filter((l) => l.level === 50);
       expect(errors).toHaveLength(1);
       expect(errors[0]!.msg).toContain("rejected this node's key or secret (HTTP 401)");
@@ -178,9 +180,9 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
       );
       let second: Server | undefined;
       try {
-        await waitFor(() => later.node.registrar()?.state.kind === 'unreachable', 60_000);
+        await waitFor(() => later.node.registrar()?.state.kind === 'unreachable', 'the server to be unreachable', 60_000);
         second = await startServer(undefined, port, dir);
-        await waitFor(() => later.node.registrar()?.state.kind === 'registered', 60_000);
+        await waitFor(() => later.node.registrar()?.state.kind === 'registered', 'the node to be registered', 60_000);
         const node = (await (await fetch(`${second.base}/api/build-cache/nodes/late`, { headers: { authorization: second.admin } })).json()) as Record<string, unknown>;
         expect(node).toMatchObject({ registered: true, state: 'online' });
       } finally {
@@ -196,7 +198,7 @@ describe.each(variants)('registration ($name)', ({ name, url }) => {
         { reportIntervalMs: 100 },
       );
       try {
-        await waitFor(() => t.node.registrar()?.state.kind === 'unreachable', 60_000);
+        await waitFor(() => t.node.registrar()?.state.kind === 'unreachable', 'the server to be unreachable', 60_000);
         expect(t.logs.lines.find((l) => l.level === 50)?.msg).toContain('cannot reach the server');
         expect((await fetch(`${t.node.url}/cache/abc`, { method: 'PUT', body: 'z' })).status).toBe(201);
       } finally {

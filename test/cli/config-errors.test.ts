@@ -3,9 +3,10 @@
 
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { CLI } from '../support/compiled-cli.js';
 
 function cli(args: string[]): { status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, stderr: r.stderr };
 }
 

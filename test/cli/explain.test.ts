@@ -4,16 +4,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStoreAt } from '../../src/store/open.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-explain-'));
 
 function cli(args: string[], options: { cwd?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  // tsx by its path: the command may run in another directory, where `--import tsx` resolves nothing.
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(resolve('node_modules/tsx/dist/loader.mjs')).href, resolve('src/cli/run.ts'), ...args], { encoding: 'utf8', timeout: 120_000, ...options });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8', timeout: 120_000, ...options });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -1,12 +1,14 @@
-// Runs the real command line from source, as a separate process, from any working directory.
+// Runs the real command line (compiled: test/support/compiled-cli.ts), as a separate process, from
+// any working directory.
 
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { CLI } from '../support/compiled-cli.js';
+import { printedAccessKey, serve } from '../support/serve-cli.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
-/** node arguments that run the CLI from source (absolute, so that any cwd works). */
-export const CLI_ARGS: readonly string[] = ['--import', pathToFileURL(resolve(root, 'node_modules/tsx/dist/loader.mjs')).href, resolve(root, 'src/cli/run.ts')];
+/** node arguments that run the CLI (absolute, so that any cwd works). */
+export const CLI_ARGS: readonly string[] = CLI;
 
 export interface CliResult {
   readonly status: number | null;
@@ -53,31 +55,14 @@ export interface Serving {
   stop(): Promise<void>;
 }
 
-/** Starts `serve --port 0` and resolves once it prints where it runs. */
-export function serveCli(args: readonly string[]): Promise<Serving> {
-  return new Promise((resolveServing, reject) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--port', '0', ...args], { cwd: root, env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const failed = (code: number | null): void => reject(new Error(`serve exited with ${code}: ${err}`));
-    child.once('exit', failed);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const running = /Buildscope is running at (http:\/\/[^/\s]+)\//.exec(out);
-      const key = /access key (\S+) \(shown only this once\)/.exec(out);
-      if (running && key) {
-        child.off('exit', failed);
-        const exited = new Promise<void>((done) => child.once('exit', () => done()));
-        resolveServing({
-          url: running[1]!,
-          key: key[1]!,
-          stop: () => {
-            child.kill('SIGTERM');
-            return exited;
-          },
-        });
-      }
-    });
-  });
+/** Starts `serve --port 0` (test/support/serve-cli.ts) and resolves once it prints where it runs and the key it made. */
+export async function serveCli(args: readonly string[]): Promise<Serving> {
+  const s = await serve(args, { cwd: root });
+  return {
+    url: s.url,
+    key: printedAccessKey(s),
+    stop: async () => {
+      await s.stop();
+    },
+  };
 }

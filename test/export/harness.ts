@@ -1,21 +1,16 @@
-// A real server with the export plugin on 127.0.0.1, over SQLite (temp dir) or PostgreSQL, with
+// The test server (test/support/server.ts) with the export plugin, over SQLite (temp dir) or PostgreSQL, with
 // users and keys, plus small raw-HTTP helpers (node:net) for exact bytes.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/http/app.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { openBuildStore } from '../../src/store/build-store.js';
-import { openAuth, type Auth } from '../../src/auth/index.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import type { Auth } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
 import type { BuildStore } from '../../src/store/types.js';
 import type { Permission } from '../../src/auth/types.js';
+import { newLocation, startTestServer } from '../support/server.js';
 
 export interface TestServer {
   readonly base: string;
@@ -41,51 +36,37 @@ export interface TestServerOptions {
   readonly clock?: () => number;
 }
 
+/** The test server (test/support/server.ts) with the export plugin and the user `exporter`. */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const dir = options.url === undefined ? mkdtempSync(join(tmpdir(), 'bs-export-')) : undefined;
-  const config = parseConfig({ export: options.exportConfig ?? { heartbeatMs: 200, retryAfterSeconds: 2 } }, options.url !== undefined ? { url: options.url } : { data: dir! });
-  const database = await openDatabase(config.database);
-  const logger = createLogger('export-test', 'silent');
-  const store = await openBuildStore(database, { logger, ...(options.clock ? { clock: options.clock } : {}) });
-  let app: FastifyInstance;
-  try {
-    app = await buildApp({ config, database, store, logger, ...(options.clock ? { clock: options.clock } : {}) }, { plugins: [exportPlugin] });
-  } catch (e) {
-    await store.close();
-    await database.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as { port: number }).port;
-  const auth = await openAuth(database, config);
+  const location = options.url !== undefined ? { dialect: 'postgres' as const, url: options.url, cleanup: async () => undefined } : await newLocation('sqlite', 'bs-export-');
+  const s = await startTestServer(location, {
+    hostname: null,
+    plugins: [exportPlugin],
+    raw: { export: options.exportConfig ?? { heartbeatMs: 200, retryAfterSeconds: 2 } },
+    logger: createLogger('export-test', 'silent'),
+    storeClock: options.clock ?? Date.now,
+    ...(options.clock ? { clock: options.clock } : {}),
+    // A client connection that never sent a request (a pooled fetch socket) would hold close()
+    // until the headers timeout; tests do not wait for that.
+    closeConnectionsAfterMs: 500,
+  });
   const addUser: TestServer['addUser'] = async (name, permissions, projects = null) => {
-    await auth.users.addUser({ name, password: `pw-${name}`, permissions, projects });
-    const { key } = await auth.users.createAccessKey(name, { expiresAt: Date.now() + 86_400_000 });
-    return { key, bearer: `Bearer ${key}`, basic: `Basic ${Buffer.from(`${name}:pw-${name}`).toString('base64')}` };
+    const c = await s.credentials(name, permissions, { projects, password: `pw-${name}`, keyExpiresAt: Date.now() + 86_400_000 });
+    return { key: c.key, bearer: c.bearer, basic: c.basic };
   };
   const exporter = await addUser('exporter', ['exportData']);
   return {
-    base: `http://127.0.0.1:${port}`,
-    port,
-    app,
-    store,
-    database,
-    auth,
+    base: s.url,
+    port: s.port,
+    app: s.app,
+    store: s.store,
+    database: s.database,
+    auth: s.auth,
     key: exporter.key,
     bearer: exporter.bearer,
     basic: exporter.basic,
     addUser,
-    async close() {
-      // A client connection that never sent a request (a pooled fetch socket) would hold close()
-      // until the headers timeout; tests do not wait for that.
-      const force = setTimeout(() => app.server.closeAllConnections(), 500);
-      await app.close();
-      clearTimeout(force);
-      await store.close();
-      await database.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => s.close(),
   };
 }
 

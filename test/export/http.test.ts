@@ -9,6 +9,7 @@ import { SEE_EVERYTHING, type BuildEvent, type BuildSummary } from '../../src/st
 import { buildEventMessage, buildMessage } from '../../src/export/messages.js';
 import { rawGet, startServer, type TestServer } from './harness.js';
 import { parseSseText } from './sse-parse.js';
+import { waitFor } from '../support/wait.js';
 
 let s: TestServer;
 let builds: BuildSummary[];
@@ -284,7 +285,7 @@ describe('stream', () => {
         if (ids.length === target) resolve();
       }),
     );
-    while (ids.length < builds.length) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => ids.length >= builds.length, `the ${builds.length} stored builds on the event stream`, 20_000);
     const lines = [...demoBuilds({ builds: 2, seed: 777 })];
     await s.store.ingestNdjson(lines.join('\n'));
     await all;

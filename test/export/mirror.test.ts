@@ -12,6 +12,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import { startServer, type TestServer } from './harness.js';
 import { SEARCHES, search } from './searches.js';
+import { CLI } from '../support/compiled-cli.js';
 
 let source: TestServer;
 let target: TestServer;
@@ -148,7 +149,7 @@ describe('mirror', { timeout: 120_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'bs-mirror-cli-'));
     try {
       const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'mirror', source.base, '--token', source.key, '--data', dir, '--no-progress'], {
+        const child = spawn(process.execPath, [...CLI, 'mirror', source.base, '--token', source.key, '--data', dir, '--no-progress'], {
           env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' },
         });
         let stdout = '';

@@ -11,6 +11,7 @@ import type { BuildEvent } from '../../src/store/types.js';
 import { rawGet, startServer } from './harness.js';
 import { parseSseText } from './sse-parse.js';
 import { SEARCHES, search } from './searches.js';
+import { CLI } from '../support/compiled-cli.js';
 
 interface Proc {
   readonly child: ChildProcessWithoutNullStreams;
@@ -21,7 +22,7 @@ interface Proc {
 
 function serve(dbUrl: string): Promise<Proc> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--db', dbUrl, '--port', '0'], {
+    const child = spawn(process.execPath, [...CLI, 'serve', '--db', dbUrl, '--port', '0'], {
       env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' },
     });
     let out = '';

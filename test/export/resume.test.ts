@@ -19,6 +19,7 @@ import { SEE_EVERYTHING, type BuildStore } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { rawGet } from './harness.js';
 import { parseSseText } from './sse-parse.js';
+import { waitFor } from '../support/wait.js';
 
 const logger = createLogger('export-resume-test', 'silent');
 const idsOf = (lines: readonly string[]) => lines.map((l) => (JSON.parse(l) as { buildId: string }).buildId);
@@ -102,16 +103,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) describe.skipIf(dialect =
     const es = new EventSource(`http://127.0.0.1:${port}/build-export/v2/builds/since/now?stream`, {
       fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: bearer } }),
     });
-    const waitFor = async (n: number) => {
-      const deadline = Date.now() + 20_000;
-      while (ids.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    };
+    const received = (n: number) => waitFor(() => ids.length >= n, `${n} builds on the event stream`, 20_000).catch(() => undefined);
     try {
       await new Promise<void>((resolve) => es.addEventListener('open', () => resolve(), { once: true }));
       es.addEventListener('Build', (e) => ids.push((e as MessageEvent).lastEventId));
       const live = [...demoBuilds({ builds: 2, seed: 9103 })];
       await server.store.ingestNdjson(live.join('\n'));
-      await waitFor(2);
+      await received(2);
       expect(ids).toEqual(idsOf(live));
 
       // Stop the server, store builds into its database meanwhile, start it again on the same port.
@@ -119,10 +117,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) describe.skipIf(dialect =
       const whileDown = [...demoBuilds({ builds: 5, seed: 9104 })];
       await ingestOffline(config, whileDown);
       server = await start(config, port);
-      await waitFor(7);
+      await received(7);
       const afterRestart = [...demoBuilds({ builds: 1, seed: 9105 })];
       await server.store.ingestNdjson(afterRestart.join('\n'));
-      await waitFor(8);
+      await received(8);
       expect(ids).toEqual([...idsOf(live), ...idsOf(whileDown), ...idsOf(afterRestart)]);
     } finally {
       es.close();

@@ -1,21 +1,17 @@
-// The real server, in-process, for the playground's end-to-end tests: SQLite in a temp dir, demo
+// The test server (test/support/server.ts) for the playground's end-to-end tests: SQLite in a temp dir, demo
 // builds ingested, one user with an access key, the playground plugin serving a fresh bundle.
 
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { openAuth } from '../../src/auth/index.js';
-import { defaultConfig } from '../../src/config.js';
-import { buildApp, type FacePlugin } from '../../src/http/app.js';
+import type { FacePlugin } from '../../src/http/app.js';
 import { createPlaygroundPlugin } from '../../src/http/playground-plugin.js';
 import { createLogger } from '../../src/log.js';
-import { openBuildStore } from '../../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
-import type { BuildStore } from '../../src/store/types.js';
+import { newLocation, startTestServer } from '../support/server.js';
+import { bundle } from '../web/harness.js';
 
 export interface TestServer {
   readonly base: string;
@@ -25,56 +21,29 @@ export interface TestServer {
 }
 
 /** Bundles the playground into a temp directory (the same script `npm run build` runs). */
-export async function buildBundle(): Promise<string> {
-  const out = await mkdtemp(join(tmpdir(), 'buildscope-playground-bundle-'));
-  const r = spawnSync(process.execPath, ['playground/build.js', '--outdir', out], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`playground build failed: ${r.stderr || r.stdout}`);
-  return out;
+export function buildBundle(): Promise<string> {
+  return bundle('playground/build.js');
 }
 
+/** The test server (test/support/server.ts) with the playground plugin, demo builds and the user alice with an access key. */
 export async function startServer(root: string, options: { builds?: number; extraPlugins?: readonly FacePlugin[] } = {}): Promise<TestServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'buildscope-playground-'));
   const now = Date.now();
-  let database: DatabaseHandle | undefined;
-  let store: BuildStore | undefined;
-  let app: FastifyInstance | undefined;
-  try {
-    database = await openDatabase({ data: dir });
-    store = await openBuildStore(database);
-    const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 120, seed: 11, now })].join('\n'));
-    const rejected = results.filter((r) => r.status === 'rejected');
-    if (rejected.length > 0) throw new Error(`demo builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
-    const config = defaultConfig({ data: dir });
-    const logger = createLogger('playground-test', 'warn');
-    app = await buildApp({ config, database, store, logger }, { plugins: [createPlaygroundPlugin({ root }), ...(options.extraPlugins ?? [])] });
-    const auth = await openAuth(database, config);
-    await auth.users.addUser({ name: 'alice', permissions: ['accessBuildDataViaApi', 'exportData'], projects: null });
-    const { key } = await auth.users.createAccessKey('alice', { expiresAt: now + 86_400_000 });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const address = app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    const opened = { app, store, database };
-    return {
-      base: `http://127.0.0.1:${address.port}`,
-      accessKey: key,
-      app,
-      close: async () => {
-        // Keep-alive connections of the test's own fetch calls would hold the close up.
-        const closing = opened.app.close();
-        opened.app.server.closeAllConnections();
-        await closing;
-        await opened.store.close();
-        await opened.database.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    await app?.close();
-    await store?.close();
-    await database?.close();
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const s = await startTestServer(await newLocation('sqlite', 'buildscope-playground-'), {
+    hostname: null,
+    plugins: [createPlaygroundPlugin({ root }), ...(options.extraPlugins ?? [])],
+    logger: createLogger('playground-test', 'warn'),
+    storeClock: Date.now,
+    // Keep-alive connections of the test's own fetch calls would hold the close up.
+    closeConnectionsAfterMs: 0,
+    seed: async (store) => {
+      const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 120, seed: 11, now })].join('\n'));
+      const rejected = results.filter((r) => r.status === 'rejected');
+      if (rejected.length > 0) throw new Error(`demo builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
+    },
+  });
+  await s.auth.users.addUser({ name: 'alice', permissions: ['accessBuildDataViaApi', 'exportData'], projects: null });
+  const { key } = await s.auth.users.createAccessKey('alice', { expiresAt: now + 86_400_000 });
+  return { base: s.url, accessKey: key, app: s.app, close: () => s.close() };
 }
 
 /** Debian's Chromium, headless, with a fresh profile; flags that keep it off the (closed) network. */

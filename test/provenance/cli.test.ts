@@ -9,12 +9,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from '../../src/provenance/dsse.js';
 import { generateSigningKey, loadKeyRing } from '../../src/provenance/keys.js';
 import { STATEMENT_V1 } from '../../src/provenance/statement.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-prov-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { encoding: 'utf8' });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 

@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { buildStandaloneApp } from '../../src/http/provenance-plugin.js';
+import { buildStandaloneApp } from '../../src/server.js';
 import { openDatabase } from '../../src/db/database.js';
 import { openAuth } from '../../src/auth/index.js';
 import { buildLine, call, freePort, logger, nginxBinary, startNginx, startProvenanceServer, type Nginx, type ProvenanceServer } from './harness.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const SHA = 'e'.repeat(64);
 const REPO = 'registry.example.com/team/app';
@@ -182,7 +183,7 @@ describe('standalone provenance service over the REST API', { timeout: 60_000 },
 
   it('`buildscope provenance --server URL --access-key K --port 0` starts and answers', { timeout: 180_000 }, async () => {
     const data = mkdtempSync(join(tmpdir(), 'bs-standalone-cli-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'provenance', '--server', 'http://127.0.0.1:9', '--access-key', 'k', '--port', '0', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, 'provenance', '--server', 'http://127.0.0.1:9', '--access-key', 'k', '--port', '0', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const address = await new Promise<string>((resolve, reject) => {
         let out = '';

@@ -1,47 +1,34 @@
-// Real servers for the provenance tests: the Buildscope server with the provenance plugin on
-// 127.0.0.1 over SQLite in a temp dir, and nginx from Debian with WebDAV PUT as the artifact
+// Real servers for the provenance tests: the test server (test/support/server.ts) with the
+// provenance plugin over SQLite in a temp dir, and nginx from Debian with WebDAV PUT as the artifact
 // repository, started on a free loopback port with its own config in a temp dir.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { parseConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { openBuildStore } from '../../src/store/build-store.js';
-import { buildApp } from '../../src/http/app.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { provenancePlugin } from '../../src/http/provenance-plugin.js';
-import { openAuth, type Auth, type Permission } from '../../src/auth/index.js';
+import type { Auth, Permission } from '../../src/auth/index.js';
 import { createLogger } from '../../src/log.js';
 import type { BuildStore } from '../../src/store/types.js';
+import { buildLine as lineOf } from '../support/lines.js';
+import { freePort } from '../support/ports.js';
+import { startTestServer } from '../support/server.js';
+import { waitFor } from '../support/wait.js';
+
+export { freePort };
 
 export const logger = createLogger('provenance-test', 'silent');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
+/** Whether something accepts connections on the port now. */
+function listens(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const c = connect(port, '127.0.0.1');
+    c.once('connect', () => (c.destroy(), resolve(true)));
+    c.once('error', () => resolve(false));
   });
-}
-
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = connect(port, '127.0.0.1');
-      c.once('connect', () => (c.destroy(), resolve(true)));
-      c.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`nothing listens on port ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 export function nginxBinary(): string | undefined {
@@ -98,7 +85,7 @@ http {
 `,
   );
   const child: ChildProcess = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
-  await waitForPort(port, 10_000);
+  await waitFor(() => listens(port), `nginx listening on port ${port}`, 10_000, 50);
   let stopped = false;
   return {
     url: `http://127.0.0.1:${port}/attestations`,
@@ -126,56 +113,43 @@ export interface ProvenanceServer {
   close(): Promise<void>;
 }
 
-/** The Buildscope server with the provenance plugin; `provenance` is the config section. */
+/** The test server (test/support/server.ts) with the provenance plugin; `provenance` is the config section. */
 export async function startProvenanceServer(provenance: (dir: string) => unknown, options: { url?: string } = {}): Promise<ProvenanceServer> {
   const dir = mkdtempSync(join(tmpdir(), 'bs-prov-'));
-  const config = parseConfig({ provenance: provenance(dir), server: { hostname: 'scans.example.com' } }, options.url !== undefined ? { url: options.url } : { data: dir });
-  const database = await openDatabase(config.database);
-  const store = await openBuildStore(database, { logger });
-  const app = await buildApp({ config, database, store, logger }, { plugins: [provenancePlugin] });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  const auth = await openAuth(database, config);
+  const cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  const location = options.url !== undefined ? { dialect: 'postgres' as const, url: options.url, cleanup } : { dialect: 'sqlite' as const, data: dir, cleanup };
+  const s = await startTestServer(location, { plugins: [provenancePlugin], raw: { provenance: provenance(dir) }, logger, storeClock: Date.now });
   return {
-    url,
+    url: s.url,
     dir,
-    app,
-    store,
-    database,
-    auth,
+    app: s.app,
+    store: s.store,
+    database: s.database,
+    auth: s.auth,
     async user(name, permissions, projects = null) {
-      await auth.users.addUser({ name, password: `pw-${name}`, permissions, projects });
-      const { key } = await auth.users.createAccessKey(name, { expiresAt: Date.now() + 86_400_000 });
-      return { key, bearer: `Bearer ${key}`, basic: `Basic ${Buffer.from(`${name}:pw-${name}`).toString('base64')}` };
+      const c = await s.credentials(name, permissions, { projects, password: `pw-${name}`, keyExpiresAt: Date.now() + 86_400_000 });
+      return { key: c.key, bearer: c.bearer, basic: c.basic };
     },
-    async close() {
-      await app.close();
-      await store.close();
-      await database.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => s.close(),
   };
 }
 
-/** One build as an NDJSON ingest line. */
+/** One build as an NDJSON ingest line (a jvmbuild of the project inventory unless told otherwise). */
 export function buildLine(
   id: string,
   options: { toolType?: string; toolVersion?: string; agentVersion?: string; project?: string; values?: Record<string, string>; tags?: string[]; start?: number } = {},
 ): string {
-  const start = options.start ?? 1_790_000_000_000;
-  const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
-  return JSON.stringify({
-    buildId: id,
-    toolType: options.toolType ?? 'jvmbuild',
+  return lineOf({
+    id,
+    tool: options.toolType ?? 'jvmbuild',
     toolVersion: options.toolVersion ?? '8.10.2',
     agentVersion: options.agentVersion ?? '3.19.2',
-    events: [
-      ev(start, 'BuildStarted', {}),
-      ev(start + 1, 'BuildAgent', { username: 'ci', publicHostname: 'build-01.ci.example.com', localHostname: 'host-1' }),
-      ev(start + 2, 'ProjectStructure', { rootProjectName: options.project ?? 'inventory' }),
-      ...Object.entries(options.values ?? {}).map(([key, value], i) => ev(start + 3 + i, 'UserNamedValue', { key, value })),
-      ...(options.tags ?? []).map((tag, i) => ev(start + 50 + i, 'UserTag', { tag })),
-      ev(start + 60_000, 'BuildFinished', { outcome: 'succeeded', failures: [] }),
-    ],
+    project: options.project ?? 'inventory',
+    start: options.start ?? 1_790_000_000_000,
+    hostname: 'build-01.ci.example.com',
+    localHostname: 'host-1',
+    ...(options.values !== undefined ? { values: options.values } : {}),
+    ...(options.tags !== undefined ? { tags: options.tags } : {}),
   });
 }
 

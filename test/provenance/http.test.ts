@@ -11,6 +11,7 @@ import { BUILD_TOOL_PREDICATE, SLSA_PROVENANCE_V1, VULNS_PREDICATE } from '../..
 import { STATEMENT_V1 } from '../../src/provenance/statement.js';
 import { verifyAttestation } from '../../src/provenance/verify.js';
 import { buildLine, call, nginxBinary, startNginx, startProvenanceServer, type Nginx, type ProvenanceServer } from './harness.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
@@ -453,7 +454,7 @@ describe.skipIf(!hasNginx)('provenance over HTTP', { timeout: 120_000 }, () => {
       };
       const envFile = join(server.dir, 'scan.dsse.json');
       writeFileSync(envFile, JSON.stringify(signEnvelope(IN_TOTO_PAYLOAD_TYPE, Buffer.from(JSON.stringify(vulns)), scannerKey)));
-      const put = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'attestation', 'put', envFile, '--type', 'oci', '--name', 'app', '--package-version', '1.0', '--store', 'repo:central', '--config', configFile, '--data', server.dir], { encoding: 'utf8', cwd: process.cwd() });
+      const put = spawnSync(process.execPath, [...CLI, 'attestation', 'put', envFile, '--type', 'oci', '--name', 'app', '--package-version', '1.0', '--store', 'repo:central', '--config', configFile, '--data', server.dir], { encoding: 'utf8', cwd: process.cwd() });
       expect(put.stderr).toBe('');
       expect(put.status).toBe(0);
       expect(put.stdout.trim()).toMatch(new RegExp(`^/packages/oci/app/1.0/sha256:${SHA_A}/attestations/repo:central/[0-9a-f]{64}$`));

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { printedAccessKey, serve, serverChildren } from '../support/serve-cli.js';
+import { waitFor } from '../support/wait.js';
+import { event, ingestLine } from '../support/lines.js';
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -21,11 +23,10 @@ const KILLS = 2;
 /** A build with `n` task events, so a half-stored build would show in its event count. */
 function buildLine(id: string, n: number): string {
   const t0 = 1_790_000_000_000;
-  const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
-  const events = [ev(t0, 'BuildStarted', {}), ev(t0 + 1, 'ProjectStructure', { rootProjectName: 'crash' })];
-  for (let i = 0; i < n; i++) events.push(ev(t0 + 10 + i, 'TaskFinished', { path: `:t${i}`, outcome: 'success', cacheable: false }));
-  events.push(ev(t0 + 60_000, 'BuildFinished', { outcome: 'succeeded', failures: [] }));
-  return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', events });
+  const events = [event(t0, 'BuildStarted'), event(t0 + 1, 'ProjectStructure', { rootProjectName: 'crash' })];
+  for (let i = 0; i < n; i++) events.push(event(t0 + 10 + i, 'TaskFinished', { path: `:t${i}`, outcome: 'success', cacheable: false }));
+  events.push(event(t0 + 60_000, 'BuildFinished', { outcome: 'succeeded', failures: [] }));
+  return ingestLine(id, events);
 }
 
 const idOf = (client: number, i: number) => `c${client}${i.toString(36).padStart(11, '0')}`;
@@ -71,13 +72,10 @@ describe.each([
       }
     };
     /** Waits until `n` builds are acknowledged; a stall fails with what the workers were doing instead of the test's time limit. */
-    const acknowledgedBeyond = async (n: number): Promise<void> => {
-      const until = Date.now() + 120_000;
-      while (acknowledged.size < n) {
-        if (Date.now() > until) throw new Error(`${acknowledged.size} of ${n} builds acknowledged after 120 s; ${connectionFailures} requests cut off; workers ${JSON.stringify(serverChildren(s.child.pid!))}; last server lines: ${JSON.stringify(s.lines.slice(-20))}`);
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    };
+    const acknowledgedBeyond = (n: number): Promise<void> =>
+      waitFor(() => acknowledged.size >= n, `${n} builds acknowledged`, 120_000).catch(() => {
+        throw new Error(`${acknowledged.size} of ${n} builds acknowledged after 120 s; ${connectionFailures} requests cut off; workers ${JSON.stringify(serverChildren(s.child.pid!))}; last server lines: ${JSON.stringify(s.lines.slice(-20))}`);
+      });
     try {
       const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
       const killed: number[] = [];
@@ -89,11 +87,15 @@ describe.each([
         process.kill(workers[k % 2]!, 'SIGKILL');
         killed.push(workers[k % 2]!);
         // Until the replacement listens.
-        for (let i = 0; i < 300; i++) {
-          const now = serverChildren(s.child.pid!);
-          if (now.length === 2 && !now.some((p) => killed.includes(p))) break;
-          await new Promise((res) => setTimeout(res, 100));
-        }
+        await waitFor(
+          () => {
+            const now = serverChildren(s.child.pid!);
+            return now.length === 2 && !now.some((p) => killed.includes(p));
+          },
+          'a replacement of the killed worker',
+          120_000,
+          100,
+        );
       }
       const after = acknowledged.size;
       await acknowledgedBeyond(after + 20);

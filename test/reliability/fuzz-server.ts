@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { exportPlugin } from '../../src/http/export-plugin.js';
 import { provenancePlugin } from '../../src/http/provenance-plugin.js';
 import { cacheRegistryPlugin } from '../../src/http/cache-registry-plugin.js';
-import { basic, bearer, buildId, buildLine, newLocation, startTestServer, type Dialect, type TestServer } from '../server/support.js';
+import { basic, bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../support/server.js';
+import { buildId, buildLine } from '../support/lines.js';
 
 export const BODY_LIMIT = 16 * 1024;
 

@@ -7,7 +7,8 @@
 // garbage collection, and closes on `'close'`.
 
 import { exportPlugin } from '../../src/http/export-plugin.js';
-import { buildId, buildLine, startTestServer } from '../server/support.js';
+import { startTestServer } from '../support/server.js';
+import { buildId, buildLine, event, ingestLine } from '../support/lines.js';
 
 export interface ReadyMessage {
   readonly url: string;
@@ -26,16 +27,12 @@ export interface MemoryMessage {
 /** One ingest line of a native build with `count` events in all (BuildStarted ... BuildFinished). */
 export function bigBuildLine(id: string, count: number): string {
   const start = 1_749_000_000_000;
-  const events: unknown[] = [{ timestamp: start, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildStarted' }, data: {} }];
+  const events = [event(start, 'BuildStarted')];
   for (let i = 0; i < count - 2; i++) {
-    events.push({
-      timestamp: start + i,
-      type: { majorVersion: 1, minorVersion: 0, eventType: 'TaskFinished' },
-      data: { path: `:module-${i % 97}:compileJava${i}`, outcome: i % 5 ? 'executed' : 'up-to-date', durationMs: i % 1000, cacheable: true },
-    });
+    events.push(event(start + i, 'TaskFinished', { path: `:module-${i % 97}:compileJava${i}`, outcome: i % 5 ? 'executed' : 'up-to-date', durationMs: i % 1000, cacheable: true }));
   }
-  events.push({ timestamp: start + count, type: { majorVersion: 1, minorVersion: 0, eventType: 'BuildFinished' }, data: { outcome: 'succeeded', failures: [] } });
-  return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', events });
+  events.push(event(start + count, 'BuildFinished', { outcome: 'succeeded', failures: [] }));
+  return ingestLine(id, events);
 }
 
 async function main(): Promise<void> {

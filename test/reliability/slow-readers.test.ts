@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Socket } from 'node:net';
 import { pgAvailable, createTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { buildId } from '../server/support.js';
+import { buildId } from '../support/lines.js';
 import { charged, MiB, slowReader, startServerProcess, type ServerProcess } from './harness.js';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });

@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServerProcess, type ServerProcess } from './harness.js';
+import { waitFor } from '../support/wait.js';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
@@ -89,7 +90,7 @@ describe('wrong passwords on the server', () => {
     };
     const attackers = Array.from({ length: ATTACKERS }, (_, i) => attacker(i));
     // Let the password checks queue up before measuring.
-    while (counts.sent < ATTACKERS) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => counts.sent >= ATTACKERS, `${ATTACKERS} wrong passwords answered`, 60_000);
     const underLoad = median(await unrelated());
     const loginUnderLoad = median(await logins(5));
     stop = true;

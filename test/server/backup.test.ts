@@ -11,6 +11,7 @@ import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { completeBuild, ev, id, line } from '../store/support.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const logger = createLogger('test', 'silent');
 const dirs: string[] = [];
@@ -26,7 +27,7 @@ function tempDir(): string {
 
 function cli(args: string[]): Promise<{ status: number | null; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (status) => done({ status, stderr }));
@@ -123,7 +124,7 @@ describe('buildscope backup', () => {
     mkdirSync(busy);
     writeFileSync(join(busy, 'keep.txt'), 'x');
     const data = join(root, 'data');
-    const s = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'ingest', '-', '--data', data], { input: completeBuild(id()), encoding: 'utf8' });
+    const s = spawnSync(process.execPath, [...CLI, 'ingest', '-', '--data', data], { input: completeBuild(id()), encoding: 'utf8' });
     expect(s.status, s.stderr).toBe(0);
     const nonEmpty = await cli(['backup', busy, '--data', data]);
     expect(nonEmpty.status).toBe(2);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgAvailable } from '../support/postgres.js';
 import { bearer, buildId, buildLine, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 const SUMMARY_KEYS = ['availableAt', 'buildAgentVersion', 'buildToolType', 'buildToolVersion', 'id'];
 const T0 = 1_750_000_000_000;
@@ -56,12 +57,10 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       const before = await gauge();
       let settled = false;
       const result = listRaw(query).finally(() => (settled = true));
-      const end = Date.now() + 20_000;
-      while ((await gauge()) <= before) {
+      await waitFor(async () => {
         expect(settled, 'the listing answered without waiting').toBe(false);
-        if (Date.now() > end) throw new Error('the listing never started waiting');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+        return (await gauge()) > before;
+      }, 'the listing to wait for a new build (buildscope_new_build_waiters)', 20_000, 10);
       expect(settled, 'the listing answered without waiting').toBe(false);
       return { done: result };
     };

@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-// Each command is a fresh Node process compiling TypeScript on the fly: slow on a busy machine.
+// Each command is a fresh Node process (the compiled CLI): slow to start on a busy machine.
 vi.setConfig({ testTimeout: 240_000 });
 import { decodeJwt } from 'jose';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';

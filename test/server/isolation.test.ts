@@ -19,7 +19,7 @@ import { exportPlugin } from '../../src/http/export-plugin.js';
 import { provenancePlugin } from '../../src/http/provenance-plugin.js';
 import { SEE_EVERYTHING } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
+import { bearer, buildLine, newLocation, startTestServer, type Dialect, type TestServer } from './support.js';
 
 const P_DONE = 'pay0000000001';
 const P_OPEN = 'pay0000000002';
@@ -59,17 +59,17 @@ metadata: { name: release }
 spec: { selector: { matchLabels: { scan: release } } }
 `;
 
+/** A build; a secret one (the default) carries every marker: host name, tool version, a named value and a tag. */
 function line(id: string, o: { project?: string; finished?: boolean; secret?: boolean; toolVersion?: string }): string {
-  const ev = (t: number, eventType: string, data: Record<string, unknown>) => ({ timestamp: 1_749_000_000_000 + t, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
   const secret = o.secret !== false;
-  const events = [
-    ev(0, 'BuildStarted', {}),
-    ev(1, 'BuildAgent', { username: 'ci', publicHostname: secret ? 'payments-ci.internal' : 'billing-ci.example.com' }),
-    ...(o.project !== undefined ? [ev(2, 'ProjectStructure', { rootProjectName: o.project })] : []),
-    ...(secret ? [ev(3, 'UserNamedValue', { key: 'token', value: 's3cr3t-value' }), ev(4, 'UserTag', { tag: 'secret-tag' })] : []),
-    ...(o.finished !== false ? [ev(60_000, 'BuildFinished', { outcome: 'succeeded', failures: [] })] : []),
-  ];
-  return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: o.toolVersion ?? (secret ? '6.6.6-p' : '8.10.2'), agentVersion: '3.19', events });
+  return buildLine({
+    id,
+    hostname: secret ? 'payments-ci.internal' : 'billing-ci.example.com',
+    toolVersion: o.toolVersion ?? (secret ? '6.6.6-p' : '8.10.2'),
+    ...(o.project !== undefined ? { project: o.project } : {}),
+    ...(secret ? { values: { token: 's3cr3t-value' }, tags: ['secret-tag'] } : {}),
+    ...(o.finished !== undefined ? { finished: o.finished } : {}),
+  });
 }
 
 /** Asserts that a response text holds nothing of the invisible builds except IDs the caller sent. */

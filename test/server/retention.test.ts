@@ -16,6 +16,7 @@ import { exportPlugin } from '../../src/http/export-plugin.js';
 import { createTestDatabase, pgAvailable } from '../support/postgres.js';
 import { buildId, buildLine, newLocation, startTestServer } from './support.js';
 import { parseRetentionConfig } from '../../src/retention/config.js';
+import { waitFor } from '../support/wait.js';
 
 const DAY = 86_400_000;
 const dirs: string[] = [];
@@ -88,13 +89,7 @@ async function started(retention: Record<string, unknown>, demo: number, url?: s
   });
 }
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = (check: () => Promise<boolean>, what: string) => waitFor(check, what, 30_000, 50);
 
 describe('the retention job of serve', () => {
   it.each(dialects)('deletes the builds that started more than maxAgeDays ago, and only those ($name)', async ({ name, skip }) => {

@@ -12,8 +12,9 @@ import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer } from '../../src/server.js';
 import { printedAccessKey, serve } from '../support/serve-cli.js';
+import { waitFor } from '../support/wait.js';
 
-// `serve` is a fresh Node process compiling TypeScript on the fly: slow on a busy machine.
+// `serve` is a fresh Node process: slow to start on a busy machine.
 vi.setConfig({ testTimeout: 240_000 });
 
 const logger = createLogger('test', 'silent');
@@ -29,11 +30,11 @@ describe('shutdown with a long-poll waiting', () => {
     // No starting point: only builds stored from now on, and there are none, so it waits (20 s at most).
     const waiting = fetch(`${server.url}/api/builds?maxWaitSecs=20`, { headers: auth });
     // Until the server counts it among the requests waiting.
-    for (;;) {
-      const metrics = await (await fetch(`${server.url}/metrics`, { headers: auth })).text();
-      if (/^buildscope_builds_requests_waiting 1$/m.test(metrics)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(
+      async () => /^buildscope_builds_requests_waiting 1$/m.test(await (await fetch(`${server.url}/metrics`, { headers: auth })).text()),
+      'the long-poll among the requests waiting (buildscope_builds_requests_waiting 1)',
+      30_000,
+    );
     await server.close();
     const closedAfter = Date.now() - started;
     const r = await waiting;

@@ -1,3 +1,4 @@
+import { event, ingestLine, type BuildEvent } from '../support/lines.js';
 // Builds to compare, as ingest lines: a passing and a failing build of one project that differ
 // the way real pairs do (a failing test and task, a slower task, another commit and JVM, one
 // more requested task), and large builds of N tasks and N tests for the benchmark.
@@ -40,13 +41,11 @@ export interface BuildSpec {
   readonly unfinished?: boolean;
 }
 
-type Event = { timestamp: number; type: { majorVersion: number; minorVersion: number; eventType: string }; data: Record<string, unknown> };
-
 /** One ingest line. Tasks run one after another; each task's tests run inside it, in turn. */
 export function buildLine(s: BuildSpec): string {
-  const events: Event[] = [];
+  const events: BuildEvent[] = [];
   let t = s.start;
-  const ev = (eventType: string, data: Record<string, unknown>, at = t) => events.push({ timestamp: at, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+  const ev = (eventType: string, data: Record<string, unknown>, at = t) => events.push(event(at, eventType, data));
   ev('BuildStarted', {});
   ev('BuildAgent', { username: s.user ?? 'ci', publicHostname: 'build-1.ci.example.com' });
   ev('ProjectStructure', { rootProjectName: s.project ?? 'app' });
@@ -79,7 +78,7 @@ export function buildLine(s: BuildSpec): string {
     t += 10;
     ev('BuildFinished', { outcome: s.outcome, failures: [...(s.failures ?? [])] });
   }
-  return JSON.stringify({ buildId: s.id, toolType: s.tool ?? 'native', toolVersion: s.toolVersion ?? '8.10.2', agentVersion: '3.19', events });
+  return ingestLine(s.id, events, { toolType: s.tool ?? 'native', toolVersion: s.toolVersion ?? '8.10.2' });
 }
 
 /** What :compileJava's cache key was made of, Price.java's content as `price` says. */

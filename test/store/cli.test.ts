@@ -5,12 +5,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLI } from '../support/compiled-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bs-cli-'));
 const data = join(dir, 'data');
 
 function cli(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], { input, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { input, encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

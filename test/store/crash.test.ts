@@ -14,6 +14,7 @@ import { SEE_EVERYTHING, type BuildEvent, type IngestLineResult } from '../../sr
 import type { ToolType } from '../../src/query/catalog.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore, type TestStore } from './support.js';
+import { CLI } from '../support/compiled-cli.js';
 
 const BUILDS = 3000;
 const lines = [...demoBuilds({ builds: BUILDS, seed: 42, now: 1_800_000_000_000 })];
@@ -47,7 +48,7 @@ describe.each([
 
   it.skipIf(skip)('loses no reported build and leaves no half-stored build', async () => {
     const where = t.location.url !== undefined ? ['--db', t.location.url] : ['--data', t.location.data!];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'ingest', file, '--json', '--batch-size', '25', ...where], {
+    const child = spawn(process.execPath, [...CLI, 'ingest', file, '--json', '--batch-size', '25', ...where], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,20 +11,13 @@ import { SEE_EVERYTHING, type IngestLineResult } from '../../src/store/types.js'
 import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, id, line, useTestStore } from './support.js';
 import type { BuildEvent } from '../../src/store/types.js';
+import { waitFor } from '../support/wait.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
   { name: 'postgres' as const, skip: !pgAvailable() },
 ];
 
-/** Resolves when `ready()` is true, checking after every turn of the event loop; fails after 30 s. */
-async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
   const t = useTestStore(name, skip);
@@ -167,7 +160,7 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     }
     const done = t.store.ingestNdjson(input(), { bulk: true, onResults: (rs) => seen.push(...rs) });
     try {
-      await until(() => seen.length === first.length);
+      await waitFor(() => seen.length === first.length, `the results of the first ${first.length} lines`, 30_000, 10);
       expect(seen.every((r) => r.status === 'stored')).toBe(true);
       // Reported stored means listed, at once.
       expect(await t.store.countBuilds({ visibility: SEE_EVERYTHING })).toBe(600);

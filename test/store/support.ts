@@ -12,6 +12,7 @@ import type { BuildEvent, BuildStore } from '../../src/store/types.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { parseQuery } from '../../src/query/index.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
+import { event, ingestLine } from '../support/lines.js';
 
 export interface TestStore {
   readonly store: BuildStore;
@@ -97,7 +98,7 @@ let clockTs = 1_767_225_600_000;
 /** An event; timestamps increase by one second per call unless given. */
 export function ev(eventType: string, data: Record<string, unknown> = {}, timestamp?: number): BuildEvent {
   clockTs += 1000;
-  return { timestamp: timestamp ?? clockTs, type: { majorVersion: 1, minorVersion: 0, eventType }, data };
+  return event(timestamp ?? clockTs, eventType, data);
 }
 
 export interface LineSpec {
@@ -109,7 +110,7 @@ export interface LineSpec {
 }
 
 export function line(spec: LineSpec): string {
-  return JSON.stringify({ toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', ...spec });
+  return ingestLine(spec.buildId, spec.events, spec);
 }
 
 let idCounter = 0;
@@ -173,11 +174,5 @@ export function randomBuildLine(id: string, g: RandomBuild, now: number): string
     events.push([start + t.took, 'TaskFinished', { id: k + 1, path: t.path, outcome: t.outcome }]);
   });
   events.push([start + g.duration, 'BuildFinished', { ...(g.outcome !== null ? { outcome: g.outcome } : {}), failures: [] }]);
-  return JSON.stringify({
-    buildId: id,
-    toolType: g.tool,
-    toolVersion: '8.10',
-    agentVersion: '3.19',
-    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
-  });
+  return ingestLine(id, events, { toolType: g.tool, toolVersion: '8.10' });
 }

@@ -3,9 +3,10 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
+import { waitFor } from './wait.js';
 
 export interface RunningPostgres {
   readonly url: string;
@@ -20,17 +21,6 @@ export function findPostgresBin(): string | undefined {
     for (const v of readdirSync('/usr/lib/postgresql').sort().reverse()) candidates.push(`/usr/lib/postgresql/${v}/bin`);
   }
   return candidates.find((d) => d && existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres')));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** PostgreSQL refuses to run as root: run its binaries as the `postgres` system user then. */
@@ -60,12 +50,17 @@ export async function startPostgres(): Promise<RunningPostgres> {
     log += d.toString();
   });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (/ready to accept connections/.test(log)) break;
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`postgres did not start: ${log}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}: ${log}`);
+      return /ready to accept connections/.test(log);
+    },
+    'postgres to accept connections',
+    30_000,
+    100,
+  ).catch((e: Error) => {
+    throw new Error(`postgres did not start: ${e.message}; ${log}`);
+  });
   return {
     url,
     async stop() {

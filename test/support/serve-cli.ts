@@ -2,8 +2,9 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { CLI } from './compiled-cli.js';
 
-export const CLI = ['--import', 'tsx', 'src/cli/run.ts'];
+export { CLI };
 
 export interface Serving {
   readonly child: ChildProcess;
@@ -12,10 +13,10 @@ export interface Serving {
   stop(): Promise<number | null>;
 }
 
-/** Starts `serve` and resolves once it prints where to go (`cli`: the built command instead of the sources). */
-export function serve(args: readonly string[], options: { cli?: readonly string[] } = {}): Promise<Serving> {
+/** Starts `serve --port 0` and resolves once it prints where to go (`cli`: node arguments of another command than CLI). */
+export function serve(args: readonly string[], options: { cli?: readonly string[]; cwd?: string } = {}): Promise<Serving> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', '--port', '0', ...args], { env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', '--port', '0', ...args], { ...(options.cwd !== undefined ? { cwd: options.cwd } : {}), env: { ...process.env, BUILDSCOPE_LOG_LEVEL: 'warn' } });
     const lines: string[] = [];
     let buffer = '';
     let stderr = '';
@@ -47,7 +48,7 @@ export function serve(args: readonly string[], options: { cli?: readonly string[
   });
 }
 
-/** Child processes of `pid` running `serve` (from /proc; not tsx's esbuild service). */
+/** Child processes of `pid` running `serve` (from /proc). */
 export function serverChildren(pid: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { pgAvailable } from '../support/postgres.js';
-import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../server/support.js';
+import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../support/server.js';
 
 const BUILDS = 8000;
 const LIMIT_MS = 300;

@@ -17,19 +17,12 @@ import { tasksOf } from '../../src/store/events/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../support/postgres.js';
 import { referenceTrends, visible, type RefBuild } from './trend-reference.js';
+import { ingestLine, type EventTuple } from '../support/lines.js';
 
 const NOW = Date.UTC(2026, 2, 31, 12); // the spring DST change of Europe/Berlin is inside the 30 days
 const DAY = 86_400_000;
 
-function line(id: string, events: [number, string, Record<string, unknown>][]): string {
-  return JSON.stringify({
-    buildId: id,
-    toolType: 'native',
-    toolVersion: '8.10',
-    agentVersion: '3.19',
-    events: events.map(([timestamp, eventType, data]) => ({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data })),
-  });
-}
+const line = (id: string, events: EventTuple[]) => ingestLine(id, events, { toolVersion: '8.10' });
 
 /** Builds the demo data lacks: unknown outcome, unknown start, a task without its start event. */
 const ODD = [

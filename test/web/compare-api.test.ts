@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Comparison } from '../../src/services/compare.js';
 import { pgAvailable } from '../support/postgres.js';
-import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../server/support.js';
+import { bearer, newLocation, startTestServer, type Dialect, type TestServer } from '../support/server.js';
 import { buildLine, passingAndFailing } from '../services/compare-fixtures.js';
 
 const T0 = Date.UTC(2026, 5, 1, 8);

@@ -1,3 +1,4 @@
+import { event, ingestLine, type BuildEvent } from '../support/lines.js';
 // A failed Gradle build as the capture agents send one with tests, causes and console output: the
 // build page must say which test or task failed and why at first sight (test/web/failed-build-e2e.ts).
 // 1,204 tests (two failed, one flaky: failed, then passed on its retry; three skipped), a compile
@@ -16,11 +17,11 @@ const ESC = '\u001b';
 
 export function failedBuildLine(id: string, now: number): string {
   const start = now - 5_400_000;
-  const events: { timestamp: number; type: { majorVersion: number; minorVersion: number; eventType: string }; data: Record<string, unknown> }[] = [];
+  const events: BuildEvent[] = [];
   let t = start;
   const ev = (eventType: string, data: Record<string, unknown>, gap = 1) => {
     t += gap;
-    events.push({ timestamp: t, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+    events.push(event(t, eventType, data));
   };
   ev('BuildStarted', {}, 0);
   ev('BuildAgent', { username: 'ci', publicHostname: 'build-03.ci.example.com', localHostname: 'b3', localIpAddresses: ['10.0.0.3'] });
@@ -90,5 +91,5 @@ export function failedBuildLine(id: string, now: number): string {
       },
     ],
   }, 50);
-  return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', events });
+  return ingestLine(id, events);
 }

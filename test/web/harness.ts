@@ -1,23 +1,21 @@
-// The real server, in-process, for the web app's end-to-end tests: SQLite in a temp dir, demo
+// The test server (test/support/server.ts) for the web app's end-to-end tests: SQLite in a temp dir, demo
 // builds plus one build with 10,000 tasks, users with passwords (one limited to a project), the
 // session, web and playground plugins serving fresh bundles.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { openAuth } from '../../src/auth/index.js';
-import { defaultConfig } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
 import { createPlaygroundPlugin } from '../../src/http/playground-plugin.js';
 import { sessionPlugin } from '../../src/http/session-plugin.js';
 import { createWebPlugin } from '../../src/http/web-plugin.js';
 import { createLogger } from '../../src/log.js';
-import { openBuildStore } from '../../src/store/build-store.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import type { BuildStore } from '../../src/store/types.js';
+import { event, ingestLine, type BuildEvent } from '../support/lines.js';
+import { newLocation, startTestServer } from '../support/server.js';
 import { FAILED_BUILD, failedBuildLine } from './failed-build.js';
 
 export interface WebServer {
@@ -40,8 +38,8 @@ export async function bundle(script: 'web/build.js' | 'playground/build.js'): Pr
 /** A Gradle-like build of `n` tasks run by 8 workers, a few from cache, one failed. */
 export function bigBuildLine(id: string, now: number, n = 10_000): string {
   const start = now - 3_600_000;
-  const events: { timestamp: number; type: { majorVersion: number; minorVersion: number; eventType: string }; data: Record<string, unknown> }[] = [];
-  const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => events.push({ timestamp, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
+  const events: BuildEvent[] = [];
+  const ev = (timestamp: number, eventType: string, data: Record<string, unknown>) => events.push(event(timestamp, eventType, data));
   ev(start, 'BuildStarted', {});
   ev(start + 1, 'BuildAgent', { username: 'ci', publicHostname: 'build-09.ci.example.com', localHostname: 'b9', localIpAddresses: ['10.0.0.9'] });
   ev(start + 2, 'ProjectStructure', { rootProjectName: 'monorepo' });
@@ -62,56 +60,38 @@ export function bigBuildLine(id: string, now: number, n = 10_000): string {
   for (const t of tasks) ev(t.at, t.kind, t.data);
   const end = Math.max(...workers) + 10;
   ev(end, 'BuildFinished', { outcome: 'failed', failures: [{ classification: 'verification', message: 'Test failed: :module499:task13' }] });
-  return JSON.stringify({ buildId: id, toolType: 'native', toolVersion: '8.10.2', agentVersion: '3.19', events });
+  return ingestLine(id, events);
 }
 
 /** A build that sent no task events, no environment and no options: its page must still work. */
 export const PLAIN_BUILD = 'plain00000001';
 
 function plainBuildLine(id: string, now: number): string {
-  const ev = (t: number, eventType: string, data: Record<string, unknown>) => ({ timestamp: now - 7_200_000 + t, type: { majorVersion: 1, minorVersion: 0, eventType }, data });
-  return JSON.stringify({
-    buildId: id,
-    toolType: 'pybuild',
-    toolVersion: '25.0',
-    agentVersion: '1.0.0',
-    events: [ev(0, 'BuildStarted', {}), ev(5, 'ProjectStructure', { rootProjectName: 'scripts' }), ev(9, 'UserTag', { tag: 'no tasks' }), ev(4000, 'BuildFinished', { outcome: 'succeeded', failures: [] })],
-  });
+  const at = (t: number) => now - 7_200_000 + t;
+  return ingestLine(
+    id,
+    [[at(0), 'BuildStarted', {}], [at(5), 'ProjectStructure', { rootProjectName: 'scripts' }], [at(9), 'UserTag', { tag: 'no tasks' }], [at(4000), 'BuildFinished', { outcome: 'succeeded', failures: [] }]],
+    { toolType: 'pybuild', toolVersion: '25.0', agentVersion: '1.0.0' },
+  );
 }
 
+/** The test server (test/support/server.ts) with the session, web and playground plugins, the builds and users above. */
 export async function startWebServer(options: { webRoot: string; playgroundRoot: string; builds?: number }): Promise<WebServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'buildscope-web-'));
   const now = Date.now();
-  const database = await openDatabase({ data: dir });
-  const store = await openBuildStore(database);
   const bigBuild = 'big0000000001';
-  const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now), plainBuildLine(PLAIN_BUILD, now), failedBuildLine(FAILED_BUILD, now)].join('\n'));
-  const rejected = results.filter((r) => r.status === 'rejected');
-  if (rejected.length > 0) throw new Error(`builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
-  const config = defaultConfig({ data: dir });
-  const app = await buildApp(
-    { config, database, store, logger: createLogger('web-e2e', 'warn') },
-    { plugins: [sessionPlugin, createPlaygroundPlugin({ root: options.playgroundRoot }), createWebPlugin({ root: options.webRoot })] },
-  );
-  const auth = await openAuth(database, config);
-  await auth.users.addUser({ name: 'alice', password: 'alice-password-1', permissions: ['accessBuildDataViaApi', 'exportData'], projects: null });
-  await auth.users.addUser({ name: 'bob', password: 'bob-password-1', permissions: ['accessBuildDataViaApi'], projects: ['inventory'] });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return {
-    base: `http://127.0.0.1:${address.port}`,
-    app,
-    database,
-    store,
-    bigBuild,
-    close: async () => {
-      const closing = app.close();
-      app.server.closeAllConnections();
-      await closing;
-      await store.close();
-      await database.close();
-      await rm(dir, { recursive: true, force: true });
+  const s = await startTestServer(await newLocation('sqlite', 'buildscope-web-'), {
+    hostname: null,
+    plugins: [sessionPlugin, createPlaygroundPlugin({ root: options.playgroundRoot }), createWebPlugin({ root: options.webRoot })],
+    logger: createLogger('web-e2e', 'warn'),
+    storeClock: Date.now,
+    closeConnectionsAfterMs: 0,
+    seed: async (store) => {
+      const results = await store.ingestNdjson([...demoBuilds({ builds: options.builds ?? 150, seed: 17, now }), bigBuildLine(bigBuild, now), plainBuildLine(PLAIN_BUILD, now), failedBuildLine(FAILED_BUILD, now)].join('\n'));
+      const rejected = results.filter((r) => r.status === 'rejected');
+      if (rejected.length > 0) throw new Error(`builds rejected: ${JSON.stringify(rejected.slice(0, 3))}`);
     },
-  };
+  });
+  await s.auth.users.addUser({ name: 'alice', password: 'alice-password-1', permissions: ['accessBuildDataViaApi', 'exportData'], projects: null });
+  await s.auth.users.addUser({ name: 'bob', password: 'bob-password-1', permissions: ['accessBuildDataViaApi'], projects: ['inventory'] });
+  return { base: s.url, app: s.app, database: s.database, store: s.store, bigBuild, close: () => s.close() };
 }
