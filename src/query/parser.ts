@@ -177,12 +177,14 @@ class QueryParser extends EmbeddedActionsParser {
     return undefined;
   }
 
-  /** The whole query: terms, and stray tokens reported and skipped. */
-  query = this.RULE('query', (): SyntaxExpr => {
-    const parts: SyntaxExpr[] = [];
-    const alts = (this.bodyAlts ??= [
+  /**
+   * What a query or a group body holds, one at a time: terms, a stray token of kind `stray`
+   * (reported and skipped; in a group `)` is not one, it ends the body), or a stray range.
+   */
+  private termAlts(stray: TokenType): IOrAlt<SyntaxExpr | undefined>[] {
+    return [
       { ALT: () => this.SUBRULE(this.orExpr) },
-      { ALT: () => this.reportStray(this.CONSUME(Stray)) },
+      { ALT: () => this.reportStray(this.CONSUME(stray)) },
       {
         ALT: () => {
           const r = this.SUBRULE(this.range);
@@ -190,32 +192,28 @@ class QueryParser extends EmbeddedActionsParser {
           return undefined;
         },
       },
-    ]);
+    ];
+  }
+
+  /** The terms of a query or group body (called once by each of those rules). */
+  private terms(alts: IOrAlt<SyntaxExpr | undefined>[]): SyntaxExpr[] {
+    const parts: SyntaxExpr[] = [];
     this.MANY(() => {
       const e = this.OR(alts);
       if (e !== undefined && !this.RECORDING_PHASE) parts.push(e);
     });
+    return parts;
+  }
+
+  /** The whole query: terms, and stray tokens reported and skipped. */
+  query = this.RULE('query', (): SyntaxExpr => {
+    const parts = this.terms((this.bodyAlts ??= this.termAlts(Stray)));
     return this.RECORDING_PHASE ? (undefined as never) : this.combine(parts, 0, this.text.length);
   });
 
   /** Inside parentheses: like the query, but `)` ends it. */
   groupBody = this.RULE('groupBody', (): SyntaxExpr | undefined => {
-    const parts: SyntaxExpr[] = [];
-    const alts = (this.groupBodyAlts ??= [
-      { ALT: () => this.SUBRULE(this.orExpr) },
-      { ALT: () => this.reportStray(this.CONSUME(StrayInGroup)) },
-      {
-        ALT: () => {
-          const r = this.SUBRULE(this.range);
-          if (!this.RECORDING_PHASE) this.strayRange(r);
-          return undefined;
-        },
-      },
-    ]);
-    this.MANY(() => {
-      const e = this.OR(alts);
-      if (e !== undefined && !this.RECORDING_PHASE) parts.push(e);
-    });
+    const parts = this.terms((this.groupBodyAlts ??= this.termAlts(StrayInGroup)));
     return this.RECORDING_PHASE || parts.length === 0 ? undefined : this.combine(parts, 0, 0);
   });
 
