@@ -63,6 +63,27 @@ module.exports = {
       to: { path: `^src/store/((${below})/|(?!types\\.ts$)[^/]+\\.ts$)` },
     })),
     {
+      name: 'config-below-faces',
+      severity: 'error',
+      comment: 'The configuration file (src/config.ts, src/config/) is read by the faces and the composition root; it knows each service only by its own settings module.',
+      from: { path: '^src/config(\\.ts$|/)' },
+      to: { path: `^(${FACES})` },
+    },
+    {
+      name: 'log-is-a-leaf',
+      severity: 'error',
+      comment: 'The logger is used by every layer, so it uses none.',
+      from: { path: '^src/log\\.ts$' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'testing-uses-the-library',
+      severity: 'error',
+      comment: 'The public test helpers (buildscope/testing) build on the search language only.',
+      from: { path: '^src/testing/' },
+      to: { path: '^src/', pathNot: '^src/(query|testing)/' },
+    },
+    {
       name: 'services-below-faces',
       severity: 'error',
       comment: 'Services are called by the faces, never the other way round.',
