@@ -43,8 +43,17 @@ describe.each(dialects)('search time limit (%s)', (dialect) => {
     // machine took up to ~35 s before the cancel landed (the HTTP faces allow 100 terms, planned in
     // ~20 ms). The bound says "stopped, not run to the end", not how fast.
     expect(Date.now() - started).toBeLessThan(dialect === 'sqlite' ? 8000 : 60_000);
+    // A cheap search still answers afterwards. It runs under the same 300 ms limit, which a loaded
+    // machine can exceed on its own: it may be asked again, a few times, never answering wrongly.
     const cheap = parseQuery('buildOutcome:failed').expr!;
-    expect((await t.store.listBuilds({ query: cheap, visibility: SEE_EVERYTHING, maxBuilds: 5 })).length).toBe(5);
+    let answered: unknown[] | undefined;
+    for (let attempt = 0; attempt < 5 && answered === undefined; attempt++) {
+      answered = await t.store.listBuilds({ query: cheap, visibility: SEE_EVERYTHING, maxBuilds: 5 }).catch((e: unknown) => {
+        if (e instanceof SearchTimeoutError) return undefined;
+        throw e;
+      });
+    }
+    expect(answered?.length).toBe(5);
   }, 120_000);
 
   it('stops a slow streamed search too', async () => {
