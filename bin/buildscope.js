@@ -8,5 +8,8 @@ if (!existsSync(compiled)) {
   process.stderr.write('buildscope: dist/ is missing; run `npm run build` (or `npm install`) first.\n');
   process.exit(1);
 }
-const { main } = await import(compiled);
-await main(process.argv.slice(2));
+// The import is awaited while nothing else is pending: a timer holds the process meanwhile (see
+// runCommand in src/cli/main.ts, which holds it until the command has started).
+const loading = setInterval(() => undefined, 60_000);
+const { runCommand } = await import(compiled).finally(() => clearInterval(loading));
+await runCommand(process.argv.slice(2));
