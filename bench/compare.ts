@@ -72,8 +72,9 @@ await store.close();
 await database.close();
 rmSync(dir, { recursive: true, force: true });
 
-const floor = rows[0]!.p50;
-const compare = rows[2]!.p50;
+const p50Of = (prefix: string): number => rows.find((r) => r.measure.startsWith(prefix))!.p50;
+const floor = p50Of('floor:');
+const compare = p50Of('compare through the store');
 const differences = sample.sections.reduce((s, x) => s + x.differences.length, 0);
 console.log(`\nTwo builds of ${N.toLocaleString('en-US')} tasks and ${N.toLocaleString('en-US')} tests each (${events.toLocaleString('en-US')} events in all), SQLite, ${RUNS} runs; ${differences.toLocaleString('en-US')} differences, answer ${(json.length / 1e6).toFixed(1)} MB of JSON`);
 console.table(rows.map((r) => ({ ...r, 'x floor': Math.round((r.p50 / floor) * 100) / 100 })));
