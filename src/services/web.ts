@@ -6,7 +6,7 @@ import { withTestIds, type BuildTestRow } from './build-tests.js';
 import { lastDataOf } from './last-data.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/events/tasks.js';
-import { buildReport, type ConsoleSummary, type TestCounts, type TestRow } from './build-report.js';
+import { buildReport, type ConsoleSummary, type TestCounts } from './build-report.js';
 import { causeOf, type FailureCause } from './failure-cause.js';
 import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import type { ListPage, ListRow } from './list-row.js';

@@ -1,7 +1,7 @@
 // GET /api/builds, GET /api/builds/{id}, POST /api/builds. Each handler checks its input and calls
 // one store method; the store applies the caller's visibility in SQL.
 
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { visibilityOf } from '../../auth/types.js';
 import { parseQuery } from '../../query/index.js';
 import type { CheckedExpr } from '../../query/checked.js';

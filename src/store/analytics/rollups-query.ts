@@ -9,7 +9,6 @@ import type { CheckedExpr } from '../../query/checked.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import type { DatabaseHandle } from '../../db/database.js';
 import { TASK_COUNT_COLUMNS } from '../events/tasks.js';
-import type { Visibility } from '../types.js';
 import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, FACET_ROLLUPS, FACET_ROLLUP_FIELDS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, rollupsAsBuilds, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
 
 /** What the direct path computes per period, and per task path over the whole range. */

@@ -19,7 +19,7 @@ import { numberedLineChunks, type NumberedLine } from './lines.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import { transactionLines, type TransactionLines } from './transaction-lines.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
-import type { IngestLineResult, IngestOptions, Visibility } from '../types.js';
+import type { IngestLineResult, IngestOptions } from '../types.js';
 import type { DialectName } from '../../db/database.js';
 
 /** Each database's write path (every database named, checked by the type). */

@@ -28,7 +28,6 @@ import { packAttributes } from '../events/event-codec.js';
 import { eventsByKey } from '../events/events-read.js';
 import { layoutOf } from './layout.js';
 import { STORE_FIELDS } from './migrations.js';
-import type { BuildEvent } from '../types.js';
 
 type Db = DbOrTransaction;
 
