@@ -17,7 +17,7 @@ import { seesEverything, visibilityCondition } from './visibility.js';
 import type { BuildAttributes, BuildState, BuildSummary, BuildWithAttributes, DeletedBuild, ListBuildsOptions, Visibility } from '../types.js';
 
 /** Whether a listing searches (runs a query), and so runs under the time limit. */
-export const searches = (query: CheckedExpr | undefined): boolean => query !== undefined && query.kind !== 'all';
+const searches = (query: CheckedExpr | undefined): boolean => query !== undefined && query.kind !== 'all';
 
 /** `fromBuild` names a build that is not available or not visible to the caller. */
 export class UnknownBuildError extends DomainError {
@@ -73,7 +73,7 @@ function toSummary(r: Row, withAttributes: boolean): BuildSummary | BuildWithAtt
 }
 
 /** The one visibility rule (visibility.ts), as every aggregate applies it. */
-export function applyVisibility(q: Query, v: Visibility): Query {
+function applyVisibility(q: Query, v: Visibility): Query {
   return seesEverything(v) ? q : q.where(visibilityCondition(v));
 }
 
