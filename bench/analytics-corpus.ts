@@ -10,7 +10,7 @@
 //   the analytics index, with the answers checked equal;
 // - the empty query's count from the rollups (a few rows), the cheapest search-like request.
 //
-//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR] [--iter N] [--trends-only]
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres] [--iter N] [--trends-only]
 //
 // --trends-only times the trends and the peer alone (the facet peers take minutes at 1M) and writes
 // bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
@@ -20,7 +20,8 @@
 // directory holding them (e.g. made by `buildscope demo-data --builds 1000000 --seed 7 --data DIR`),
 // otherwise --builds N (default 100,000; --quick 10,000) are loaded into a temporary one. Goals at
 // 1M builds: count <= 50 ms, facets <= 300 ms, 30-day trends <= 300 ms, first page <= 50 ms. Writes
-// bench/results/analytics-corpus.json.
+// bench/results/analytics-corpus.json. --postgres: the same on a throwaway PostgreSQL cluster (as
+// the tests start one), loaded with --builds N; writes analytics-corpus-postgres.json.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ import { valueFieldCode } from '../src/sql/value-fields.js';
 import { SEE_EVERYTHING, type Facets, type TrendOptions, type Trends } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
 import { timed } from './support/timing.js';
+import { startPostgres } from '../test/support/postgres-server.js';
 
 const quick = flag('--quick');
 const trendsOnly = flag('--trends-only');
@@ -65,10 +67,12 @@ export const CORPUS = [
 ] as const;
 const GOALS = { count: 50, facets: 300, trends: 300, page: 50 };
 
-const given = option('--data');
+const pg = flag('--postgres') ? await startPostgres() : undefined;
+const given = pg === undefined ? option('--data') : undefined;
 const dir = given ?? mkdtempSync(join(tmpdir(), 'bs-analytics-corpus-'));
 if (given) mkdirSync(given, { recursive: true });
-const handle = await openDatabase({ data: dir });
+const handle = await openDatabase(pg !== undefined ? { url: pg.url } : { data: dir });
+const database = pg !== undefined ? 'PostgreSQL' : 'SQLite';
 // The server's store: posting bitmaps on (the default), search threads, a limit no run reaches.
 const store = await openBuildStore(handle, { searchTimeoutMs: 600_000 });
 const stored = Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds WHERE seq IS NOT NULL`.execute(handle.db)).rows[0]!.n);
@@ -81,7 +85,7 @@ if (stored === 0) {
   await store.ingestNdjson(lines(), { bulk: true, keepResults: false });
 }
 const builds = Number((await sql<{ n: number }>`SELECT count(*) AS n FROM builds WHERE seq IS NOT NULL`.execute(handle.db)).rows[0]!.n);
-log(`${builds} builds in ${dir}`);
+log(`${builds} builds in ${pg?.url ?? dir}`);
 
 // The bench's own guard over the same database, for the peers: the same threads and limit as the store's.
 const guard = new SearchGuard(handle, dialectOf(handle.dialect), { timeoutMs: 600_000, threads: 2 });
@@ -233,7 +237,7 @@ const ratio = (a: number | undefined, b: number | undefined) => (a === undefined
 const ms = (t: number | undefined) => (t === undefined ? '-' : `${t.toLocaleString('en-US')} ms`);
 const fmt = (t: number | undefined, goal: number) => (t === undefined ? '-' : `${ms(t)}${t <= goal ? '' : ' ✗'}`);
 const table = [
-  `| ${builds.toLocaleString('en-US')} builds, SQLite, p50 | matches | peer: empty query count | count before | count | facets before (5 statements) | facets, one statement | facets | speed-up over one statement | 30-day trends, SQL | 30-day trends | speed-up over SQL | first page before | first page, newest first |`,
+  `| ${builds.toLocaleString('en-US')} builds, ${database}, p50 | matches | peer: empty query count | count before | count | facets before (5 statements) | facets, one statement | facets | speed-up over one statement | 30-day trends, SQL | 30-day trends | speed-up over SQL | first page before | first page, newest first |`,
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (r) =>
@@ -246,11 +250,12 @@ process.stdout.write(
 log(`answers identical to the peers': ${identical}`);
 if (!identical) process.exitCode = 1;
 
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', trendsOnly ? 'analytics-corpus-trends.json' : 'analytics-corpus.json');
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `analytics-corpus${trendsOnly ? '-trends' : ''}${pg !== undefined ? '-postgres' : ''}.json`);
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ builds, iterations: ITER, trendsOnly, trend: TREND, goalsMs: GOALS, identical, indexFirstUse: cold, rows }, null, 2) + '\n');
+writeFileSync(out, JSON.stringify({ database, builds, iterations: ITER, trendsOnly, trend: TREND, goalsMs: GOALS, identical, indexFirstUse: cold, rows }, null, 2) + '\n');
 
 await guard.close();
 await store.close();
 await handle.close();
+await pg?.stop();
 if (!given) rmSync(dir, { recursive: true, force: true });

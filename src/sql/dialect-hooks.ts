@@ -118,7 +118,8 @@ export interface Dialect {
 
   /**
    * Whether writers commit in seq order, so that "every build with seq > n" read once stays
-   * complete: what the in-memory posting bitmaps (store/search/postings.ts) rely on.
+   * complete: what the analytics index (store/analytics/analytics-index.ts) and the in-memory
+   * posting bitmaps (store/search/postings.ts, SQLite only) rely on.
    */
   readonly commitsInSeqOrder: boolean;
   readonly searchExecution: SearchExecution;

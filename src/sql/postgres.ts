@@ -63,8 +63,10 @@ export const POSTGRES: Dialect = {
     return result.rows.map((r) => r['QUERY PLAN']).join('\n');
   },
 
-  // Concurrent transactions take seqs from a sequence and may commit them out of order.
-  commitsInSeqOrder: false,
+  // Every ingest transaction, of any server process, holds one advisory lock until it commits and
+  // numbers its builds after the highest seq under it (store/ingest/postgres.ts), and PostgreSQL
+  // releases a transaction's locks only once its commit is visible: seqs are committed in order.
+  commitsInSeqOrder: true,
   searchExecution: 'slots',
   notifiesNewBuilds: true,
 

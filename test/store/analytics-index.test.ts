@@ -7,28 +7,26 @@
 // search or in the background -- after each of: an ingest, a deletion by this store (the index
 // is told), a deletion behind its back (another process's prune: the all-time rollup count no
 // longer matches and the index reads again), and more ingests. And the store answers facets,
-// counts and trends from it through its search threads (packed rows), equal to the direct path.
+// counts and trends from it through its guarded searches, equal to the direct path. All of it on
+// SQLite and on PostgreSQL, whose index reads many builds in ranges of seq.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { sql, type SqlBool } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { compileQuery, dialectOf } from '../../src/sql/index.js';
 import { AnalyticsIndex } from '../../src/store/analytics/analytics-index.js';
 import { buildFacets, buildTrends } from '../../src/store/analytics/analytics.js';
-import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { unguarded } from '../../src/store/search/search-guard.js';
 import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type TrendOptions, type Visibility } from '../../src/store/types.js';
 import { visibilityCondition } from '../../src/store/search/visibility.js';
 import { queryOf } from '../sql/support/arbitraries.js';
-import { randomBuildLine, type RandomBuild } from './support.js';
+import { pgAvailable } from '../support/postgres.js';
+import { openTestStore, randomBuildLine, type RandomBuild, type TestStore } from './support.js';
 
 const NOW = Date.UTC(2026, 2, 31, 12);
 const DAY = 86_400_000;
@@ -120,53 +118,63 @@ function trendOf(c: Check): TrendOptions {
 }
 
 async function sqlCount(handle: DatabaseHandle, scope: AggregateScope): Promise<number> {
+  const dialect = handle.dialect;
   let q = handle.db
     .selectFrom('builds')
     .select(sql<number>`count(*)`.as('n'))
     .where('builds.seq', 'is not', null)
     .where(visibilityCondition(scope.visibility) as never as ReturnType<typeof sql<SqlBool>>);
-  if (scope.query !== undefined) q = q.where(compileQuery(scope.query as CheckedExpr, 'sqlite'));
+  if (scope.query !== undefined) q = q.where(compileQuery(scope.query as CheckedExpr, dialect));
   if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
   if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
 
-describe('the analytics index', () => {
-  it('counts, facets and trends as SQL does, through ingests, its own deletions and deletions behind its back', async () => {
+const DIALECTS: readonly { readonly name: DialectName; readonly skip: boolean; readonly runs: number }[] = [
+  { name: 'sqlite', skip: false, runs: 20 },
+  { name: 'postgres', skip: !pgAvailable(), runs: 10 },
+];
+
+describe.each(DIALECTS)('the analytics index on $name', ({ name, skip, runs }) => {
+  it.skipIf(skip)('counts, facets and trends as SQL does, through ingests, its own deletions and deletions behind its back', async () => {
     let n = 0;
-    await fc.assert(
-      fc.asyncProperty(genCase, async (c) => {
-        const dir = mkdtempSync(join(tmpdir(), 'bs-analytics-index-'));
-        const handle = await openDatabase({ data: dir });
-        const store = await openBuildStore(handle, { ingestWorker: false, analyticsIndex: false, postings: false });
-        // Builds read by seq from the table within a search (few new ones), and from whole narrow
-        // indexes in the background (many: here any), searches reading the database meanwhile.
-        const inline = new AnalyticsIndex(handle.db, dialectOf('sqlite'), unguarded(handle));
-        const wide = new AnalyticsIndex(handle.db, dialectOf('sqlite'), unguarded(handle), { wideReadBuilds: 0 });
-        const indexes = [inline, wide];
-        // `behind`: builds it has not read (new ones, or all after a deletion behind its back).
-        const same = async (when: string, behind: boolean): Promise<void> => {
-          if (behind) expect(await wide.count({ visibility: SEE_EVERYTHING }), `${when}: answered while the builds are read`).toBeUndefined();
-          wide.catchUp();
-          await wide.settled();
-          for (const check of c.checks) {
-            const scope = scopeOf(check);
-            const count = await sqlCount(handle, scope);
-            const facets = await buildFacets(handle, scope, check.limit, { rollups: false });
-            const options = trendOf(check);
-            const trends = await buildTrends(handle, scope, options, { rollups: false });
-            // The rollups where they answer (a query of exact project/outcome values, UTC days or weeks).
-            expect(await buildTrends(handle, scope, options), `${when}: rollups`).toEqual(trends);
-            for (const index of indexes) {
-              expect(await index.count(scope), when).toBe(count);
-              expect(await index.facets(scope, check.limit), when).toEqual(facets);
-              // The index's own answer, not the direct path it falls back to.
-              expect(await index.trendRows(scope, [{ start: options.from, end: options.to }]), when).toBeDefined();
-              expect(await buildTrends(handle, scope, options, { rollups: false, index }), `${when}: trends`).toEqual(trends);
+    // One database for every run, emptied before each; a new index per run.
+    const t = await openTestStore(name, { ingestWorker: false, analyticsIndex: false, postings: false });
+    t.now.value = Date.now();
+    const { store, handle } = t;
+    try {
+      await fc.assert(
+        fc.asyncProperty(genCase, async (c) => {
+          await t.reset();
+          // Builds read by seq from the table within a search (few new ones), and as the layout's
+          // column scan reads many (narrow indexes, or ranges of seq: here of 7 builds, so that a
+          // read spans several) in the background (many: here any), searches reading the database
+          // meanwhile.
+          const inline = new AnalyticsIndex(handle.db, dialectOf(name), unguarded(handle));
+          const wide = new AnalyticsIndex(handle.db, dialectOf(name), unguarded(handle), { wideReadBuilds: 0, seqRangeBuilds: 7 });
+          const indexes = [inline, wide];
+          // `behind`: builds it has not read (new ones, or all after a deletion behind its back).
+          const same = async (when: string, behind: boolean): Promise<void> => {
+            if (behind) expect(await wide.count({ visibility: SEE_EVERYTHING }), `${when}: answered while the builds are read`).toBeUndefined();
+            wide.catchUp();
+            await wide.settled();
+            for (const check of c.checks) {
+              const scope = scopeOf(check);
+              const count = await sqlCount(handle, scope);
+              const facets = await buildFacets(handle, scope, check.limit, { rollups: false });
+              const options = trendOf(check);
+              const trends = await buildTrends(handle, scope, options, { rollups: false });
+              // The rollups where they answer (a query of exact project/outcome values, UTC days or weeks).
+              expect(await buildTrends(handle, scope, options), `${when}: rollups`).toEqual(trends);
+              for (const index of indexes) {
+                expect(await index.count(scope), when).toBe(count);
+                expect(await index.facets(scope, check.limit), when).toEqual(facets);
+                // The index's own answer, not the direct path it falls back to.
+                expect(await index.trendRows(scope, [{ start: options.from, end: options.to }]), when).toBeDefined();
+                expect(await buildTrends(handle, scope, options, { rollups: false, index }), `${when}: trends`).toEqual(trends);
+              }
             }
-          }
-        };
-        try {
+          };
           const ingest = async (gens: readonly Gen[]) => {
             if (gens.length === 0) return;
             const results = await store.ingestNdjson(gens.map((g) => ndjson(`ai${String(++n).padStart(11, '0')}`, g)).join('\n'));
@@ -186,24 +194,22 @@ describe('the analytics index', () => {
           await same('after deletions behind its back', theirs.length > 0 && gone.length < stored.length);
           await ingest(c.second);
           await same('after the second ingest', c.second.length > 0);
-        } finally {
-          await store.close();
-          await handle.close();
-          rmSync(dir, { recursive: true, force: true });
-        }
-      }),
-      { numRuns: 20 },
-    );
+        }),
+        { numRuns: runs },
+      );
+    } finally {
+      await t.close();
+    }
   }, 240_000);
 
-  describe('in the store, through the search threads', () => {
-    let dir: string;
+  describe.skipIf(skip)('in the store, through its guarded searches (SQLite: search threads, packed rows; PostgreSQL: search slots)', () => {
+    let t: TestStore;
     let handle: DatabaseHandle;
     let store: BuildStore;
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'bs-analytics-index-store-'));
-      handle = await openDatabase({ data: dir });
-      store = await openBuildStore(handle);
+      t = await openTestStore(name);
+      t.now.value = Date.now();
+      ({ handle, store } = t);
       await store.ingestNdjson([...demoBuilds({ builds: 600, seed: 3, now: NOW })].join('\n'), { bulk: true });
       // A build of 300 tasks: counts past a byte, which the index keeps beside its array.
       const tasks = Array.from({ length: 300 }, (_, k) => ({ path: `:t${k % 7}`, outcome: k % 3 === 0 ? 'SUCCESS' : 'UP-TO-DATE', took: k }));
@@ -211,9 +217,7 @@ describe('the analytics index', () => {
       await store.ingestNdjson(big);
     }, 120_000);
     afterAll(async () => {
-      await store?.close();
-      await handle?.close();
-      rmSync(dir, { recursive: true, force: true });
+      await t?.close();
     });
 
     it('answers the facets, counts and trends of queries the rollups do not, equal to the direct path', async () => {

@@ -1,4 +1,4 @@
-// The analytics index (SQLite): the count, the facets and the trends of any query from memory,
+// The analytics index: the count, the facets and the trends of any query from memory,
 // instead of reading every matching build again for each request.
 //
 // Why: at a million builds the facets of `tag:CI` read ~556k wide rows of `builds` by seq (1.2-5 s
@@ -16,11 +16,11 @@
 // matching builds and their tasks again for every request (10 s for `tag:CI` at 1M); here they are
 // summed from memory, 30-200 ms.
 //
-// Kept in step with the store: builds never change once available and seqs only grow (committed
-// in seq order on SQLite), so the columns and every term's bitmap are extended with the builds
-// above the last seq read. A deletion clears the build's bit in `available`, the bitmap every
+// Kept in step with the store: builds never change once available and seqs only grow, committed in
+// seq order (`commitsInSeqOrder` of sql/dialect-hooks.ts, on both databases), so the columns and
+// every term's bitmap are extended with the builds above the last seq read. A deletion clears the build's bit in `available`, the bitmap every
 // answer is intersected with: here at once for this process's deletions (`forget`), and for
-// another process's (`buildscope prune` on the same file) by comparing the number of available
+// another process's (`buildscope prune`, or another server on the same PostgreSQL database) by comparing the number of available
 // bits with the exact number of available builds of the all-time rollup rows, read in the same
 // statement as the latest seq: when they differ, the index is read again from the start.
 //
@@ -37,6 +37,7 @@ import { valueFieldCode } from '../../sql/value-fields.js';
 import type { PackedColumn } from '../search/packed-rows.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
+import { layoutOf, type StoreLayout } from '../schema/layout.js';
 import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
 import type { PathRow, PeriodRow, TrendRows } from './rollups-query.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
@@ -54,6 +55,8 @@ export interface AnalyticsIndexOptions {
    * background (see catchUp). Default 20,000.
    */
   readonly wideReadBuilds?: number;
+  /** Where the layout reads many builds in ranges of seq (PostgreSQL): the builds of a range, instead of the layout's. */
+  readonly seqRangeBuilds?: number;
   readonly logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -284,6 +287,8 @@ export class AnalyticsIndex {
   private catchingUp = false;
   private closed = false;
   private readonly logger: Pick<Logger, 'info' | 'warn'> | undefined;
+  private readonly layout: StoreLayout;
+  private readonly seqRangeBuilds: number | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -295,6 +300,8 @@ export class AnalyticsIndex {
     this.maxTermBytes = options.maxTermBytes ?? 64 * 1024 * 1024;
     this.wideReadBuilds = options.wideReadBuilds ?? 20_000;
     this.logger = options.logger;
+    this.layout = layoutOf(dialect.name);
+    this.seqRangeBuilds = options.seqRangeBuilds;
   }
 
   /** The number of the scope's builds, or undefined when the store is past the index's budget. */
@@ -633,27 +640,36 @@ export class AnalyticsIndex {
 
   /**
    * Reads the columns and tags of the builds with seq in (upTo, to]. Many builds (the first
-   * use) are read from narrow indexes, each scanned once whole: the wide rows of `builds` by seq
-   * cost ~30 us a build at 1M (a million in 30 s), the index entries a fraction of that. A few
-   * (the builds that arrived since) are read by seq from the table.
+   * use) are read as the layout's column scan says (on SQLite from narrow indexes, each scanned
+   * once whole: the wide rows of `builds` by seq cost ~30 us a build at 1M, a million in 30 s, the
+   * index entries a fraction of that; on PostgreSQL in ranges of seq). A few (the builds that
+   * arrived since) are read by seq from the table.
    */
   private async load(to: number, readPacked: ReadPacked): Promise<void> {
+    const scan = this.layout.columnScan;
+    if (to - this.upTo > this.wideReadBuilds && scan.kind === 'narrow-indexes') return this.loadRange(to, readPacked, true);
+    const step = scan.kind === 'seq-ranges' ? (this.seqRangeBuilds ?? scan.builds) : Infinity;
+    while (this.upTo < to) await this.loadRange(Math.min(to, this.upTo + step), readPacked, false);
+  }
+
+  /** load() of the builds with seq in (upTo, to], from narrow indexes or by seq from the table. */
+  private async loadRange(to: number, readPacked: ReadPacked, fromIndexes: boolean): Promise<void> {
     const from = this.upTo;
     const check = this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`;
     const range = sql`${check} AND seq > ${from} AND seq <= ${to}`;
+    const hint = (index: string) => this.dialect.indexHint(index);
     // Each read: its rows (seq first), and where each further column goes.
-    const reads: { sql: RawBuilder<unknown>; into: readonly Target[] }[] =
-      to - from > this.wideReadBuilds
-        ? [
-            { sql: sql`SELECT seq, tool_type, project_name FROM builds INDEXED BY ${sql.raw(LISTING_INDEX)} WHERE ${range}`, into: ['buildTool', 'project'] },
-            { sql: sql`SELECT seq, buildoutcome, buildstarttime, buildduration FROM builds INDEXED BY ${sql.raw(TREND_INDEX)} WHERE ${range}`, into: ['buildOutcome', 'start', 'duration'] },
-            { sql: sql`SELECT seq, "user" FROM builds INDEXED BY ${sql.raw(columnIndexName('user'))} WHERE ${range}`, into: ['user'] },
-          ]
-        : [{ sql: sql`SELECT seq, tool_type, project_name, buildoutcome, buildstarttime, buildduration, "user" FROM builds WHERE ${range}`, into: ['buildTool', 'project', 'buildOutcome', 'start', 'duration', 'user'] }];
+    const reads: { sql: RawBuilder<unknown>; into: readonly Target[] }[] = fromIndexes
+      ? [
+          { sql: sql`SELECT seq, tool_type, project_name FROM builds ${hint(LISTING_INDEX)} WHERE ${range}`, into: ['buildTool', 'project'] },
+          { sql: sql`SELECT seq, buildoutcome, buildstarttime, buildduration FROM builds ${hint(TREND_INDEX)} WHERE ${range}`, into: ['buildOutcome', 'start', 'duration'] },
+          { sql: sql`SELECT seq, "user" FROM builds ${hint(columnIndexName('user'))} WHERE ${range}`, into: ['user'] },
+        ]
+      : [{ sql: sql`SELECT seq, tool_type, project_name, buildoutcome, buildstarttime, buildduration, "user" FROM builds WHERE ${range}`, into: ['buildTool', 'project', 'buildOutcome', 'start', 'duration', 'user'] }];
     const read = [];
     for (const r of reads) read.push({ rows: await readPacked(r.sql.compile(this.db), r.into.length + 1), into: r.into });
     const tags = await readPacked(
-      sql`SELECT seq, value FROM build_values INDEXED BY ${sql.raw(VALUES_SEQ_INDEX)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
+      sql`SELECT seq, value FROM build_values ${hint(VALUES_SEQ_INDEX)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
       2,
     );
     const size = to + 2;

@@ -34,7 +34,20 @@ export interface StoreLayout {
   readonly namesPrimaryKeyIndex: boolean;
   /** How the chunks of a build's events are addressed in build_events. */
   readonly chunks: ChunkAddressing;
+  /** How the analytics index reads the columns of many builds at once. */
+  readonly columnScan: ColumnScan;
 }
+
+/**
+ * The analytics index's read of many builds (store/analytics/analytics-index.ts):
+ * - `narrow-indexes`: each column group from a whole narrow index, scanned once (SQLite: its rows
+ *   cross from a search thread packed, so one statement per group costs no memory to speak of,
+ *   and the index entries are a fraction of the wide rows);
+ * - `seq-ranges`: every column in one statement per range of `builds` seqs (PostgreSQL: the client
+ *   holds a statement's rows as objects until it ends, ~150 bytes each, so a million at once would
+ *   take the memory the store is allowed; and its heap is read whole either way).
+ */
+export type ColumnScan = { readonly kind: 'narrow-indexes' } | { readonly kind: 'seq-ranges'; readonly builds: number };
 
 /**
  * Event chunks: on SQLite a build's chunks are a range of rowids (store migration 0018,
@@ -90,6 +103,7 @@ export const SQLITE_LAYOUT: StoreLayout = {
   greatest: 'max',
   namesPrimaryKeyIndex: false,
   chunks: SQLITE_CHUNKS,
+  columnScan: { kind: 'narrow-indexes' },
 };
 
 export const POSTGRES_LAYOUT: StoreLayout = {
@@ -103,6 +117,8 @@ export const POSTGRES_LAYOUT: StoreLayout = {
   greatest: 'greatest',
   namesPrimaryKeyIndex: true,
   chunks: POSTGRES_CHUNKS,
+  // 50,000 builds: ~8 MB of row objects a statement.
+  columnScan: { kind: 'seq-ranges', builds: 50_000 },
 };
 
 /** The one place the store chooses its layout. */
