@@ -165,12 +165,12 @@ class KyselyBuildStore implements BuildStore {
       threads: options.searchThreads ?? 2,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
-    this.listing = new BuildListing(handle, d, this.guard, this.postings, (id, v) => this.deletedBuild(id, v), options.pageWindows);
     // As the bitmaps, complete only where builds become available in seq order.
     this.index =
       d.commitsInSeqOrder && options.analyticsIndex !== false
         ? new AnalyticsIndex(handle.db, d, this.guard, { ...options.analyticsIndex, ...(options.logger !== undefined ? { logger: options.logger } : {}) })
         : undefined;
+    this.listing = new BuildListing(handle, d, this.guard, this.postings, (id, v) => this.deletedBuild(id, v), options.pageWindows, this.index);
   }
 
 

@@ -315,6 +315,21 @@ export class AnalyticsIndex {
     });
   }
 
+  /**
+   * The scope's builds as a bitmap over seqs, or undefined when past the budget or while the
+   * builds are read: the candidates of a listing's page (search/listing.ts, which checks each
+   * by SQL again).
+   */
+  matching(scope: AggregateScope): Promise<Uint32Array | undefined> {
+    return this.guard.search(async (read, readPacked) => {
+      const match = await this.match(scope, read, readPacked);
+      if (match === undefined) return undefined;
+      const out = new Uint32Array(match.length);
+      this.eachBuild(match, scope, (seq) => (out[seq >>> 5] = out[seq >>> 5]! | (1 << (seq & 31))));
+      return out;
+    });
+  }
+
   /** The facets of the scope's builds (as analytics.ts's buildFacets), or undefined when past the budget. */
   facets(scope: AggregateScope, limit: number): Promise<Facets | undefined> {
     return this.guard.search(async (read, readPacked) => {

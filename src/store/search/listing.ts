@@ -1,6 +1,6 @@
 // Reading builds by query: the listing's statement (visibility, bounds, the compiled query, seq
-// order), its pages (through the posting bitmaps, the windows of seq, or plain SQL), the stream
-// of every match, and lookups by ID. Every search runs through the search guard (search-guard.ts).
+// order), its pages (through the posting bitmaps, the analytics index's bitmap of the query, the
+// windows of seq, or plain SQL), the stream of every match, and lookups by ID. Every search runs through the search guard (search-guard.ts).
 
 import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DomainError } from '../../errors/domain.js';
@@ -14,7 +14,16 @@ import { mayBeStored } from '../events/stored-events.js';
 import type { SearchGuard } from './search-guard.js';
 import { exactTerms, intersect, type PostingCache, type Postings } from './postings.js';
 import { seesEverything, visibilityCondition } from './visibility.js';
-import type { BuildAttributes, BuildState, BuildSummary, BuildWithAttributes, DeletedBuild, ListBuildsOptions, Visibility } from '../types.js';
+import type { AggregateScope, BuildAttributes, BuildState, BuildSummary, BuildWithAttributes, DeletedBuild, ListBuildsOptions, Visibility } from '../types.js';
+
+/**
+ * The builds a query matches as a bitmap over seqs (visibility and time range applied), from memory
+ * (the analytics index, store/analytics/analytics-index.ts); undefined when it cannot tell (past
+ * its budget, or while it reads the stored builds).
+ */
+export interface MatchingBuilds {
+  matching(scope: AggregateScope): Promise<Uint32Array | undefined>;
+}
 
 /** Whether a listing searches (runs a query), and so runs under the time limit. */
 const searches = (query: CheckedExpr | undefined): boolean => query !== undefined && query.kind !== 'all';
@@ -89,6 +98,8 @@ export class BuildListing {
     private readonly deletedBuild: (id: string, visibility: Visibility) => Promise<DeletedBuild | undefined>,
     /** The windows of pageFromWindows, when not WINDOWS (tests). */
     private readonly pageWindows: readonly number[] | undefined,
+    /** The analytics index, where the store has one: the candidates of a page of any query. */
+    private readonly index: MatchingBuilds | undefined,
   ) {}
 
   /**
@@ -169,14 +180,23 @@ export class BuildListing {
     const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
     const lists = split === undefined ? undefined : this.postings!.postings(split.exact);
     let rows: Row[];
-    if (lists === undefined) {
-      const query = await this.listing(options);
-      rows = (max !== undefined && (await this.sortsEveryMatch(query, options, max)) ? await this.pageFromWindows(options, max) : undefined) ?? (await this.run(max === undefined ? query : query.limit(max), searches(options.query)));
-    } else {
+    if (lists !== undefined) {
       // The candidates match the exact terms already: SQL checks the rest of the query.
       // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
       const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest }, false);
-      rows = await this.pageFromPostings(query, lists, fromSeq, options, max!);
+      rows = await this.pageFromCandidates(query, lists, fromSeq, options, max!, async (q) => this.postings!.run(q.compile()) as Row[]);
+    } else {
+      const matched = max === undefined || max === 0 || !searches(options.query) ? undefined : await this.index?.matching({ query: options.query!, visibility: options.visibility });
+      if (matched !== undefined) {
+        // Every build of the page is among the index's matches. SQL still checks the whole query
+        // on each candidate, as one test of the row (`opaque`) so that the planner reads the
+        // candidates by seq rather than the query's own indexes: the page is the SQL listing's.
+        const { query, fromSeq } = await this.listingFrom(options, true, true);
+        rows = await this.pageFromCandidates(query, [{ words: matched }], fromSeq, options, max!, (q) => this.run(q, true));
+      } else {
+        const query = await this.listing(options);
+        rows = (max !== undefined && (await this.sortsEveryMatch(query, options, max)) ? await this.pageFromWindows(options, max) : undefined) ?? (await this.run(max === undefined ? query : query.limit(max), searches(options.query)));
+      }
     }
     const withAttributes = options.withAttributes === true;
     return rows.map((r) => toSummary(r, withAttributes)) as BuildWithAttributes[] | BuildSummary[];
@@ -248,12 +268,12 @@ export class BuildListing {
   }
 
   /**
-   * A page whose query has exact terms: the builds in all of their posting bitmaps, in order, are
-   * the candidates; `query` (the listing with the rest of the conjunction, the visibility and the
-   * bounds) then reads them in growing chunks until the page is full. So the result is exactly
-   * the SQL listing's.
+   * A page from candidates: the builds in all of `lists` (bitmaps over seq: the posting bitmaps of
+   * a query's exact terms, or the analytics index's matches), in order; `query` (the listing with
+   * what the candidates do not answer for, the visibility and the bounds) then reads them through
+   * `read` in growing chunks until the page is full. So the result is exactly the SQL listing's.
    */
-  private async pageFromPostings(query: Query, lists: readonly Postings[], fromSeq: number | undefined, options: ListBuildsOptions, max: number): Promise<Row[]> {
+  private async pageFromCandidates(query: Query, lists: readonly Postings[], fromSeq: number | undefined, options: ListBuildsOptions, max: number, read: (q: Query) => Promise<Row[]>): Promise<Row[]> {
     const reverse = options.reverse === true;
     let first = reverse ? 0x7fffffff : 1;
     if (fromSeq !== undefined) first = reverse ? fromSeq - 1 : fromSeq + 1;
@@ -278,7 +298,7 @@ export class BuildListing {
       const seqs: number[] = [];
       for (let c = candidates.next(); !c.done; c = candidates.next()) if (seqs.push(c.value) >= chunk) break;
       if (seqs.length === 0) return out;
-      out.push(...(this.postings!.run(query.where('builds.seq', 'in', seqs).limit(max - out.length).compile()) as Row[]));
+      out.push(...(await read(query.where('builds.seq', 'in', seqs).limit(max - out.length))));
       if (out.length >= max || seqs.length < chunk) return out;
       chunk = Math.min(chunk * 4, 8000);
     }
