@@ -138,12 +138,27 @@ function tasksSection(a: BuildFacts, b: BuildFacts): Section {
     presence.push({ kind: 'task-added', task: y });
     added++;
   }
+  // Records of work that is no task of either build (a Bazel action, keyed by its target, mnemonic
+  // and first output) pair by that key alone, and say themselves whether they came from the cache.
+  // One that only one build recorded is no difference anyone can tell: Bazel logs no action its
+  // local action cache answered.
+  const tasks = new Set([...inA, ...inB.keys()]);
+  let actions = 0;
+  for (const ia of a.taskInputs) {
+    const key = taskKey(ia);
+    const ib = inputsOfB.get(key);
+    if (tasks.has(key) || ib === undefined) continue;
+    actions++;
+    const changed = inputsDifference(ia, ib, producers);
+    const missedAction = ia.avoided !== undefined && ib.avoided !== undefined && ia.avoided !== ib.avoided;
+    if (changed !== undefined) inputs.push({ kind: 'task-inputs', path: ia.path, occurrence: ia.occurrence, missed: missedAction, ...changed });
+  }
   presence.sort((x, y) => byPath(x.task, y.task));
   outcomes.sort(byPath);
   cacheable.sort(byPath);
   inputs.sort(byPath);
   durations.sort(byChange<(typeof durations)[number]>(byPath));
-  return { id: 'tasks', compared: inA.size + added, differences: [...presence, ...outcomes, ...inputs, ...cacheable, ...durations] };
+  return { id: 'tasks', compared: inA.size + added + actions, differences: [...presence, ...outcomes, ...inputs, ...cacheable, ...durations] };
 }
 
 

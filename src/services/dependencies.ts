@@ -1,9 +1,11 @@
 // What each resolved configuration resolved to (ResolvedDependencies events, sent by the Gradle
-// and Maven agents: docs/send-your-builds.md), read for the comparison of two builds
-// ("dependencies resolved differently").
+// and Maven agents, the npm agent from the lockfile and the pytest plugin from its environment:
+// docs/send-your-builds.md), read for the comparison of two builds ("dependencies resolved
+// differently").
 //
-// An entry is 'group:name:version' (Maven: 'groupId:artifactId[:classifier]:version'): the last
-// ':' part is the version, the rest the module. A project dependency ('project :lib') and an entry
+// An entry is 'group:name:version' (Maven: 'groupId:artifactId[:classifier]:version'; npm
+// '@scope/name:version'; pytest 'name:version'): the last ':' part is the version, the rest the
+// module. A project dependency ('project :lib') and an entry
 // without ':' have no version. Unresolved entries keep their requested version, marked.
 
 import type { BuildEvent } from '../store/types.js';

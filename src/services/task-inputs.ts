@@ -1,6 +1,7 @@
 // Why a task missed the cache: the inputs a tool made a task's cache key of (TaskInputs events:
-// the Gradle agent reads them from Gradle's own snapshot of each task's inputs), read from one
-// build, and compared between two. For a task whose key differs, the comparison names each input
+// the Gradle agent reads them from Gradle's own snapshot of each task's inputs; ingest-bep from
+// Bazel's execution log, one per action, src/agents/bazel/execution-log.ts), read from one build,
+// and compared between two. For a task whose key differs, the comparison names each input
 // whose hash differs and, for file inputs, the files that were changed, added or removed; an
 // input whose changed files all lie in another task's outputs changed because that task's
 // outputs did ("upstream"), so that the summary names the root cause and not its consequences.
@@ -27,6 +28,11 @@ export interface TaskInputFacts {
   readonly filesOmitted: readonly string[];
   /** The task's output files and directories, from the build's root. */
   readonly outputs: readonly string[];
+  /**
+   * Whether the work came from the cache, for a record that is not a task's (a Bazel action from
+   * its execution log, `remoteCacheHit`); a task's outcome says it for a task.
+   */
+  readonly avoided?: boolean;
 }
 
 export type Change = 'changed' | 'added' | 'removed';
@@ -84,6 +90,7 @@ export function taskInputFactsOf(events: readonly BuildEvent[]): TaskInputFacts[
       files: Object.fromEntries(Object.entries(filesData).map(([k, v]) => [k, stringRecord(v)])),
       filesOmitted: omitted.sort(compareText),
       outputs: Array.isArray(d['outputs']) ? (d['outputs'] as unknown[]).filter((x): x is string => typeof x === 'string') : [],
+      ...(typeof d['remoteCacheHit'] === 'boolean' ? { avoided: d['remoteCacheHit'] } : {}),
     });
   }
   return out;

@@ -9,6 +9,7 @@ import { event, packageVersion, type AgentBuild } from '../common-build.js';
 import { buildAgentData, contextEvents, localeOf, type Env, type GitInfo } from '../common-env.js';
 import { osTag } from '../contract.js';
 import { agentSettingsOf } from '../settings.js';
+import { lockfileDependencyEvents } from './lockfile.js';
 
 /** One line of the record file the preload writes. */
 export type RecordEntry =
@@ -160,6 +161,8 @@ export function jsBuild(buildId: string, command: JsCommand, record: readonly Re
   if (capture.testOutputCapturingEnabled !== undefined || capture.buildOutputCapturingEnabled !== undefined) {
     events.push(event('ServerSettings', { testOutputCapturingEnabled: capture.testOutputCapturingEnabled ?? false, buildOutputCapturingEnabled: capture.buildOutputCapturingEnabled ?? false }, startedAt));
   }
+  // What the project resolved, as its lockfile says when the command has ended (an install writes it).
+  events.push(...lockfileDependencyEvents(cwd, Math.max(finishedAt, startedAt)));
   events.push(event('BuildFinished', { outcome: exitCode === 0 ? 'succeeded' : 'failed', failures, exitCode }, Math.max(finishedAt, startedAt)));
   return { buildId, toolType: 'jsbuild', toolVersion: toolVersion ?? 'unknown', agentVersion: packageVersion(), events };
 }

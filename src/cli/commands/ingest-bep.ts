@@ -1,9 +1,11 @@
-// `buildscope ingest-bep FILE`: stores a Bazel build from its JSON build event file
-// (`bazel build ... --build_event_json_file=FILE`) as a targetbuild build.
+// `buildscope ingest-bep FILE [--execution-log LOG]`: stores a Bazel build from its JSON build event
+// file (`bazel build ... --build_event_json_file=FILE`) as a targetbuild build, with each action's
+// inputs from the invocation's `--execution_log_json_file` when given.
 
 import type { Command } from 'commander';
 
 interface Options {
+  executionLog?: string;
   data?: string;
   db?: string;
   server?: string;
@@ -14,6 +16,7 @@ export function register(program: Command): void {
     .command('ingest-bep')
     .description('Store a Bazel build from its --build_event_json_file file (locally, or on a server with --server)')
     .argument('<file>', 'the JSON build event file Bazel wrote')
+    .option('--execution-log <file>', "Bazel's --execution_log_json_file of the same invocation: each action's inputs, for why an action missed the cache")
     .option('--server <url>', 'send the build to this Buildscope server (access key from BUILDSCOPE_ACCESS_KEY) instead of a local database')
     .option('--data <dir>', 'data directory of the embedded SQLite database (default ./.buildscope)')
     .option('--db <url>', 'postgres:// URL of a PostgreSQL database (instead of --data)')
@@ -24,7 +27,10 @@ export function register(program: Command): void {
       if (opts.server !== undefined && (opts.data !== undefined || opts.db !== undefined)) fail('ingest-bep', 'give either --server or --data/--db, not both');
       let build;
       try {
-        build = await buildFromEventFile(file);
+        build = await buildFromEventFile(file, {
+          ...(opts.executionLog !== undefined ? { executionLog: opts.executionLog } : {}),
+          warn: (message) => process.stderr.write(`buildscope ingest-bep: ${message}\n`),
+        });
       } catch (e) {
         if (e instanceof BepError) fail('ingest-bep', e.message);
         throw e;

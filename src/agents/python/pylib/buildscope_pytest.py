@@ -561,6 +561,59 @@ def _project_name(root):
     return None
 
 
+_PEP503 = re.compile(r"[-_.]+")
+
+
+def _distribution_header(dist):
+    """Name and Version of a distribution from its metadata's headers, read directly: the email
+    parser behind dist.metadata costs about 1.5 ms a distribution (measured), this a few tens of us."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    name = version = None
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first empty line
+        if name is None and line.startswith("Name:"):
+            name = line[5:].strip()
+        elif version is None and line.startswith("Version:"):
+            version = line[8:].strip()
+    if name is None or version is None:
+        # A layout the lines above do not read (an .egg-info file): the standard parser.
+        meta = dist.metadata
+        name, version = name or meta.get("Name"), version or meta.get("Version")
+    return name, version
+
+
+def _environment_dependencies(project, timestamp):
+    """One ResolvedDependencies event: the distributions installed where this interpreter imports
+    from (importlib.metadata, sys.path's order), each `name:version` with the name normalized as
+    PEP 503 says. A name found twice is the first one, the one an import gets."""
+    try:
+        import importlib.metadata as metadata
+
+        seen = {}
+        for dist in metadata.distributions():
+            try:
+                name, version = _distribution_header(dist)
+            except Exception:
+                continue
+            if not name:
+                continue
+            key = _PEP503.sub("-", name).lower()
+            if key in seen:
+                continue
+            # The comparison reads the last ':' as the start of the version: neither part may hold one.
+            version = version if version and ":" not in version else None
+            seen[key] = key + ":" + version if version else key
+        entries = sorted(seen.values())
+        bound = _bound("buildDependencies")
+        data = {"project": project, "configuration": "environment", "dependencies": entries[:bound]}
+        if len(entries) > bound:
+            data["omitted"] = len(entries) - bound
+        return [_event("ResolvedDependencies", data, timestamp)]
+    except Exception:
+        return []
+
+
 def _post(settings, lines):
     import urllib.error
     import urllib.request
@@ -943,6 +996,7 @@ class _Recorder:
             )
         )
         events.extend(_context_events(context, cwd, start))
+        events.extend(_environment_dependencies(project or os.path.basename(root.rstrip(os.sep)) or root, start))
         failures = []
         for i, nodeid in enumerate(self.order, 1):
             t = self.tests[nodeid]
