@@ -5,21 +5,30 @@
 // `ByteStream.Read` (MB/s) against streaming GETs of the same two. Node and peers alternate,
 // `rounds` times each, and the best round of each counts (the machine is shared).
 //
-//   node --import tsx bench/cache-node-bazel.ts [--quick] [--duration S] [--connections C]
+// Two gRPC clients: a lean one (node:http2 sessions sending the gRPC frames themselves: little
+// work per call and per byte, as Bazel's grpc-java client on Netty, so the rates are the
+// server's) and grpc-js's own, whose per-call and per-byte work on the same two cores sets its
+// pace (rows "grpc-js client"). And a floor: a bare grpc-js server in a process of its own,
+// answering the same blobs from memory with the node's chunk size and nothing else (no access
+// check, no disk, no store): what grpc-js and Node's HTTP/2 cost by themselves.
+//
+//   node --import tsx bench/cache-node-bazel.ts [--quick] [--duration S] [--connections C] [--window BYTES]
 //
 // Goal: the gRPC rates at least 0.8x of the node's HTTP path for the same blobs. Writes
 // bench/results/cache-node-bazel.json.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get } from 'node:http';
+import { connect, createServer as createHttp2Server, type ClientHttp2Session } from 'node:http2';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import autocannon from 'autocannon';
 import protobuf from 'protobufjs';
+import { READ_CHUNK } from '../src/cache-node/grpc-bytestream.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -27,7 +36,9 @@ const value = (name: string) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const duration = Number(value('--duration') ?? (quick ? 3 : 8));
+const measuredSeconds = Number(value('--duration') ?? (quick ? 3 : 8));
+/** Seconds of each run: 1 during the warm-up (V8 compiles every path of every server before the rounds). */
+let duration = measuredSeconds;
 const connections = Number(value('--connections') ?? 10);
 const rounds = quick ? 2 : 3;
 const SMALL = 10 * 1024;
@@ -149,6 +160,9 @@ interface Row {
   readonly mbPerSec: number;
   blobsPerCpuSec?: number;
   mbPerCpuSec?: number;
+  /** The same per CPU-second of this process: the client's cost. */
+  blobsPerClientCpuSec?: number;
+  mbPerClientCpuSec?: number;
   readonly p50: number;
   readonly p99: number;
   readonly failures: number;
@@ -258,7 +272,69 @@ function decodeBatchRead(bytes: Buffer): { data: Buffer; code: number }[] {
 
 const raw = (b: Buffer) => b;
 
-async function grpcBatch(scenario: string, target: string, clients: grpc.Client[], blobs: readonly Blob[], perBatch: number): Promise<Row> {
+/** One gRPC call of a client connection: its outcome and the bytes of its response messages. */
+type Caller = (path: string, request: Buffer, streaming: boolean) => Promise<{ ok: boolean; bytes: number }>;
+
+function grpcJsCaller(client: grpc.Client): Caller {
+  return (path, request, streaming) =>
+    new Promise((resolve) => {
+      if (!streaming) {
+        client.makeUnaryRequest(path, raw, raw, request, (err, res) => resolve({ ok: !err && res !== undefined, bytes: res?.length ?? 0 }));
+        return;
+      }
+      let bytes = 0;
+      const call = client.makeServerStreamRequest(path, raw, raw, request);
+      call.on('data', (m: Buffer) => (bytes += m.length));
+      call.on('error', () => resolve({ ok: false, bytes }));
+      call.on('end', () => resolve({ ok: true, bytes }));
+    });
+}
+
+/**
+ * A lean gRPC client: an HTTP/2 session with Bazel's 1 MiB receive window (stream and
+ * connection) and the default 16 KiB frames, sending the length-prefixed message and reading the
+ * `grpc-status` of the trailers; response bytes are counted, not decoded.
+ */
+async function leanCallers(address: string, conns: number): Promise<{ callers: Caller[]; close(): void }> {
+  const sessions = await Promise.all(
+    Array.from(
+      { length: conns },
+      () =>
+        new Promise<ClientHttp2Session>((resolve, reject) => {
+          const session = connect(`http://${address}`, { settings: { initialWindowSize: FLOW_CONTROL_WINDOW } });
+          session.once('connect', () => {
+            session.setLocalWindowSize(FLOW_CONTROL_WINDOW);
+            resolve(session);
+          });
+          session.once('error', reject);
+        }),
+    ),
+  );
+  const callers = sessions.map(
+    (session): Caller =>
+      (path, request) =>
+        new Promise((resolve) => {
+          const framed = Buffer.alloc(5 + request.length);
+          framed.writeUInt32BE(request.length, 1);
+          request.copy(framed, 5);
+          const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+          let bytes = 0;
+          let status: unknown;
+          req.on('response', (headers) => (status = headers['grpc-status'] ?? status));
+          req.on('trailers', (trailers) => (status = trailers['grpc-status']));
+          req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          req.on('close', () => resolve({ ok: String(status) === '0', bytes }));
+          req.on('error', () => undefined);
+          req.end(framed);
+        }),
+  );
+  return { callers, close: () => sessions.forEach((s) => s.close()) };
+}
+
+const BATCH_READ = '/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs';
+const BYTESTREAM_READ = '/google.bytestream.ByteStream/Read';
+
+async function grpcBatch(scenario: string, target: string, callers: Caller[], blobs: readonly Blob[], perBatch: number): Promise<Row> {
   let bytes = 0;
   let failures = 0;
   const latencies: number[] = [];
@@ -266,24 +342,20 @@ async function grpcBatch(scenario: string, target: string, clients: grpc.Client[
   const started = Date.now();
   const end = started + duration * 1000;
   await Promise.all(
-    clients.map(async (client, c) => {
+    callers.map(async (call, c) => {
       for (let i = c; Date.now() < end; i++) {
         const t0 = performance.now();
-        await new Promise<void>((resolve) => {
-          client.makeUnaryRequest('/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs', raw, raw, requests[i % requests.length]!, (err, res) => {
-            if (err || !res) failures++;
-            else bytes += res.length;
-            latencies.push(performance.now() - t0);
-            resolve();
-          });
-        });
+        const r = await call(BATCH_READ, requests[i % requests.length]!, false);
+        if (!r.ok) failures++;
+        bytes += r.bytes;
+        latencies.push(performance.now() - t0);
       }
     }),
   );
   return summarize(scenario, target, latencies, bytes, (Date.now() - started) / 1000, failures, perBatch);
 }
 
-async function grpcByteStream(scenario: string, target: string, clients: grpc.Client[], blobs: readonly Blob[]): Promise<Row> {
+async function grpcByteStream(scenario: string, target: string, callers: Caller[], blobs: readonly Blob[]): Promise<Row> {
   let bytes = 0;
   let failures = 0;
   const latencies: number[] = [];
@@ -295,25 +367,92 @@ async function grpcByteStream(scenario: string, target: string, clients: grpc.Cl
   const started = Date.now();
   const end = started + duration * 1000;
   await Promise.all(
-    clients.map(async (client, c) => {
+    callers.map(async (call, c) => {
       for (let i = c; Date.now() < end; i++) {
         const t0 = performance.now();
-        await new Promise<void>((resolve) => {
-          const call = client.makeServerStreamRequest('/google.bytestream.ByteStream/Read', raw, raw, requests[i % requests.length]!);
-          call.on('data', (m: Buffer) => (bytes += m.length));
-          call.on('error', () => {
-            failures++;
-            resolve();
-          });
-          call.on('end', () => {
-            latencies.push(performance.now() - t0);
-            resolve();
-          });
-        });
+        const r = await call(BYTESTREAM_READ, requests[i % requests.length]!, true);
+        bytes += r.bytes;
+        if (!r.ok) failures++;
+        else latencies.push(performance.now() - t0);
       }
     }),
   );
   return summarize(scenario, target, latencies, bytes, (Date.now() - started) / 1000, failures, 1);
+}
+
+// ---- the floor: a bare grpc-js server ----------------------------------------------------------
+
+/**
+ * Serves BatchReadBlobs and ByteStream.Read of the blobs in `files` from memory, encoded once at
+ * start (ReadResponse messages of `chunk` bytes, as the node sends them); prints its port.
+ */
+async function bareServer(files: string, chunk: number): Promise<void> {
+  const entries = new Map<string, Buffer>();
+  const reads = new Map<string, Buffer[]>();
+  for (const hash of readdirSync(files)) {
+    const data = readFileSync(join(files, hash));
+    const w = protobuf.Writer.create();
+    w.uint32(10).fork().uint32(10).fork().uint32(10).string(hash).uint32(16).int64(data.length).ldelim().uint32(18).bytes(data).uint32(26).fork().ldelim().ldelim();
+    entries.set(hash, Buffer.from(w.finish()));
+    const messages: Buffer[] = [];
+    for (let at = 0; at < data.length; at += chunk) messages.push(Buffer.from(protobuf.Writer.create().uint32(10).bytes(data.subarray(at, at + chunk)).finish()));
+    reads.set(hash, messages);
+  }
+  const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
+  const def = (path: string, responseStream: boolean) => ({ path, requestStream: false, responseStream, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw });
+  server.addService(
+    { BatchReadBlobs: def(BATCH_READ, false), Read: def(BYTESTREAM_READ, true) },
+    {
+      BatchReadBlobs(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
+        const hashes = [...call.request.toString('latin1').matchAll(/[0-9a-f]{64}/g)].map((m) => m[0]);
+        callback(null, Buffer.concat(hashes.map((h) => entries.get(h) ?? Buffer.alloc(0))));
+      },
+      Read(call: grpc.ServerWritableStream<Buffer, Buffer>) {
+        const hash = /blobs\/([0-9a-f]{64})\//.exec(call.request.toString('latin1'))?.[1];
+        const messages = reads.get(hash ?? '');
+        if (!messages) return void call.emit('error', { code: grpc.status.NOT_FOUND, details: 'no such blob' });
+        let i = 0;
+        const pump = () => {
+          while (i < messages.length) if (!call.write(messages[i++]!)) return void call.once('drain', pump);
+          call.end();
+        };
+        pump();
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  // Below grpc-js: Node's HTTP/2 alone writing the same messages, framed for gRPC once at start.
+  const framedReads = new Map([...reads].map(([hash, messages]) => [hash, messages.map((m) => Buffer.concat([Buffer.from([0, ...[24, 16, 8, 0].map((b) => (m.length >>> b) & 0xff)]), m]))]));
+  const h2 = createHttp2Server();
+  h2.on('stream', (stream) => {
+    const parts: Buffer[] = [];
+    stream.on('data', (c: Buffer) => parts.push(c));
+    stream.on('end', () => {
+      const hash = /blobs\/([0-9a-f]{64})\//.exec(Buffer.concat(parts).toString('latin1'))?.[1];
+      const framed = framedReads.get(hash ?? '') ?? [];
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': framed.length > 0 ? '0' : String(grpc.status.NOT_FOUND) }));
+      let i = 0;
+      const pump = () => {
+        while (i < framed.length) if (!stream.write(framed[i++]!)) return void stream.once('drain', pump);
+        stream.end();
+      };
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+  process.stdout.write(`listening ${port} ${(h2.address() as { port: number }).port}\n`);
+}
+
+function startBare(files: string): Promise<{ child: ChildProcess; address: string; http2Address: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', process.argv[1]!, '--bare-grpc-server', files, String(READ_CHUNK)], { env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+) (\d+)/.exec(d.toString());
+      if (m) resolve({ child, address: `127.0.0.1:${m[1]}`, http2Address: `127.0.0.1:${m[2]}` });
+    });
+    child.once('exit', (code) => reject(new Error(`the bare gRPC server exited with ${code}`)));
+  });
 }
 
 // ---- the run -------------------------------------------------------------------------------------
@@ -330,9 +469,15 @@ async function main(): Promise<void> {
   for (const b of [...small, ...large]) writeFileSync(join(files, b.hash), b.data);
   const node = await startNode(['--import', 'tsx', 'src/cli/run.ts', 'cache-node', '--config', config, '--port', '0', '--grpc-port', '0', '--data', join(dir, 'data')]);
   const nginx = await startNginx(dir, files);
+  const bare = await startBare(files);
   const grpcAddress = node.grpcUrl.replace(/^grpc:\/\//, '');
   const smallClients = grpcClients(grpcAddress, connections);
   const largeClients = grpcClients(grpcAddress, Math.min(connections, 4));
+  const leanSmall = await leanCallers(grpcAddress, connections);
+  const leanLarge = await leanCallers(grpcAddress, largeClients.length);
+  const bareSmall = await leanCallers(bare.address, connections);
+  const bareLarge = await leanCallers(bare.address, largeClients.length);
+  const bareHttp2Large = await leanCallers(bare.http2Address, largeClients.length);
   try {
     process.stderr.write(`filling the node: ${SMALL_KEYS} x 10 KiB, ${LARGE_KEYS} x 10 MiB...\n`);
     for (const b of [...small, ...large]) {
@@ -340,10 +485,27 @@ async function main(): Promise<void> {
       if (r.status !== 204) throw new Error(`PUT failed: ${r.status}`);
     }
     // Every path answers the same bytes.
-    const [check] = await new Promise<{ data: Buffer; code: number }[]>((resolve, reject) =>
-      smallClients[0]!.makeUnaryRequest('/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs', raw, raw, encodeBatchRead([small[0]!]), (e, res) => (e ? reject(e) : resolve(decodeBatchRead(res!)))),
-    );
-    if (check?.code !== 0 || !check.data.equals(small[0]!.data)) throw new Error('BatchReadBlobs did not answer the blob');
+    for (const address of [grpcAddress, bare.address]) {
+      const client = grpcClients(address, 1)[0]!;
+      const [check] = await new Promise<{ data: Buffer; code: number }[]>((resolve, reject) =>
+        client.makeUnaryRequest(BATCH_READ, raw, raw, encodeBatchRead([small[0]!]), (e, res) => (e ? reject(e) : resolve(decodeBatchRead(res!)))),
+      );
+      const parts: Buffer[] = [];
+      await new Promise<void>((resolve, reject) => {
+        const w = protobuf.Writer.create().uint32(10).string(`blobs/${large[0]!.hash}/${LARGE}`);
+        const call = client.makeServerStreamRequest(BYTESTREAM_READ, raw, raw, Buffer.from(w.finish()));
+        call.on('data', (m: Buffer) => {
+          const r = protobuf.Reader.create(m);
+          r.uint32();
+          parts.push(Buffer.from(r.bytes()));
+        });
+        call.on('error', reject);
+        call.on('end', resolve);
+      });
+      client.close();
+      if (check?.code !== 0 || !check.data.equals(small[0]!.data)) throw new Error(`BatchReadBlobs of ${address} did not answer the blob`);
+      if (!Buffer.concat(parts).equals(large[0]!.data)) throw new Error(`ByteStream.Read of ${address} did not answer the blob`);
+    }
     for (const base of [node.url, nginx.url]) {
       const body = Buffer.from(await (await fetch(`${base}/cas/${small[1]!.hash}`)).arrayBuffer());
       if (!body.equals(small[1]!.data)) throw new Error(`${base} did not answer the blob (${body.length} bytes: ${body.subarray(0, 200).toString()})`);
@@ -351,80 +513,127 @@ async function main(): Promise<void> {
 
     type Run = () => Promise<Row>;
     const nodePid = () => [node.child.pid!];
+    const barePid = () => [bare.child.pid!];
+    const grpcJsSmall = smallClients.map(grpcJsCaller);
+    const grpcJsLarge = largeClients.map(grpcJsCaller);
+    const T = {
+      batch10: 'node, gRPC BatchReadBlobs (10 per batch)',
+      batch1: 'node, gRPC BatchReadBlobs (1 per batch)',
+      batch10GrpcJs: 'node, gRPC BatchReadBlobs (10 per batch), grpc-js client',
+      bareBatch10: 'bare grpc-js server from memory, BatchReadBlobs (10 per batch)',
+      http: 'node, HTTP GET /cas/',
+      nginx: 'nginx, GET of the same files',
+      byteStream: 'node, gRPC ByteStream.Read',
+      byteStreamGrpcJs: 'node, gRPC ByteStream.Read, grpc-js client',
+      bareByteStream: 'bare grpc-js server from memory, ByteStream.Read',
+      bareHttp2ByteStream: 'bare node:http2 server from memory, the same messages (no grpc-js)',
+    } as const;
+    const SMALL_S = '10 KiB blobs';
+    const LARGE_S = '10 MiB blobs';
     const scenarios: { name: string; targets: [string, () => number[], Run][] }[] = [
       {
-        name: '10 KiB blobs',
+        name: SMALL_S,
         targets: [
-          ['node, gRPC BatchReadBlobs (10 per batch)', nodePid, () => grpcBatch('10 KiB blobs', 'node, gRPC BatchReadBlobs (10 per batch)', smallClients, small, 10)],
-          ['node, gRPC BatchReadBlobs (1 per batch)', nodePid, () => grpcBatch('10 KiB blobs', 'node, gRPC BatchReadBlobs (1 per batch)', smallClients, small, 1)],
-          ['node, HTTP GET /cas/', nodePid, () => httpSmall('10 KiB blobs', 'node, HTTP GET /cas/', node.url, small, connections)],
-          ['nginx, GET of the same files', nginx.pid, () => httpSmall('10 KiB blobs', 'nginx, GET of the same files', nginx.url, small, connections)],
+          [T.batch10, nodePid, () => grpcBatch(SMALL_S, T.batch10, leanSmall.callers, small, 10)],
+          [T.batch1, nodePid, () => grpcBatch(SMALL_S, T.batch1, leanSmall.callers, small, 1)],
+          [T.batch10GrpcJs, nodePid, () => grpcBatch(SMALL_S, T.batch10GrpcJs, grpcJsSmall, small, 10)],
+          [T.bareBatch10, barePid, () => grpcBatch(SMALL_S, T.bareBatch10, bareSmall.callers, small, 10)],
+          [T.http, nodePid, () => httpSmall(SMALL_S, T.http, node.url, small, connections)],
+          [T.nginx, nginx.pid, () => httpSmall(SMALL_S, T.nginx, nginx.url, small, connections)],
         ],
       },
       {
-        name: '10 MiB blobs',
+        name: LARGE_S,
         targets: [
-          ['node, gRPC ByteStream.Read', nodePid, () => grpcByteStream('10 MiB blobs', 'node, gRPC ByteStream.Read', largeClients, large)],
-          ['node, HTTP GET /cas/', nodePid, () => httpLarge('10 MiB blobs', 'node, HTTP GET /cas/', node.url, large, largeClients.length)],
-          ['nginx, GET of the same files', nginx.pid, () => httpLarge('10 MiB blobs', 'nginx, GET of the same files', nginx.url, large, largeClients.length)],
+          [T.byteStream, nodePid, () => grpcByteStream(LARGE_S, T.byteStream, leanLarge.callers, large)],
+          [T.byteStreamGrpcJs, nodePid, () => grpcByteStream(LARGE_S, T.byteStreamGrpcJs, grpcJsLarge, large)],
+          [T.bareByteStream, barePid, () => grpcByteStream(LARGE_S, T.bareByteStream, bareLarge.callers, large)],
+          [T.bareHttp2ByteStream, barePid, () => grpcByteStream(LARGE_S, T.bareHttp2ByteStream, bareHttp2Large.callers, large)],
+          [T.http, nodePid, () => httpLarge(LARGE_S, T.http, node.url, large, largeClients.length)],
+          [T.nginx, nginx.pid, () => httpLarge(LARGE_S, T.nginx, nginx.url, large, largeClients.length)],
         ],
       },
     ];
     const rows: Row[] = [];
+    const everyRound: (Row & { round: number })[] = [];
     for (const s of scenarios) {
       const best = new Map<string, Row>();
+      process.stderr.write(`${s.name}: warming up every target (1 s each)...\n`);
+      duration = 1;
+      for (const [, , run] of s.targets) await run();
+      duration = measuredSeconds;
       for (let round = 0; round < rounds; round++) {
         for (const [target, pids, run] of s.targets) {
           process.stderr.write(`${s.name}: ${target}, round ${round + 1}/${rounds} (${duration} s)...\n`);
           const cpu0 = cpuSeconds(pids());
+          const client0 = process.cpuUsage();
           const row = await run();
           const cpu = cpuSeconds(pids()) - cpu0;
+          const clientUsage = process.cpuUsage(client0);
+          const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
           row.blobsPerCpuSec = Math.round((row.blobsPerSec * duration) / cpu);
           row.mbPerCpuSec = Math.round((row.mbPerSec * duration) / cpu);
+          row.blobsPerClientCpuSec = Math.round((row.blobsPerSec * duration) / clientCpu);
+          row.mbPerClientCpuSec = Math.round((row.mbPerSec * duration) / clientCpu);
+          everyRound.push({ ...row, round: round + 1 });
           const previous = best.get(target);
-          const score = (r: Row) => (s.name.startsWith('10 MiB') ? r.mbPerSec : r.blobsPerSec);
+          const score = (r: Row) => (s.name === LARGE_S ? r.mbPerSec : r.blobsPerSec);
           if (!previous || score(row) > score(previous)) best.set(target, row);
         }
       }
       rows.push(...best.values());
     }
     const find = (scenario: string, target: string) => rows.find((r) => r.scenario === scenario && r.target === target)!;
-    const batch10 = find('10 KiB blobs', 'node, gRPC BatchReadBlobs (10 per batch)');
-    const batch1 = find('10 KiB blobs', 'node, gRPC BatchReadBlobs (1 per batch)');
-    const httpSmallRow = find('10 KiB blobs', 'node, HTTP GET /cas/');
-    const nginxSmall = find('10 KiB blobs', 'nginx, GET of the same files');
-    const bytestream = find('10 MiB blobs', 'node, gRPC ByteStream.Read');
-    const httpLargeRow = find('10 MiB blobs', 'node, HTTP GET /cas/');
-    const nginxLarge = find('10 MiB blobs', 'nginx, GET of the same files');
     const ratio = (a: number, b: number) => Math.round((a / Math.max(1, b)) * 100) / 100;
+    const small_ = (t: string) => find(SMALL_S, t);
+    const large_ = (t: string) => find(LARGE_S, t);
     const ratios = {
-      batchRead10VsHttp: ratio(batch10.blobsPerSec, httpSmallRow.blobsPerSec),
-      batchRead1VsHttp: ratio(batch1.blobsPerSec, httpSmallRow.blobsPerSec),
-      batchRead10VsNginx: ratio(batch10.blobsPerSec, nginxSmall.blobsPerSec),
-      httpVsNginxSmall: ratio(httpSmallRow.blobsPerSec, nginxSmall.blobsPerSec),
-      byteStreamVsHttp: ratio(bytestream.mbPerSec, httpLargeRow.mbPerSec),
-      byteStreamVsNginx: ratio(bytestream.mbPerSec, nginxLarge.mbPerSec),
-      httpVsNginxLarge: ratio(httpLargeRow.mbPerSec, nginxLarge.mbPerSec),
+      batchRead10VsHttp: ratio(small_(T.batch10).blobsPerSec, small_(T.http).blobsPerSec),
+      batchRead1VsHttp: ratio(small_(T.batch1).blobsPerSec, small_(T.http).blobsPerSec),
+      batchRead10GrpcJsVsHttp: ratio(small_(T.batch10GrpcJs).blobsPerSec, small_(T.http).blobsPerSec),
+      bareBatchRead10VsHttp: ratio(small_(T.bareBatch10).blobsPerSec, small_(T.http).blobsPerSec),
+      batchRead10VsNginx: ratio(small_(T.batch10).blobsPerSec, small_(T.nginx).blobsPerSec),
+      httpVsNginxSmall: ratio(small_(T.http).blobsPerSec, small_(T.nginx).blobsPerSec),
+      batchRead10VsHttpPerServerCpu: ratio(small_(T.batch10).blobsPerCpuSec!, small_(T.http).blobsPerCpuSec!),
+      byteStreamVsHttp: ratio(large_(T.byteStream).mbPerSec, large_(T.http).mbPerSec),
+      byteStreamGrpcJsVsHttp: ratio(large_(T.byteStreamGrpcJs).mbPerSec, large_(T.http).mbPerSec),
+      bareByteStreamVsHttp: ratio(large_(T.bareByteStream).mbPerSec, large_(T.http).mbPerSec),
+      byteStreamVsBare: ratio(large_(T.byteStream).mbPerSec, large_(T.bareByteStream).mbPerSec),
+      byteStreamVsNginx: ratio(large_(T.byteStream).mbPerSec, large_(T.nginx).mbPerSec),
+      httpVsNginxLarge: ratio(large_(T.http).mbPerSec, large_(T.nginx).mbPerSec),
+      byteStreamVsHttpPerServerCpu: ratio(large_(T.byteStream).mbPerCpuSec!, large_(T.http).mbPerCpuSec!),
+      bareByteStreamVsHttpPerServerCpu: ratio(large_(T.bareByteStream).mbPerCpuSec!, large_(T.http).mbPerCpuSec!),
+      bareHttp2VsHttp: ratio(large_(T.bareHttp2ByteStream).mbPerSec, large_(T.http).mbPerSec),
+      bareHttp2VsHttpPerServerCpu: ratio(large_(T.bareHttp2ByteStream).mbPerCpuSec!, large_(T.http).mbPerCpuSec!),
     };
     const goals = { batchReadAtLeast08xHttp: ratios.batchRead10VsHttp >= 0.8, byteStreamAtLeast08xHttp: ratios.byteStreamVsHttp >= 0.8 };
-    console.log('\n| blobs | target | blobs/s | MB/s | blobs per server CPU-s | MB per server CPU-s | p50 ms | p99 ms | failures |');
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const r of rows) console.log(`| ${r.scenario} | ${r.target} | ${r.blobsPerSec} | ${r.mbPerSec} | ${r.blobsPerCpuSec} | ${r.mbPerCpuSec} | ${r.p50} | ${r.p99} | ${r.failures} |`);
+    console.log(`\nReadResponse chunk: ${READ_CHUNK} bytes; ${rounds} rounds of ${duration} s per target, the best round of each`);
+    console.log('\n| blobs | target | blobs/s | MB/s | blobs per server CPU-s | MB per server CPU-s | MB per client CPU-s | p50 ms | p99 ms | failures |');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) console.log(`| ${r.scenario} | ${r.target} | ${r.blobsPerSec} | ${r.mbPerSec} | ${r.blobsPerCpuSec} | ${r.mbPerCpuSec} | ${r.mbPerClientCpuSec} | ${r.p50} | ${r.p99} | ${r.failures} |`);
     const loadAverage = readFileSync('/proc/loadavg', 'utf8').trim();
     console.log(`\nload average during the run: ${loadAverage.split(' ').slice(0, 3).join(' ')}`);
     console.log(
-      `gRPC/HTTP of the node: BatchReadBlobs ${ratios.batchRead10VsHttp}x (10 per batch), ${ratios.batchRead1VsHttp}x (1 per batch); ByteStream.Read ${ratios.byteStreamVsHttp}x` +
+      `gRPC/HTTP of the node: BatchReadBlobs ${ratios.batchRead10VsHttp}x (10 per batch; grpc-js client ${ratios.batchRead10GrpcJsVsHttp}x; per server CPU-s ${ratios.batchRead10VsHttpPerServerCpu}x), ${ratios.batchRead1VsHttp}x (1 per batch); ` +
+        `ByteStream.Read ${ratios.byteStreamVsHttp}x (grpc-js client ${ratios.byteStreamGrpcJsVsHttp}x; per server CPU-s ${ratios.byteStreamVsHttpPerServerCpu}x)` +
+        `\nthe bare grpc-js server from memory / the node's HTTP path: BatchReadBlobs ${ratios.bareBatchRead10VsHttp}x, ByteStream.Read ${ratios.bareByteStreamVsHttp}x (per server CPU-s ${ratios.bareByteStreamVsHttpPerServerCpu}x); the node's ByteStream.Read / the bare server ${ratios.byteStreamVsBare}x; bare node:http2 without grpc-js / the node's HTTP path ${ratios.bareHttp2VsHttp}x (per server CPU-s ${ratios.bareHttp2VsHttpPerServerCpu}x)` +
         `\nagainst nginx: BatchReadBlobs ${ratios.batchRead10VsNginx}x, ByteStream.Read ${ratios.byteStreamVsNginx}x; the node's HTTP path ${ratios.httpVsNginxSmall}x (10 KiB), ${ratios.httpVsNginxLarge}x (10 MiB)`,
     );
     console.log(`goal >= 0.8x of the HTTP path: BatchReadBlobs ${goals.batchReadAtLeast08xHttp ? 'met' : 'not met'}; ByteStream.Read ${goals.byteStreamAtLeast08xHttp ? 'met' : 'not met'}`);
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/cache-node-bazel.json', `${JSON.stringify({ date: new Date().toISOString(), quick, durationSecs: duration, connections, rounds, loadAverage, rows, ratios, goals }, null, 2)}\n`);
+    writeFileSync(
+      'bench/results/cache-node-bazel.json',
+      `${JSON.stringify({ date: new Date().toISOString(), quick, durationSecs: duration, connections, rounds, readChunkBytes: READ_CHUNK, loadAverage, rows, ratios, goals, everyRound }, null, 2)}\n`,
+    );
   } finally {
     for (const c of [...smallClients, ...largeClients]) c.close();
+    for (const l of [leanSmall, leanLarge, bareSmall, bareLarge, bareHttp2Large]) l.close();
     node.child.kill('SIGTERM');
+    bare.child.kill('SIGTERM');
     nginx.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (argv[0] === '--bare-grpc-server') await bareServer(argv[1]!, Number(argv[2]));
+else await main();

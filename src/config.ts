@@ -148,7 +148,13 @@ export function parseConfig(raw: unknown, overrides: ConfigOverrides = {}, where
   throwFaults(schemaFaults(validateOwn, checked, ownWording), 'command line');
   throwFaults(ownFaults(checked as CheckedOwn), where);
   const sections: readonly AnySection[] = SECTIONS;
-  return Object.fromEntries(sections.map((s) => [s.name, resolved(s, checked, value)])) as ServerConfig;
+  try {
+    return Object.fromEntries(sections.map((s) => [s.name, resolved(s, checked, value)])) as ServerConfig;
+  } catch (e) {
+    // A section's parse reads what the file names (a passwordFile): its fault names the file too.
+    if (e instanceof ConfigError && e.faults.length > 0 && where !== undefined) throw new ConfigError(e.faults, where);
+    throw e;
+  }
 }
 
 /** A section of ServerConfig: an own section resolved by its descriptor, a face section as written. */

@@ -5,7 +5,7 @@
 // for a while, QueryWriteStatus tells how much was committed, and a new Write continuing at that
 // offset finishes it.
 
-import { read as fsRead } from 'node:fs';
+import { readv as fsReadv } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { BlobWriter, casKey, type StoreOutcome } from './bazel-store.js';
 import { EMPTY_SHA256 } from './digest.js';
@@ -14,8 +14,18 @@ import { writeSlot } from './grpc-cache.js';
 import { closeEntry, openEntry } from './send-file.js';
 import type { NodeState } from './state.js';
 
-/** Bytes per ReadResponse: large enough to keep per-message costs small, well under gRPC's 4 MiB. */
-const READ_CHUNK = 1024 * 1024;
+/**
+ * Bytes per ReadResponse. grpc-js copies every message into a fresh buffer to frame it, and sends
+ * one message at a time (the next after the previous one's write completed). At 1 MiB that buffer
+ * was fresh memory from the system each time (page faults, then the collector): the node spent
+ * about three times the CPU per byte of Node's HTTP/2 sending the same bytes. Below the C
+ * allocator's 128 KiB mmap threshold it is reused heap memory; as large as that allows keeps the
+ * per-message work (one socket write each) small. Measured in docs/cache-node.md, "Bazel's gRPC
+ * reads against the HTTP path and nginx".
+ */
+export const READ_CHUNK = 120 * 1024;
+/** Messages read from disk at once, with one preadv (960 KiB): the per-read cost stays that of large reads. */
+const CHUNKS_PER_READ = 8;
 /** How long an interrupted upload waits to be resumed. */
 const RESUMABLE_FOR_MS = 10 * 60_000;
 /** Interrupted uploads kept at once (each holds a temporary file and a file handle); oldest dropped. */
@@ -54,39 +64,54 @@ interface WriteRequest {
 
 const num = (v: number | { toString(): string } | undefined): number => (v === undefined ? 0 : Number(typeof v === 'number' ? v : v.toString()));
 
-/** Room before a chunk for its ReadResponse header: the tag of `data` and the varint of its length. */
+/** Room before a chunk for its ReadResponse header: the tag of `data` and the varint of its length (3 bytes below 2 MiB). */
 const HEADER_ROOM = 4;
+const SLOT = HEADER_ROOM + READ_CHUNK;
 /**
- * Chunk buffers kept for reuse (16 MiB). A fresh 1 MiB buffer per chunk cost more in garbage
+ * Read buffers kept for reuse (16 of 960 KiB). A fresh buffer per read cost more in garbage
  * collection than the rest of a read together; a buffer goes back to the pool once grpc-js has
- * framed it (the write's callback), when nothing refers to it any more.
+ * framed its last message (that write's callback), when nothing refers to it any more.
  */
 const POOL_MAX = 16;
 const pool: Buffer[] = [];
 
-/**
- * One chunk of the blob, read behind room for its ReadResponse header and returned as the
- * encoded message (`encoded`, handed to grpc-js without a copy) and the buffer to give back.
- */
-function readChunk(fd: number, length: number, position: number): Promise<{ encoded: Buffer; buffer: Buffer; bytes: number }> {
-  const buffer = pool.pop() ?? Buffer.allocUnsafeSlow(HEADER_ROOM + READ_CHUNK);
+/** Up to CHUNKS_PER_READ chunks of the blob, each read behind room for its header, with one preadv. */
+interface Block {
+  /** The encoded ReadResponse messages (handed to grpc-js without a copy). */
+  readonly messages: Buffer[];
+  readonly buffer: Buffer;
+  readonly bytes: number;
+}
+
+function readBlock(fd: number, length: number, position: number): Promise<Block> {
+  const buffer = pool.pop() ?? Buffer.allocUnsafeSlow(SLOT * CHUNKS_PER_READ);
+  const segments: Buffer[] = [];
+  for (let at = 0; at < length; at += READ_CHUNK) {
+    const slot = segments.length * SLOT + HEADER_ROOM;
+    segments.push(buffer.subarray(slot, slot + Math.min(READ_CHUNK, length - at)));
+  }
   return new Promise((resolve, reject) =>
-    fsRead(fd, buffer, HEADER_ROOM, length, position, (err, n) => {
+    fsReadv(fd, segments, position, (err, n) => {
       if (err) {
         release(buffer);
         return reject(err);
       }
-      // tag (10 << 3 | 2), then the length as a varint (at most 3 bytes below 2 MiB).
-      const varint: number[] = [];
-      let v = n;
-      do {
-        varint.push((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-        v >>>= 7;
-      } while (v > 0);
-      const start = HEADER_ROOM - 1 - varint.length;
-      buffer[start] = (10 << 3) | 2;
-      for (let i = 0; i < varint.length; i++) buffer[start + 1 + i] = varint[i]!;
-      resolve({ encoded: buffer.subarray(start, HEADER_ROOM + n), buffer, bytes: n });
+      const messages: Buffer[] = [];
+      for (let i = 0, left = n; left > 0; i++, left -= READ_CHUNK) {
+        const bytes = Math.min(READ_CHUNK, left);
+        // tag (10 << 3 | 2), then the length as a varint.
+        let start = i * SLOT + HEADER_ROOM;
+        const varint: number[] = [];
+        for (let v = bytes; ; v >>>= 7) {
+          varint.push((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+          if (v < 0x80) break;
+        }
+        start -= varint.length + 1;
+        buffer[start] = (10 << 3) | 2;
+        for (let k = 0; k < varint.length; k++) buffer[start + 1 + k] = varint[k]!;
+        messages.push(buffer.subarray(start, i * SLOT + HEADER_ROOM + bytes));
+      }
+      resolve({ messages, buffer, bytes: n });
     }),
   );
 }
@@ -145,23 +170,28 @@ export function byteStreamHandlers(node: NodeState): { handlers: grpc.UntypedSer
     const end = limit > 0 ? Math.min(opened.size, offset + limit) : opened.size;
     try {
       let position = offset;
-      // The next chunk is read from disk while the current one goes out.
-      let next = position < end ? readChunk(opened.fd, Math.min(READ_CHUNK, end - position), position) : null;
+      const BLOCK = READ_CHUNK * CHUNKS_PER_READ;
+      // The next block is read from disk while the current one goes out.
+      let next = position < end ? readBlock(opened.fd, Math.min(BLOCK, end - position), position) : null;
       while (next) {
-        const chunk = await next;
-        if (chunk.bytes === 0) {
-          release(chunk.buffer);
+        const block = await next;
+        if (block.bytes === 0) {
+          release(block.buffer);
           throw new Error(`blob file shorter than its size (${position} of ${end} bytes)`);
         }
-        position += chunk.bytes;
-        next = position < end ? readChunk(opened.fd, Math.min(READ_CHUNK, end - position), position) : null;
-        counts.cas.bytesOut += chunk.bytes;
+        position += block.bytes;
+        next = position < end ? readBlock(opened.fd, Math.min(BLOCK, end - position), position) : null;
+        counts.cas.bytesOut += block.bytes;
         if (call.cancelled) {
-          release(chunk.buffer);
+          release(block.buffer);
           break;
         }
-        // grpc-js serializes (copies) the message before it calls back: the buffer is free then.
-        const written = call.write({ encoded: chunk.encoded }, () => release(chunk.buffer));
+        // grpc-js serializes (copies) a message before it calls back: after the block's last
+        // message the buffer is free. Every message goes to grpc-js's queue at once; it holds 16.
+        let written = true;
+        block.messages.forEach((encoded, i) => {
+          written = call.write({ encoded }, i === block.messages.length - 1 ? () => release(block.buffer) : undefined);
+        });
         if (!written) await new Promise<void>((resolve) => {
           const done = () => {
             call.off('drain', done);

@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { digestFault, getActionResult, hasBlob, putActionResult, putBlob, readEntry, casKey, type StoreOutcome } from './bazel-store.js';
 import { isEmptyBlob, type Digest } from './digest.js';
-import { callAccess, grpcError, Refusal, resourceExhausted, type SurfaceCall, type UpdateActionResultRequest } from './grpc-protocol.js';
+import { callAccess, grpcError, Refusal, resourceExhausted, type BatchReadEntry, type SurfaceCall, type UpdateActionResultRequest } from './grpc-protocol.js';
 import { digestMessage, toDigest, type DigestMessage } from './proto.js';
 import type { NodeState } from './state.js';
 import { RETRY_AFTER_SECONDS } from './write-slots.js';
@@ -202,20 +202,20 @@ export function cacheHandlers(node: NodeState): Record<'capabilities' | 'actionC
         const digests = (call.request.digests ?? []).map((m) => checkedDigest(m, 'digests'));
         const total = digests.reduce((n, d) => n + d.size, 0);
         if (total > MAX_BATCH_BYTES) throw grpcError(grpc.status.INVALID_ARGUMENT, `The blobs total ${total} bytes, over max_batch_total_size_bytes (${MAX_BATCH_BYTES}); read large blobs with ByteStream`);
-        const responses = [];
+        const responses: BatchReadEntry[] = [];
         for (const d of digests) {
           const key = casKey(d.hash);
           const info = isEmptyBlob(d) ? undefined : node.store.lookup(key);
           const data = isEmptyBlob(d) ? Buffer.alloc(0) : info && info.size === d.size ? await readEntry(node, key, info) : undefined;
           if (data === undefined) {
             counts.cas.misses++;
-            responses.push({ digest: digestMessage(d), status: { code: grpc.status.NOT_FOUND, message: `No blob ${d.hash}/${d.size}` } });
+            responses.push({ hash: d.hash, size: d.size, code: grpc.status.NOT_FOUND, message: `No blob ${d.hash}/${d.size}` });
             continue;
           }
           if (info) node.store.touch(key, info);
           counts.cas.hits++;
           counts.cas.bytesOut += data.length;
-          responses.push({ digest: digestMessage(d), data, status: { code: grpc.status.OK, message: '' } });
+          responses.push({ hash: d.hash, size: d.size, data, code: grpc.status.OK, message: '' });
         }
         return { responses };
       }),

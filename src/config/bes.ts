@@ -1,7 +1,8 @@
 // The `bes` section: the Build Event Service (gRPC) endpoint for Bazel, off without a port. One
 // descriptor of src/config/sections.ts.
 
-import type { Agrees } from './schema-check.js';
+import { within, type Agrees, type Fault } from './schema-check.js';
+import { readSecretFile, secretFileSetting, secretPairFaults } from './secret-file.js';
 import { ownSection } from './section.js';
 import { portNumber } from './server.js';
 
@@ -45,7 +46,16 @@ export interface BesCacheNode {
   readonly address: string;
   /** A user of the node (level `read` is enough) and its password; absent: read anonymously. */
   readonly user?: string;
+  /** Written in the file, or read from the file of `passwordFile` when the configuration is loaded. */
   readonly password?: string;
+}
+
+/** A cache node as the file gives it: the password inline or in a file of its own. */
+export interface WrittenBesCacheNode {
+  readonly address: string;
+  readonly user?: string;
+  readonly password?: string;
+  readonly passwordFile?: string;
 }
 
 /**
@@ -84,7 +94,7 @@ export const besSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['address'],
-        dependentRequired: { user: ['password'], password: ['user'] },
+        dependentRequired: { password: ['user'], passwordFile: ['user'] },
         properties: {
           address: {
             description: "host:port of the node's --grpc-port as Bazel's URIs name it (the address of --remote_cache, or --remote_bytestream_uri_prefix); the endpoint connects to it.",
@@ -92,7 +102,8 @@ export const besSchema = {
             pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$',
           },
           user: { description: 'A user of the node (level read is enough); absent: anonymous reads.', type: 'string', minLength: 1 },
-          password: { description: "The user's password (keep this file readable by the server only).", type: 'string', minLength: 1 },
+          password: { description: "The user's password, written here (prefer passwordFile: this file is read by more people than the password should be).", type: 'string', minLength: 1 },
+          passwordFile: secretFileSetting("the user's password"),
         },
       },
     },
@@ -105,11 +116,19 @@ export const besSchema = {
 const agrees: Agrees<typeof besSchema, BesSection> = true;
 void agrees;
 
-/** The section as the file gives it: no port when the endpoint is off. */
-export type WrittenBesSection = Omit<BesSection, 'port'> & { readonly port?: number | null };
+/** The section as the file gives it: no port when the endpoint is off, passwords perhaps in files. */
+export type WrittenBesSection = Omit<BesSection, 'port' | 'cacheNodes'> & { readonly port?: number | null; readonly cacheNodes: readonly WrittenBesCacheNode[] };
 
 export const besSection = ownSection({
   name: 'bes',
   schema: besSchema,
-  parse: (s: WrittenBesSection): BesSection => ({ ...s, port: s.port ?? null }),
+  faults: (s: WrittenBesSection): Fault[] =>
+    s.cacheNodes.flatMap((n, i) => within(['cacheNodes', i], secretPairFaults(n, 'password', [], n.user !== undefined))),
+  parse: (s: WrittenBesSection): BesSection => ({
+    ...s,
+    port: s.port ?? null,
+    cacheNodes: s.cacheNodes.map(({ passwordFile, ...n }, i) =>
+      passwordFile === undefined ? n : { ...n, password: readSecretFile(passwordFile, ['bes', 'cacheNodes', i, 'passwordFile']) },
+    ),
+  }),
 });

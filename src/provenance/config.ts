@@ -5,6 +5,7 @@
 
 import { isAbsolute, join, resolve } from 'node:path';
 import { checkSection, compileSchema, faultAt, throwFaults, within, type Fault } from '../config/schema-check.js';
+import { readSecretFile, secretFileSetting, secretPairFaults } from '../config/secret-file.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm, type KeyConfig } from './keys.js';
 import type { RepositoryStoreOptions } from './stores/repository-store.js';
 import { INSTANCE } from './stores/store.js';
@@ -83,7 +84,9 @@ export const provenanceSchema = {
                 url: { type: 'string', pattern: '^https?://' },
                 username: text,
                 password: text,
+                passwordFile: secretFileSetting("the repository user's password"),
                 token: text,
+                tokenFile: secretFileSetting('the bearer token'),
                 listCacheMs: { description: `How long a folder listing is reused, in ms (default ${REPO_DEFAULTS.listCacheMs}).`, type: 'integer', minimum: 0, maximum: 3_600_000 },
                 timeoutMs: { description: `Time limit of a request, in ms (default ${REPO_DEFAULTS.timeoutMs}).`, type: 'integer', minimum: 100, maximum: 600_000 },
               },
@@ -127,7 +130,7 @@ export const provenanceWording = {
 
 interface Checked {
   keys: { algorithm: KeyAlgorithm; directory?: string; files: string[]; active?: string; trusted: string[] };
-  stores: ({ id: string; directory?: string } & Partial<Omit<RepositoryStoreOptions, 'listCacheMs' | 'timeoutMs'>> & { listCacheMs?: number; timeoutMs?: number })[];
+  stores: ({ id: string; directory?: string } & Partial<Omit<RepositoryStoreOptions, 'listCacheMs' | 'timeoutMs'>> & { listCacheMs?: number; timeoutMs?: number; passwordFile?: string; tokenFile?: string })[];
   policies?: string;
   pool: { size: number; queue: number };
   buildUriBase?: string;
@@ -137,12 +140,13 @@ interface Checked {
 export const provenanceValidator = compileSchema(provenanceSchema);
 
 /** What the schema cannot say, at paths relative to the section. */
-export function provenanceFaults(checked: { readonly stores?: readonly { readonly id?: unknown }[] }): Fault[] {
+export function provenanceFaults(checked: { readonly stores?: readonly Readonly<Record<string, unknown>>[] }): Fault[] {
   const faults: Fault[] = [];
   const seen = new Set<unknown>();
   (checked.stores ?? []).forEach((s, i) => {
-    if (seen.has(s.id)) faults.push(faultAt(['stores', i, 'id'], `${String(s.id)} is configured twice`));
-    seen.add(s.id);
+    if (seen.has(s['id'])) faults.push(faultAt(['stores', i, 'id'], `${String(s['id'])} is configured twice`));
+    seen.add(s['id']);
+    faults.push(...secretPairFaults(s, 'password', ['stores', i], false), ...secretPairFaults(s, 'token', ['stores', i], false));
   });
   return faults;
 }
@@ -164,18 +168,21 @@ export function parseProvenanceConfig(section: unknown, dataDirectory: string, b
     ...(k.active !== undefined ? { active: k.active } : {}),
     trusted: k.trusted.map(path),
   };
-  const stores: StoreConfig[] = p.stores.map((s) => {
+  const secret = (inline: string | undefined, file: string | undefined, at: (string | number)[]) => (file !== undefined ? readSecretFile(path(file), ['provenance', ...at]) : inline);
+  const stores: StoreConfig[] = p.stores.map((s, i) => {
     const m = INSTANCE.exec(s.id)!;
     const name = m[2]!;
     if (m[1] === 'obj') return { type: 'obj', instance: s.id, name, directory: path(s.directory ?? join(dataDirectory, 'attestations', name)) };
+    const password = secret(s.password, s.passwordFile, ['stores', i, 'passwordFile']);
+    const token = secret(s.token, s.tokenFile, ['stores', i, 'tokenFile']);
     return {
       type: 'repo',
       instance: s.id,
       name,
       url: s.url!,
       ...(s.username !== undefined ? { username: s.username } : {}),
-      ...(s.password !== undefined ? { password: s.password } : {}),
-      ...(s.token !== undefined ? { token: s.token } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(token !== undefined ? { token } : {}),
       listCacheMs: s.listCacheMs ?? REPO_DEFAULTS.listCacheMs,
       timeoutMs: s.timeoutMs ?? REPO_DEFAULTS.timeoutMs,
     };

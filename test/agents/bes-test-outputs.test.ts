@@ -5,9 +5,13 @@
 // bounded; and a build made from what was read says which outputs were not read and why.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
 import { bepToBuild, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { createTestOutputReader, parseBytestreamUri, readFetched, type TestOutputReaderOptions } from '../../src/bes/test-outputs.js';
 import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
@@ -130,6 +134,25 @@ describe('reading test outputs from cache nodes', () => {
       expect((await wrong.fetch([logUri])).get(logUri)).toEqual({ unread: 'denied' });
     } finally {
       wrong.close();
+    }
+  }, 60_000);
+
+  it('reads with the password of a passwordFile, as the configuration loads it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bs-bes-password-'));
+    try {
+      const file = join(dir, 'cache-node-password');
+      writeFileSync(file, 'reader-password\n', { mode: 0o600 });
+      const { cacheNodes } = parseConfig({ bes: { cacheNodes: [{ address: grpcAddress, user: 'reader', passwordFile: file }] } }).bes;
+      const log = Buffer.from('read with a password from a file\n');
+      const uri = await put(log);
+      const reader = createTestOutputReader(options({ cacheNodes }));
+      try {
+        expect((await reader.fetch([uri])).get(uri)).toEqual({ text: log.toString() });
+      } finally {
+        reader.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 

@@ -136,9 +136,19 @@ describe('the Remote Execution API cache over gRPC', () => {
     expect(r['responses'][2]['status']['message']).toMatch(/Digest mismatch/);
     const missing = await call(clients.cas, 'FindMissingBlobs', { blobDigests: [digest(a), digest(b), digest(wrong), digest(blob(Buffer.alloc(0)))] });
     expect(missing['missingBlobDigests'].map((d: Any) => d['hash'])).toEqual([wrong.hash]);
-    const got = await call(clients.cas, 'BatchReadBlobs', { digests: [digest(a), digest(wrong)] }, dev);
+    const empty = blob(Buffer.alloc(0));
+    const got = await call(clients.cas, 'BatchReadBlobs', { digests: [digest(a), digest(wrong), digest(empty)] }, dev);
+    expect(got['responses'].map((x: Any) => [x['digest']['hash'], Number(x['digest']['sizeBytes'] ?? 0)])).toEqual([
+      [a.hash, a.size],
+      [wrong.hash, wrong.size],
+      [empty.hash, 0],
+    ]);
     expect(got['responses'][0]['data']).toEqual(a.data);
+    expect(got['responses'][0]['status']['code'] ?? 0).toBe(grpc.status.OK);
     expect(got['responses'][1]['status']['code']).toBe(grpc.status.NOT_FOUND);
+    expect(got['responses'][1]['status']['message']).toBe(`No blob ${wrong.hash}/${wrong.size}`);
+    expect(got['responses'][2]['status']['code'] ?? 0).toBe(grpc.status.OK);
+    expect(got['responses'][2]['data'] ?? Buffer.alloc(0)).toHaveLength(0);
     expect(readdirSync(join(t.dir, 'data', 'tmp'))).toEqual([]);
     // Read users and anonymous callers write nothing.
     expect((await refusal(call(clients.cas, 'BatchUpdateBlobs', { requests: [] }, dev))).code).toBe(grpc.status.PERMISSION_DENIED);

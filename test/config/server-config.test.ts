@@ -300,3 +300,41 @@ describe('buildscope serve with a bad configuration file', () => {
     expect(existsSync(data)).toBe(false);
   });
 });
+
+describe('secrets in files of their own', () => {
+  const secretFile = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'bs-config-secret-'));
+    dirs.push(dir);
+    const file = join(dir, 'secret');
+    writeFileSync(file, text, { mode: 0o600 });
+    return file;
+  };
+
+  it("database.passwordFile: the password of url's user, percent-encoded into the URL", () => {
+    const file = secretFile('p@ss:w/rd%\n');
+    const c = configFromText(`database:\n  url: postgres://buildscope@db.example.com:5432/buildscope?sslmode=require\n  passwordFile: ${file}\n`, 'db.yaml');
+    expect(c.database).toEqual({ url: 'postgres://buildscope:p%40ss%3Aw%2Frd%25@db.example.com:5432/buildscope?sslmode=require' });
+    expect(decodeURIComponent(new URL(c.database.url!).password)).toBe('p@ss:w/rd%');
+  });
+
+  it('database.passwordFile: not with a password in url, not without url or its user, never an empty or missing file', () => {
+    const file = secretFile('secret\n');
+    expect(refusal(`database:\n  url: postgres://u:inline@db/x\n  passwordFile: ${file}`).message).toBe('bad.yaml: database: give the password either in url or in passwordFile, not both (line 2, column 3)');
+    expect(refusal(`database:\n  passwordFile: ${file}`).message).toBe('bad.yaml: database.passwordFile: is the password of url, which is not given (line 2, column 17)');
+    expect(refusal(`database:\n  url: postgres://db/x\n  passwordFile: ${file}`).faults[0]).toMatchObject({ path: 'database.url', line: 2 });
+    expect(refusal(`database:\n  url: postgres://u@db/x\n  passwordFile: ${file}.gone`).message).toBe(`bad.yaml: database.passwordFile: cannot read ${file}.gone: no such file`);
+    const empty = secretFile('');
+    expect(refusal(`database:\n  url: postgres://u@db/x\n  passwordFile: ${empty}`).message).toBe(`bad.yaml: database.passwordFile: ${empty} is empty`);
+  });
+
+  it("provenance repo stores: passwordFile and tokenFile, each instead of its inline setting", () => {
+    const password = secretFile('repo-password\n');
+    const token = secretFile('repo-token\n');
+    const p = parseProvenanceConfig({ stores: [{ id: 'repo:a', url: 'https://repo.example/a', username: 'u', passwordFile: password }, { id: 'repo:b', url: 'https://repo.example/b', tokenFile: token }] }, '/data');
+    expect(p.stores).toMatchObject([{ username: 'u', password: 'repo-password' }, { token: 'repo-token' }]);
+    expect(refusal(`provenance:\n  stores:\n    - id: repo:a\n      url: https://repo.example/a\n      token: t\n      tokenFile: ${token}`).message).toBe(
+      'bad.yaml: provenance.stores[0]: give either token or tokenFile, not both (line 3, column 7)',
+    );
+    expect(() => parseProvenanceConfig({ stores: [{ id: 'repo:a', url: 'https://repo.example/a', tokenFile: `${token}.gone` }] }, '/data')).toThrow(`provenance.stores[0].tokenFile: cannot read ${token}.gone: no such file`);
+  });
+});
