@@ -6,8 +6,8 @@ import { withTestIds, type BuildTestRow } from './build-tests.js';
 import { lastDataOf } from './last-data.js';
 import type { CheckedExpr } from '../query/checked.js';
 import { tasksOf, type TaskRow } from '../store/events/tasks.js';
-import { buildReport, type ConsoleSummary, type TestCounts } from './build-report.js';
-import { causeOf, type FailureCause } from './failure-cause.js';
+import { buildReport, plainText, type ConsoleSummary, type TestCounts } from './build-report.js';
+import { causeOf, withConsoleCauses, type FailureCause } from './failure-cause.js';
 import type { AttributeValue, BuildAttestation, BuildEvent, BuildStore, BuildWithAttributes, Visibility } from '../store/types.js';
 import type { ListPage, ListRow } from './list-row.js';
 
@@ -100,7 +100,7 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
   const eventTypes: Record<string, number> = {};
   for (const e of events) eventTypes[e.type.eventType] = (eventTypes[e.type.eventType] ?? 0) + 1;
   const finished = lastData('BuildFinished');
-  const failures = Array.isArray(finished?.['failures'])
+  const sent = Array.isArray(finished?.['failures'])
     ? (finished['failures'] as unknown[]).flatMap((f) => {
         if (typeof f !== 'object' || f === null) return [];
         const r = f as Record<string, unknown>;
@@ -109,6 +109,7 @@ export async function buildDetails(store: BuildStore, id: string, visibility: Vi
     : [];
   const values = Array.isArray(build.attributes['value']) ? (build.attributes['value'] as { name: string; value: string }[]) : [];
   const report = await buildReport(store, build, num(build.attributes['buildStartTime']), events);
+  const failures = withConsoleCauses(sent, () => report.consoleLines.map(plainText));
   return {
     ...listRow(build),
     agentVersion: build.agentVersion,

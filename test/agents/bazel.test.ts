@@ -6,12 +6,14 @@
 // reach the build through the bytestream:// URIs of the live stream. One Bazel server (one
 // output base), one Buildscope server and one cache node serve every case.
 
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bazelWorkspace, hasBazel, type BazelWorkspace } from '../support/bazel.js';
 import { fastHash, startTestNode, type TestNode } from '../cache-node/helpers.js';
 import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestServer } from './support.js';
 import { CLI } from '../support/compiled-cli.js';
+import { buildPages } from './build-page.js';
 
 describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let server: AgentTestServer;
@@ -23,6 +25,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   let failingBuild = '';
   const bazel = (args: readonly string[]) => ws.bazel(args);
   const offline = () => ws.offline;
+  const pages = buildPages();
 
   beforeAll(async () => {
     ws = bazelWorkspace('bs-bazel-');
@@ -46,6 +49,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await pages.close();
     await ws?.close();
     await server?.close();
     await node?.close();
@@ -83,6 +87,8 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     // Bazel streams the client's environment (--client_env=...) and the access key keyword in its
     // command line events; none of that is stored.
     expect(JSON.stringify(events)).not.toMatch(/client_env|PATH=|buildscope_access_key|${server.accessKey}/);
+    // Bazel's stream carries no console the server keeps: the page says the build passed.
+    await pages.check(server, id, { tool: 'bazel', outcome: 'succeeded' });
   }, 240_000);
 
   it('records a failing test as a verification failure', async () => {
@@ -108,6 +114,14 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(fromFile.filter((e) => e.type.eventType === 'TestStarted').map((e) => [e.data['suite'], e.data['name'], e.data['task']])).toEqual([['greeting_test', 'greeting_test', '//:greeting_test']]);
     expect(fromFile.find((e) => e.type.eventType === 'TestFinished')!.data).toMatchObject({ outcome: 'failed', attempt: 1, failure: { message: 'exited with error code 1' } });
     expect(fromFile.find((e) => e.type.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
+    // Its page: the failed test target, and why its log is not there.
+    await pages.check(server, failingBuild, {
+      tool: 'bazel',
+      outcome: 'failed',
+      failedTests: [{ name: '//.greeting_test', message: '//:greeting_test FAILED' }],
+      failed: ['//:greeting_test'],
+      causes: ['Not read: test.log (it stayed on the build machine'],
+    });
   }, 240_000);
 
   it('comparing the passing build with the failing one names the outcome, the failing test target and test, and the metadata only the first had; the other way round swaps each', async () => {
@@ -148,6 +162,18 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     const back = await compare(failingBuild, passingBuild);
     expectSwapped(c, back);
   }, 60_000);
+
+  it('records a target that fails to build as a non-verification failure, named on its page', async () => {
+    // Its own package, left out of //... (manual): the other cases build the workspace as it was.
+    mkdirSync(join(ws.workspace, 'broken'));
+    writeFileSync(join(ws.workspace, 'broken', 'BUILD'), 'genrule(\n    name = "broken",\n    outs = ["broken.txt"],\n    cmd = "echo \'greeting.txt: no greeting to read\' >&2; exit 1",\n    tags = ["manual"],\n)\n');
+    const r = await bazel(['build', '//broken', ...offline(), ...bes(server.accessKey), '--build_metadata=TAGS=broken-target']);
+    expect(r.status, r.output).toBe(1); // Bazel: the build failed
+    const ids = await server.search('tag:broken-target buildOutcome:failed hasNonVerificationFailure');
+    expect(ids).toHaveLength(1);
+    // The stream names the target; the failed action's output (why) is not part of the build.
+    await pages.check(server, ids[0]!, { tool: 'bazel', outcome: 'failed', failed: ['//broken:broken'] });
+  }, 240_000);
 
   it('refuses a stream without a valid access key, and stores nothing', async () => {
     const before = await server.search('buildTool:targetbuild');
@@ -206,6 +232,15 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(events.find((e) => e.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
     // Read by the server from the node (the report and the log).
     expect(node.node.status().bazel.grpc.cas.hits - readsBefore).toBeGreaterThanOrEqual(2);
+    // Its page: the failed test, and why, from the end of its log.
+    await pages.check(server, ids[0]!, {
+      tool: 'bazel',
+      outcome: 'failed',
+      failedTests: [{ name: 'greeting_test.greeting_test', message: 'exited with error code 1' }],
+      failed: ['//:greeting_test'],
+      causes: ['greeting test failed on purpose'],
+      screenshot: true,
+    });
 
     // URIs naming another cache (Bazel writes them with --remote_bytestream_uri_prefix) are not
     // read: the build is stored, the target is the test, and its TestFinished says why.

@@ -14,11 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newLocation, startTestServer, type TestServer } from '../support/server.js';
 import { fastHash, startTestNode } from '../cache-node/helpers.js';
 import { exportPlugin } from '../../src/http/export-plugin.js';
+import { sessionPlugin } from '../../src/http/session-plugin.js';
+import { webPlugin } from '../../src/http/web-plugin.js';
 import type { Comparison } from '../../src/services/compare.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { compareOver } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 import { CLI } from '../support/compiled-cli.js';
+import { buildPages } from './build-page.js';
 
 const JUNIT = ['/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar'];
 const runnable = has('gradle', 'java', 'git') && JUNIT.every((f) => existsSync(f));
@@ -32,9 +35,11 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
   let script: string;
   const agentDir = () => join(dir, 'agent');
   const spoolDir = () => join(agentDir(), 'spool');
+  const pages = buildPages();
 
   beforeAll(async () => {
-    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
+    // With the web pages (dist/web), where the builds' links lead.
+    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin, sessionPlugin, webPlugin] });
     key = await server.user('ci', ['publishScan', 'accessBuildDataViaApi', 'exportData']);
     auth = bearer(key);
     dir = mkdtempSync(join(tmpdir(), 'agent-gradle-'));
@@ -49,6 +54,7 @@ describe.skipIf(!runnable)('the Gradle agent with gradle 4.4', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await pages.close();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -201,6 +207,22 @@ public class MoreTest {
     expect(said, r.out).not.toBeNull();
     const recorded = failed.events.at(-1)!.timestamp - failed.events[0]!.timestamp;
     expect(Math.abs(recorded - Number(said![1]) * 1000)).toBeLessThan(1500);
+
+    // The pages: the failed tests, their assertions and the failed task; the passing build passed.
+    // (The agent sends the console before Gradle prints its verdict, BUILD FAILED.)
+    await pages.check({ url: server.url, accessKey: key }, failing, {
+      tool: 'gradle',
+      outcome: 'failed',
+      failedTests: [
+        { name: 'demo.MoreTest.fails', message: 'prices round half cents expected:<3> but was:<2>' },
+        { name: 'demo.HelloTest.two', message: 'expected:<3> but was:<2>' },
+      ],
+      failed: [':test'],
+      causes: ['There were failing tests'],
+      consoleLines: ['demo.MoreTest > fails FAILED', 'There were failing tests'],
+      screenshot: true,
+    });
+    await pages.check({ url: server.url, accessKey: key }, offlineBuild, { tool: 'gradle', outcome: 'succeeded', consoleLines: [':compileJava', ':build'] });
   }, 300_000);
 
   it('a build script that fails is a non-verification failure, and the build is redacted on request', async () => {
@@ -280,6 +302,15 @@ task leak {
     for (const secret of ['hunter2', 'ss-secret', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'Listed_S3cret', key]) expect(raw).not.toContain(secret);
     const values = Object.fromEntries(ofType(events, 'UserNamedValue').map((e) => [e.data['key'], e.data['value']]));
     expect(values['Git repository']).toBe(hostile.sent);
+    // The page: the compiler's error where it is, and both failed tasks.
+    await pages.check({ url: server.url, accessKey: key }, id, {
+      tool: 'gradle',
+      outcome: 'failed',
+      diagnostics: [{ file: 'src/main/java/demo/Broken.java', line: 2 }],
+      failed: [':compileJava', ':leak'],
+      causes: ['cannot find symbol'],
+      consoleLines: ['error: cannot find symbol'],
+    });
   }, 300_000);
 
   /** Like gradle(), in a Gradle daemon (stopped by the test that starts it). */

@@ -11,11 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPlugin } from '../../src/http/export-plugin.js';
+import { sessionPlugin } from '../../src/http/session-plugin.js';
+import { webPlugin } from '../../src/http/web-plugin.js';
 import { bearer, newLocation, startTestServer, type TestServer } from '../support/server.js';
 import { cleanEnv, exportedEvents, expectTasksInOrder, finishedTasks, git, has, linkedBuild, ofType, run, search, testsOf } from './jvm-support.js';
 import { compareOver, expectSwapped } from './support.js';
 import { checkHarnessOutput, gitRemoteCases, harnessLines, redactionCases } from './redaction-tables.js';
 import { CLI } from '../support/compiled-cli.js';
+import { buildPages } from './build-page.js';
 
 const REPO = '/usr/share/maven-repo';
 const PLUGINS = { 'maven-resources-plugin': '3.3.0', 'maven-compiler-plugin': '3.10.1', 'maven-surefire-plugin': '2.22.3' };
@@ -38,12 +41,14 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
   let failingBuild = '';
   const agentDir = () => join(dir, 'agent');
   const spoolDir = () => join(agentDir(), 'spool');
+  const pages = buildPages();
   // Asynchronous: `agent flush` talks to the server that runs in this process.
   const cli = (args: readonly string[], env: Record<string, string> = {}) =>
     run(process.execPath, [...CLI, ...args], process.cwd(), cleanEnv({ BUILDSCOPE_AGENT_DIR: agentDir(), ...env }), undefined, true);
 
   beforeAll(async () => {
-    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin] });
+    // With the web pages (dist/web), where the builds' links lead.
+    server = await startTestServer(await newLocation('sqlite'), { plugins: [exportPlugin, sessionPlugin, webPlugin] });
     key = await server.user('ci', ['publishScan', 'accessBuildDataViaApi', 'exportData']);
     auth = bearer(key);
     dir = mkdtempSync(join(tmpdir(), 'agent-maven-'));
@@ -54,6 +59,7 @@ describe.skipIf(!runnable)('the Maven agent with mvn 3.8', () => {
   }, 180_000);
 
   afterAll(async () => {
+    await pages.close();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -274,6 +280,21 @@ public class MoreTest {
     expect(ofType(events, 'ServerSettings').map((e) => e.data)).toEqual([{ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true }]);
     // The JVM agents' older words are aliases of user, hostname and ip (agent-contract.json): every field left out.
     expect(ofType(events, 'BuildAgent')[0]!.data).toEqual({});
+
+    // The pages: the failed tests, their assertions and the failed goal; the passing build passed.
+    await pages.check({ url: server.url, accessKey: key }, id, {
+      tool: 'maven',
+      outcome: 'failed',
+      failedTests: [
+        { name: 'demo.MoreTest.fails', message: 'prices round half cents expected:<3> but was:<2>' },
+        { name: 'demo.HelloTest.two', message: 'expected:<3> but was:<2>' },
+      ],
+      failed: [task],
+      causes: ['There are test failures'],
+      consoleLines: ['[INFO] BUILD FAILURE'],
+      screenshot: true,
+    });
+    await pages.check({ url: server.url, accessKey: key }, passingBuild, { tool: 'maven', outcome: 'succeeded', consoleLines: ['[INFO] BUILD SUCCESS'] });
   }, 300_000);
 
   it('comparing the passing build with the failing one names the outcome, the failing goal, the newly failing tests and what was asked differently; the other way round swaps each', async () => {
@@ -346,6 +367,15 @@ public class MoreTest {
     expect(finished.failures[0]!.cause['stackTrace']).toMatch(/^org\.apache\.maven\.plugin\.compiler\.CompilationFailureException: Compilation failure/);
     // `compile` had only the compile scope resolved, where this project has nothing (JUnit is a test dependency): nothing is sent.
     expect(ofType(events, 'ResolvedDependencies')).toEqual([]);
+    // The page: the compiler's error where it is, and the failed goal.
+    await pages.check({ url: server.url, accessKey: key }, id, {
+      tool: 'maven',
+      outcome: 'failed',
+      diagnostics: [{ file: 'src/main/java/demo/Broken.java', line: 2 }],
+      failed: ['uncompiled:maven-compiler-plugin:compile@default-compile'],
+      causes: ['cannot find symbol'],
+      consoleLines: ['cannot find symbol'],
+    });
   }, 300_000);
 
   // Last: its two builds of `deps` are no concern of the searches above.

@@ -12,6 +12,7 @@ import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestSe
 import { freePort } from '../support/ports.js';
 import { CLI } from '../support/compiled-cli.js';
 import { waitFor } from '../support/wait.js';
+import { buildPages } from './build-page.js';
 
 const PRELOAD = resolve('src/agents/npm/preload.cjs');
 
@@ -79,6 +80,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
   // The passing `npm run build` and the failing `npm test` of tiny-app, compared after both ran.
   let passingBuild = '';
   let failingBuild = '';
+  const pages = buildPages();
 
   beforeAll(async () => {
     expect(existsSync(resolve('dist/cli/main.js')), 'run node scripts/build.js first').toBe(true);
@@ -97,6 +99,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     git('-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '--allow-empty', '-m', 'start');
   }, 60_000);
   afterAll(async () => {
+    await pages.close();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -143,6 +146,7 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     ]);
     // Never environment variables: the CI's are read, not sent.
     expect(JSON.stringify(events)).not.toContain('GITHUB_');
+    await pages.check(server, id, { tool: 'npm', outcome: 'succeeded', consoleLines: ['built'] });
   }, 120_000);
 
   it('records a failing npm test as a verification failure, exits with its status, and redacts on request', async () => {
@@ -173,6 +177,16 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
     expect(consoleText).toContain('1 test failed\n');
     expect(consoleText).toContain('AssertionError: expected 3 to equal 2\n');
     expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true });
+    // Its page: the report's failed test and its message, the script that failed and the end of its error output.
+    await pages.check(server, failingBuild, {
+      tool: 'npm',
+      outcome: 'failed',
+      failedTests: [{ name: 'price.test.js.rounds half cents', message: 'expected 3 to equal 2' }],
+      failed: ['tiny-app:test'],
+      causes: ['AssertionError: expected 3 to equal 2'],
+      consoleLines: ['1 test failed'],
+      screenshot: true,
+    });
   }, 120_000);
 
   it('comparing the passing build with the failing test run names the outcome, the failing script and test, the other command; the other way round swaps each', async () => {
@@ -313,6 +327,18 @@ describe('npm through buildscope run and NODE_OPTIONS', () => {
       expect(failure('says a lot').message).toBe(`${'x'.repeat(8192)}… (1808 more characters)`);
       expect(failure('test/broken.test.js')).toMatchObject({ type: 'SyntaxError', message: "Unexpected token ';'" });
       expect(await server.search('tag:node-test-failing failedTest:"test/math.test.js > outer.inner fails"')).toEqual([id]);
+      // Its page: the file that does not parse, and the failed tests with their messages.
+      await pages.check(server, id!, {
+        tool: 'npm',
+        outcome: 'failed',
+        failedTests: [
+          { name: 'test/broken.test.js', message: "Unexpected token ';'" },
+          { name: 'test/math.test.js.rounds half up', message: 'Expected values to be strictly equal' },
+          { name: 'test/math.test.js > outer.inner fails', message: 'connect with password=*** failed' },
+        ],
+        failed: ['node-tests:test'],
+        consoleLines: ["# SyntaxError: Unexpected token ';'", 'broken.test.js:1'],
+      });
     }, 120_000);
 
     it('records a passing node --test run without npm, its JUnit report not read twice, with the output the command has without the agent', async () => {

@@ -13,6 +13,7 @@ import { compareOver, expectSwapped, run, startAgentTestServer, type AgentTestSe
 import { CLI } from '../support/compiled-cli.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
+import { buildPages } from './build-page.js';
 
 const PLUGIN_DIR = resolve('src/agents/python/pylib');
 const hasPytest = spawnSync('pytest-3', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -49,6 +50,7 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
   // The whole suite (failing) and a later run of its passing test alone, compared after both ran.
   let failingBuild = '';
   let passingBuild = '';
+  const pages = buildPages();
 
   beforeAll(async () => {
     server = await startAgentTestServer();
@@ -59,6 +61,7 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     writeFileSync(join(project, 'test_suite.py'), SUITE);
   }, 60_000);
   afterAll(async () => {
+    await pages.close();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -129,6 +132,19 @@ describe.skipIf(!hasPytest)('pytest with the buildscope_pytest plugin', () => {
     expect(console.every((e) => e.data['stream'] === 'stdout' && e.data['truncated'] === undefined)).toBe(true);
     expect(console.map((e) => e.data['text']).join('')).toBe(r.stdout);
     expect(events.find((e) => e.eventType === 'ServerSettings')!.data).toEqual({ testOutputCapturingEnabled: true, buildOutputCapturingEnabled: true });
+
+    // Its page: the failing and the erroring test and why each failed, and pytest's own summary.
+    await pages.check(server, id, {
+      tool: 'pytest',
+      outcome: 'failed',
+      failedTests: [
+        { name: 'test_suite.py.test_fails', message: 'assert (1 + 1) == 3' },
+        { name: 'test_suite.py.test_errors', message: 'fixture broke' },
+      ],
+      failed: ['test_suite.py::test_fails', 'test_suite.py::test_errors'],
+      consoleLines: ['1 failed, 3 passed, 1 skipped, 1 error'],
+      screenshot: true,
+    });
   }, 60_000);
 
   it('sends no console when consoleOutput is off, and says so', async () => {
@@ -170,6 +186,15 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     // Redacted on request: no user, host names or addresses.
     expect((await server.events(ids[0]!)).find((e) => e.eventType === 'BuildAgent')!.data).toEqual({});
     expect((await server.events(ids[0]!)).at(-1)!.data['failures']).toEqual([{ classification: 'non-verification', message: 'Collection of test_broken.py failed' }]);
+    // Its page: the module that did not collect, where and why.
+    await pages.check(server, ids[0]!, {
+      tool: 'pytest',
+      outcome: 'failed',
+      failed: ['Collection of test_broken.py failed'],
+      diagnostics: [{ file: 'test_broken.py', line: 1 }],
+      causes: ['SyntaxError'],
+      consoleLines: ['SyntaxError: invalid syntax', 'Interrupted: 1 error during collection'],
+    });
   }, 60_000);
 
   it('the shared git remote and redaction tables give the same results through the plugin\'s own rules', async () => {
@@ -256,6 +281,7 @@ print(json.dumps([b.identity_of("tests/test_a.py::TestA::test_x[1-2]"), b.identi
     passingBuild = up.stderr.trim().split('\n').at(-1)!.split('/').at(-1)!;
     expect(await server.search('tag:py-spool buildOutcome:succeeded')).toHaveLength(2);
     expect(readdirSync(spool)).toEqual([]);
+    await pages.check(server, passingBuild, { tool: 'pytest', outcome: 'succeeded', consoleLines: ['1 passed'] });
   }, 60_000);
 
   it('comparing the run of one passing test with the whole suite names the outcome, the failing tests by suite and name, the command that differs; the other way round swaps each', async () => {

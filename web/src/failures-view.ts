@@ -54,19 +54,38 @@ function unreadOutputs(t: TestRow): HTMLElement | string {
   );
 }
 
+/** Characters of a failure message's first line shown in the list: a longer one would push the other failures off the first screen. */
+const MESSAGE_CHARS = 400;
+
+/** Lines of a test's output shown when they are all there is to say why it failed. */
+const OUTPUT_TAIL_LINES = 10;
+
+/** The last lines of a test's output (blank ones at its end left out). */
+function tailOf(output: string): string {
+  return output.replace(/\s+$/, '').split('\n').slice(-OUTPUT_TAIL_LINES).join('\n');
+}
+
 /** A failed test: its name, the failure's type and message, and what can be expanded. */
 export function failedTest(t: TestRow): HTMLElement {
   const f = t.failure;
   const message = f === null || f.message === '' ? 'failed (no message)' : f.message;
+  // Without a stack trace the message says only that the test failed (a test that exited with a
+  // status, as Bazel's shell tests do): what it printed last says why, so it is shown at once.
+  const tail = !f?.stackTrace && t.output.trim() !== '' ? tailOf(t.output) : null;
+  const line = firstLine(message);
+  const cut = line.length > MESSAGE_CHARS;
   return h(
     'li',
     { class: 'failed-test' },
     testName(t),
     t.attempts > 1 ? h('span', { class: 'muted' }, ` (${t.attempts} attempts)`) : '',
     t.task ? h('span', { class: 'muted' }, ' in ', h('code', {}, t.task)) : '',
-    h('div', { class: 'failure-message' }, f?.type ? h('span', { class: 'exception-type' }, `${f.type}: `) : '', firstLine(message)),
-    f?.stackTrace ? expandable('Stack trace', f.stackTrace, 'stack-trace') : message.includes('\n') ? expandable('Whole message', message, 'stack-trace') : '',
-    t.output !== '' ? expandable('Output of the test', t.output, 'test-output') : '',
+    h('div', { class: 'failure-message' }, f?.type ? h('span', { class: 'exception-type' }, `${f.type}: `) : '', cut ? `${line.slice(0, MESSAGE_CHARS)}…` : line),
+    cut || (!f?.stackTrace && message.includes('\n')) ? expandable('Whole message', message, 'whole-message') : '',
+    f?.stackTrace ? expandable('Stack trace', f.stackTrace, 'stack-trace') : '',
+    tail !== null ? h('div', { class: 'output-tail-label muted' }, 'End of its output:') : '',
+    tail !== null ? h('pre', { class: 'output-tail test-output-tail' }, tail) : '',
+    t.output !== '' ? expandable(tail !== null ? 'Whole output of the test' : 'Output of the test', t.output, 'test-output') : '',
     unreadOutputs(t),
   );
 }
