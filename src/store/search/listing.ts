@@ -1,6 +1,7 @@
 // Reading builds by query: the listing's statement (visibility, bounds, the compiled query, seq
 // order), its pages (through the posting bitmaps, the analytics index's bitmap of the query, the
-// windows of seq, or plain SQL), the stream of every match, and lookups by ID. Every search runs through the search guard (search-guard.ts).
+// windows of seq, or plain SQL), the stream of every match, and lookups by ID. Every search runs
+// through the search guard (search-guard.ts).
 
 import { sql, type CompiledQuery, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { DomainError } from '../../errors/domain.js';
