@@ -8,7 +8,7 @@
 import type { BuildEvent } from '../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../agents/common-build.js';
 import { testEvents, type ReadUri, type TestAttempt } from './bep-tests.js';
-import { fieldsLeftOut, redactedWords } from '../agents/contract.js';
+import { agentContract, fieldsLeftOut, redactedWords } from '../agents/contract.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
@@ -55,6 +55,14 @@ interface Target {
   testDuration?: number;
 }
 
+/** A piece of Bazel's console (a `progress` event's text), with its event's time when the stream gave one. */
+interface ConsoleChunk {
+  readonly stream: 'stdout' | 'stderr';
+  readonly text: string;
+  readonly time: number | undefined;
+  truncated?: boolean;
+}
+
 /**
  * The build of one invocation. `buildId` is the Buildscope ID to store it under (derived from the
  * invocation ID by the caller, so that a re-sent stream is the same build).
@@ -70,6 +78,11 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   const targets = new Map<string, Target>();
   const attempts: TestAttempt[] = [];
   const aborts: string[] = [];
+  const consoleChunks: ConsoleChunk[] = [];
+  // The whole build's console, as every agent bounds it; what is cut is said on the last chunk kept.
+  const consoleLimit = agentContract().bounds.consoleChars;
+  let consoleKept = 0;
+  let consoleCut = false;
   let lastTime: number | undefined;
 
   const target = (label: string): Target => {
@@ -84,7 +97,26 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   for (const { event: e, time } of events) {
     if (time !== undefined) lastTime = time;
     const id = obj(e.id);
-    if (e['started'] !== undefined) {
+    if (e['progress'] !== undefined) {
+      const progress = obj(e['progress']);
+      // One event holds both streams and not their interleaving: Bazel 4 writes its INFO/ERROR and
+      // FAIL lines to stderr and the test summary that follows them to stdout, so stderr comes first.
+      for (const stream of ['stderr', 'stdout'] as const) {
+        const text = str(progress[stream]);
+        if (text === undefined || consoleCut) continue;
+        const room = consoleLimit - consoleKept;
+        if (text.length > room) {
+          consoleCut = true;
+          if (room > 0) consoleChunks.push({ stream, text: text.slice(0, room), time });
+          const last = consoleChunks.at(-1);
+          if (last !== undefined) last.truncated = true;
+          consoleKept = consoleLimit;
+        } else {
+          consoleChunks.push({ stream, text, time });
+          consoleKept += text.length;
+        }
+      }
+    } else if (e['started'] !== undefined) {
       started = obj(e['started']);
       startedAt = num(started['startTimeMillis']) ?? timestampMillis(started['startTime']) ?? time;
     } else if (id['pattern'] !== undefined && e['expanded'] !== undefined) {
@@ -190,6 +222,7 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   );
   const os = workspaceStatus.get('BUILD_OS') ?? metadata.get('OS');
   if (os) out.push(event('Environment', { operatingSystem: os }, start));
+  if (consoleChunks.length > 0) out.push(event('ServerSettings', { buildOutputCapturingEnabled: true }, start));
 
   // --build_metadata: every pair is a custom value; TAGS (comma-separated) and ROLE are tags too.
   for (const [key, value] of metadata) {
@@ -225,6 +258,12 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   }
   for (const a of aborts) failures.push({ classification: 'non-verification', message: a });
   out.push(...testEvents(attempts, end, options.readUri));
+  // Over the live stream each chunk has its event's time; a file of events has none, and its
+  // console is placed at the build's end, as its targets are.
+  for (const c of consoleChunks) {
+    const at = Math.min(Math.max(c.time ?? end, start), Math.max(end, start));
+    out.push(event('ConsoleOutput', { stream: c.stream, text: c.text, ...(c.truncated ? { truncated: true } : {}) }, at));
+  }
 
   const exitCode = obj(finished['exitCode']);
   const code = num(exitCode['code']) ?? 0;
@@ -299,13 +338,14 @@ export function parseBepJson(text: string): TimedBepEvent[] {
 }
 
 /**
- * The parts of each event kind that `bepToBuild` reads, by payload name. Everything else (progress
- * output, file sets, actions, the command line) makes no part of the build. The live endpoint keeps
+ * The parts of each event kind that `bepToBuild` reads, by payload name. Everything else (file
+ * sets, actions, the command line) makes no part of the build. The live endpoint keeps
  * only these parts of an invocation while it waits for the rest (src/bes/invocations.ts), so what
  * an invocation costs is what its build is made of, not what Bazel sent. A field read above and
  * missing here is caught by the test that builds every recorded stream both ways.
  */
 const READ_PARTS: Readonly<Record<string, readonly string[]>> = {
+  progress: ['stdout', 'stderr'],
   started: ['uuid', 'startTimeMillis', 'startTime', 'workspaceDirectory', 'command', 'buildToolVersion'],
   expanded: [],
   workspaceStatus: ['item'],
@@ -325,23 +365,26 @@ export const READ_PAYLOADS: readonly string[] = Object.keys(READ_PARTS);
 export const REDUCED_STRING_LIMIT = 16 * 1024;
 
 /**
- * The event with only what `bepToBuild` reads of it (strings cut at REDUCED_STRING_LIMIT), or
- * undefined when it reads nothing of it: `bepToBuild(events.map(reduce))` is the same build.
+ * The event with only what `bepToBuild` reads of it (strings cut at REDUCED_STRING_LIMIT, console
+ * text at the contract's console bound), or undefined when it reads nothing of it:
+ * `bepToBuild(events.map(reduce))` is the same build.
  */
 export function reduceBepEvent(e: BepEvent): BepEvent | undefined {
   for (const [payload, fields] of Object.entries(READ_PARTS)) {
     const value = e[payload];
     if (value === undefined) continue;
+    // One character past the bound, so that the conversion still sees that the console was cut.
+    const limit = payload === 'progress' ? agentContract().bounds.consoleChars + 1 : REDUCED_STRING_LIMIT;
     const kept: Obj = {};
-    for (const f of fields) if (obj(value)[f] !== undefined) kept[f] = bounded(obj(value)[f]);
-    return { ...(e.id !== undefined ? { id: bounded(e.id) as BepEvent['id'] } : {}), [payload]: kept };
+    for (const f of fields) if (obj(value)[f] !== undefined) kept[f] = bounded(obj(value)[f], limit);
+    return { ...(e.id !== undefined ? { id: bounded(e.id, REDUCED_STRING_LIMIT) as BepEvent['id'] } : {}), [payload]: kept };
   }
   return undefined;
 }
 
-function bounded(v: unknown): unknown {
-  if (typeof v === 'string') return v.length > REDUCED_STRING_LIMIT ? v.slice(0, REDUCED_STRING_LIMIT) : v;
-  if (Array.isArray(v)) return v.map(bounded);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bounded(x)]));
+function bounded(v: unknown, limit: number): unknown {
+  if (typeof v === 'string') return v.length > limit ? v.slice(0, limit) : v;
+  if (Array.isArray(v)) return v.map((x) => bounded(x, limit));
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bounded(x, limit)]));
   return v;
 }

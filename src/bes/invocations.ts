@@ -3,10 +3,11 @@
 // Bazel streams an invocation's events and may resume it on a new stream after an error, so what
 // arrived must outlive a stream; but an invocation that never finishes must not cost the server
 // without bound. Each event is reduced on arrival to what the build is made of (reduceBepEvent:
-// progress output, file sets and command lines are dropped) and appended to the invocation's file
-// in a private directory; memory holds a few numbers per invocation. Bounds: the bytes one
-// invocation keeps, the unfinished invocations of one user and of the whole endpoint, and the
-// retry window after which an invocation whose streams all ended unfinished is dropped.
+// file sets and command lines are dropped; the console is kept up to the bound the build keeps of
+// it, and progress events past it are dropped) and appended to the invocation's file in a private
+// directory; memory holds a few numbers per invocation. Bounds: the bytes one invocation keeps,
+// the unfinished invocations of one user and of the whole endpoint, and the retry window after
+// which an invocation whose streams all ended unfinished is dropped.
 
 import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { reduceBepEvent, type BepEvent, type TimedBepEvent } from './bep-build.js';
 import { wantedTestOutputs } from './bep-tests.js';
+import { agentContract } from '../agents/contract.js';
 
 export interface InvocationLimits {
   readonly maxInvocationBytes: number;
@@ -31,6 +33,9 @@ export interface Invocation {
   fd: number | undefined;
   bytes: number;
   events: number;
+  /** Console characters kept (progress events' text), and the last sequence number counted in them. */
+  consoleChars: number;
+  consoleSequence: number;
   /** Streams adding to it now. */
   streams: number;
   finished: boolean;
@@ -84,7 +89,7 @@ export class InvocationSpool {
     for (const inv of this.#open.values()) if (inv.user === user) ofUser++;
     if (ofUser >= maxOpenInvocationsPerUser) return { ok: false, refusal: { kind: 'tooManyOfUser', limit: maxOpenInvocationsPerUser } };
     const file = join(this.#dir, `${++this.#files}.ndjson`);
-    const invocation: Invocation = { id, user, file, fd: openSync(file, 'a', 0o600), bytes: 0, events: 0, streams: 1, finished: false, expiresAt: undefined };
+    const invocation: Invocation = { id, user, file, fd: openSync(file, 'a', 0o600), bytes: 0, events: 0, consoleChars: 0, consoleSequence: 0, streams: 1, finished: false, expiresAt: undefined };
     this.#open.set(id, invocation);
     return { ok: true, invocation };
   }
@@ -96,6 +101,17 @@ export class InvocationSpool {
   add(inv: Invocation, sequence: number, event: BepEvent, time: number | undefined): Refusal | undefined {
     const reduced = reduceBepEvent(event);
     if (reduced === undefined) return undefined;
+    if (reduced['progress'] !== undefined) {
+      // Once more console is kept than the build shows (bepToBuild then sees it was cut), the
+      // rest would change nothing: a chatty build costs one console, not all of its output.
+      if (inv.consoleChars > agentContract().bounds.consoleChars) return undefined;
+      // A re-sent event (its sequence number already seen) replaces its copy: counted once.
+      if (sequence > inv.consoleSequence) {
+        const { stdout, stderr } = reduced['progress'] as { stdout?: unknown; stderr?: unknown };
+        for (const text of [stdout, stderr]) if (typeof text === 'string') inv.consoleChars += text.length;
+        inv.consoleSequence = sequence;
+      }
+    }
     const line = Buffer.from(JSON.stringify({ s: sequence, ...(time !== undefined ? { t: time } : {}), e: reduced }) + '\n');
     if (inv.bytes + line.length > this.#limits.maxInvocationBytes) return { kind: 'tooLarge', limit: this.#limits.maxInvocationBytes };
     if (inv.fd === undefined) inv.fd = openSync(inv.file, 'a', 0o600);

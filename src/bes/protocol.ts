@@ -44,7 +44,7 @@ export function decodeBazelEvent(bytes: Uint8Array): BepEvent {
 /**
  * Decodes the event when its payload is one of `payloads` (names as in the JSON form, e.g.
  * `started`), else undefined without decoding it: a scan of the message's top-level fields, so
- * that a large event of another kind (progress output, file sets) never becomes a string.
+ * that a large event of another kind (file sets, command lines) never becomes a string.
  */
 export function decodeBazelEventOf(bytes: Uint8Array, payloads: readonly string[]): BepEvent | undefined {
   const type = bazelEventType();

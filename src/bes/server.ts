@@ -203,7 +203,7 @@ export function openBesEndpoint(options: BesEndpointOptions): BesEndpoint {
         if (e.bazelEvent?.value !== undefined && (e.bazelEvent.typeUrl ?? BAZEL_EVENT_TYPE_URL) === BAZEL_EVENT_TYPE_URL) {
           let decoded;
           try {
-            // Only events the build is made of are decoded (a large progress event never becomes a string).
+            // Only events the build is made of are decoded (a large file set never becomes a string).
             decoded = decodeBazelEventOf(e.bazelEvent.value, READ_PAYLOADS);
           } catch (err) {
             log.warn({ invocationId, sequence, err }, 'an undecodable Bazel event was skipped');

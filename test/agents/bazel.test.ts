@@ -87,7 +87,7 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     // Bazel streams the client's environment (--client_env=...) and the access key keyword in its
     // command line events; none of that is stored.
     expect(JSON.stringify(events)).not.toMatch(/client_env|PATH=|buildscope_access_key|${server.accessKey}/);
-    // Bazel's stream carries no console the server keeps: the page says the build passed.
+    // The page says the build passed.
     await pages.check(server, id, { tool: 'bazel', outcome: 'succeeded' });
   }, 240_000);
 
@@ -114,13 +114,18 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(fromFile.filter((e) => e.type.eventType === 'TestStarted').map((e) => [e.data['suite'], e.data['name'], e.data['task']])).toEqual([['greeting_test', 'greeting_test', '//:greeting_test']]);
     expect(fromFile.find((e) => e.type.eventType === 'TestFinished')!.data).toMatchObject({ outcome: 'failed', attempt: 1, failure: { message: 'exited with error code 1' } });
     expect(fromFile.find((e) => e.type.eventType === 'TestOutput')!.data['text']).toContain('greeting test failed on purpose');
-    // Its page: the failed test target, and why its log is not there.
+    // Bazel's console, from the file as from the live stream: its FAIL line names the test.
+    const consoleOf = (texts: unknown[]) => texts.join('');
+    expect(consoleOf(fromFile.filter((e) => e.type.eventType === 'ConsoleOutput').map((e) => e.data['text']))).toContain('FAIL: //:greeting_test');
+    expect(consoleOf(events.filter((e) => e.eventType === 'ConsoleOutput').map((e) => e.data['text']))).toContain('FAIL: //:greeting_test');
+    // Its page: the failed test target, why its log is not there, and Bazel's own lines.
     await pages.check(server, failingBuild, {
       tool: 'bazel',
       outcome: 'failed',
       failedTests: [{ name: '//.greeting_test', message: '//:greeting_test FAILED' }],
       failed: ['//:greeting_test'],
       causes: ['Not read: test.log (it stayed on the build machine'],
+      consoleLines: ['FAIL: //:greeting_test', 'Executed 1 out of 1 test: 1 fails locally.'],
     });
   }, 240_000);
 
@@ -171,8 +176,8 @@ describe.skipIf(!hasBazel)('Bazel through the Build Event Service', () => {
     expect(r.status, r.output).toBe(1); // Bazel: the build failed
     const ids = await server.search('tag:broken-target buildOutcome:failed hasNonVerificationFailure');
     expect(ids).toHaveLength(1);
-    // The stream names the target; the failed action's output (why) is not part of the build.
-    await pages.check(server, ids[0]!, { tool: 'bazel', outcome: 'failed', failed: ['//broken:broken'] });
+    // The stream names the target; why it failed is in Bazel's console: its ERROR line and the command's own output.
+    await pages.check(server, ids[0]!, { tool: 'bazel', outcome: 'failed', failed: ['//broken:broken'], consoleLines: ['Executing genrule //broken:broken failed', 'greeting.txt: no greeting to read'] });
   }, 240_000);
 
   it('refuses a stream without a valid access key, and stores nothing', async () => {

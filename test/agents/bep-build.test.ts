@@ -8,6 +8,7 @@ import { decodeBazelEvent, decodeBazelEventOf, encodeBazelEvent } from '../../sr
 import { bepToBuild, BepError, buildIdFromInvocation, parseBepJson, READ_PAYLOADS, reduceBepEvent, type BepEvent, type TimedBepEvent } from '../../src/bes/bep-build.js';
 import { newBuildId } from '../../src/agents/common-build.js';
 import { withoutUserInfo } from '../../src/agents/common-env.js';
+import { agentContract } from '../../src/agents/contract.js';
 
 const started = (extra: Record<string, unknown> = {}): TimedBepEvent => ({
   event: { id: { started: {} }, started: { uuid: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', startTimeMillis: '1000', command: 'test', workspaceDirectory: '/src/app', ...extra } },
@@ -17,6 +18,8 @@ const pattern = (...p: string[]): TimedBepEvent => ({ event: { id: { pattern: { 
 const configured = (label: string, kind: string): TimedBepEvent => ({ event: { id: { targetConfigured: { label } }, configured: { targetKind: kind } } });
 const completed = (label: string, success: boolean): TimedBepEvent => ({ event: { id: { targetCompleted: { label } }, completed: success ? { success: true } : {} } });
 const summary = (label: string, status: string): TimedBepEvent => ({ event: { id: { testSummary: { label } }, testSummary: { overallStatus: status } } });
+const progress = (n: number, output: { stdout?: string; stderr?: string }): TimedBepEvent => ({ event: { id: { progress: { opaqueCount: n } }, progress: output } });
+const consoleOf = (build: ReturnType<typeof bepToBuild>) => build.events.filter((e) => e.type.eventType === 'ConsoleOutput');
 
 describe('bepToBuild', () => {
   it('maps patterns (with exclusions), targets, cached tests and metadata', () => {
@@ -108,6 +111,53 @@ describe('bepToBuild', () => {
     expect(agentOf([started(), status, finished(0, 'SUCCESS')])).toEqual({ username: 'alice', publicHostname: 'box', localHostname: 'box' });
     expect(agentOf([started(), status, meta('user'), finished(0, 'SUCCESS')])).toEqual({ publicHostname: 'box', localHostname: 'box' });
     expect(agentOf([started(), status, meta('all'), finished(0, 'SUCCESS')])).toEqual({});
+  });
+
+  it("turns the progress events' text into the console, in order, empty text left out", () => {
+    const events: TimedBepEvent[] = [
+      started(),
+      progress(0, { stderr: 'Loading: 0 packages loaded\n' }),
+      progress(1, {}),
+      progress(2, { stdout: '', stderr: 'ERROR: /src/app/broken/BUILD:1:8: Executing genrule //broken:broken failed: (Exit 1)\n' }),
+      // Bazel 4 writes the test summary (stdout) after its last INFO line (stderr) of the same event.
+      progress(3, { stdout: '//:t    FAILED in 0.2s\n', stderr: 'INFO: Build completed, 1 test FAILED\n' }),
+      finished(1, 'BUILD_FAILURE'),
+    ];
+    const build = bepToBuild(events, 'abcdefghijklm');
+    expect(consoleOf(build).map((e) => e.data)).toEqual([
+      { stream: 'stderr', text: 'Loading: 0 packages loaded\n' },
+      { stream: 'stderr', text: 'ERROR: /src/app/broken/BUILD:1:8: Executing genrule //broken:broken failed: (Exit 1)\n' },
+      { stream: 'stderr', text: 'INFO: Build completed, 1 test FAILED\n' },
+      { stream: 'stdout', text: '//:t    FAILED in 0.2s\n' },
+    ]);
+    // Captured, so said; test output capture is not stated for Bazel.
+    expect(build.events.filter((e) => e.type.eventType === 'ServerSettings').map((e) => e.data)).toEqual([{ buildOutputCapturingEnabled: true }]);
+    // Before the build's end, which stays last.
+    expect(build.events.at(-1)!.type.eventType).toBe('BuildFinished');
+    // A file of events has no times: the console is at the build's end; over the live stream, at its events' times, within the build.
+    expect(consoleOf(build).map((e) => e.timestamp)).toEqual([5000, 5000, 5000, 5000]);
+    const timed = events.map((e, i) => ({ ...e, time: [900, 1500, 1600, 2000, 6000, 5000][i] }));
+    expect(consoleOf(bepToBuild(timed, 'abcdefghijklm')).map((e) => e.timestamp)).toEqual([1500, 2000, 5000, 5000]);
+    // No console, no claim about it.
+    const quiet = bepToBuild([started(), progress(0, { stdout: '', stderr: '' }), finished(0, 'SUCCESS')], 'abcdefghijklm');
+    expect(quiet.events.filter((e) => ['ConsoleOutput', 'ServerSettings'].includes(e.type.eventType))).toEqual([]);
+  });
+
+  it("bounds the build's console by the agent contract, the last chunk kept saying it was cut", () => {
+    const limit = agentContract().bounds.consoleChars;
+    const half = 'a'.repeat(limit / 2);
+    const chunks = (events: TimedBepEvent[]) => consoleOf(bepToBuild([started(), ...events, finished(0, 'SUCCESS')], 'abcdefghijklm')).map((e) => e.data);
+    // Cut inside a chunk: the rest of it and every later chunk are left out.
+    const cut = chunks([progress(0, { stdout: half }), progress(1, { stderr: half + 'bc' }), progress(2, { stdout: 'later' })]);
+    expect(cut.map((d) => [d['stream'], (d['text'] as string).length, d['truncated']])).toEqual([
+      ['stdout', limit / 2, undefined],
+      ['stderr', limit / 2, true],
+    ]);
+    // Exactly the bound is not cut; anything after it is, and the last chunk says so.
+    expect(chunks([progress(0, { stdout: half }), progress(1, { stdout: half })]).map((d) => d['truncated'])).toEqual([undefined, undefined]);
+    expect(chunks([progress(0, { stdout: half }), progress(1, { stdout: half }), progress(2, { stderr: 'x' })]).map((d) => d['truncated'])).toEqual([undefined, true]);
+    // One chunk larger than the bound.
+    expect(chunks([progress(0, { stderr: 'z'.repeat(limit + 10) })]).map((d) => [(d['text'] as string).length, d['truncated']])).toEqual([[limit, true]]);
   });
 
   it('names the exit code when a failed build lists no failure', () => {
@@ -217,12 +267,29 @@ describe('reduceBepEvent', () => {
       if (reduceBepEvent(event) === undefined) expect(decoded).toBeUndefined();
       else expect(decoded).toEqual(decodeBazelEvent(bytes));
     }
-    expect(decodeBazelEventOf(encodeBazelEvent({ id: { progress: {} }, progress: { stdout: 'x'.repeat(1000) } }), READ_PAYLOADS)).toBeUndefined();
+    expect(decodeBazelEventOf(encodeBazelEvent({ id: { namedSet: { id: '0' } }, namedSetOfFiles: { files: [{ name: 'x'.repeat(1000) }] } }), READ_PAYLOADS)).toBeUndefined();
+    // The console is part of the build.
+    expect(decodeBazelEventOf(encodeBazelEvent({ id: { progress: {} }, progress: { stdout: 'x'.repeat(1000) } }), READ_PAYLOADS)).toMatchObject({ progress: { stdout: 'x'.repeat(1000) } });
   });
 
   it('cuts long strings, so that one event cannot make a large reduced event', () => {
     const r = reduceBepEvent({ id: { started: {} }, started: { uuid: 'u', command: 'x'.repeat(100_000), optionsDescription: 'y'.repeat(100_000) } });
     expect(JSON.stringify(r).length).toBeLessThan(20_000);
-    expect(reduceBepEvent({ id: { progress: {} }, progress: { stderr: 'z'.repeat(1_000_000) } })).toBeUndefined();
+  });
+
+  it("keeps the console up to the contract's bound, not the other strings' 16 KiB: the reduced stream has the same console", () => {
+    const limit = agentContract().bounds.consoleChars;
+    const long = reduceBepEvent({ id: { progress: { opaqueCount: 1 } }, progress: { stderr: 'z'.repeat(200_000), stdout: 'y'.repeat(limit + 500) } });
+    expect(long).toEqual({ id: { progress: { opaqueCount: 1 } }, progress: { stderr: 'z'.repeat(200_000), stdout: 'y'.repeat(limit + 1) } });
+    const events: TimedBepEvent[] = [started(), progress(0, { stderr: 'w'.repeat(300_000) }), progress(1, { stdout: 'v'.repeat(limit + 500) }), finished(0, 'SUCCESS')];
+    const full = bepToBuild(events, 'abcdefghijklm');
+    expect(bepToBuild(reduced(events), 'abcdefghijklm')).toEqual(full);
+    expect(consoleOf(full).map((e) => [(e.data['text'] as string).length, e.data['truncated']])).toEqual([
+      [300_000, undefined],
+      [limit - 300_000, true],
+    ]);
+    // A chunk of exactly the bound is not cut in the reduced stream either.
+    const exact: TimedBepEvent[] = [started(), progress(0, { stdout: 'u'.repeat(limit) }), finished(0, 'SUCCESS')];
+    expect(bepToBuild(reduced(exact), 'abcdefghijklm')).toEqual(bepToBuild(exact, 'abcdefghijklm'));
   });
 });

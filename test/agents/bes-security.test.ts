@@ -12,6 +12,7 @@ import type { Permission } from '../../src/auth/types.js';
 import { besClient, open, recorded, request, stream, withInvocation, type BesClient } from './bes-client.js';
 import { startAgentTestServer, type AgentTestServer } from './support.js';
 import { waitFor } from '../support/wait.js';
+import { agentContract } from '../../src/agents/contract.js';
 
 describe('Build Event Service endpoint: rules and bounds', () => {
   let server: AgentTestServer;
@@ -37,7 +38,7 @@ describe('Build Event Service endpoint: rules and bounds', () => {
 
   beforeAll(async () => {
     server = await startAgentTestServer({
-      bes: { maxUnauthenticatedMessageBytes: 64 * 1024, maxInvocationBytes: 1024 * 1024, maxOpenInvocationsPerUser: 2, retryWindowSeconds: 600 },
+      bes: { maxUnauthenticatedMessageBytes: 64 * 1024, maxInvocationBytes: 4 * 1024 * 1024, maxOpenInvocationsPerUser: 2, retryWindowSeconds: 600 },
     });
     client = besClient(server.besUrl!);
     await Promise.all([
@@ -106,7 +107,7 @@ describe('Build Event Service endpoint: rules and bounds', () => {
     expect(statuses).toContain(429);
   });
 
-  it('keeps only what the build is made of: large output costs nothing, a large invocation is refused and dropped', async () => {
+  it('keeps only what the build is made of: large output costs one bounded console, a large invocation is refused and dropped', async () => {
     const before = server.server.besStats!();
     const chatty = withInvocation(recorded(), randomUUID());
     for (let i = 0; i < 8; i++) chatty.splice(2, 0, { id: { progress: { opaqueCount: 10 + i } }, progress: { stdout: 'y'.repeat(3 * 1024 * 1024) } });
@@ -121,14 +122,15 @@ describe('Build Event Service endpoint: rules and bounds', () => {
       () => (ended = true),
     );
     await waitFor(() => ended || server.server.besStats!().bytes > 0, 'the call to end or the invocation to hold bytes', 20_000);
-    expect(server.server.besStats!().bytes - before.bytes).toBeLessThan(64 * 1024);
+    // The console the build shows (the first chunk, cut past the contract's bound), not the 24 MiB sent.
+    expect(server.server.besStats!().bytes - before.bytes).toBeLessThan(agentContract().bounds.consoleChars + 64 * 1024);
     call.write(request(uuid, chatty.length + 1, 'finished'));
     call.end();
     expect((await done).error).toBeUndefined();
     expect(server.server.besStats!().invocations).toBe(before.invocations);
 
     const huge = withInvocation(recorded(), randomUUID());
-    for (let i = 0; i < 80; i++) huge.splice(2, 0, bigTarget(i));
+    for (let i = 0; i < 300; i++) huge.splice(2, 0, bigTarget(i));
     const refused = await stream(client, huge, { header: `Bearer ${keys.get('ci-one')}` });
     expect(refused.error?.code).toBe(grpc.status.FAILED_PRECONDITION);
     expect(refused.error?.details).toContain('bes.maxInvocationBytes');
