@@ -96,11 +96,16 @@ export const plainText = (line: string): string => (line.includes('\u001b') ? li
 const ERROR_WORD = /(^|[^a-z])(error|errors|failed|failure|fatal|exception)([^a-z]|$)/i;
 const ERROR_TYPE = /[a-z](Exception|Error)\b/;
 const NOT_AN_ERROR = /\b(0|no) (errors?|failures?|failed)\b/i;
+/**
+ * A section heading between rules of 3 or more `=`, `_`, `-` or `*` (pytest's `==== ERRORS ====`
+ * and `____ ERROR collecting x.py ____`): it announces errors, the lines under it say which.
+ */
+const HEADING = /^\s*([=_*-])\1{2,}.*[^=_*-\s].*([=_*-])\2{2,}\s*$/;
 
 /** Whether a console line reads as an error: the page links the first one. */
 export function isErrorLine(line: string): boolean {
   const t = plainText(line);
-  return (ERROR_WORD.test(t) || ERROR_TYPE.test(t)) && !NOT_AN_ERROR.test(t);
+  return (ERROR_WORD.test(t) || ERROR_TYPE.test(t)) && !NOT_AN_ERROR.test(t) && !HEADING.test(t);
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

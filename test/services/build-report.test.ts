@@ -70,5 +70,8 @@ describe('the report of a build', () => {
   it('takes error words and exception types as errors, not inside other words or as a count of none', () => {
     for (const l of ['error: x', 'BUILD FAILED', 'FAILURE: Build failed', 'npm ERR! fatal: no', 'java.lang.IllegalStateException: x', 'E   AssertionError']) expect(isErrorLine(l), l).toBe(true);
     for (const l of ['0 errors', 'no failures', 'terror', 'mirrored', 'Tests: 12 passed']) expect(isErrorLine(l), l).toBe(false);
+    // Section headings announce errors; the lines under them say which (pytest's report).
+    for (const l of ['==================================== ERRORS ====================================', '_________________ ERROR collecting test_broken.py _________________', '=== FAILURES ===', '--- Failed tests ---']) expect(isErrorLine(l), l).toBe(false);
+    for (const l of ['E   SyntaxError: invalid syntax', 'ERROR collecting test_broken.py']) expect(isErrorLine(l), l).toBe(true);
   });
 });
