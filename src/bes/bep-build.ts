@@ -9,6 +9,7 @@ import type { BuildEvent } from '../store/types.js';
 import { event, packageVersion, type AgentBuild } from '../agents/common-build.js';
 import { testEvents, type ReadUri, type TestAttempt } from './bep-tests.js';
 import { agentContract, fieldsLeftOut, redactedWords } from '../agents/contract.js';
+import { BoundedConsole } from '../agents/bounded-console.js';
 
 /** A `build_event_stream.BuildEvent` as a plain object (only the parts read here are typed). */
 export interface BepEvent {
@@ -55,14 +56,6 @@ interface Target {
   testDuration?: number;
 }
 
-/** A piece of Bazel's console (a `progress` event's text), with its event's time when the stream gave one. */
-interface ConsoleChunk {
-  readonly stream: 'stdout' | 'stderr';
-  readonly text: string;
-  readonly time: number | undefined;
-  truncated?: boolean;
-}
-
 /**
  * The build of one invocation. `buildId` is the Buildscope ID to store it under (derived from the
  * invocation ID by the caller, so that a re-sent stream is the same build).
@@ -78,11 +71,9 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   const targets = new Map<string, Target>();
   const attempts: TestAttempt[] = [];
   const aborts: string[] = [];
-  const consoleChunks: ConsoleChunk[] = [];
-  // The whole build's console, as every agent bounds it; what is cut is said on the last chunk kept.
-  const consoleLimit = agentContract().bounds.consoleChars;
-  let consoleKept = 0;
-  let consoleCut = false;
+  // The `progress` events' text, each with its event's time when the stream gave one, bounded as
+  // every agent bounds its console.
+  const consoleText = new BoundedConsole<number | undefined>();
   let lastTime: number | undefined;
 
   const target = (label: string): Target => {
@@ -101,21 +92,7 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
       const progress = obj(e['progress']);
       // One event holds both streams and not their interleaving: Bazel 4 writes its INFO/ERROR and
       // FAIL lines to stderr and the test summary that follows them to stdout, so stderr comes first.
-      for (const stream of ['stderr', 'stdout'] as const) {
-        const text = str(progress[stream]);
-        if (text === undefined || consoleCut) continue;
-        const room = consoleLimit - consoleKept;
-        if (text.length > room) {
-          consoleCut = true;
-          if (room > 0) consoleChunks.push({ stream, text: text.slice(0, room), time });
-          const last = consoleChunks.at(-1);
-          if (last !== undefined) last.truncated = true;
-          consoleKept = consoleLimit;
-        } else {
-          consoleChunks.push({ stream, text, time });
-          consoleKept += text.length;
-        }
-      }
+      for (const stream of ['stderr', 'stdout'] as const) consoleText.add(stream, str(progress[stream]) ?? '', time);
     } else if (e['started'] !== undefined) {
       started = obj(e['started']);
       startedAt = num(started['startTimeMillis']) ?? timestampMillis(started['startTime']) ?? time;
@@ -222,7 +199,7 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   );
   const os = workspaceStatus.get('BUILD_OS') ?? metadata.get('OS');
   if (os) out.push(event('Environment', { operatingSystem: os }, start));
-  if (consoleChunks.length > 0) out.push(event('ServerSettings', { buildOutputCapturingEnabled: true }, start));
+  if (consoleText.chunks.length > 0) out.push(event('ServerSettings', { buildOutputCapturingEnabled: true }, start));
 
   // --build_metadata: every pair is a custom value; TAGS (comma-separated) and ROLE are tags too.
   for (const [key, value] of metadata) {
@@ -260,8 +237,8 @@ export function bepToBuild(events: readonly TimedBepEvent[], buildId: string, op
   out.push(...testEvents(attempts, end, options.readUri));
   // Over the live stream each chunk has its event's time; a file of events has none, and its
   // console is placed at the build's end, as its targets are.
-  for (const c of consoleChunks) {
-    const at = Math.min(Math.max(c.time ?? end, start), Math.max(end, start));
+  for (const c of consoleText.chunks) {
+    const at = Math.min(Math.max(c.t ?? end, start), Math.max(end, start));
     out.push(event('ConsoleOutput', { stream: c.stream, text: c.text, ...(c.truncated ? { truncated: true } : {}) }, at));
   }
 

@@ -23,51 +23,42 @@ import type { AgentSettings } from '../common-send.js';
 import type { GitInfo } from '../common-env.js';
 import { agentContract, detectCi, settingOf, switchedOn } from '../contract.js';
 import { agentSettingsOf } from '../settings.js';
+import { BoundedConsole, type ConsoleChunk, type ConsoleStream } from '../bounded-console.js';
 import type { JsCapture } from './js-build.js';
 
 /** What makes and sends the build: loaded while the command runs, off its start. */
 const buildModules = () => Promise.all([import('../common-send.js'), import('./js-build.js'), import('../common-env.js')]);
 type BuildModules = Awaited<ReturnType<typeof buildModules>>;
 
-type Chunk = { t: number; stream: 'stdout' | 'stderr'; text: string; truncated?: boolean };
-
 /**
  * The command's console as it passes through: every byte is written on unchanged (with the
- * pipe's back-pressure), and a copy is kept in chunks up to the contract's bound, plus the end of
- * its error output.
+ * pipe's back-pressure), and a copy is kept up to the contract's bound (bounded-console.ts), plus
+ * the end of its error output.
  */
 class ConsoleCopy {
-  readonly chunks: Chunk[] = [];
-  private chars = 0;
-  private truncated = false;
+  private readonly kept = new BoundedConsole<number>(8192);
   stderrTail = '';
 
   constructor(
     private readonly keep: boolean,
-    private readonly limit = agentContract().bounds.consoleChars,
     private readonly tailLimit = agentContract().bounds.outputTailChars,
   ) {}
 
-  tee(from: Readable, to: Writable, stream: 'stdout' | 'stderr'): void {
+  get chunks(): readonly ConsoleChunk<number>[] {
+    return this.kept.chunks;
+  }
+
+  tee(from: Readable, to: Writable, stream: ConsoleStream): void {
     const decoder = new StringDecoder('utf8');
     from.pipe(to, { end: false });
     from.on('data', (data: Buffer) => this.add(stream, decoder.write(data)));
     from.on('end', () => this.add(stream, decoder.end()));
   }
 
-  private add(stream: 'stdout' | 'stderr', text: string): void {
+  private add(stream: ConsoleStream, text: string): void {
     if (text === '') return;
     if (stream === 'stderr') this.stderrTail = (this.stderrTail + text).slice(-this.tailLimit);
-    if (!this.keep || this.truncated) return;
-    if (this.chars + text.length > this.limit) {
-      text = text.slice(0, this.limit - this.chars);
-      this.truncated = true;
-    }
-    this.chars += text.length;
-    const last = this.chunks.at(-1);
-    if (last !== undefined && last.stream === stream && last.text.length < 8192) last.text += text;
-    else this.chunks.push({ t: Date.now(), stream, text });
-    if (this.truncated && this.chunks.length > 0) this.chunks.at(-1)!.truncated = true;
+    if (this.keep) this.kept.add(stream, text, Date.now());
   }
 }
 
