@@ -17,6 +17,7 @@ import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
 import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { flag, option } from './support/args.js';
+import { draw, withTests, type TestRule } from './support/tested-builds.js';
 
 const quick = flag('--quick');
 const builds = Number(option('--builds') ?? (quick ? 300 : 2000));
@@ -24,34 +25,18 @@ const rounds = Number(option('--rounds') ?? (quick ? 1 : 3));
 const TESTS = 200;
 const now = Date.now();
 
-/** 200 tests a build from a population of 50 suites of 8: ~2% of runs fail, a retry passes half of them. */
-function withTests(text: string, b: number): string {
-  const build = JSON.parse(text) as { events: { timestamp: number; type: { eventType: string }; data: Record<string, unknown> }[] };
-  const fin = build.events.findIndex((e) => e.type.eventType === 'BuildFinished');
-  const at = build.events[fin]!.timestamp;
-  const tests: typeof build.events = [];
-  let id = 0;
-  const push = (eventType: string, data: Record<string, unknown>, ts: number) => tests.push({ timestamp: ts, type: { majorVersion: 1, minorVersion: 0, eventType } as never, data });
-  for (let i = 0; i < TESTS; i++) {
-    const suite = `acme.module${i % 50}.Feature${Math.floor(i / 50)}Test`;
-    const name = `case${i % 8}`;
-    const h = (Math.imul(b * 7919 + i, 2654435761) >>> 0) % 1000;
-    const fails = h < 20;
-    id++;
-    push('TestStarted', { id, suite, name, task: ':test' }, at - 1000 + i);
-    push('TestFinished', fails ? { id, outcome: 'failed', attempt: 1, failure: { type: 'AssertionError', message: `expected ${h} but was ${h + 1}` } } : { id, outcome: 'passed', attempt: 1 }, at - 1000 + i + (h % 50));
-    if (fails && h % 2 === 0) {
-      id++;
-      push('TestStarted', { id, suite, name, task: ':test' }, at - 500 + i);
-      push('TestFinished', { id, outcome: 'passed', attempt: 2 }, at - 490 + i);
-    }
-  }
-  build.events.splice(fin, 0, ...tests);
-  return JSON.stringify(build);
-}
+/** ~2% of attempts fail, evenly over the tests; a retry passes half of them. */
+const spread: TestRule = {
+  fails: (a) => {
+    if (a.attempt > 1) return undefined;
+    const h = draw(a.build, a.test);
+    return h < 20 ? `expected ${h} but was ${h + 1}` : undefined;
+  },
+  retry: (a) => draw(a.build, a.test) % 2 === 0,
+};
 
 const plain = [...demoBuilds({ builds, seed: 5, now })];
-const tested = plain.map(withTests);
+const tested = plain.map((text, b) => withTests(text, b, TESTS, spread));
 
 interface Load {
   readonly seconds: number;

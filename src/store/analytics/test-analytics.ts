@@ -4,7 +4,7 @@
 // slots) and reads builds under the caller's visibility, so a test of a project she may not see has
 // no runs for her and does not exist.
 
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import { customValueTables } from '../../sql/layout.js';
@@ -32,16 +32,28 @@ function scopeSeqs(handle: DatabaseHandle, scope: AggregateScope, check: RawBuil
 const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-/** Per-test counts over the scope's builds, the tests with most failures first (ties: most runs, id). */
+/** Only the scope's builds, as conditions on the joined `builds` (visibility, query, time range, deadline check). */
+function inScope<Q extends { where: (e: Expression<SqlBool>) => Q }>(handle: DatabaseHandle, q: Q, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined): Q {
+  let out = q.where(sql<SqlBool>`builds.seq IS NOT NULL`).where(visibilityCondition(scope.visibility));
+  if (check !== undefined) out = out.where(check);
+  if (scope.query !== undefined && scope.query.kind !== 'all') out = out.where(compileQuery(scope.query, dialectOf(handle.dialect)));
+  if (scope.startFrom !== undefined) out = out.where(sql<SqlBool>`builds.buildstarttime >= ${scope.startFrom}`);
+  if (scope.startTo !== undefined) out = out.where(sql<SqlBool>`builds.buildstarttime < ${scope.startTo}`);
+  return out;
+}
+
+/**
+ * Per-test counts over the scope's builds, the tests with most failures first (ties: most runs,
+ * id). Grouped by the test's id alone, over the joined builds rather than a list of the scope's
+ * seqs (which the planner probes once per test and seq); the identities of the tests answered are
+ * read afterwards by primary key.
+ */
 export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<TestCounts[]> {
   const F = TEST_OUTCOME_CODES.failed;
   const S = TEST_OUTCOME_CODES.skipped;
-  const q = handle.db
-    .selectFrom('test_runs as r')
-    .innerJoin('tests as t', 't.id', 'r.test_id')
-    .where('r.seq', 'in', scopeSeqs(handle, scope, guard.deadlineCheck))
+  const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
     .select([
-      ...TEST_IDENTITY_COLUMNS,
+      'r.test_id as test_id',
       sql<number>`sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END)`.as('runs'),
       sql<number>`sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END)`.as('failures'),
       sql<number>`sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END)`.as('skipped'),
@@ -49,33 +61,49 @@ export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, 
       sql<number>`avg(r.duration_ms)`.as('mean'),
       sql<number>`max(r.seq)`.as('last_seq'),
     ])
-    .groupBy(['r.test_id', 't.tool_type', 't.project_name', 't.suite', 't.name', 't.parameters'])
+    .groupBy('r.test_id')
     .orderBy('failures', 'desc')
     .orderBy('runs', 'desc')
     .orderBy('r.test_id')
     .limit(limit);
   const rows = await guard.search((read) => read(q.compile()));
-  return rows.map((r) => ({
-    testId: num(r.test_id),
-    tool: r.tool_type,
-    project: r.project_name,
-    suite: r.suite,
-    name: r.name,
-    parameters: r.parameters,
-    runs: num(r.runs),
-    failures: num(r.failures),
-    skipped: num(r.skipped),
-    builds: num(r.builds),
-    meanDurationMs: num(r.mean),
-    lastSeq: num(r.last_seq),
-  }));
+  const identities = await testsByIds(handle, rows.map((r) => num(r.test_id)));
+  return rows.flatMap((r) => {
+    const t = identities.get(num(r.test_id));
+    if (t === undefined) return [];
+    return [{ ...t, runs: num(r.runs), failures: num(r.failures), skipped: num(r.skipped), builds: num(r.builds), meanDurationMs: num(r.mean), lastSeq: num(r.last_seq) }];
+  });
 }
 
-/** The `Git commit id` value of the build (custom values are stored lower-cased, derive.ts). */
+/** The identities of these tests, by id. */
+async function testsByIds(handle: DatabaseHandle, ids: readonly number[]): Promise<Map<number, TestIdentityRow>> {
+  const out = new Map<number, TestIdentityRow>();
+  // A few hundred ids a statement: within every database's limit of bound parameters.
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await handle.db.selectFrom('tests').select(['id', 'tool_type', 'project_name', 'suite', 'name', 'parameters']).where('id', 'in', ids.slice(i, i + 500)).execute();
+    for (const t of rows) out.set(num(t.id), identityOf(t));
+  }
+  return out;
+}
+
+const identityOf = (t: { id: unknown; tool_type: string; project_name: string | null; suite: string; name: string; parameters: string }): TestIdentityRow => ({
+  testId: num(t.id),
+  tool: t.tool_type,
+  project: t.project_name,
+  suite: t.suite,
+  name: t.name,
+  parameters: t.parameters,
+});
+
+/**
+ * The `Git commit id` value of the build (custom values are stored lower-cased, derive.ts). Looked
+ * up by the build's seq alone, the name picked among its few values: a condition on the name lets
+ * the planner take the (name, value, seq) index and read every build's commit for each run.
+ */
 function commitOf(handle: DatabaseHandle) {
   const tables = customValueTables(dialectOf(handle.dialect).recentRows);
-  const parts = tables.map((t) => sql`SELECT cv.value FROM ${sql.table(t)} AS cv WHERE cv.seq = r.seq AND cv.name = 'git commit id'`);
-  return sql<string | null>`(${sql.join(parts, sql` UNION ALL `)} LIMIT 1)`;
+  const parts = tables.map((t) => sql`SELECT max(CASE WHEN cv.name = 'git commit id' THEN cv.value END) AS value FROM ${sql.table(t)} AS cv WHERE cv.seq = r.seq`);
+  return sql<string | null>`(SELECT max(c.value) FROM (${sql.join(parts, sql` UNION ALL `)}) AS c)`;
 }
 
 /**
@@ -84,11 +112,8 @@ function commitOf(handle: DatabaseHandle) {
  */
 export async function testRuns(handle: DatabaseHandle, testIds: readonly number[], scope: AggregateScope, guard: GuardedSearch, maxRows = 100_000): Promise<TestRunRow[]> {
   if (testIds.length === 0) return [];
-  const q = handle.db
-    .selectFrom('test_runs as r')
-    .innerJoin('builds', 'builds.seq', 'r.seq')
+  const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
     .where('r.test_id', 'in', [...testIds])
-    .where('r.seq', 'in', scopeSeqs(handle, scope, guard.deadlineCheck))
     .select([
       'r.test_id as test_id',
       'r.seq as seq',
@@ -119,10 +144,10 @@ export async function testRuns(handle: DatabaseHandle, testIds: readonly number[
 
 /** A test by id, or undefined when it does not exist or is of a project `v` does not show. */
 export async function testById(handle: DatabaseHandle, testId: number, v: Visibility): Promise<TestIdentityRow | undefined> {
-  const row = await handle.db.selectFrom('tests').select(['id', 'tool_type', 'project_name', 'suite', 'name', 'parameters']).where('id', '=', testId).executeTakeFirst();
+  const row = (await testsByIds(handle, [testId])).get(testId);
   // A test's project is its builds' project: the one visibility rule decides (visibility.ts).
-  if (row === undefined || !projectVisible(v, row.project_name)) return undefined;
-  return { testId: num(row.id), tool: row.tool_type, project: row.project_name, suite: row.suite, name: row.name, parameters: row.parameters };
+  if (row === undefined || !projectVisible(v, row.project)) return undefined;
+  return row;
 }
 
 /** Which failures to read: those of one test (its attempts only), or of one group. */
