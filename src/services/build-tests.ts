@@ -5,10 +5,8 @@
 import { testKeyOf } from '../store/events/test-runs.js';
 import type { BuildStore, BuildSummary, Visibility } from '../store/types.js';
 import type { TestRow, TestsPage } from './build-report.js';
-import { verdictOf, type TestExecution, type VerdictKind } from './test-verdicts.js';
-
-/** Latest executions read per test of the page to judge it. */
-const RUNS_PER_TEST = 200;
+import type { VerdictKind } from './test-verdicts.js';
+import { verdictsOf } from './tests.js';
 
 export interface BuildTestRow extends TestRow {
   /** The test's id (GET /api/tests/{testId}/history), or null when the store has no row for it. */
@@ -26,18 +24,11 @@ export async function withTestIds(store: BuildStore, build: Pick<BuildSummary, '
   // The identity the ingest gave each test (ingest/plan.ts): tool and project of the build, suite, name, parameters.
   const keyOf = (t: TestRow) => testKeyOf(build.toolType, build.project, t.suite, t.name, t.parameters ?? '');
   const ids = await store.tests.idsOf(tests.map(keyOf));
-  const known = [...new Set(ids.values())];
-  const runs = await store.tests.runs(known, { visibility }, known.length * RUNS_PER_TEST);
-  const byTest = new Map<number, TestExecution[]>();
-  for (const r of runs) {
-    const list = byTest.get(r.testId);
-    if (list === undefined) byTest.set(r.testId, [r]);
-    else list.push(r);
-  }
+  const verdicts = await verdictsOf(store, { visibility }, [...new Set(ids.values())]);
   return tests.map((t) => {
     const id = ids.get(keyOf(t));
     if (id === undefined) return { ...t, testId: null, verdict: null };
-    return { ...t, testId: id, verdict: verdictOf(byTest.get(id) ?? []).kind };
+    return { ...t, testId: id, verdict: verdicts.get(id)!.kind };
   });
 }
 

@@ -25,6 +25,9 @@ import type { TestRunRow } from '../store/types.js';
 /** An execution of a test: one attempt in one build (a stored run without the test's id and group). */
 export type TestExecution = Omit<TestRunRow, 'testId' | 'failureGroup'>;
 
+/** What a verdict reads of an execution: its build and outcome. */
+export type JudgedRun = Pick<TestExecution, 'seq' | 'buildId' | 'startTime' | 'commit' | 'outcome'>;
+
 /** A build of the evidence. */
 export interface BuildRef {
   readonly seq: number;
@@ -76,7 +79,7 @@ export function wilson(failures: number, trials: number, z = Z95): Estimate {
 }
 
 /** The test's failure probability per attempt: failed attempts over passed and failed ones. */
-export function failureEstimate(runs: readonly TestExecution[]): Estimate {
+export function failureEstimate(runs: readonly Pick<TestExecution, 'outcome'>[]): Estimate {
   let f = 0;
   let n = 0;
   for (const r of runs) {
@@ -101,7 +104,7 @@ interface BuildRun {
 }
 
 /** The executions grouped by build, in build order (seq), each build's result. */
-export function buildResults(runs: readonly TestExecution[]): BuildRun[] {
+export function buildResults(runs: readonly JudgedRun[]): BuildRun[] {
   const bySeq = new Map<number, { ref: BuildRef; failed: boolean; passed: boolean }>();
   for (const r of runs) {
     let b = bySeq.get(r.seq);
@@ -118,7 +121,7 @@ export function buildResults(runs: readonly TestExecution[]): BuildRun[] {
 }
 
 /** The verdict on a test from its executions (any order). */
-export function verdictOf(runs: readonly TestExecution[]): Verdict {
+export function verdictOf(runs: readonly JudgedRun[]): Verdict {
   const builds = buildResults(runs).filter((b) => b.result !== 'skipped');
   if (builds.length === 0) return { kind: 'no-runs' };
 

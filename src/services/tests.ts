@@ -4,14 +4,17 @@
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/analytics/test-analytics.js';
-import type { AggregateScope, BuildStore, Visibility } from '../store/types.js';
-import { failureEstimate, verdictOf, wilson, type Estimate, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
+import type { AggregateScope, BuildRefRow, BuildStore, Visibility } from '../store/types.js';
+import { failureEstimate, verdictOf, wilson, type Estimate, type JudgedRun, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
 
 /** Tests counted per query: enough for every list of the page. */
 export const MAX_TESTS = 500;
-/** Executions read to judge the failing tests of a page, and a test's history at most. */
-const MAX_RUNS = 100_000;
 export const MAX_HISTORY = 1000;
+/**
+ * Latest executions read per test to judge it, on the Tests page and the build page: the verdicts
+ * reach their goal at 50 runs (docs/tests.md), and a verdict says what the test does lately.
+ */
+export const RUNS_PER_VERDICT = 200;
 /** Failure groups answered per query at most. */
 export const MAX_GROUPS = 500;
 /** A failure group's builds a page at most, the tests it hit and the days with builds it answers. */
@@ -43,50 +46,93 @@ export interface TestHistory {
 
 const execution = (r: TestRunRow): TestExecution => ({ seq: r.seq, buildId: r.buildId, startTime: r.startTime, commit: r.commit, outcome: r.outcome, attempt: r.attempt, durationMs: r.durationMs });
 
-const byName = (a: TestSummary, b: TestSummary) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
+type Named = Pick<TestSummary, 'suite' | 'name' | 'testId'>;
+
+const byName = (a: Named, b: Named) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
 
 /**
  * The flakiest first: by the lower end of the failure probability's interval, then the estimate.
  * Ranking by the estimate alone puts a test that failed 1 of 2 attempts (50%, interval 9-91%) over
  * one that failed 15 of 60 (25%, 16-37%); the lower end ranks by what the runs show for sure.
  */
-export function byFlakiness(a: TestSummary, b: TestSummary): number {
+export function byFlakiness(a: Named & Pick<TestSummary, 'estimate'>, b: Named & Pick<TestSummary, 'estimate'>): number {
   return b.estimate.low - a.estimate.low || b.estimate.p - a.estimate.p || byName(a, b);
 }
 
-/** The lists of the Tests page for a scope, `limit` tests each. */
+/**
+ * The verdicts on these tests, each from its latest RUNS_PER_VERDICT executions in the scope's
+ * builds. `builds` keeps the builds read, for the next call of the same page (tests of a project
+ * ran in the same builds).
+ */
+export async function verdictsOf(store: BuildStore, scope: AggregateScope, testIds: readonly number[], builds = new Map<number, BuildRefRow>()): Promise<Map<number, Verdict>> {
+  const runs = await store.tests.recentRuns(testIds, scope, RUNS_PER_VERDICT);
+  const missing = [...new Set(runs.map((r) => r.seq))].filter((seq) => !builds.has(seq));
+  for (const b of await store.tests.buildRefs(missing)) builds.set(b.seq, b);
+  const byTest = new Map<number, JudgedRun[]>();
+  for (const r of runs) {
+    const b = builds.get(r.seq);
+    // A build deleted between the two reads: its runs are gone with it.
+    if (b === undefined) continue;
+    const run: JudgedRun = { seq: r.seq, buildId: b.buildId, startTime: b.startTime, commit: b.commit, outcome: r.outcome };
+    const list = byTest.get(r.testId);
+    if (list === undefined) byTest.set(r.testId, [run]);
+    else list.push(run);
+  }
+  return new Map(testIds.map((id) => [id, verdictOf(byTest.get(id) ?? [])]));
+}
+
+/**
+ * The lists of the Tests page for a scope, `limit` tests each. Each test's counts and estimate
+ * are over all its runs in the scope; only the tests a list may show are judged (verdictsOf): the
+ * most failing and the slowest shown, the failing tests in the order of flakiness until `limit`
+ * are flaky, and those whose latest run did not pass (the only ones that can be regressed or
+ * broken). The lists are those of judging every failing test (test/web/tests-api.test.ts).
+ */
 export async function testsOverview(store: BuildStore, scope: AggregateScope, limit = 20): Promise<TestsOverview> {
   const counts = await store.tests.counts(scope, MAX_TESTS);
-  // Only tests that failed need their executions: a test without failures is passing.
-  const failing = counts.filter((c) => c.failures > 0);
-  const runs = await store.tests.runs(
-    failing.map((c) => c.testId),
-    scope,
-    MAX_RUNS,
-  );
-  const byTest = new Map<number, TestExecution[]>();
-  for (const r of runs) {
-    const list = byTest.get(r.testId);
-    if (list === undefined) byTest.set(r.testId, [execution(r)]);
-    else list.push(execution(r));
-  }
+  const all = counts.map((c) => ({ ...c, estimate: wilson(c.failures, c.runs) }));
+  // A test without failures is passing; the others are judged when a list needs them.
+  const failing = all.filter((c) => c.failures > 0);
   const verdicts = new Map<number, Verdict>();
-  const summaries = counts.map((c): TestSummary => {
-    const v = c.failures === 0 ? ({ kind: 'passing' } as const) : verdictOf(byTest.get(c.testId) ?? []);
-    verdicts.set(c.testId, v);
-    return { ...c, verdict: v.kind, estimate: c.failures === 0 ? wilson(0, c.runs) : failureEstimate(byTest.get(c.testId) ?? []) };
-  });
-  const since = (s: TestSummary): number => {
-    const v = verdicts.get(s.testId)!;
+  const builds = new Map<number, BuildRefRow>();
+  const judge = async (tests: readonly { readonly testId: number; readonly failures: number }[]) => {
+    const ids = tests.filter((t) => t.failures > 0 && !verdicts.has(t.testId)).map((t) => t.testId);
+    if (ids.length > 0) for (const [id, v] of await verdictsOf(store, scope, ids, builds)) verdicts.set(id, v);
+  };
+  const summary = (c: (typeof all)[number]): TestSummary => ({ ...c, verdict: c.failures === 0 ? 'passing' : verdicts.get(c.testId)!.kind });
+
+  const mostFailing = failing.slice(0, limit);
+  const slowest = [...all].sort((a, b) => b.meanDurationMs - a.meanDurationMs || byName(a, b)).slice(0, limit);
+  await judge([...mostFailing, ...slowest]);
+
+  const flakiest: TestSummary[] = [];
+  const byFlakinessOrder = [...failing].sort((a, b) => byFlakiness(a, b));
+  for (let i = 0; i < byFlakinessOrder.length && flakiest.length < limit; i += limit) {
+    const batch = byFlakinessOrder.slice(i, i + limit);
+    await judge(batch);
+    for (const c of batch) if (flakiest.length < limit && verdicts.get(c.testId)!.kind === 'flaky') flakiest.push(summary(c));
+  }
+
+  // Regressed and broken need a failed latest build: a test whose latest run passed is neither.
+  const latest = new Map((await store.tests.recentRuns(failing.map((c) => c.testId), scope, 1)).map((r) => [r.testId, r.outcome]));
+  const maybeNew = failing.filter((c) => latest.get(c.testId) !== 'passed');
+  await judge(maybeNew);
+  const since = (id: number): number => {
+    const v = verdicts.get(id)!;
     return v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : 0;
   };
+  const newlyFailing = maybeNew
+    .filter((c) => ['regressed', 'broken'].includes(verdicts.get(c.testId)!.kind))
+    .map(summary)
+    .sort((a, b) => since(b.testId) - since(a.testId) || byName(a, b))
+    .slice(0, limit);
 
   return {
     tests: counts.length,
-    mostFailing: summaries.filter((s) => s.failures > 0).slice(0, limit),
-    flakiest: summaries.filter((s) => s.verdict === 'flaky').sort(byFlakiness).slice(0, limit),
-    slowest: [...summaries].sort((a, b) => b.meanDurationMs - a.meanDurationMs || byName(a, b)).slice(0, limit),
-    newlyFailing: summaries.filter((s) => s.verdict === 'regressed' || s.verdict === 'broken').sort((a, b) => since(b) - since(a) || byName(a, b)).slice(0, limit),
+    mostFailing: mostFailing.map(summary),
+    flakiest,
+    slowest: slowest.map(summary),
+    newlyFailing,
     failureGroups: await store.tests.failureGroups(scope, limit),
   };
 }

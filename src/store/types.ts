@@ -350,6 +350,21 @@ export interface TestRunRow {
   readonly failureGroup: number | null;
 }
 
+/** An execution as the index of a test's runs holds it: enough to judge the test (services/test-verdicts.ts). */
+export interface RecentRunRow {
+  readonly testId: number;
+  readonly seq: number;
+  readonly outcome: TestRunRow['outcome'];
+}
+
+/** A build as the evidence of a verdict names it. */
+export interface BuildRefRow {
+  readonly seq: number;
+  readonly buildId: string;
+  readonly startTime: number | null;
+  readonly commit: string | null;
+}
+
 export interface FailureGroupRow {
   readonly groupId: number;
   readonly key: string;
@@ -416,6 +431,10 @@ export interface FailureGroupDetailOptions {
 export interface TestReads {
   counts(scope: AggregateScope, limit: number): Promise<TestCounts[]>;
   runs(testIds: readonly number[], scope: AggregateScope, maxRows?: number): Promise<TestRunRow[]>;
+  /** Each test's latest `perTest` executions in the scope's builds, newest first; read from the index alone. */
+  recentRuns(testIds: readonly number[], scope: AggregateScope, perTest: number): Promise<RecentRunRow[]>;
+  /** The builds of these seqs (as the scope's runs name them): ID, start and Git commit. */
+  buildRefs(seqs: readonly number[]): Promise<BuildRefRow[]>;
   byId(testId: number, visibility: Visibility): Promise<TestIdentityRow | undefined>;
   failureGroups(scope: AggregateScope, limit: number, testId?: number): Promise<FailureGroupRow[]>;
   /**

@@ -4,6 +4,7 @@
 // databases.
 
 import { describe, expect, it } from 'vitest';
+import { testRollupsAndRecount } from './test-rollups-check.js';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
@@ -99,7 +100,7 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
     expect(groups.map((g) => [g.group_key, Number(g.n)])).toEqual([['Process <n> failed', 2]]);
   });
 
-  it('equals a recount from the events of the stored builds, under ingests and deletions interleaved', async () => {
+  it('equals a recount from the events of the stored builds, and its per-test rollups a recount of its rows, under ingests and deletions interleaved', async () => {
     const spec = fc.record({ suite: fc.constantFrom('a.A', 'a.B'), name: fc.constantFrom('x', 'y', 'z'), outcome: fc.constantFrom('passed', 'failed', 'skipped' as const), attempt: fc.integer({ min: 1, max: 3 }), message: fc.option(fc.constantFrom('boom 1', 'boom 2', 'bang at /a/b'), { nil: undefined }) });
     const step = fc.oneof(fc.record({ kind: fc.constant('ingest' as const), builds: fc.array(fc.record({ project: fc.constantFrom('p', 'q'), tests: fc.array(spec, { maxLength: 5 }) }), { minLength: 1, maxLength: 3 }) }), fc.record({ kind: fc.constant('delete' as const), n: fc.integer({ min: 1, max: 3 }) }));
     await fc.assert(
@@ -122,6 +123,8 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
           }
         }
         expect(await stored()).toEqual(recount(live, (b) => projects.get(b)!));
+        const { rolledUp, recount: rows } = await testRollupsAndRecount(t.handle.db);
+        expect(rolledUp).toEqual(rows);
       }),
       { numRuns: dialect === 'sqlite' ? 25 : 10 },
     );

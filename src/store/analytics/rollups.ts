@@ -19,6 +19,7 @@ import type { DatabaseHandle } from '../../db/database.js';
 import { dialectOf } from '../../sql/index.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
+import { TEST_OUTCOME_CODES } from '../events/test-runs.js';
 import { layoutOf } from '../schema/layout.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -417,17 +418,66 @@ function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
   return out;
 }
 
-/** Every rollup statement the ingest and prune run: the trend rollups' and the facet rollups'. */
+/**
+ * The per-test rollups (migration 0022): for each test and rollup key (the builds' project and
+ * outcome, as build_rollups), all time, the attempts that ran (passed or failed), failed and were
+ * skipped, the builds that ran it, all attempts and the sum of their durations. The Tests page's
+ * counts for a query the rollups answer (the empty query, exact projects and outcomes) read these
+ * rows, a few per test, instead of every execution (test-analytics.ts). All time only: the Tests
+ * page has no time range but its query's. Exact: sums of counts, written in the transaction that
+ * writes or deletes the test rows they sum (ingest, prune, the test backfill).
+ */
+export const TEST_ROLLUPS = 'test_rollups';
+
+/** Columns of test_rollups after (test_id, kid), each a sum over the builds' test rows. */
+const TEST_ROLLUP_SUMS = ['runs', 'failures', 'skipped', 'builds', 'attempts', 'duration_sum'] as const;
+
+export async function createTestRollupTable(db: Db, dialect: Dialect): Promise<void> {
+  const [int, real, tail] = dialect === 'sqlite' ? ['INTEGER', 'REAL', ' WITHOUT ROWID'] : ['bigint', 'double precision', ''];
+  await sql
+    .raw(
+      `CREATE TABLE IF NOT EXISTS ${TEST_ROLLUPS} (test_id ${int} NOT NULL, kid ${int} NOT NULL, runs ${int} NOT NULL, failures ${int} NOT NULL, skipped ${int} NOT NULL,
+        builds ${int} NOT NULL, attempts ${int} NOT NULL, duration_sum ${real} NOT NULL, PRIMARY KEY (test_id, kid))${tail}`,
+    )
+    .execute(db);
+}
+
+/** The statements that add (sign 1) or subtract (-1) the test rows of the builds `selection` names to or from test_rollups. */
+function testRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  const key = keyExpr(dialect, 'b');
+  const s = lit(sign);
+  const S = lit(TEST_OUTCOME_CODES.skipped);
+  const F = lit(TEST_OUTCOME_CODES.failed);
+  const out = [
+    sql`INSERT INTO ${sql.raw(TEST_ROLLUPS)} (test_id, kid, ${sql.raw(TEST_ROLLUP_SUMS.join(', '))})
+      SELECT r.test_id, ${DICTIONARY_KEYS.values(key, 'b')}, ${s} * sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END), ${s} * sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END),
+        ${s} * sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END), ${s} * count(DISTINCT r.seq), ${s} * count(*), ${s} * sum(r.duration_ms)
+      FROM builds AS b JOIN test_runs AS r ON r.seq = b.seq
+      WHERE ${selection}
+      GROUP BY r.test_id, ${key}, ${dims('b')}
+      ON CONFLICT (test_id, kid) DO UPDATE SET ${sql.join(TEST_ROLLUP_SUMS.map((c) => sql.raw(`${c} = ${TEST_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db),
+  ];
+  if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(TEST_ROLLUPS)} WHERE attempts = 0`.compile(db));
+  return out;
+}
+
+/** The statements that add the builds `selection` names to test_rollups, their keys first: migration 0022's fill and the test backfill (test-backfill.ts). */
+export function testRollupAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, 1), ...testRollupStatements(db, dialect, selection, 1)];
+}
+
+/** Every rollup statement the ingest and prune run: the trend rollups', the facet rollups' and the test rollups'. */
 function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
   return [
     ...keyAdditions(db, dialect, selection, sign),
     ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
     ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
+    ...testRollupStatements(db, dialect, selection, sign),
   ];
 }
 
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */
-const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;
+export const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;
 
 /** Statements that subtract the builds with these seqs (prune.ts, before it deletes them). */
 export function rollupRemovals(db: Db, dialect: Dialect, seqs: readonly number[]): CompiledQuery[] {

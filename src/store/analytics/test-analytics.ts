@@ -8,10 +8,11 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import { customValueTables } from '../../sql/layout.js';
-import { DAY_MS } from './rollups.js';
+import { DAY_MS, rollupsAsBuilds, TEST_ROLLUPS } from './rollups.js';
+import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
-import type { AggregateScope, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
+import type { AggregateScope, BuildRefRow, RecentRunRow, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
 
 /** A test's identity as the test dimension's reads select it (test_runs as r, tests as t). */
 const TEST_IDENTITY_COLUMNS = ['r.test_id as test_id', 't.tool_type as tool_type', 't.project_name as project_name', 't.suite as suite', 't.name as name', 't.parameters as parameters'] as const;
@@ -44,11 +45,43 @@ function inScope<Q extends { where: (e: Expression<SqlBool>) => Q }>(handle: Dat
 
 /**
  * Per-test counts over the scope's builds, the tests with most failures first (ties: most runs,
- * id). Grouped by the test's id alone, over the joined builds rather than a list of the scope's
- * seqs (which the planner probes once per test and seq); the identities of the tests answered are
- * read afterwards by primary key.
+ * id): from the per-test rollups when they answer the scope (countsFromRollups), else from the
+ * executions, grouped by the test's id alone over the joined builds (rather than a list of the
+ * scope's seqs, which the planner probes once per test and seq). The identities of the tests
+ * answered are read afterwards by primary key.
  */
 export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<TestCounts[]> {
+  const rows = rollupsAnswer(scope) ? await countsFromRollups(handle, scope, guard, limit) : await countsFromRuns(handle, scope, guard, limit);
+  const identities = await testsByIds(handle, rows.map((r) => r.testId));
+  return rows.flatMap((r) => {
+    const t = identities.get(r.testId);
+    return t === undefined ? [] : [{ ...r, ...t }];
+  });
+}
+
+type Counted = Omit<TestCounts, keyof TestIdentityRow> & { readonly testId: number };
+
+const countedOf = (r: { test_id: unknown; runs: unknown; failures: unknown; skipped: unknown; builds: unknown; mean: unknown; last_seq: unknown }): Counted => ({
+  testId: num(r.test_id),
+  runs: num(r.runs),
+  failures: num(r.failures),
+  skipped: num(r.skipped),
+  builds: num(r.builds),
+  meanDurationMs: num(r.mean),
+  lastSeq: num(r.last_seq),
+});
+
+/** Whether the per-test rollups hold the scope's counts: no time range, and a query of rollup dimensions (rollups-query.ts). */
+function rollupsAnswer(scope: AggregateScope): boolean {
+  return scope.startFrom === undefined && scope.startTo === undefined && rollupEligible(scope.query);
+}
+
+/** The scope's query as a condition on `builds` (or the rollup rows read under that name). */
+function queryCondition(handle: DatabaseHandle, scope: AggregateScope): RawBuilder<SqlBool> {
+  return scope.query === undefined || scope.query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(scope.query, dialectOf(handle.dialect)) as unknown as RawBuilder<SqlBool>);
+}
+
+async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<Counted[]> {
   const F = TEST_OUTCOME_CODES.failed;
   const S = TEST_OUTCOME_CODES.skipped;
   const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
@@ -66,12 +99,28 @@ export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, 
     .orderBy('runs', 'desc')
     .orderBy('r.test_id')
     .limit(limit);
-  const rows = await guard.search((read) => read(q.compile()));
-  const identities = await testsByIds(handle, rows.map((r) => num(r.test_id)));
-  return rows.flatMap((r) => {
-    const t = identities.get(num(r.test_id));
-    if (t === undefined) return [];
-    return [{ ...t, runs: num(r.runs), failures: num(r.failures), skipped: num(r.skipped), builds: num(r.builds), meanDurationMs: num(r.mean), lastSeq: num(r.last_seq) }];
+  return (await guard.search((read) => read(q.compile()))).map(countedOf);
+}
+
+/**
+ * The counts from test_rollups (a few rows per test, whatever the number of builds), then each
+ * answered test's latest build in the scope: its executions walked from the newest by the index
+ * (test_id, seq, ...) until one of a build the scope holds.
+ */
+async function countsFromRollups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<Counted[]> {
+  const where = sql<SqlBool>`${visibilityCondition(scope.visibility)} AND ${queryCondition(handle, scope)}`;
+  const sums = sql<{ test_id: unknown; runs: unknown; failures: unknown; skipped: unknown; builds: unknown; mean: unknown }>`SELECT builds.test_id AS test_id, sum(builds.runs) AS runs,
+      sum(builds.failures) AS failures, sum(builds.skipped) AS skipped, sum(builds.builds) AS builds, sum(builds.duration_sum) / sum(builds.attempts) AS mean
+    FROM ${rollupsAsBuilds(TEST_ROLLUPS)} WHERE ${where}
+    GROUP BY builds.test_id ORDER BY failures DESC, runs DESC, test_id LIMIT ${limit}`;
+  return guard.search(async (read) => {
+    const rows = await read(sums.compile(handle.db));
+    if (rows.length === 0) return [];
+    const latest = sql<{ test_id: unknown; last_seq: unknown }>`SELECT t.id AS test_id,
+        (SELECT r.seq FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC LIMIT 1) AS last_seq
+      FROM tests AS t WHERE t.id IN (${sql.join(rows.map((r) => num(r.test_id)))})`;
+    const last = new Map((await read(latest.compile(handle.db))).map((r) => [num(r.test_id), r.last_seq]));
+    return rows.map((r) => countedOf({ ...r, last_seq: last.get(num(r.test_id)) }));
   });
 }
 
@@ -96,9 +145,10 @@ const identityOf = (t: { id: unknown; tool_type: string; project_name: string | 
 });
 
 /**
- * The `Git commit id` value of the build (custom values are stored lower-cased, derive.ts). Looked
- * up by the build's seq alone, the name picked among its few values: a condition on the name lets
- * the planner take the (name, value, seq) index and read every build's commit for each run.
+ * The `Git commit id` value of the build with seq `r.seq` (custom values are stored lower-cased,
+ * derive.ts). Looked up by the seq alone, the name picked among the build's few values: a condition
+ * on the name lets the planner take the (name, value, seq) index and read every build's commit for
+ * each run.
  */
 function commitOf(handle: DatabaseHandle) {
   const tables = customValueTables(dialectOf(handle.dialect).recentRows);
@@ -108,12 +158,21 @@ function commitOf(handle: DatabaseHandle) {
 
 /**
  * The executions of the given tests in the scope's builds (or, with `scope.query` absent, all
- * their visible builds), latest `perTest` builds' worth at most, in build order.
+ * their visible builds), the latest `maxRows` at most, in build order. The rows are chosen first
+ * and only they get their build's ID, start and commit: computed before the sort, the commit was
+ * read for every execution of the tests.
  */
 export async function testRuns(handle: DatabaseHandle, testIds: readonly number[], scope: AggregateScope, guard: GuardedSearch, maxRows = 100_000): Promise<TestRunRow[]> {
   if (testIds.length === 0) return [];
-  const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
+  const chosen = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
     .where('r.test_id', 'in', [...testIds])
+    .select(['r.test_id', 'r.seq', 'r.ord', 'r.outcome', 'r.attempt', 'r.duration_ms', 'r.group_id'])
+    .orderBy('r.seq', 'desc')
+    .orderBy('r.ord', 'desc')
+    .limit(maxRows);
+  const q = handle.db
+    .selectFrom(chosen.as('r'))
+    .innerJoin('builds', 'builds.seq', 'r.seq')
     .select([
       'r.test_id as test_id',
       'r.seq as seq',
@@ -126,8 +185,7 @@ export async function testRuns(handle: DatabaseHandle, testIds: readonly number[
       'r.group_id as group_id',
     ])
     .orderBy('r.seq', 'desc')
-    .orderBy('r.ord', 'desc')
-    .limit(maxRows);
+    .orderBy('r.ord', 'desc');
   const rows = await guard.search((read) => read(q.compile()));
   return rows.reverse().map((r) => ({
     testId: num(r.test_id),
@@ -140,6 +198,48 @@ export async function testRuns(handle: DatabaseHandle, testIds: readonly number[
     durationMs: num(r.duration_ms),
     failureGroup: numOrNull(r.group_id),
   }));
+}
+
+/** Tests a statement of recentRuns: a UNION ALL of one index walk each. */
+const RECENT_TESTS_PER_STATEMENT = 100;
+
+/**
+ * Each test's latest `perTest` executions in the scope's builds (test id, seq, outcome), newest
+ * first: per test, its entries of the index (test_id, seq, outcome, duration_ms) walked back from
+ * the newest, each build checked against the scope, until `perTest`. No row of test_runs is read.
+ */
+export async function recentRuns(handle: DatabaseHandle, testIds: readonly number[], scope: AggregateScope, guard: GuardedSearch, perTest: number): Promise<RecentRunRow[]> {
+  const out: RecentRunRow[] = [];
+  for (let i = 0; i < testIds.length; i += RECENT_TESTS_PER_STATEMENT) {
+    const walks = testIds.slice(i, i + RECENT_TESTS_PER_STATEMENT).map((id) =>
+      handle.db
+        .selectFrom(
+          inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
+            .where('r.test_id', '=', id)
+            .select(['r.test_id as test_id', 'r.seq as seq', 'r.outcome as outcome'])
+            .orderBy('r.seq', 'desc')
+            .limit(perTest)
+            .as('w'),
+        )
+        .selectAll(),
+    );
+    const q = walks.slice(1).reduce((all, w) => all.unionAll(w), walks[0]!);
+    for (const r of await guard.search((read) => read(q.compile()))) out.push({ testId: num(r.test_id), seq: num(r.seq), outcome: TEST_OUTCOME_OF_CODE[num(r.outcome)] ?? 'skipped' });
+  }
+  return out;
+}
+
+/** The builds of these seqs: ID, start and Git commit, a few hundred a statement. */
+export async function buildRefs(handle: DatabaseHandle, seqs: readonly number[], guard: GuardedSearch): Promise<BuildRefRow[]> {
+  const out: BuildRefRow[] = [];
+  for (let i = 0; i < seqs.length; i += 500) {
+    const q = handle.db
+      .selectFrom('builds as r')
+      .where('r.seq', 'in', seqs.slice(i, i + 500))
+      .select(['r.seq as seq', 'r.id as build_id', sql<number | null>`r.buildstarttime`.as('start_time'), commitOf(handle).as('git_commit')]);
+    for (const r of await guard.search((read) => read(q.compile()))) out.push({ seq: num(r.seq), buildId: r.build_id, startTime: numOrNull(r.start_time), commit: (r.git_commit as string | null) ?? null });
+  }
+  return out;
 }
 
 /** A test by id, or undefined when it does not exist or is of a project `v` does not show. */
@@ -157,41 +257,48 @@ interface FailureFilter {
 }
 
 /**
- * The scope's failures as rows (seq, test_id, group_id): failed test attempts with a group and,
+ * The scope's failures as rows (seq, test_id, group_id, start: the build's): failed test attempts with a group and,
  * unless one test's are asked for, the builds' own failures (test_id NULL).
  */
 function failuresOf(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, filter: FailureFilter = {}) {
-  let tests = handle.db.selectFrom('test_runs').select(['seq', sql<number | null>`test_id`.as('test_id'), sql<number>`group_id`.as('group_id')]).where('group_id', 'is not', null).where('seq', 'in', scopeSeqs(handle, scope, check));
-  if (filter.testId !== undefined) tests = tests.where('test_id', '=', filter.testId);
-  if (filter.groupId !== undefined) tests = tests.where('group_id', '=', filter.groupId);
+  // The scope as conditions on the joined builds: a list of the scope's seqs is probed once per failure and seq.
+  let tests = inScope(handle, handle.db.selectFrom('test_runs as f').innerJoin('builds', 'builds.seq', 'f.seq'), scope, check)
+    .select(['f.seq as seq', sql<number | null>`f.test_id`.as('test_id'), sql<number>`f.group_id`.as('group_id'), sql<number | null>`builds.buildstarttime`.as('start')])
+    .where('f.group_id', 'is not', null);
+  if (filter.testId !== undefined) tests = tests.where('f.test_id', '=', filter.testId);
+  if (filter.groupId !== undefined) tests = tests.where('f.group_id', '=', filter.groupId);
   if (filter.testId !== undefined) return tests;
-  let own = handle.db.selectFrom('build_failures').select(['seq', sql<number | null>`NULL`.as('test_id'), 'group_id']).where('seq', 'in', scopeSeqs(handle, scope, check));
-  if (filter.groupId !== undefined) own = own.where('group_id', '=', filter.groupId);
+  let own = inScope(handle, handle.db.selectFrom('build_failures as f').innerJoin('builds', 'builds.seq', 'f.seq'), scope, check).select(['f.seq as seq', sql<number | null>`NULL`.as('test_id'), 'f.group_id as group_id', sql<number | null>`builds.buildstarttime`.as('start')]);
+  if (filter.groupId !== undefined) own = own.where('f.group_id', '=', filter.groupId);
   return tests.unionAll(own);
 }
 
 /** The statement of the groups of the scope's failures with their counts, most builds first. */
 function groupRowsQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, limit: number, filter: FailureFilter) {
-  return handle.db
+  // Counted by the group's id alone; its pattern and sample are joined to the rows answered only
+  // (grouped by them, every failure carried its text through the sort).
+  const counted = handle.db
     .selectFrom(failuresOf(handle, scope, check, filter).as('f'))
-    .innerJoin('builds', 'builds.seq', 'f.seq')
-    .innerJoin('failure_groups as g', 'g.id', 'f.group_id')
     .select([
-      'g.id as id',
-      'g.group_key as group_key',
-      'g.sample as sample',
+      'f.group_id as id',
       sql<number>`count(DISTINCT f.seq)`.as('builds'),
       sql<number>`count(DISTINCT f.test_id)`.as('tests'),
       sql<number>`count(*)`.as('failures'),
       sql<number>`sum(CASE WHEN f.test_id IS NULL THEN 1 ELSE 0 END)`.as('own_failures'),
-      sql<number | null>`min(builds.buildstarttime)`.as('first_seen'),
-      sql<number | null>`max(builds.buildstarttime)`.as('last_seen'),
+      sql<number | null>`min(f.start)`.as('first_seen'),
+      sql<number | null>`max(f.start)`.as('last_seen'),
       sql<number>`max(f.seq)`.as('last_seq'),
     ])
-    .groupBy(['g.id', 'g.group_key', 'g.sample'])
+    .groupBy('f.group_id')
     .orderBy('builds', 'desc')
-    .orderBy('g.id')
+    .orderBy('f.group_id')
     .limit(limit);
+  return handle.db
+    .selectFrom(counted.as('c'))
+    .innerJoin('failure_groups as g', 'g.id', 'c.id')
+    .select(['c.id as id', 'g.group_key as group_key', 'g.sample as sample', 'c.builds as builds', 'c.tests as tests', 'c.failures as failures', 'c.own_failures as own_failures', 'c.first_seen as first_seen', 'c.last_seen as last_seen', 'c.last_seq as last_seq'])
+    .orderBy('c.builds', 'desc')
+    .orderBy('c.id');
 }
 
 type GroupRowOf = Awaited<ReturnType<ReturnType<typeof groupRowsQuery>['execute']>>[number];
@@ -362,6 +469,8 @@ export function testReads(handle: DatabaseHandle, guard: GuardedSearch): TestRea
   return {
     counts: (scope, limit) => testCounts(handle, scope, guard, limit),
     runs: (ids, scope, maxRows) => testRuns(handle, ids, scope, guard, maxRows),
+    recentRuns: (ids, scope, perTest) => recentRuns(handle, ids, scope, guard, perTest),
+    buildRefs: (seqs) => buildRefs(handle, seqs, guard),
     byId: (id, v) => testById(handle, id, v),
     failureGroups: (scope, limit, testId) => failureGroups(handle, scope, guard, limit, testId),
     failureGroup: (groupId, scope, options) => failureGroup(handle, groupId, scope, guard, options),

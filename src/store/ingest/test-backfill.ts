@@ -3,7 +3,8 @@
 // history before the upgrade. Migration 0021 (test-migration.ts) marks the seqs to fill; this runs
 // when the store opens, after the migrations, and fills them with today's ingest code: each
 // build's events decoded again (events are the source of truth), its rows made by addTestWrites
-// (ingest/plan.ts) and written by the ingest's writer (test-rows-sqlite.ts, test-rows-postgres.ts),
+// (ingest/plan.ts) and written by the ingest's writer (test-rows-sqlite.ts, test-rows-postgres.ts)
+// with their per-test rollups (rollups.ts),
 // 500 builds a transaction, with progress in the log. Its own code rather than the migration's, so
 // that a later change of the writers and of the schema cannot meet a migration frozen before it.
 //
@@ -24,6 +25,7 @@ import { rowInserter } from './sqlite.js';
 import { buildFailuresOf, testRunsOf } from '../events/test-runs.js';
 import { sqliteTestRows } from './test-rows-sqlite.js';
 import { writeTestRowsPostgres } from './test-rows-postgres.js';
+import { seqRange, testRollupAdditions } from '../analytics/rollups.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -91,12 +93,17 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
     const writeRows = sqliteTestRows(raw, rowInserter);
     const current = raw.prepare('SELECT done_seq FROM test_backfill').pluck();
     const move = raw.prepare('UPDATE test_backfill SET done_seq = ?');
+    // The per-test rollups of the batch's builds, in the same transaction as their rows.
+    const rollups = (from: number, to: number) => {
+      for (const q of testRollupAdditions(handle.db as Db, handle.dialect, seqRange(from, to))) raw.prepare(q.sql).run(...(q.parameters as unknown[]));
+    };
     return async (from, to, writes) =>
       raw.transaction(() => {
         const now = current.get() as number | undefined;
         if (now === undefined) return FINISHED;
         if (now !== from) return now;
         writeRows(writes);
+        rollups(from, to);
         move.run(to);
         return undefined;
       }).immediate();
@@ -107,6 +114,7 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
       if (row === undefined) return FINISHED;
       if (Number(row.done) !== from) return Number(row.done);
       await writeTestRowsPostgres(t, writes);
+      for (const q of testRollupAdditions(t, handle.dialect, seqRange(from, to))) await t.executeQuery(q);
       await sql`UPDATE test_backfill SET done_seq = ${to}`.execute(t);
       return undefined;
     });

@@ -11,7 +11,7 @@ import { migrate, migrationRan, type DatabaseHandle } from '../../db/database.js
 import { COLUMNS_0001, FIELDS_0001 } from '../../db/frozen-schema.js';
 import { decodeEvents } from '../events/event-codec.js';
 import { COUNTED_TASK_OUTCOMES, TASK_COUNT_COLUMNS, tasksOf } from '../events/tasks.js';
-import { backfillRollups, createFacetRollupTable, createRollupTables, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
+import { backfillRollups, createFacetRollupTable, createRollupTables, createTestRollupTable, testRollupAdditions, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
 import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../../log.js';
 import { compactTasks } from './compact-tasks.js';
@@ -279,6 +279,21 @@ async function fillRollups(db: Db, dialect: DatabaseHandle['dialect'], what: str
 }
 
 /**
+ * 0022: the per-test rollups (rollups.ts, TEST_ROLLUPS), filled from the test rows stored so far,
+ * 20,000 builds a statement with progress in the log. Builds the test backfill has not reached yet
+ * (0021) are added when it writes their rows. The index of failed attempts by group gets the
+ * test's id, so that the failure groups' counts read no row of test_runs.
+ */
+async function testRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await createTestRollupTable(db, dialect);
+  // Empty before the fill, so that a store whose later migrations are run again is not counted twice.
+  await sql`DELETE FROM test_rollups`.execute(db);
+  await sql`DROP INDEX IF EXISTS test_runs_group`.execute(db);
+  await sql`CREATE INDEX test_runs_group ON test_runs (group_id, seq, test_id) WHERE group_id IS NOT NULL`.execute(db);
+  await fillRollups(db, dialect, 'test rollups', (d, dia, selection) => testRollupAdditions(d, dia, selection));
+}
+
+/**
  * 0010: the attestations the provenance service made from each build, so that the build's page can
  * list them (the attestation stores are addressed by package and digest, not by build). Keyed by
  * the attestation's URI (one envelope written to two stores is two rows); the seq lets a deletion
@@ -510,6 +525,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0019_recent_rows': { up: recentRowsTables },
     '0020_tests': { up: (db) => testDimension(db, dialect) },
     '0021_tests_backfill': { up: markTestBackfill },
+    '0022_test_rollups': { up: (db) => testRollups(db, dialect) },
   };
 }
 
