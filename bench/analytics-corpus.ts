@@ -10,7 +10,7 @@
 //   the analytics index, with the answers checked equal;
 // - the empty query's count from the rollups (a few rows), the cheapest search-like request.
 //
-//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres] [--iter N] [--trends-only]
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres | --postgres-url URL] [--iter N] [--trends-only]
 //
 // --trends-only times the trends and the peer alone (the facet peers take minutes at 1M) and writes
 // bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
@@ -21,7 +21,9 @@
 // otherwise --builds N (default 100,000; --quick 10,000) are loaded into a temporary one. Goals at
 // 1M builds: count <= 50 ms, facets <= 300 ms, 30-day trends <= 300 ms, first page <= 50 ms. Writes
 // bench/results/analytics-corpus.json. --postgres: the same on a throwaway PostgreSQL cluster (as
-// the tests start one), loaded with --builds N; writes analytics-corpus-postgres.json.
+// the tests start one), loaded with --builds N; writes analytics-corpus-postgres.json. --postgres-url URL
+// measures the PostgreSQL database there as it is, loading it first only when it holds no build
+// (e.g. `buildscope demo-data --builds 1000000 --seed 7 --now 1793491200000 --db URL`).
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +69,8 @@ export const CORPUS = [
 ] as const;
 const GOALS = { count: 50, facets: 300, trends: 300, page: 50 };
 
-const pg = flag('--postgres') ? await startPostgres() : undefined;
+const pgUrl = option('--postgres-url');
+const pg = pgUrl !== undefined ? { url: pgUrl, stop: async () => {} } : flag('--postgres') ? await startPostgres() : undefined;
 const given = pg === undefined ? option('--data') : undefined;
 const dir = given ?? mkdtempSync(join(tmpdir(), 'bs-analytics-corpus-'));
 if (given) mkdirSync(given, { recursive: true });

@@ -86,11 +86,14 @@ interface Row {
   readonly goal: number;
 }
 const rows: Row[] = [];
-const QUERIES = ['', 'buildStartTime>-30d', 'project:inventory', 'tag:CI', 'buildOutcome:failed'];
+// The empty query (the demo's 30 days), exact projects and outcomes: counted from the per-test
+// rollups. `tag:CI` and a time range: counted from the executions, timed once.
+const QUERIES = ['', 'project:inventory', 'buildOutcome:failed', 'tag:CI', 'buildStartTime>-20d'];
 for (const q of QUERIES) {
   const scope = scopeOf(q);
-  const page = await timed(() => testsOverview(store, scope, 20), ITER);
-  const peer = await timed(() => store.facets(scope), ITER);
+  const iterations = ['', 'project:inventory', 'buildOutcome:failed'].includes(q) ? ITER : 1;
+  const page = await timed(() => testsOverview(store, scope, 20), iterations);
+  const peer = await timed(() => store.facets(scope), iterations);
   rows.push({ what: 'Tests page', query: q, store: page, peer, goal: 500 });
   log(`tests page '${q}': ${page.p50} ms (facets ${peer.p50} ms)`);
 }

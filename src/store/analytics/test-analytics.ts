@@ -1,5 +1,6 @@
 // Reads of the test dimension (store migration 0020) for the builds a query matches: per-test
-// counts, a test's executions, failure groups, and one group's tests, builds and days. Every
+// counts (from the per-test rollups of migration 0022 where they answer), a test's executions and
+// its latest ones for a verdict, failure groups, and one group's tests, builds and days. Every
 // statement runs through the store's search guard (search-guard.ts: time limit, search threads or
 // slots) and reads builds under the caller's visibility, so a test of a project she may not see has
 // no runs for her and does not exist.
@@ -20,16 +21,6 @@ const TEST_IDENTITY_COLUMNS = ['r.test_id as test_id', 't.tool_type as tool_type
 export type { FailureGroupBuildRow, FailureGroupCursor, FailureGroupDetail, FailureGroupRow, FailureGroupTestRow, TestCounts, TestIdentityRow, TestReads, TestRunRow } from '../types.js';
 import { projectVisible, visibilityCondition } from '../search/visibility.js';
 
-/** The seqs of the scope's available builds, as a subquery (visibility, query, time range, deadline check). */
-function scopeSeqs(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined) {
-  let q = handle.db.selectFrom('builds').select('builds.seq').where('builds.seq', 'is not', null).where(visibilityCondition(scope.visibility));
-  if (check !== undefined) q = q.where(check);
-  if (scope.query !== undefined && scope.query.kind !== 'all') q = q.where(compileQuery(scope.query, dialectOf(handle.dialect)));
-  if (scope.startFrom !== undefined) q = q.where('builds.buildstarttime', '>=', scope.startFrom);
-  if (scope.startTo !== undefined) q = q.where('builds.buildstarttime', '<', scope.startTo);
-  return q;
-}
-
 const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -37,7 +28,7 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
 function inScope<Q extends { where: (e: Expression<SqlBool>) => Q }>(handle: DatabaseHandle, q: Q, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined): Q {
   let out = q.where(sql<SqlBool>`builds.seq IS NOT NULL`).where(visibilityCondition(scope.visibility));
   if (check !== undefined) out = out.where(check);
-  if (scope.query !== undefined && scope.query.kind !== 'all') out = out.where(compileQuery(scope.query, dialectOf(handle.dialect)));
+  out = out.where(queryCondition(handle, scope));
   if (scope.startFrom !== undefined) out = out.where(sql<SqlBool>`builds.buildstarttime >= ${scope.startFrom}`);
   if (scope.startTo !== undefined) out = out.where(sql<SqlBool>`builds.buildstarttime < ${scope.startTo}`);
   return out;
@@ -330,12 +321,8 @@ export async function failureGroups(handle: DatabaseHandle, scope: AggregateScop
 
 /** The tests a group hit in the scope's builds, most builds first. */
 function groupTestsQuery(handle: DatabaseHandle, scope: AggregateScope, check: RawBuilder<SqlBool> | undefined, groupId: number, limit: number) {
-  return handle.db
-    .selectFrom('test_runs as r')
-    .innerJoin('tests as t', 't.id', 'r.test_id')
-    .innerJoin('builds', 'builds.seq', 'r.seq')
+  return inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('tests as t', 't.id', 'r.test_id').innerJoin('builds', 'builds.seq', 'r.seq'), scope, check)
     .where('r.group_id', '=', groupId)
-    .where('r.seq', 'in', scopeSeqs(handle, scope, check))
     .select([
       ...TEST_IDENTITY_COLUMNS,
       sql<number>`count(*)`.as('failures'),
