@@ -10,7 +10,7 @@
 //   the analytics index, with the answers checked equal;
 // - the empty query's count from the rollups (a few rows), the cheapest search-like request.
 //
-//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres | --postgres-url URL] [--iter N] [--trends-only]
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres | --postgres-url URL] [--iter N] [--trends-only] [--only QUERY]
 //
 // --trends-only times the trends and the peer alone (the facet peers take minutes at 1M) and writes
 // bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
@@ -195,7 +195,8 @@ const trendsDirect = (expr: CheckedExpr): Promise<Trends> => buildTrends(handle,
 const rows: Row[] = [];
 let identical = true;
 const empty = checked('');
-for (const text of CORPUS) {
+const only = option('--only');
+for (const text of only === undefined ? CORPUS : CORPUS.filter((q) => q === only)) {
   const query = checked(text);
   const scope = { query, visibility: SEE_EVERYTHING };
   const matches = await store.countBuilds(scope);

@@ -86,7 +86,8 @@ export async function verdictsOf(store: BuildStore, scope: AggregateScope, testI
  * are over all its runs in the scope; only the tests a list may show are judged (verdictsOf): the
  * most failing and the slowest shown, the failing tests in the order of flakiness until `limit`
  * are flaky, and those whose latest run did not pass (the only ones that can be regressed or
- * broken). The lists are those of judging every failing test (test/web/tests-api.test.ts).
+ * broken). The lists are those of judging every failing test (a property in
+ * test/services/tests-overview.property.test.ts).
  */
 export async function testsOverview(store: BuildStore, scope: AggregateScope, limit = 20): Promise<TestsOverview> {
   const counts = await store.tests.counts(scope, MAX_TESTS);
@@ -106,7 +107,7 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
   await judge([...mostFailing, ...slowest]);
 
   const flakiest: TestSummary[] = [];
-  const byFlakinessOrder = [...failing].sort((a, b) => byFlakiness(a, b));
+  const byFlakinessOrder = [...failing].sort(byFlakiness);
   for (let i = 0; i < byFlakinessOrder.length && flakiest.length < limit; i += limit) {
     const batch = byFlakinessOrder.slice(i, i + limit);
     await judge(batch);
