@@ -10,10 +10,11 @@
 //   the analytics index, with the answers checked equal;
 // - the empty query's count from the rollups (a few rows), the cheapest search-like request.
 //
-//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres | --postgres-url URL] [--iter N] [--trends-only] [--only QUERY]
+//   node --import tsx bench/analytics-corpus.ts [--quick] [--builds N] [--data DIR | --postgres | --postgres-url URL] [--iter N] [--trends-only | --pages-only] [--only QUERY]
 //
 // --trends-only times the trends and the peer alone (the facet peers take minutes at 1M) and writes
-// bench/results/analytics-corpus-trends.json. The trends are daily, UTC, over the 30 days before
+// bench/results/analytics-corpus-trends.json; --pages-only the first pages, newest and oldest first,
+// against the plain listing, and writes analytics-corpus-pages.json. The trends are daily, UTC, over the 30 days before
 // the latest build's start.
 //
 // Corpus: demo builds (`demo-data --seed 7`, src/store/demo/demo-data.ts); --data DIR reuses a data
@@ -49,6 +50,7 @@ import { startPostgres } from '../test/support/postgres-server.js';
 
 const quick = flag('--quick');
 const trendsOnly = flag('--trends-only');
+const pagesOnly = flag('--pages-only');
 const ITER = Number(option('--iter') ?? (quick ? 3 : 5));
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -165,10 +167,11 @@ interface Row {
   facetsBeforeMs?: number;
   facetsDirectMs?: number;
   facetsMs?: number;
-  trendsDirectMs: number;
-  trendsMs: number;
+  trendsDirectMs?: number;
+  trendsMs?: number;
   pageBeforeMs?: number;
   pageMs?: number;
+  pageOldestMs?: number;
 }
 
 // The analytics index (analytics-index.ts) reads every build's facet columns once per process, in
@@ -200,6 +203,23 @@ for (const text of only === undefined ? CORPUS : CORPUS.filter((q) => q === only
   const query = checked(text);
   const scope = { query, visibility: SEE_EVERYTHING };
   const matches = await store.countBuilds(scope);
+  if (pagesOnly) {
+    const newest = () => store.listBuilds({ query, visibility: SEE_EVERYTHING, reverse: true, maxBuilds: 50 });
+    const same = isDeepStrictEqual((await newest()).map((b) => b.id), ((await pageBefore(query)) as { id: string }[]).map((b) => b.id));
+    if (!same) log(`${text}: the store's page differs from the plain listing's`);
+    identical &&= same;
+    const row: Row = {
+      query: text,
+      matches,
+      peerMs: await median(() => store.countBuilds({ query: empty, visibility: SEE_EVERYTHING })),
+      pageBeforeMs: await median(() => pageBefore(query)),
+      pageMs: await median(newest),
+      pageOldestMs: await median(() => store.listBuilds({ query, visibility: SEE_EVERYTHING, maxBuilds: 50 })),
+    };
+    log(`${text}: ${JSON.stringify(row)}`);
+    rows.push(row);
+    continue;
+  }
   const sameTrends = isDeepStrictEqual(await store.trends(scope, TREND), await trendsDirect(query));
   if (!sameTrends) log(`${text}: the store's trends differ from the direct path's`);
   identical &&= sameTrends;
@@ -240,7 +260,12 @@ for (const text of only === undefined ? CORPUS : CORPUS.filter((q) => q === only
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '-' : `${Math.round(a / b).toLocaleString('en-US')}x`);
 const ms = (t: number | undefined) => (t === undefined ? '-' : `${t.toLocaleString('en-US')} ms`);
 const fmt = (t: number | undefined, goal: number) => (t === undefined ? '-' : `${ms(t)}${t <= goal ? '' : ' ✗'}`);
-const table = [
+const pagesTable = [
+  `| ${builds.toLocaleString('en-US')} builds, ${database}, p50 | matches | peer: empty query count | first page, plain listing | first page, newest first | first page, oldest first |`,
+  '|---|---:|---:|---:|---:|---:|',
+  ...rows.map((r) => `| \`${r.query}\` | ${r.matches.toLocaleString('en-US')} | ${r.peerMs} ms | ${ms(r.pageBeforeMs)} | ${fmt(r.pageMs, GOALS.page)} | ${fmt(r.pageOldestMs, GOALS.page)} |`),
+].join('\n');
+const table = pagesOnly ? pagesTable : [
   `| ${builds.toLocaleString('en-US')} builds, ${database}, p50 | matches | peer: empty query count | count before | count | facets before (5 statements) | facets, one statement | facets | speed-up over one statement | 30-day trends, SQL | 30-day trends | speed-up over SQL | first page before | first page, newest first |`,
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
@@ -254,7 +279,7 @@ process.stdout.write(
 log(`answers identical to the peers': ${identical}`);
 if (!identical) process.exitCode = 1;
 
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `analytics-corpus${trendsOnly ? '-trends' : ''}${pg !== undefined ? '-postgres' : ''}.json`);
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `analytics-corpus${trendsOnly ? '-trends' : pagesOnly ? '-pages' : ''}${pg !== undefined ? '-postgres' : ''}.json`);
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, JSON.stringify({ database, builds, iterations: ITER, trendsOnly, trend: TREND, goalsMs: GOALS, identical, indexFirstUse: cold, rows }, null, 2) + '\n');
 
