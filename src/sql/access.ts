@@ -96,11 +96,10 @@ export function termAccess(field: FieldDef, predicate: Predicate, d: Dialect, ne
     // (field, value, seq) / (name, value, seq) with exact values. A prefix, infix or "known"
     // condition would scan its whole range for every build probed, so those keep the list form.
     if ((negated || walk) && isExactChildTerm(field, predicate)) return { kind: 'childProbe' };
-    // Walking, PostgreSQL probes any value pattern per build too, by the build's seq (the `(seq)`
-    // index of the values): as a list, `requested:*test*` collected all its 215,148 builds at 1M
-    // (200 ms) before a page of 50 was checked. SQLite keeps the list: its planner seeks the
-    // (field, value, seq) key once per matching term for each build probed.
-    if (walk && d.infix === 'planner' && predicate.kind === 'pattern' && field.type !== 'keyValue') return { kind: 'childProbe' };
+    // Walking, a dialect that seeks the values by seq probes any value pattern per build too: as a
+    // list, `requested:*test*` collected all its 215,148 builds at 1M on PostgreSQL (200 ms)
+    // before a page of 50 was checked (SqlDialect.walkProbesPatterns).
+    if (walk && d.walkProbesPatterns && predicate.kind === 'pattern' && field.type !== 'keyValue') return { kind: 'childProbe' };
     if (predicate.kind === 'pattern' && field.type !== 'keyValue') {
       const segments = segmentsOf(predicate.pattern.segments);
       if (wildcardWithoutPrefix(segments)) return { kind: 'childList', via: 'terms' };

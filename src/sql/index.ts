@@ -40,9 +40,9 @@ function compilerFor(dialect: Dialect): Kysely<SearchDatabase> {
 }
 
 /** `select id from builds where <query>` for a dialect, with its parameters. Pure. */
-export function explainSql(expr: CheckedExpr, dialect: SqlDialect | Dialect): CompiledSql {
+export function explainSql(expr: CheckedExpr, dialect: SqlDialect | Dialect, options: { readonly walk?: boolean } = {}): CompiledSql {
   const d = dialectOf(dialect);
-  const compiled = compilerFor(d).selectFrom('builds').select('builds.id').where(compileQuery(expr, d)).compile();
+  const compiled = compilerFor(d).selectFrom('builds').select('builds.id').where(compileQuery(expr, d, options)).compile();
   return { sql: compiled.sql, parameters: compiled.parameters };
 }
 

@@ -155,3 +155,18 @@ describe('predicates the checker never pairs with a field', () => {
     });
   }
 });
+
+describe('a walk in seq order (pages from the index candidates, windows of seq)', () => {
+  const walked = (expr: CheckedExpr, dialect: 'sqlite' | 'postgres') => explainSql(expr, dialect, { walk: true }).sql;
+
+  it('probes a value pattern of a child-row field per build where the dialect seeks values by seq (PostgreSQL), and keeps the list on SQLite', () => {
+    for (const p of [pat('', 'test', ''), pat('test', ''), pat('', 'test')]) {
+      const e = term('requested', { kind: 'pattern', pattern: p });
+      expect(walked(e, 'postgres')).toMatch(/EXISTS \(SELECT 1 FROM "build_values" AS v WHERE .* AND "v"\."seq" = builds\.seq OFFSET 0\)/);
+      expect(walked(e, 'postgres')).not.toMatch(/builds\.seq IN \(/);
+      expect(walked(e, 'sqlite')).toMatch(/builds\.seq IN \(/);
+    }
+    // Not walking, both collect the builds of the pattern first.
+    expect(explainSql(term('requested', { kind: 'pattern', pattern: pat('', 'test', '') }), 'postgres').sql).toMatch(/builds\.seq IN \(/);
+  });
+});

@@ -22,6 +22,16 @@ export type { FailureGroupBuildRow, FailureGroupCursor, FailureGroupDetail, Fail
 import { projectVisible, visibilityCondition } from '../search/visibility.js';
 
 const num = (v: unknown): number => Number(v);
+
+/** Values a statement when a list is bound as parameters: within every database's limit. */
+const PARAMETERS_PER_STATEMENT = 500;
+
+/** `read` over `list` in slices of `size`, the answers in order. */
+async function inSlices<T, R>(list: readonly T[], size: number, read: (slice: readonly T[]) => Promise<readonly R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < list.length; i += size) out.push(...(await read(list.slice(i, i + size))));
+  return out;
+}
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** Only the scope's builds, as conditions on the joined `builds` (visibility, query, time range, deadline check). */
@@ -117,13 +127,10 @@ async function countsFromRollups(handle: DatabaseHandle, scope: AggregateScope, 
 
 /** The identities of these tests, by id. */
 async function testsByIds(handle: DatabaseHandle, ids: readonly number[]): Promise<Map<number, TestIdentityRow>> {
-  const out = new Map<number, TestIdentityRow>();
-  // A few hundred ids a statement: within every database's limit of bound parameters.
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await handle.db.selectFrom('tests').select(['id', 'tool_type', 'project_name', 'suite', 'name', 'parameters']).where('id', 'in', ids.slice(i, i + 500)).execute();
-    for (const t of rows) out.set(num(t.id), identityOf(t));
-  }
-  return out;
+  const rows = await inSlices(ids, PARAMETERS_PER_STATEMENT, (slice) =>
+    handle.db.selectFrom('tests').select(['id', 'tool_type', 'project_name', 'suite', 'name', 'parameters']).where('id', 'in', slice).execute(),
+  );
+  return new Map(rows.map((t) => [num(t.id), identityOf(t)]));
 }
 
 const identityOf = (t: { id: unknown; tool_type: string; project_name: string | null; suite: string; name: string; parameters: string }): TestIdentityRow => ({
@@ -200,9 +207,8 @@ const RECENT_TESTS_PER_STATEMENT = 100;
  * the newest, each build checked against the scope, until `perTest`. No row of test_runs is read.
  */
 export async function recentRuns(handle: DatabaseHandle, testIds: readonly number[], scope: AggregateScope, guard: GuardedSearch, perTest: number): Promise<RecentRunRow[]> {
-  const out: RecentRunRow[] = [];
-  for (let i = 0; i < testIds.length; i += RECENT_TESTS_PER_STATEMENT) {
-    const walks = testIds.slice(i, i + RECENT_TESTS_PER_STATEMENT).map((id) =>
+  const rows = await inSlices(testIds, RECENT_TESTS_PER_STATEMENT, (slice) => {
+    const walks = slice.map((id) =>
       handle.db
         .selectFrom(
           inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
@@ -215,22 +221,21 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
         .selectAll(),
     );
     const q = walks.slice(1).reduce((all, w) => all.unionAll(w), walks[0]!);
-    for (const r of await guard.search((read) => read(q.compile()))) out.push({ testId: num(r.test_id), seq: num(r.seq), outcome: TEST_OUTCOME_OF_CODE[num(r.outcome)] ?? 'skipped' });
-  }
-  return out;
+    return guard.search((read) => read(q.compile()));
+  });
+  return rows.map((r) => ({ testId: num(r.test_id), seq: num(r.seq), outcome: TEST_OUTCOME_OF_CODE[num(r.outcome)] ?? 'skipped' }));
 }
 
 /** The builds of these seqs: ID, start and Git commit, a few hundred a statement. */
 export async function buildRefs(handle: DatabaseHandle, seqs: readonly number[], guard: GuardedSearch): Promise<BuildRefRow[]> {
-  const out: BuildRefRow[] = [];
-  for (let i = 0; i < seqs.length; i += 500) {
+  const rows = await inSlices(seqs, PARAMETERS_PER_STATEMENT, (slice) => {
     const q = handle.db
       .selectFrom('builds as r')
-      .where('r.seq', 'in', seqs.slice(i, i + 500))
+      .where('r.seq', 'in', slice)
       .select(['r.seq as seq', 'r.id as build_id', sql<number | null>`r.buildstarttime`.as('start_time'), commitOf(handle).as('git_commit')]);
-    for (const r of await guard.search((read) => read(q.compile()))) out.push({ seq: num(r.seq), buildId: r.build_id, startTime: numOrNull(r.start_time), commit: (r.git_commit as string | null) ?? null });
-  }
-  return out;
+    return guard.search((read) => read(q.compile()));
+  });
+  return rows.map((r) => ({ seq: num(r.seq), buildId: r.build_id, startTime: numOrNull(r.start_time), commit: (r.git_commit as string | null) ?? null }));
 }
 
 /** A test by id, or undefined when it does not exist or is of a project `v` does not show. */
@@ -442,14 +447,8 @@ export async function failureGroup(handle: DatabaseHandle, groupId: number, scop
 
 /** The ids of the tests of these identity keys, by key (a key no build has sent is absent). */
 export async function testIdsOf(handle: DatabaseHandle, keys: readonly string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  const unique = [...new Set(keys)];
-  // A few hundred keys a statement: within every database's limit of bound parameters.
-  for (let i = 0; i < unique.length; i += 500) {
-    const rows = await handle.db.selectFrom('tests').select(['id', 'test_key']).where('test_key', 'in', unique.slice(i, i + 500)).execute();
-    for (const r of rows) out.set(r.test_key, num(r.id));
-  }
-  return out;
+  const rows = await inSlices([...new Set(keys)], PARAMETERS_PER_STATEMENT, (slice) => handle.db.selectFrom('tests').select(['id', 'test_key']).where('test_key', 'in', slice).execute());
+  return new Map(rows.map((r) => [r.test_key, num(r.id)]));
 }
 
 export function testReads(handle: DatabaseHandle, guard: GuardedSearch): TestReads {

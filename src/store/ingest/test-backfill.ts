@@ -93,9 +93,14 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
     const writeRows = sqliteTestRows(raw, rowInserter);
     const current = raw.prepare('SELECT done_seq FROM test_backfill').pluck();
     const move = raw.prepare('UPDATE test_backfill SET done_seq = ?');
-    // The per-test rollups of the batch's builds, in the same transaction as their rows.
+    // The per-test rollups of the batch's builds, in the same transaction as their rows; prepared
+    // once, each statement naming the range once (its only parameters: from, to).
+    const rollupStatements = testRollupAdditions(handle.db as Db, handle.dialect, seqRange(0, 0)).map((q) => {
+      if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
+      return raw.prepare(q.sql);
+    });
     const rollups = (from: number, to: number) => {
-      for (const q of testRollupAdditions(handle.db as Db, handle.dialect, seqRange(from, to))) raw.prepare(q.sql).run(...(q.parameters as unknown[]));
+      for (const st of rollupStatements) st.run(from, to);
     };
     return async (from, to, writes) =>
       raw.transaction(() => {
