@@ -35,8 +35,11 @@ export type TermAccess =
    * Child rows probed per build, a correlated `EXISTS (… AND seq = builds.seq)`: one covering-index
    * seek per build visited, which is best under NOT (a negated term matches most builds, so a page
    * in seq order stops after a few hundred probes; `-user:ci -tag:CI` 7.7 ms -> 0.5 ms at 100k).
+   * `seek: 'key'`: exact values, one seek of the (field, value, seq) key; `'seq'`: a value pattern,
+   * the build's own rows read by the values' seq index and tested (the dialect's `indexHint` names
+   * it where the planner would otherwise seek the key once per matching term).
    */
-  | { readonly kind: 'childProbe' };
+  | { readonly kind: 'childProbe'; readonly seek: 'key' | 'seq' };
 
 export type TermAccessKind = TermAccess['kind'];
 
@@ -95,11 +98,11 @@ export function termAccess(field: FieldDef, predicate: Predicate, d: Dialect, ne
     // A probe is one index seek only when every index column before `seq` is fixed by equality:
     // (field, value, seq) / (name, value, seq) with exact values. A prefix, infix or "known"
     // condition would scan its whole range for every build probed, so those keep the list form.
-    if ((negated || walk) && isExactChildTerm(field, predicate)) return { kind: 'childProbe' };
-    // Walking, a dialect that seeks the values by seq probes any value pattern per build too: as a
-    // list, `requested:*test*` collected all its 215,148 builds at 1M on PostgreSQL (200 ms)
-    // before a page of 50 was checked (SqlDialect.walkProbesPatterns).
-    if (walk && d.walkProbesPatterns && predicate.kind === 'pattern' && field.type !== 'keyValue') return { kind: 'childProbe' };
+    if ((negated || walk) && isExactChildTerm(field, predicate)) return { kind: 'childProbe', seek: 'key' };
+    // Walking, a value pattern is probed per build too, by the build's seq: as a list,
+    // `requested:*test*` collected all its 215,148 builds at 1M (PostgreSQL 200 ms, SQLite 128 ms)
+    // before a page of 50 was checked.
+    if (walk && predicate.kind === 'pattern' && field.type !== 'keyValue') return { kind: 'childProbe', seek: 'seq' };
     if (predicate.kind === 'pattern' && field.type !== 'keyValue') {
       const segments = segmentsOf(predicate.pattern.segments);
       if (wildcardWithoutPrefix(segments)) return { kind: 'childList', via: 'terms' };

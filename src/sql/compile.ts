@@ -12,7 +12,7 @@ import { prefixUpperBound, segmentsOf, wildcardWithoutPrefix } from './pattern.j
 import { termAccess, usesTrigram, type TermAccess } from './access.js';
 import { assertNever, InternalError } from '../query/assert.js';
 import { valueFieldCode } from './value-fields.js';
-import { customValueTables, valueTables } from './layout.js';
+import { customValueTables, valueTables, VALUES_SEQ_INDEX } from './layout.js';
 import { bucketedField, valueBucket } from './value-buckets.js';
 
 export type { SqlDialect } from './dialect.js';
@@ -94,11 +94,14 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
     if (access.kind === 'childProbe') {
       // The dialect's optimisation fence keeps the subquery as written: one seek per build.
       const keep = dialect.probeFence;
-      const probes = parts.map(({ table, alias, where }) =>
-        where === undefined
-          ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${from(table, alias)} WHERE ${seq(alias)} = builds.seq${keep})`
-          : sql<SqlBool>`EXISTS (SELECT 1 FROM ${from(table, alias)} WHERE ${where} AND ${seq(alias)} = builds.seq${keep})`,
-      );
+      // A pattern's probe reads the build's own rows by seq (TermAccess childProbe).
+      const by = ({ table, alias, seqIndex }: ChildPart) => (access.seek === 'seq' && seqIndex !== undefined ? sql`${from(table, alias)} ${dialect.indexHint(seqIndex)}` : from(table, alias));
+      const probes = parts.map((part) => {
+        const { table, alias, where } = part;
+        return where === undefined
+          ? sql<SqlBool>`EXISTS (SELECT 1 FROM ${by(part)} WHERE ${seq(alias)} = builds.seq${keep})`
+          : sql<SqlBool>`EXISTS (SELECT 1 FROM ${by(part)} WHERE ${where} AND ${seq(alias)} = builds.seq${keep})`;
+      });
       return probes.length === 1 ? probes[0]! : sql<SqlBool>`(${sql.join(probes, sql` OR `)})`;
     }
     const lists = parts.map(({ table, alias, where }) =>
@@ -138,7 +141,7 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
       valueTables(dialect.recentRows, code).map((table, i) => {
         const alias = i === 0 ? 'v' : 'r';
         const own = sql<SqlBool>`${sql.ref(`${alias}.field`)} = ${sql.lit(code)}`;
-        return { table, alias, where: where === undefined ? own : sql<SqlBool>`${own} AND ${where(alias)}` };
+        return { table, alias, where: where === undefined ? own : sql<SqlBool>`${own} AND ${where(alias)}`, seqIndex: VALUES_SEQ_INDEX[table] };
       }),
     );
   switch (predicate.kind) {
@@ -200,6 +203,8 @@ interface ChildPart {
   readonly table: string;
   readonly alias: string;
   readonly where: RawBuilder<SqlBool> | undefined;
+  /** The table's index by seq, where a probe may read a build's rows through it. */
+  readonly seqIndex?: string;
 }
 
 /** A row of build_custom_values (`c`) or of the recent custom values (`r`). */

@@ -59,13 +59,6 @@ export interface Dialect {
    */
   readonly probeFence: RawBuilder<unknown>;
   /**
-   * Whether a statement that walks builds in seq order probes a value pattern of a multi-valued
-   * field per build (by the build's seq) rather than collecting every build it names first
-   * (access.ts termAccess): PostgreSQL seeks the values' `(seq)` index; SQLite's planner would seek
-   * the `(field, value, seq)` key once per matching term for each build.
-   */
-  readonly walkProbesPatterns: boolean;
-  /**
    * A list-form semi-join (`builds.seq IN (SELECT …)`) whose candidates come from the value terms
    * (a wildcard without prefix on a multi-valued field), as handed to the planner.
    */

@@ -49,6 +49,9 @@ export function customValueTables(recentRows: boolean): readonly ('build_custom_
   return recentRows ? ['build_custom_values', RECENT_CUSTOM_VALUES] : ['build_custom_values'];
 }
 
+/** The index of a values table by seq (a build's own rows): deletions, `field:*` probes, a walk's per-build probe of a pattern. */
+export const VALUES_SEQ_INDEX = { build_values: 'build_values_seq', [RECENT_VALUES]: 'build_values_recent_seq' } as const;
+
 /** The tables that hold the values of the multi-valued field of code `code` (value-fields.ts). */
 export function valueTables(recentRows: boolean, code: number): readonly ('build_values' | 'build_values_recent')[] {
   return recentRows && SPREAD_VALUE_FIELDS.has(code) ? ['build_values', RECENT_VALUES] : ['build_values'];

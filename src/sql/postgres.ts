@@ -19,7 +19,6 @@ export const POSTGRES: Dialect = {
   // `-user:ci -tag:CI` at 1M builds. OFFSET 0 keeps the subquery as it is written, one index seek
   // per build visited: 0.6 ms.
   probeFence: sql` OFFSET 0`,
-  walkProbesPatterns: true,
   // PostgreSQL cannot estimate how many builds the matching terms name (it assumes few), so it
   // would join every one of them to `builds` and sort them for a page: 179 ms for
   // `requested:*bundle*` at 1M builds. Wrapped, the IN stays a hashed subplan tested while walking

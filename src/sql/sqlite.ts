@@ -38,7 +38,6 @@ export const SQLITE: Dialect = {
 
   // SQLite runs a correlated EXISTS as written: one index seek per outer row.
   probeFence: sql``,
-  walkProbesPatterns: false,
   termListCondition: (condition) => condition,
   infix: 'candidates',
 

@@ -41,7 +41,7 @@ import { layoutOf, type StoreLayout } from '../schema/layout.js';
 import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
 import type { PathRow, PeriodRow, TrendRows } from './rollups-query.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
-import { VALUES_SEQ_INDEX } from '../schema/value-field-codes.js';
+import { VALUES_SEQ_INDEX } from '../../sql/layout.js';
 import type { GuardedSearch, ReadPacked, ReadRows } from '../search/search-guard.js';
 import type { AggregateScope, FacetValue, Facets, Visibility } from '../types.js';
 
@@ -684,7 +684,7 @@ export class AnalyticsIndex {
     const read = [];
     for (const r of reads) read.push({ rows: await readPacked(r.sql.compile(this.db), r.into.length + 1), into: r.into });
     const tags = await readPacked(
-      sql`SELECT seq, value FROM build_values ${hint(VALUES_SEQ_INDEX)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
+      sql`SELECT seq, value FROM build_values ${hint(VALUES_SEQ_INDEX.build_values)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
       2,
     );
     const size = to + 2;

@@ -18,6 +18,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } f
 import type { DatabaseHandle } from '../../db/database.js';
 import { dialectOf } from '../../sql/index.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
+import { VALUES_SEQ_INDEX } from '../../sql/layout.js';
 import { RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
 import { TEST_OUTCOME_CODES } from '../events/test-runs.js';
 import { layoutOf } from '../schema/layout.js';
@@ -410,7 +411,7 @@ function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
     // plans it as an inner join and needs no hint.
     return sql`INSERT INTO ${sql.raw(FACET_ROLLUPS)} (field, value, ${keys.columns}, n)
       SELECT ${name}, v.value, ${keys.values(key, 'b')}, ${s} * count(*)
-      FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint('build_values_seq')}
+      FROM builds AS b CROSS JOIN build_values AS v ${dialectOf(dialect).indexHint(VALUES_SEQ_INDEX.build_values)}
       WHERE v.seq = b.seq AND v.field = ${sql.lit(fields === 'coded' ? valueFieldCode(f.values) : f.values)} AND ${selection}
       GROUP BY v.value, ${key}, ${dims('b')} ${upsert}`.compile(db);
   });

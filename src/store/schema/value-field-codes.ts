@@ -17,13 +17,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { VALUE_FIELD_CODES, valueFieldCodeCase } from '../../sql/value-fields.js';
+import { VALUES_SEQ_INDEX } from '../../sql/layout.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
 type Dialect = DatabaseHandle['dialect'];
 
-/** SQLite: build_values by seq (its rows of one build; the analytics index reads the tags of a range of builds from it). */
-export const VALUES_SEQ_INDEX = 'build_values_seq';
 
 /** Rows copied per batch (SQLite), a commit each. */
 export const VALUE_FIELD_CODES_BATCH = 100_000;
@@ -111,7 +110,7 @@ async function sqliteValueFieldCodes(db: Db, progress: ValueFieldCodesProgress, 
     await sql`DROP TABLE build_value_terms`.execute(trx);
     await sql`ALTER TABLE build_values_coded RENAME TO build_values`.execute(trx);
     await sql`ALTER TABLE build_value_terms_coded RENAME TO build_value_terms`.execute(trx);
-    await sql`CREATE INDEX ${sql.raw(VALUES_SEQ_INDEX)} ON build_values (seq)`.execute(trx);
+    await sql`CREATE INDEX ${sql.raw(VALUES_SEQ_INDEX.build_values)} ON build_values (seq)`.execute(trx);
     for (const t of triggers) await sql.raw(t.sql).execute(trx);
   });
 }
