@@ -4,7 +4,7 @@
 // databases.
 
 import { describe, expect, it } from 'vitest';
-import { testRollupsAndRecount } from './test-rollups-check.js';
+import { failureGroupRollupsAndRecount, testRollupsAndRecount } from './test-rollups-check.js';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
@@ -23,8 +23,8 @@ interface Spec {
   readonly message?: string;
 }
 
-function testBuild(buildId: string, project: string, tests: readonly Spec[], failures: readonly string[] = []): { line: string; events: BuildEvent[] } {
-  const events: BuildEvent[] = [ev('BuildStarted'), ev('ProjectStructure', { rootProjectName: project })];
+function testBuild(buildId: string, project: string, tests: readonly Spec[], failures: readonly string[] = [], start?: number): { line: string; events: BuildEvent[] } {
+  const events: BuildEvent[] = [ev('BuildStarted', {}, start), ev('ProjectStructure', { rootProjectName: project })];
   tests.forEach((t, i) => {
     events.push(ev('TestStarted', { id: i + 1, suite: t.suite, name: t.name }));
     events.push(
@@ -100,9 +100,15 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
     expect(groups.map((g) => [g.group_key, Number(g.n)])).toEqual([['Process <n> failed', 2]]);
   });
 
-  it('equals a recount from the events of the stored builds, and its per-test rollups a recount of its rows, under ingests and deletions interleaved', async () => {
+  it('equals a recount from the events of the stored builds, and its per-test and failure group rollups a recount of its rows, under ingests and deletions interleaved', async () => {
     const spec = fc.record({ suite: fc.constantFrom('a.A', 'a.B'), name: fc.constantFrom('x', 'y', 'z'), outcome: fc.constantFrom('passed', 'failed', 'skipped' as const), attempt: fc.integer({ min: 1, max: 3 }), message: fc.option(fc.constantFrom('boom 1', 'boom 2', 'bang at /a/b'), { nil: undefined }) });
-    const step = fc.oneof(fc.record({ kind: fc.constant('ingest' as const), builds: fc.array(fc.record({ project: fc.constantFrom('p', 'q'), tests: fc.array(spec, { maxLength: 5 }) }), { minLength: 1, maxLength: 3 }) }), fc.record({ kind: fc.constant('delete' as const), n: fc.integer({ min: 1, max: 3 }) }));
+    const step = fc.oneof(fc.record({ kind: fc.constant('ingest' as const), builds: fc.array(fc.record({
+            project: fc.constantFrom('p', 'q'),
+            tests: fc.array(spec, { maxLength: 5 }),
+            // Builds' own failures, and starts in any order of arrival (a group's first and last start).
+            failures: fc.array(fc.constantFrom('Process 1 failed', 'Process 2 failed', 'disk full'), { maxLength: 2 }),
+            start: fc.option(fc.integer({ min: 1_700_000_000_000, max: 1_700_000_000_100 }), { nil: undefined }),
+          }), { minLength: 1, maxLength: 3 }) }), fc.record({ kind: fc.constant('delete' as const), n: fc.integer({ min: 1, max: 3 }) }));
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
         await t.reset();
@@ -112,7 +118,7 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
           if (s.kind === 'ingest') {
             const lines = s.builds.map((b) => {
               const bid = id();
-              const built = testBuild(bid, b.project, b.tests as Spec[]);
+              const built = testBuild(bid, b.project, b.tests as Spec[], b.failures, b.start);
               live.set(bid, built.events);
               projects.set(bid, b.project);
               return built.line;
@@ -125,6 +131,8 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
         expect(await stored()).toEqual(recount(live, (b) => projects.get(b)!));
         const { rolledUp, recount: rows } = await testRollupsAndRecount(t.handle.db);
         expect(rolledUp).toEqual(rows);
+        const groups = await failureGroupRollupsAndRecount(t.handle.db);
+        expect(groups.rolledUp).toEqual(groups.recount);
       }),
       { numRuns: dialect === 'sqlite' ? 25 : 10 },
     );

@@ -1,20 +1,69 @@
-// The per-test rollups (src/store/analytics/rollups.ts, TEST_ROLLUPS) and the same sums recounted
-// from the stored executions, by test and the builds' project and outcome, as comparable lines.
+// The test dimension's rollups (src/store/analytics/rollups.ts: TEST_ROLLUPS, FAILURE_GROUP_ROLLUPS,
+// FAILURE_GROUP_TEST_ROLLUPS) and the same sums recounted from the stored rows, by the builds'
+// project and outcome, as comparable lines.
 
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 
-const line = (r: Record<string, unknown>): string =>
-  [r['test_id'], r['project_name'], r['buildoutcome'], r['runs'], r['failures'], r['skipped'], r['builds'], r['attempts'], Math.round(Number(r['duration_sum']))]
-    .map((v) => (v === null ? '-' : String(Number.isNaN(Number(v)) ? v : Number(v))))
-    .join(' ');
+const line =
+  (columns: readonly string[]) =>
+  (r: Record<string, unknown>): string =>
+    columns
+      .map((c) => r[c])
+      .map((v) => (v === null ? '-' : String(Number.isNaN(Number(v)) ? v : Math.round(Number(v)))))
+      .join(' ');
+
+const TEST_COLUMNS = ['test_id', 'project_name', 'buildoutcome', 'runs', 'failures', 'skipped', 'builds', 'attempts', 'duration_sum'];
+const GROUP_COLUMNS = ['group_id', 'project_name', 'buildoutcome', 'builds', 'failures', 'own_failures', 'first_seen', 'last_seen'];
+const GROUP_TEST_COLUMNS = ['group_id', 'project_name', 'buildoutcome', 'test_id', 'failures'];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function testRollupsAndRecount(db: Kysely<any>): Promise<{ rolledUp: string[]; recount: string[] }> {
-  const rolled = await sql<Record<string, unknown>>`SELECT r.test_id, k.project_name, k.buildoutcome, r.runs, r.failures, r.skipped, r.builds, r.attempts, r.duration_sum
-    FROM test_rollups AS r JOIN rollup_keys AS k ON k.id = r.kid`.execute(db);
-  const recount = await sql<Record<string, unknown>>`SELECT r.test_id, b.project_name, b.buildoutcome, sum(CASE WHEN r.outcome <> 2 THEN 1 ELSE 0 END) AS runs,
+type Db = Kysely<any>;
+
+const lines = async (db: Db, columns: readonly string[], query: RawBuilder<Record<string, unknown>>): Promise<string[]> => (await query.execute(db)).rows.map(line(columns)).sort();
+
+export async function testRollupsAndRecount(db: Db): Promise<{ rolledUp: string[]; recount: string[] }> {
+  const rolledUp = await lines(
+    db,
+    TEST_COLUMNS,
+    sql`SELECT r.test_id, k.project_name, k.buildoutcome, r.runs, r.failures, r.skipped, r.builds, r.attempts, r.duration_sum
+    FROM test_rollups AS r JOIN rollup_keys AS k ON k.id = r.kid`,
+  );
+  const recount = await lines(
+    db,
+    TEST_COLUMNS,
+    sql`SELECT r.test_id, b.project_name, b.buildoutcome, sum(CASE WHEN r.outcome <> 2 THEN 1 ELSE 0 END) AS runs,
       sum(CASE WHEN r.outcome = 1 THEN 1 ELSE 0 END) AS failures, sum(CASE WHEN r.outcome = 2 THEN 1 ELSE 0 END) AS skipped, count(DISTINCT r.seq) AS builds,
       count(*) AS attempts, sum(r.duration_ms) AS duration_sum
-    FROM test_runs AS r JOIN builds AS b ON b.seq = r.seq GROUP BY r.test_id, b.project_name, b.buildoutcome`.execute(db);
-  return { rolledUp: rolled.rows.map(line).sort(), recount: recount.rows.map(line).sort() };
+    FROM test_runs AS r JOIN builds AS b ON b.seq = r.seq GROUP BY r.test_id, b.project_name, b.buildoutcome`,
+  );
+  return { rolledUp, recount };
+}
+
+export async function failureGroupRollupsAndRecount(db: Db): Promise<{ rolledUp: string[]; recount: string[] }> {
+  const rolledUp = [
+    ...(await lines(
+      db,
+      GROUP_COLUMNS,
+      sql`SELECT r.group_id, k.project_name, k.buildoutcome, r.builds, r.failures, r.own_failures, r.first_seen, r.last_seen
+      FROM failure_group_rollups AS r JOIN rollup_keys AS k ON k.id = r.kid`,
+    )),
+    ...(await lines(db, GROUP_TEST_COLUMNS, sql`SELECT r.group_id, k.project_name, k.buildoutcome, r.test_id, r.failures FROM failure_group_test_rollups AS r JOIN rollup_keys AS k ON k.id = r.kid`)),
+  ];
+  const recount = [
+    ...(await lines(
+      db,
+      GROUP_COLUMNS,
+      sql`SELECT f.group_id, b.project_name, b.buildoutcome, count(DISTINCT f.seq) AS builds, count(*) AS failures, sum(f.own) AS own_failures,
+        min(b.buildstarttime) AS first_seen, max(b.buildstarttime) AS last_seen
+      FROM (SELECT seq, group_id, 0 AS own FROM test_runs WHERE group_id IS NOT NULL UNION ALL SELECT seq, group_id, 1 FROM build_failures) AS f
+      JOIN builds AS b ON b.seq = f.seq GROUP BY f.group_id, b.project_name, b.buildoutcome`,
+    )),
+    ...(await lines(
+      db,
+      GROUP_TEST_COLUMNS,
+      sql`SELECT r.group_id, b.project_name, b.buildoutcome, r.test_id, count(*) AS failures
+      FROM test_runs AS r JOIN builds AS b ON b.seq = r.seq WHERE r.group_id IS NOT NULL GROUP BY r.group_id, b.project_name, b.buildoutcome, r.test_id`,
+    )),
+  ];
+  return { rolledUp: rolledUp.sort(), recount: recount.sort() };
 }

@@ -462,9 +462,107 @@ function testRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<Sq
   return out;
 }
 
-/** The statements that add the builds `selection` names to test_rollups, their keys first: migration 0022's fill and the test backfill (test-backfill.ts). */
+/**
+ * The failure groups' rollups (store migration 0023), per group and rollup key (the builds'
+ * project and outcome), all time, so that the Tests page's groups for a query the rollups answer
+ * read a few rows per group instead of every failure:
+ *
+ * - FAILURE_GROUP_ROLLUPS: the builds with a failure of the group (each build has one key, so the
+ *   builds of a group sum over keys), its failures (failed test attempts and the builds' own
+ *   failures) and the builds' own failures alone, and the first and last start of those builds;
+ * - FAILURE_GROUP_TEST_ROLLUPS: per group, key and test, the test's failed attempts of the group,
+ *   so that the tests a group hit are counted as distinct tests over the keys a query selects.
+ *
+ * Exact, written in the transactions that write or delete the rows they sum, like the per-test
+ * rollups. The first and last start are the least and greatest of the builds' starts: a build
+ * leaving that held one has it recomputed from the builds that stay (as the longest task duration
+ * of the trend rollups is).
+ */
+export const FAILURE_GROUP_ROLLUPS = 'failure_group_rollups';
+export const FAILURE_GROUP_TEST_ROLLUPS = 'failure_group_test_rollups';
+
+export async function createFailureGroupRollupTables(db: Db, dialect: Dialect): Promise<void> {
+  const [int, tail] = dialect === 'sqlite' ? ['INTEGER', ' WITHOUT ROWID'] : ['bigint', ''];
+  await sql
+    .raw(
+      `CREATE TABLE IF NOT EXISTS ${FAILURE_GROUP_ROLLUPS} (group_id ${int} NOT NULL, kid ${int} NOT NULL, builds ${int} NOT NULL, failures ${int} NOT NULL,
+        own_failures ${int} NOT NULL, first_seen ${int}, last_seen ${int}, PRIMARY KEY (group_id, kid))${tail}`,
+    )
+    .execute(db);
+  await sql
+    .raw(`CREATE TABLE IF NOT EXISTS ${FAILURE_GROUP_TEST_ROLLUPS} (group_id ${int} NOT NULL, kid ${int} NOT NULL, test_id ${int} NOT NULL, failures ${int} NOT NULL, PRIMARY KEY (group_id, kid, test_id))${tail}`)
+    .execute(db);
+}
+
+/** The lesser (`<`) or greater (`>`) of two nullable values, NULL only when both are (SQL's min/max of two would be NULL if one is). */
+function nullSafe(op: '<' | '>', a: RawBuilder<unknown>, b: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`CASE WHEN ${a} IS NULL THEN ${b} WHEN ${b} IS NULL OR ${a} ${sql.raw(op)} ${b} THEN ${a} ELSE ${b} END`;
+}
+
+/** The statements that add (sign 1) or subtract (-1) the failures of the builds `selection` names to or from the failure groups' rollups. */
+function failureGroupRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+  const key = keyExpr(dialect, 'b');
+  const s = lit(sign);
+  const G = sql.raw(FAILURE_GROUP_ROLLUPS);
+  const T = sql.raw(FAILURE_GROUP_TEST_ROLLUPS);
+  // The failures of the selection's builds: failed test attempts with a group, and the builds' own
+  // failures (own = 1), each branch from the builds of the selection (a union of the two tables
+  // joined to them would not be flattened: SQLite would read every failure stored).
+  const rowsOf = (b: string, where: RawBuilder<SqlBool>) =>
+    sql`SELECT ${sql.raw(b)}.seq AS seq, r.group_id AS group_id, 0 AS own, ${sql.raw(b)}.buildstarttime AS start, ${keyExpr(dialect, b)} AS k
+        FROM builds AS ${sql.raw(b)} JOIN test_runs AS r ON r.seq = ${sql.raw(b)}.seq WHERE ${where} AND r.group_id IS NOT NULL
+      UNION ALL SELECT ${sql.raw(b)}.seq, x.group_id, 1, ${sql.raw(b)}.buildstarttime, ${keyExpr(dialect, b)}
+        FROM builds AS ${sql.raw(b)} JOIN build_failures AS x ON x.seq = ${sql.raw(b)}.seq WHERE ${where}`;
+  const merge =
+    sign === 1
+      ? sql`, first_seen = ${nullSafe('<', sql`${G}.first_seen`, sql`excluded.first_seen`)}, last_seen = ${nullSafe('>', sql`${G}.last_seen`, sql`excluded.last_seen`)}`
+      : sql``;
+  const out = [
+    sql`INSERT INTO ${G} (group_id, kid, builds, failures, own_failures, first_seen, last_seen)
+      SELECT f.group_id, ${DICTIONARY_KEYS.values(sql.raw('f.k'), 'f')}, ${s} * count(DISTINCT f.seq), ${s} * count(*), ${s} * sum(f.own), min(f.start), max(f.start)
+      FROM (${rowsOf('b', selection)}) AS f
+      GROUP BY f.group_id, f.k
+      ON CONFLICT (group_id, kid) DO UPDATE SET builds = ${G}.builds + excluded.builds, failures = ${G}.failures + excluded.failures,
+        own_failures = ${G}.own_failures + excluded.own_failures${merge}`.compile(db),
+    sql`INSERT INTO ${T} (group_id, kid, test_id, failures)
+      SELECT r.group_id, ${DICTIONARY_KEYS.values(key, 'b')}, r.test_id, ${s} * count(*)
+      FROM builds AS b JOIN test_runs AS r ON r.seq = b.seq
+      WHERE ${selection} AND r.group_id IS NOT NULL
+      GROUP BY r.group_id, ${key}, ${dims('b')}, r.test_id
+      ON CONFLICT (group_id, kid, test_id) DO UPDATE SET failures = ${T}.failures + excluded.failures`.compile(db),
+  ];
+  if (sign === -1) {
+    out.push(sql`DELETE FROM ${G} WHERE builds = 0`.compile(db));
+    out.push(sql`DELETE FROM ${T} WHERE failures = 0`.compile(db));
+    // With the builds still there: a row whose first or last start was a leaving build's gets
+    // those of the group's builds of its key that stay.
+    const staying = (fn: 'min' | 'max') =>
+      sql`(SELECT ${sql.raw(fn)}(o.buildstarttime) FROM (SELECT t.seq AS seq FROM test_runs AS t WHERE t.group_id = ${G}.group_id
+            UNION ALL SELECT x.seq FROM build_failures AS x WHERE x.group_id = ${G}.group_id) AS m
+          JOIN builds AS o ON o.seq = m.seq
+          WHERE ${DICTIONARY_KEYS.is(FAILURE_GROUP_ROLLUPS, keyExpr(dialect, 'o'))} AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))`;
+    out.push(
+      sql`UPDATE ${G} SET first_seen = ${staying('min')}, last_seen = ${staying('max')}
+        WHERE EXISTS (SELECT 1 FROM (${rowsOf('b', selection)}) AS f
+          WHERE f.group_id = ${G}.group_id AND ${DICTIONARY_KEYS.is(FAILURE_GROUP_ROLLUPS, sql.raw('f.k'))} AND (f.start = ${G}.first_seen OR f.start = ${G}.last_seen))`.compile(db),
+    );
+  }
+  return out;
+}
+
+/** The statements that add the builds `selection` names to test_rollups, their keys first: migration 0022's fill. */
 export function testRollupAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>): CompiledQuery[] {
   return [...keyAdditions(db, dialect, selection, 1), ...testRollupStatements(db, dialect, selection, 1)];
+}
+
+/** The same for the failure groups' rollups: migration 0023's fill. */
+export function failureGroupRollupAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, 1), ...failureGroupRollupStatements(db, dialect, selection, 1)];
+}
+
+/** Both, for the builds whose test rows the test backfill writes (test-backfill.ts). */
+export function testDimensionRollupAdditions(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>): CompiledQuery[] {
+  return [...keyAdditions(db, dialect, selection, 1), ...testRollupStatements(db, dialect, selection, 1), ...failureGroupRollupStatements(db, dialect, selection, 1)];
 }
 
 /** Every rollup statement the ingest and prune run: the trend rollups', the facet rollups' and the test rollups'. */
@@ -474,6 +572,7 @@ function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<Sql
     ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
     ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
     ...testRollupStatements(db, dialect, selection, sign),
+    ...failureGroupRollupStatements(db, dialect, selection, sign),
   ];
 }
 
@@ -486,7 +585,13 @@ export function rollupRemovals(db: Db, dialect: Dialect, seqs: readonly number[]
   return allRollupStatements(db, dialect, sql<SqlBool>`b.seq IN (${sql.join(seqs)})`, -1);
 }
 
-const sqliteStatements = new WeakMap<object, { sql: string; run(after: number, last: number): void }[]>();
+const sqliteStatements = new WeakMap<object, RangedStatement[]>();
+
+/** A prepared statement of a range of seqs (prepareRanged). */
+export interface RangedStatement {
+  readonly sql: string;
+  run(after: number, last: number): void;
+}
 
 /**
  * The ingest's one call (SQLite, inside its synchronous transaction, after the batch's rows are
@@ -497,15 +602,25 @@ export function addIngestedToRollups(handle: DatabaseHandle, after: number, last
   const sqlite = handle.sqlite!;
   let prepared = sqliteStatements.get(sqlite);
   if (prepared === undefined) {
-    prepared = allRollupStatements(handle.db, handle.dialect, seqRange(0, 0), 1).map((q) => {
-      // Every statement names the selection once: its only parameters are (after, last).
-      if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
-      const st = sqlite.prepare(q.sql);
-      return { sql: q.sql, run: (a: number, l: number) => void st.run(a, l) };
-    });
+    prepared = prepareRanged(sqlite, (selection) => allRollupStatements(handle.db, handle.dialect, selection, 1));
     sqliteStatements.set(sqlite, prepared);
   }
   for (const st of prepared) st.run(after, last);
+}
+
+/**
+ * SQLite statements of a range of seqs (after, last], prepared once: `statements` of `seqRange`,
+ * whose only parameters are the range's bounds, once or more in each statement.
+ */
+export function prepareRanged(sqlite: NonNullable<DatabaseHandle['sqlite']>, statements: (selection: RawBuilder<SqlBool>) => CompiledQuery[]): RangedStatement[] {
+  // Bounds no range has, to tell the parameters that are the range's from any other.
+  const [A, L] = [-1, -2];
+  return statements(seqRange(A, L)).map((q) => {
+    const n = q.parameters.length;
+    if (n === 0 || n % 2 !== 0 || q.parameters.some((p, i) => p !== (i % 2 === 0 ? A : L))) throw new Error(`rollup statement with parameters ${JSON.stringify(q.parameters)}`);
+    const st = sqlite.prepare(q.sql);
+    return { sql: q.sql, run: (a: number, l: number) => void st.run(...Array.from({ length: n }, (_, i) => (i % 2 === 0 ? a : l))) };
+  });
 }
 
 /** The same on PostgreSQL, inside the ingest's transaction. */

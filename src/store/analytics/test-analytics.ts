@@ -9,7 +9,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import { customValueTables } from '../../sql/layout.js';
-import { DAY_MS, rollupsAsBuilds, TEST_ROLLUPS } from './rollups.js';
+import { DAY_MS, FAILURE_GROUP_ROLLUPS, FAILURE_GROUP_TEST_ROLLUPS, rollupsAsBuilds, TEST_ROLLUPS } from './rollups.js';
 import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
@@ -317,11 +317,47 @@ async function withLastBuilds(handle: DatabaseHandle, rows: readonly GroupRowOf[
   }));
 }
 
-/** Failure groups of the scope's builds (failed test attempts and build failures), most builds first. */
+/**
+ * Failure groups of the scope's builds (failed test attempts and build failures), most builds
+ * first: from the failure groups' rollups when they answer the scope and no one test's are asked
+ * for (groupsFromRollups), else counted from the failures.
+ */
 export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number): Promise<FailureGroupRow[]> {
+  if (testId === undefined && rollupsAnswer(scope)) return withLastBuilds(handle, await groupsFromRollups(handle, scope, guard, limit));
   const filter = testId === undefined ? {} : { testId };
   const rows = await guard.search((read) => read(groupRowsQuery(handle, scope, guard.deadlineCheck, limit, filter).compile()));
   return withLastBuilds(handle, rows);
+}
+
+/**
+ * The groups from FAILURE_GROUP_ROLLUPS (a few rows per group, whatever the number of failures),
+ * then, for the groups answered only, the tests each hit (distinct tests over the scope's keys in
+ * FAILURE_GROUP_TEST_ROLLUPS) and its latest build in the scope (each table's index by group
+ * walked from the newest until a build the scope holds).
+ */
+async function groupsFromRollups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number): Promise<GroupRowOf[]> {
+  const where = sql<SqlBool>`${visibilityCondition(scope.visibility)} AND ${queryCondition(handle, scope)}`;
+  const check = guard.deadlineCheck ?? sql<SqlBool>`1 = 1`;
+  const sums = sql<{ id: unknown; n_builds: unknown; failures: unknown; own_failures: unknown; first_seen: unknown; last_seen: unknown }>`SELECT builds.group_id AS id,
+      sum(builds.builds) AS n_builds, sum(builds.failures) AS failures, sum(builds.own_failures) AS own_failures, min(builds.first_seen) AS first_seen, max(builds.last_seen) AS last_seen
+    FROM ${rollupsAsBuilds(FAILURE_GROUP_ROLLUPS)} WHERE ${where}
+    GROUP BY builds.group_id ORDER BY n_builds DESC, id LIMIT ${limit}`;
+  return guard.search(async (read) => {
+    const rows = await read(sums.compile(handle.db));
+    if (rows.length === 0) return [];
+    const latestIn = (table: string) =>
+      sql`(SELECT f.seq FROM ${sql.table(table)} AS f JOIN builds ON builds.seq = f.seq WHERE f.group_id = g.id AND ${where} AND ${check} ORDER BY f.seq DESC LIMIT 1)`;
+    const details = sql<{ id: unknown; group_key: string; sample: string; tests: unknown; last_seq: unknown }>`SELECT g.id AS id, g.group_key AS group_key, g.sample AS sample,
+        (SELECT count(DISTINCT builds.test_id) FROM ${rollupsAsBuilds(FAILURE_GROUP_TEST_ROLLUPS)} WHERE builds.group_id = g.id AND ${where}) AS tests,
+        (SELECT max(m.s) FROM (SELECT ${latestIn('test_runs')} AS s UNION ALL SELECT ${latestIn('build_failures')} AS s) AS m) AS last_seq
+      FROM failure_groups AS g WHERE g.id IN (${sql.join(rows.map((r) => num(r.id)))})`;
+    const byId = new Map((await read(details.compile(handle.db))).map((d) => [num(d.id), d]));
+    return rows.flatMap((r) => {
+      const d = byId.get(num(r.id));
+      if (d === undefined) return [];
+      return [{ id: r.id, group_key: d.group_key, sample: d.sample, builds: r.n_builds, tests: d.tests, failures: r.failures, own_failures: r.own_failures, first_seen: r.first_seen, last_seen: r.last_seen, last_seq: d.last_seq } as GroupRowOf];
+    });
+  });
 }
 
 /** The tests a group hit in the scope's builds, most builds first. */

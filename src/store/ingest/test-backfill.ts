@@ -25,7 +25,7 @@ import { rowInserter } from './sqlite.js';
 import { buildFailuresOf, testRunsOf } from '../events/test-runs.js';
 import { sqliteTestRows } from './test-rows-sqlite.js';
 import { writeTestRowsPostgres } from './test-rows-postgres.js';
-import { seqRange, testRollupAdditions } from '../analytics/rollups.js';
+import { prepareRanged, seqRange, testDimensionRollupAdditions } from '../analytics/rollups.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -93,12 +93,9 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
     const writeRows = sqliteTestRows(raw, rowInserter);
     const current = raw.prepare('SELECT done_seq FROM test_backfill').pluck();
     const move = raw.prepare('UPDATE test_backfill SET done_seq = ?');
-    // The per-test rollups of the batch's builds, in the same transaction as their rows; prepared
-    // once, each statement naming the range once (its only parameters: from, to).
-    const rollupStatements = testRollupAdditions(handle.db as Db, handle.dialect, seqRange(0, 0)).map((q) => {
-      if (q.parameters.length !== 2) throw new Error(`rollup statement with ${q.parameters.length} parameters`);
-      return raw.prepare(q.sql);
-    });
+    // The per-test and failure group rollups of the batch's builds, in the same transaction as
+    // their rows; prepared once.
+    const rollupStatements = prepareRanged(raw, (selection) => testDimensionRollupAdditions(handle.db as Db, handle.dialect, selection));
     const rollups = (from: number, to: number) => {
       for (const st of rollupStatements) st.run(from, to);
     };
@@ -119,7 +116,7 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
       if (row === undefined) return FINISHED;
       if (Number(row.done) !== from) return Number(row.done);
       await writeTestRowsPostgres(t, writes);
-      for (const q of testRollupAdditions(t, handle.dialect, seqRange(from, to))) await t.executeQuery(q);
+      for (const q of testDimensionRollupAdditions(t, handle.dialect, seqRange(from, to))) await t.executeQuery(q);
       await sql`UPDATE test_backfill SET done_seq = ${to}`.execute(t);
       return undefined;
     });

@@ -11,7 +11,7 @@ import { migrate, migrationRan, type DatabaseHandle } from '../../db/database.js
 import { COLUMNS_0001, FIELDS_0001 } from '../../db/frozen-schema.js';
 import { decodeEvents } from '../events/event-codec.js';
 import { COUNTED_TASK_OUTCOMES, TASK_COUNT_COLUMNS, tasksOf } from '../events/tasks.js';
-import { backfillRollups, createFacetRollupTable, createRollupTables, createTestRollupTable, testRollupAdditions, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
+import { backfillRollups, createFacetRollupTable, createFailureGroupRollupTables, createRollupTables, createTestRollupTable, failureGroupRollupAdditions, testRollupAdditions, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
 import { migrateRollupKeys } from './rollup-keys.js';
 import { createLogger } from '../../log.js';
 import { compactTasks } from './compact-tasks.js';
@@ -294,6 +294,17 @@ async function testRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<
 }
 
 /**
+ * 0023: the failure groups' rollups (rollups.ts, FAILURE_GROUP_ROLLUPS), filled from the failures
+ * stored so far with progress in the log, like 0022's.
+ */
+async function failureGroupRollups(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  await createFailureGroupRollupTables(db, dialect);
+  await sql`DELETE FROM failure_group_rollups`.execute(db);
+  await sql`DELETE FROM failure_group_test_rollups`.execute(db);
+  await fillRollups(db, dialect, 'failure group rollups', (d, dia, selection) => failureGroupRollupAdditions(d, dia, selection));
+}
+
+/**
  * 0010: the attestations the provenance service made from each build, so that the build's page can
  * list them (the attestation stores are addressed by package and digest, not by build). Keyed by
  * the attestation's URI (one envelope written to two stores is two rows); the seq lets a deletion
@@ -526,6 +537,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0020_tests': { up: (db) => testDimension(db, dialect) },
     '0021_tests_backfill': { up: markTestBackfill },
     '0022_test_rollups': { up: (db) => testRollups(db, dialect) },
+    '0023_failure_group_rollups': { up: (db) => failureGroupRollups(db, dialect) },
   };
 }
 
