@@ -45,6 +45,7 @@ import { compileQuery, dialectOf } from '../src/sql/index.js';
 import { valueFieldCode } from '../src/sql/value-fields.js';
 import { SEE_EVERYTHING, type Facets, type TrendOptions, type Trends } from '../src/store/types.js';
 import { flag, option } from './support/args.js';
+import { CORPUS } from './support/corpus.js';
 import { timed } from './support/timing.js';
 import { startPostgres } from '../test/support/postgres-server.js';
 
@@ -54,21 +55,6 @@ const pagesOnly = flag('--pages-only');
 const ITER = Number(option('--iter') ?? (quick ? 3 : 5));
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
-export const CORPUS = [
-  'tag:CI',
-  '-user:bot',
-  'requested:*test*',
-  'buildTool:native',
-  'project:inv*',
-  'buildOutcome:failed or tag:CI',
-  // Negations, an infix, a custom value, a time range and three-term mixes.
-  '-tag:local -buildOutcome:failed',
-  'user:*ar*',
-  'value:"Git branch=main"',
-  'buildStartTime:[2026-10-01 to 2026-10-31]',
-  'project:billing user:farah tag:release',
-  'buildTool:native buildDuration>2m -tag:ci',
-] as const;
 const GOALS = { count: 50, facets: 300, trends: 300, page: 50 };
 
 const pgUrl = option('--postgres-url');

@@ -74,8 +74,11 @@ export async function loadBuilds(where: Where, count: number): Promise<void> {
   }
 }
 
-/** `serve` over `data` (dist/ must be built); `extra`: more command-line options, e.g. --config FILE. */
-export function startServer(where: Where, workers: number, extra: readonly string[] = []): Promise<Server> {
+/**
+ * `serve` over `data` (dist/ must be built); `extra`: more command-line options, e.g. --config FILE.
+ * `onLog`: each line of the server's log (standard error) from its first, before it listens.
+ */
+export function startServer(where: Where, workers: number, extra: readonly string[] = [], onLog?: (line: string) => void): Promise<Server> {
   const store = typeof where === 'string' ? ['--data', where] : ['--db', where.url];
   return new Promise((resolve, reject) => {
     // The server as `npm start` runs it: the compiled dist/ (built first, below), not the sources
@@ -86,7 +89,15 @@ export function startServer(where: Where, workers: number, extra: readonly strin
     });
     let out = '';
     let key: string | undefined;
-    child.stderr!.resume();
+    if (onLog === undefined) child.stderr!.resume();
+    else {
+      let partial = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        const lines = (partial + d.toString()).split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) onLog(l);
+      });
+    }
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const k = /access key (bsk[a-z2-7]{52}|bsk_[A-Za-z0-9_-]{40})/.exec(out);
