@@ -357,12 +357,10 @@ export interface RecentRunRow {
   readonly outcome: TestRunRow['outcome'];
 }
 
-/** A build as the evidence of a verdict names it. */
-export interface BuildRefRow {
+/** A build's Git commit (its `Git commit id` custom value, lower-cased as stored). */
+export interface BuildCommitRow {
   readonly seq: number;
-  readonly buildId: string;
-  readonly startTime: number | null;
-  readonly commit: string | null;
+  readonly commit: string;
 }
 
 export interface FailureGroupRow {
@@ -433,8 +431,10 @@ export interface TestReads {
   runs(testIds: readonly number[], scope: AggregateScope, maxRows?: number): Promise<TestRunRow[]>;
   /** Each test's latest `perTest` executions in the scope's builds, newest first; read from the index alone. */
   recentRuns(testIds: readonly number[], scope: AggregateScope, perTest: number): Promise<RecentRunRow[]>;
-  /** The builds of these seqs (as the scope's runs name them): ID, start and Git commit. */
-  buildRefs(seqs: readonly number[]): Promise<BuildRefRow[]>;
+  /** The commits of the builds of these seqs that have one. */
+  commitsOf(seqs: readonly number[]): Promise<BuildCommitRow[]>;
+  /** The builds with seqs from `from` to `to` whose commit is one of `commits`, by the (name, value, seq) index. */
+  buildsOfCommits(commits: readonly string[], from: number, to: number): Promise<BuildCommitRow[]>;
   byId(testId: number, visibility: Visibility): Promise<TestIdentityRow | undefined>;
   failureGroups(scope: AggregateScope, limit: number, testId?: number): Promise<FailureGroupRow[]>;
   /**

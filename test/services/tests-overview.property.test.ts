@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, useTestStore } from '../store/support.js';
-import { byFlakiness, MAX_TESTS, testsOverview, verdictsOf, type TestSummary } from '../../src/services/tests.js';
-import { wilson, type Verdict } from '../../src/services/test-verdicts.js';
-import { SEE_EVERYTHING, type AggregateScope, type BuildStore } from '../../src/store/types.js';
+import { byFlakiness, MAX_TESTS, RUNS_PER_VERDICT, testsOverview, type TestSummary } from '../../src/services/tests.js';
+import { verdictOf, wilson, type Verdict } from '../../src/services/test-verdicts.js';
+import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type Visibility } from '../../src/store/types.js';
 
 const dialects = pgAvailable() ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
@@ -37,10 +37,15 @@ function build(commit: string, results: readonly Result[]): string {
 
 const byName = (a: TestSummary, b: TestSummary) => (a.suite + a.name < b.suite + b.name ? -1 : a.suite + a.name > b.suite + b.name ? 1 : a.testId - b.testId);
 
-/** The lists when every failing test is judged. */
+/**
+ * The lists when every failing test is judged, each on its executions as its history reads them
+ * (every build's ID, start and commit), not as verdictsOf reads them (the index, and only the
+ * commits that can pair).
+ */
 async function reference(store: BuildStore, scope: AggregateScope, limit: number) {
   const counts = await store.tests.counts(scope, MAX_TESTS);
-  const verdicts = await verdictsOf(store, scope, counts.filter((c) => c.failures > 0).map((c) => c.testId));
+  const verdicts = new Map<number, Verdict>();
+  for (const c of counts) if (c.failures > 0) verdicts.set(c.testId, verdictOf(await store.tests.runs([c.testId], scope, RUNS_PER_VERDICT)));
   const all: TestSummary[] = counts.map((c) => ({ ...c, estimate: wilson(c.failures, c.runs), verdict: verdicts.get(c.testId)?.kind ?? 'passing' }));
   const since = (s: TestSummary) => {
     const v = verdicts.get(s.testId) as Verdict;
@@ -62,13 +67,15 @@ describe.each(dialects)('the Tests page judges only what its lists show (%s)', (
   it('lists what judging every failing test lists', async () => {
     const result = fc.constantFrom<Result>('passed', 'passed', 'passed', 'failed', 'skipped', 'retried');
     const history = fc.array(fc.record({ commit: fc.constantFrom('a', 'b', 'c', 'd', 'e'), results: fc.array(result, { minLength: 8, maxLength: 8 }) }), { minLength: 3, maxLength: 14 });
+    // Who asks: everyone's builds, the project's, or another project's only (no test).
+    const visibility = fc.constantFrom<Visibility>(SEE_EVERYTHING, { projects: ['shop'], withoutProject: false }, { projects: ['other'], withoutProject: true });
     await fc.assert(
-      fc.asyncProperty(history, fc.integer({ min: 1, max: 3 }), fc.boolean(), async (builds, limit, brokenTail) => {
+      fc.asyncProperty(history, fc.integer({ min: 1, max: 3 }), fc.boolean(), visibility, async (builds, limit, brokenTail, seen) => {
         await t.reset();
         // A tail where two tests fail every build: broken or regressed ones to find.
         const all = brokenTail ? [...builds, ...Array.from({ length: 4 }, (_, k) => ({ commit: `z${k}`, results: builds[0]!.results.map((r, i): Result => (i < 2 ? 'failed' : r)) }))] : builds;
         await t.store.ingestNdjson(all.map((b) => build(b.commit, b.results)).join('\n'));
-        const scope = { visibility: SEE_EVERYTHING };
+        const scope = { visibility: seen };
         const page = await testsOverview(t.store, scope, limit);
         const expected = await reference(t.store, scope, limit);
         expect(shown(page.mostFailing)).toEqual(shown(expected.mostFailing));

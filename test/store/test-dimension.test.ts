@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, useTestStore } from './support.js';
-import type { BuildEvent } from '../../src/store/types.js';
+import { SEE_EVERYTHING, type BuildEvent } from '../../src/store/types.js';
+import { parseQuery } from '../../src/query/index.js';
 import { testRunsOf, buildFailuresOf, TEST_OUTCOME_CODES } from '../../src/store/events/test-runs.js';
 import { failureGroupKey, normalizeMessage } from '../../src/store/events/failure-groups.js';
 
@@ -98,6 +99,27 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
     expect(Number((await sql<{ n: number }>`SELECT count(*) AS n FROM test_runs`.execute(t.handle.db)).rows[0]!.n)).toBe(6);
     const groups = (await sql<{ group_key: string; n: number }>`SELECT g.group_key, count(*) AS n FROM build_failures AS f JOIN failure_groups AS g ON g.id = f.group_id GROUP BY g.group_key`.execute(t.handle.db)).rows;
     expect(groups.map((g) => [g.group_key, Number(g.n)])).toEqual([['Process <n> failed', 2]]);
+  });
+
+  it("reads a test's latest runs for the empty query from the index alone, under the caller's visibility, as through the builds", async () => {
+    const tests: Spec[] = [
+      { suite: 'acme.CartTest', name: 'adds', outcome: 'failed', message: 'boom' },
+      { suite: 'acme.CartTest', name: 'adds', outcome: 'passed', attempt: 2 },
+    ];
+    await t.reset();
+    await t.store.ingestNdjson([testBuild(id(), 'shop', tests).line, testBuild(id(), 'shop', tests.slice(1)).line, testBuild(id(), 'docs', tests).line].join('\n'));
+    const ids = (await sql<{ id: number }>`SELECT id FROM tests ORDER BY project_name DESC`.execute(t.handle.db)).rows.map((r) => Number(r.id));
+    const runs = (rows: readonly { testId: number; seq: number; outcome: string }[]) => rows.map((r) => `${r.testId} ${r.seq} ${r.outcome}`).sort();
+    const everyone = await t.store.tests.recentRuns(ids, { visibility: SEE_EVERYTHING }, 10);
+    expect(everyone).toHaveLength(5);
+    // The same as a query that names every build (read through the builds).
+    const all = parseQuery('buildOutcome:failed or buildOutcome:succeeded');
+    expect(runs(everyone)).toEqual(runs(await t.store.tests.recentRuns(ids, { visibility: SEE_EVERYTHING, query: all.expr! }, 10)));
+    const shopOnly = await t.store.tests.recentRuns(ids, { visibility: { projects: ['shop'], withoutProject: false } }, 10);
+    // ids[0]: the shop's test.
+    expect(runs(shopOnly)).toEqual(runs(everyone.filter((r) => r.testId === ids[0])));
+    expect(await t.store.tests.recentRuns(ids, { visibility: { projects: ['other'], withoutProject: true } }, 10)).toEqual([]);
+    expect(await t.store.tests.recentRuns(ids, { visibility: SEE_EVERYTHING }, 1)).toHaveLength(2);
   });
 
   it('equals a recount from the events of the stored builds, and its per-test and failure group rollups a recount of its rows, under ingests and deletions interleaved', async () => {
