@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import type { CheckedExpr } from '../../query/checked.js';
 import { assertNever } from '../../query/assert.js';
 import type { Database } from '../../db/schema.js';
-import { compileQuery, valueRowsSeqs, type Dialect } from '../../sql/index.js';
+import { compileQuery, isExactChildTerm, termAccess, valueRowsSeqs, type Dialect } from '../../sql/index.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import type { PackedColumn } from '../search/packed-rows.js';
 import { columnIndexName } from '../../sql/indexes.js';
@@ -245,6 +245,13 @@ function grow<T extends Uint8Array | Uint32Array | Float64Array>(a: T, need: num
 
 /** The facet fields held, in the order of their columns. */
 const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
+
+/**
+ * The facet fields whose column is the very column a search field of that name compares (the
+ * catalog's `buildoutcome` and `user`; `buildTool` and `project` compare other columns than the
+ * `tool_type` and `project_name` held for the facets).
+ */
+const HELD_COLUMNS: Readonly<Record<string, (typeof FIELDS)[number] | undefined>> = { buildoutcome: 'buildOutcome', user: 'user' };
 /** Where a column read goes: a facet field's ids, or the start times or durations. */
 type Target = (typeof FIELDS)[number] | 'start' | 'duration';
 
@@ -803,8 +810,9 @@ export class AnalyticsIndex {
       if (list.upTo < latest) stale.push({ list, term });
     }
     const check = (this.guard.deadlineCheck ?? sql<SqlBool>`1 = 1`) as RawBuilder<SqlBool>;
-    for (let i = 0; i < stale.length; i += TERMS_PER_READ) {
-      const part = stale.slice(i, i + TERMS_PER_READ);
+    const fromSql = stale.filter(({ list, term }) => !this.fromColumns(term, list, latest));
+    for (let i = 0; i < fromSql.length; i += TERMS_PER_READ) {
+      const part = fromSql.slice(i, i + TERMS_PER_READ);
       const arms = part.map(({ list, term }, k) => {
         // One exact value of a multi-valued field: its value rows are the answer (sql/count.ts),
         // without a look-up of `builds` per match (556k for `tag:CI` at 1M).
@@ -837,6 +845,38 @@ export class AnalyticsIndex {
       }
       for (const { list } of part) list.upTo = latest;
     }
+  }
+
+  /**
+   * Extends a term's bitmap to `latest` from the columns held, without SQL, when the term is one
+   * exact value of a column the index holds as read: `user` and `buildOutcome` (the very columns
+   * the compiled condition compares) or a tag (the value rows it reads). The value is the one the
+   * compiler compares with (termAccess), matched as SQL's `=` matches text. Read by SQL, `tag:CI`
+   * at a million builds is 556k rows on a term's first use (2 s on SQLite), `user:alice` 90k
+   * builds read by seq (0.7 s); from the columns, one pass over the ids. False: read it by SQL.
+   */
+  private fromColumns(term: CheckedExpr, list: TermList, latest: number): boolean {
+    if (term.kind !== 'term') return false;
+    const access = termAccess(term.field, term.predicate, this.dialect, false);
+    const held = HELD_COLUMNS[term.field.column];
+    const exact = access.kind === 'rowEquals' && typeof access.value === 'string' && held !== undefined;
+    const tag = access.kind === 'childList' && access.via === 'index' && access.value !== undefined && term.field.column === 'tag' && isExactChildTerm(term.field, term.predicate);
+    if (!exact && !tag) return false;
+    const before = list.words.length;
+    const words = (list.words = grow(list.words, (latest >>> 5) + 1));
+    this.termBytes += (words.length - before) * 4;
+    const set = (s: number) => void (words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31)));
+    if (exact) {
+      const id = this.dictionaries[held!].find(access.value as string);
+      const ids = this.columns[held!];
+      // Id 0 is no value (NULL), which `=` never matches.
+      if (id > 0) for (let s = list.upTo + 1; s <= latest; s++) if (ids[s] === id) set(s);
+    } else {
+      const id = this.dictionaries.tag.find((access as { value: string }).value);
+      if (id > 0) for (let s = list.upTo + 1; s <= latest; s++) for (let k = this.tagStart[s]!; k < this.tagStart[s + 1]!; k++) if (this.tagIds[k] === id) set(s);
+    }
+    list.upTo = latest;
+    return true;
   }
 
   /** Drops the least recently used bitmaps past the budget, except those of the query at hand. */
