@@ -9,7 +9,7 @@ import { dialectOf, type Dialect, type SqlDialect } from './dialect.js';
 
 export { compileQuery, type SqlDialect } from './compile.js';
 export { valueRowsCount, valueRowsSeqs } from './count.js';
-export { accessPlan, isExactChildTerm, termAccess, type AccessPlan, type PlannedTerm, type TermAccess, type TermAccessKind } from './access.js';
+export { accessPlan, termAccess, type AccessPlan, type PlannedTerm, type TermAccess, type TermAccessKind } from './access.js';
 export { dialectOf, type Dialect, type SearchExecution } from './dialect.js';
 export type { DbOrTransaction } from './dialect-hooks.js';
 export { migrateSearchIndexes, rebuildTrigramTables } from './indexes.js';
