@@ -80,6 +80,8 @@ const TERMS = [
   'buildStartTime>-3d',
   'buildStartTime:[-8d to -2d]',
   'buildDuration>2m',
+  'buildDuration:[1m to 5m]',
+  'buildStartTime<=-5d',
   'value:"Git branch=main"',
   'value:os=*',
   'requested:*test*',

@@ -34,6 +34,8 @@ import { assertNever } from '../../query/assert.js';
 import type { Database } from '../../db/schema.js';
 import { compileQuery, valueRowsSeqs, type Dialect } from '../../sql/index.js';
 import { matchPattern } from '../../query/evaluate.js';
+import type { Predicate } from '../../query/checked.js';
+import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import type { PackedColumn } from '../search/packed-rows.js';
 import { columnIndexName } from '../../sql/indexes.js';
@@ -859,7 +861,9 @@ export class AnalyticsIndex {
    * build's user (5 s); from the columns, one pass over their ids. False: read it by SQL.
    */
   private fromColumns(term: CheckedExpr, list: TermList, latest: number): boolean {
-    if (term.kind !== 'term' || term.predicate.kind !== 'pattern') return false;
+    if (term.kind !== 'term') return false;
+    if (term.predicate.kind === 'compare' || term.predicate.kind === 'range') return this.fromNumbers(term.field.column, term.predicate, list, latest);
+    if (term.predicate.kind !== 'pattern') return false;
     const held = term.field.multi ? (term.field.column === 'tag' ? 'tag' : undefined) : HELD_COLUMNS[term.field.column];
     if (held === undefined) return false;
     const pattern = term.predicate.pattern;
@@ -880,6 +884,27 @@ export class AnalyticsIndex {
     } else if (any) {
       const ids = this.columns[held as (typeof FIELDS)[number]];
       for (let s = list.upTo + 1; s <= latest; s++) if (matches[ids[s]!] === 1) set(s);
+    }
+    list.upTo = latest;
+    return true;
+  }
+
+  /**
+   * The same for a range or comparison of the start time or the duration, which the index holds
+   * (NaN for none, which no bound holds, as SQL's NULL): the bounds the compiler compares with
+   * (sql/bounds.ts), tested as it tests them. `buildStartTime:[2026-10-01 to 2026-10-31]` on its
+   * first use at a million builds read every build's seq by SQL.
+   */
+  private fromNumbers(column: string, predicate: Extract<Predicate, { kind: 'compare' | 'range' }>, list: TermList, latest: number): boolean {
+    const values = column === 'buildstarttime' ? this.start : column === 'buildduration' ? this.duration : undefined;
+    if (values === undefined) return false;
+    const bounds = boundsOf(predicate);
+    const before = list.words.length;
+    const words = (list.words = grow(list.words, (latest >>> 5) + 1));
+    this.termBytes += (words.length - before) * 4;
+    for (let s = list.upTo + 1; s <= latest; s++) {
+      const v = values[s]!;
+      if (!Number.isNaN(v) && withinBounds(v, bounds)) words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
     }
     list.upTo = latest;
     return true;
