@@ -91,23 +91,33 @@ export async function verdictsOf(store: BuildStore, scope: AggregateScope, testI
 
 /**
  * The commits of the runs' builds that can make a same-commit pair (test-verdicts.ts): a pair is a
- * build where the test failed and another where it passed, of one commit, so only the commits of
- * builds with a failed run matter, and only the builds of those commits can be the other one. Read
- * by seq for the failed builds, then by value for the rest (the (name, value, seq) index over the
- * runs' range of seqs), instead of a commit for each of the runs' builds (16,224 builds, 230 ms,
- * for the Tests page at 20 million executions).
+ * build where a test failed and another where it passed, of one commit. So a test needs commits
+ * only when its runs hold both kinds of build, and then only one side's, the smaller: those builds'
+ * commits are read by seq, and the builds of those commits (the other side among them) by value,
+ * the (name, value, seq) index over the runs' range of seqs. Reading a commit for each of the
+ * runs' builds took 230 ms for the Tests page at 20 million executions (16,224 builds); a broken
+ * test's window of failures alone needs none.
  */
 async function pairCommits(store: BuildStore, runs: readonly RecentRunRow[]): Promise<Map<number, string>> {
-  const failed = [...new Set(runs.filter((r) => r.outcome === 'failed').map((r) => r.seq))];
-  if (failed.length === 0) return new Map();
-  const commits = await store.tests.commitsOf(failed);
-  if (commits.length === 0) return new Map();
+  const sides = new Map<number, { failed: Set<number>; passed: Set<number> }>();
   let from = Infinity;
   let to = -Infinity;
   for (const r of runs) {
     from = Math.min(from, r.seq);
     to = Math.max(to, r.seq);
+    if (r.outcome === 'skipped') continue;
+    let side = sides.get(r.testId);
+    if (side === undefined) sides.set(r.testId, (side = { failed: new Set(), passed: new Set() }));
+    side[r.outcome].add(r.seq);
   }
+  const probe = new Set<number>();
+  for (const { failed, passed } of sides.values()) {
+    if (failed.size === 0 || passed.size === 0) continue;
+    for (const seq of failed.size <= passed.size ? failed : passed) probe.add(seq);
+  }
+  if (probe.size === 0) return new Map();
+  const commits = await store.tests.commitsOf([...probe]);
+  if (commits.length === 0) return new Map();
   const rows = await store.tests.buildsOfCommits([...new Set(commits.map((c) => c.commit))], from, to);
   return new Map([...commits, ...rows].map((r) => [r.seq, r.commit]));
 }

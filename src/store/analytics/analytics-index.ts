@@ -37,7 +37,7 @@ import { matchPattern } from '../../query/evaluate.js';
 import type { Predicate } from '../../query/checked.js';
 import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
-import type { PackedColumn } from '../search/packed-rows.js';
+import { numbersOf, type PackedColumn } from '../search/packed-rows.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
 import { layoutOf, type StoreLayout } from '../schema/layout.js';
@@ -141,17 +141,6 @@ class SmallNumbers<T extends Uint8Array | Uint32Array> {
   }
 }
 
-/** The numbers of one packed column (a column of text, which SQLite may give for numbers, parsed). */
-function numbersOf(column: PackedColumn): Float64Array {
-  switch (column.kind) {
-    case 'numbers':
-      return column.data;
-    case 'strings':
-      return Float64Array.from(column.ids, (id) => (id === 0 ? NaN : Number(column.values[id - 1])));
-    default:
-      return assertNever(column, 'packed column');
-  }
-}
 
 /** The number of set bits. */
 function bitCount(words: Uint32Array): number {

@@ -12,6 +12,7 @@ import { customValueTables } from '../../sql/layout.js';
 import { DAY_MS, FAILURE_GROUP_ROLLUPS, FAILURE_GROUP_TEST_ROLLUPS, rollupsAsBuilds, TEST_ROLLUPS } from './rollups.js';
 import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
+import { numbersOf } from '../search/packed-rows.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
 import type { AggregateScope, BuildCommitRow, RecentRunRow, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
 
@@ -229,9 +230,15 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
         .selectAll(),
     );
     const q = walks.slice(1).reduce((all, w) => all.unionAll(w), walks[0]!);
-    return guard.search((read) => read(q.compile()));
+    // Packed by column: tens of thousands of rows cross from the search thread as three arrays.
+    return guard.search(async (_read, readPacked) => {
+      const packed = await readPacked(q.compile(), 3);
+      if (packed.length === 0) return [];
+      const [tests, seqs, outcomes] = packed.columns.map(numbersOf);
+      return Array.from({ length: packed.length }, (_, i) => ({ testId: tests![i]!, seq: seqs![i]!, outcome: TEST_OUTCOME_OF_CODE[outcomes![i]!] ?? 'skipped' }));
+    });
   });
-  return rows.map((r) => ({ testId: num(r.test_id), seq: num(r.seq), outcome: TEST_OUTCOME_OF_CODE[num(r.outcome)] ?? 'skipped' }));
+  return rows;
 }
 
 /** The commits of the builds of these seqs that have one, a few hundred a statement. */

@@ -2,6 +2,8 @@
 // distinct values. The analytics index (analytics-index.ts) reads a million builds' facet columns
 // from a search thread this way: one transfer of a few typed arrays instead of a million row
 // objects cloned into the server's thread, and the dictionary ids are what it counts by.
+import { assertNever } from '../../query/assert.js';
+
 
 /** One column: `numbers` (null is NaN) or `strings` (id 0 is null, id i the value values[i - 1]). */
 export type PackedColumn =
@@ -65,4 +67,16 @@ class ColumnPacker {
 /** The buffers of `p`, to transfer rather than copy between threads. */
 export function packedBuffers(p: PackedRows): ArrayBuffer[] {
   return p.columns.map((c) => (c.kind === 'numbers' ? c.data.buffer : c.ids.buffer) as ArrayBuffer);
+}
+
+/** The numbers of one packed column (a column of text, which SQLite may give for numbers, parsed). */
+export function numbersOf(column: PackedColumn): Float64Array {
+  switch (column.kind) {
+    case 'numbers':
+      return column.data;
+    case 'strings':
+      return Float64Array.from(column.ids, (id) => (id === 0 ? NaN : Number(column.values[id - 1])));
+    default:
+      return assertNever(column, 'packed column');
+  }
 }
