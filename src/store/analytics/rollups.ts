@@ -508,11 +508,11 @@ function failureGroupRollupStatements(db: Db, dialect: Dialect, selection: RawBu
   // The failures of the selection's builds: failed test attempts with a group, and the builds' own
   // failures (own = 1), each branch from the builds of the selection (a union of the two tables
   // joined to them would not be flattened: SQLite would read every failure stored).
-  const rowsOf = (b: string, where: RawBuilder<SqlBool>) =>
-    sql`SELECT ${sql.raw(b)}.seq AS seq, r.group_id AS group_id, 0 AS own, ${sql.raw(b)}.buildstarttime AS start, ${keyExpr(dialect, b)} AS k
-        FROM builds AS ${sql.raw(b)} JOIN test_runs AS r ON r.seq = ${sql.raw(b)}.seq WHERE ${where} AND r.group_id IS NOT NULL
-      UNION ALL SELECT ${sql.raw(b)}.seq, x.group_id, 1, ${sql.raw(b)}.buildstarttime, ${keyExpr(dialect, b)}
-        FROM builds AS ${sql.raw(b)} JOIN build_failures AS x ON x.seq = ${sql.raw(b)}.seq WHERE ${where}`;
+  const rowsOf = (where: RawBuilder<SqlBool>) =>
+    sql`SELECT b.seq AS seq, r.group_id AS group_id, 0 AS own, b.buildstarttime AS start, ${key} AS k
+        FROM builds AS b JOIN test_runs AS r ON r.seq = b.seq WHERE ${where} AND r.group_id IS NOT NULL
+      UNION ALL SELECT b.seq, x.group_id, 1, b.buildstarttime, ${key}
+        FROM builds AS b JOIN build_failures AS x ON x.seq = b.seq WHERE ${where}`;
   const merge =
     sign === 1
       ? sql`, first_seen = ${nullSafe('<', sql`${G}.first_seen`, sql`excluded.first_seen`)}, last_seen = ${nullSafe('>', sql`${G}.last_seen`, sql`excluded.last_seen`)}`
@@ -520,7 +520,7 @@ function failureGroupRollupStatements(db: Db, dialect: Dialect, selection: RawBu
   const out = [
     sql`INSERT INTO ${G} (group_id, kid, builds, failures, own_failures, first_seen, last_seen)
       SELECT f.group_id, ${DICTIONARY_KEYS.values(sql.raw('f.k'), 'f')}, ${s} * count(DISTINCT f.seq), ${s} * count(*), ${s} * sum(f.own), min(f.start), max(f.start)
-      FROM (${rowsOf('b', selection)}) AS f
+      FROM (${rowsOf(selection)}) AS f
       GROUP BY f.group_id, f.k
       ON CONFLICT (group_id, kid) DO UPDATE SET builds = ${G}.builds + excluded.builds, failures = ${G}.failures + excluded.failures,
         own_failures = ${G}.own_failures + excluded.own_failures${merge}`.compile(db),
@@ -543,7 +543,7 @@ function failureGroupRollupStatements(db: Db, dialect: Dialect, selection: RawBu
           WHERE ${DICTIONARY_KEYS.is(FAILURE_GROUP_ROLLUPS, keyExpr(dialect, 'o'))} AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))`;
     out.push(
       sql`UPDATE ${G} SET first_seen = ${staying('min')}, last_seen = ${staying('max')}
-        WHERE EXISTS (SELECT 1 FROM (${rowsOf('b', selection)}) AS f
+        WHERE EXISTS (SELECT 1 FROM (${rowsOf(selection)}) AS f
           WHERE f.group_id = ${G}.group_id AND ${DICTIONARY_KEYS.is(FAILURE_GROUP_ROLLUPS, sql.raw('f.k'))} AND (f.start = ${G}.first_seen OR f.start = ${G}.last_seen))`.compile(db),
     );
   }
