@@ -833,15 +833,26 @@ export class AnalyticsIndex {
             .where('builds.seq', '>', list.upTo)
             .where('builds.seq', '<=', latest)
             .where(compileQuery(term, this.dialect));
-        return sql`SELECT seq, ${sql.lit(k)} AS k FROM (${matched}) AS ${sql.raw(`t${k}`)}`;
+        const t = sql.raw(`t${k}`);
+        return this.layout.termRead === 'words'
+          ? sql`SELECT seq / 32 AS w, bit_or(CAST(1 AS bigint) << CAST(seq % 32 AS integer)) AS bits, ${sql.lit(k)} AS k FROM (${matched}) AS ${t} GROUP BY seq / 32`
+          : sql`SELECT seq, ${sql.lit(k)} AS k FROM (${matched}) AS ${t}`;
       });
-      const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), 2);
+      const words = this.layout.termRead === 'words';
+      const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), words ? 3 : 2);
       for (const { list } of part) {
         const before = list.words.length;
         list.words = grow(list.words, (latest >>> 5) + 1);
         this.termBytes += (list.words.length - before) * 4;
       }
-      if (rows.length > 0) {
+      if (rows.length > 0 && words) {
+        const [w, bits, ks] = rows.columns.map(numbersOf);
+        // A word's bits as a 32-bit integer (bit 31 arrives as 2^31, which `|` takes as its sign bit).
+        for (let r = 0; r < rows.length; r++) {
+          const into = part[ks![r]!]!.list.words;
+          into[w![r]!] = into[w![r]!]! | bits![r]!;
+        }
+      } else if (rows.length > 0) {
         const seqs = (rows.columns[0] as { data: Float64Array }).data;
         const ks = (rows.columns[1] as { data: Float64Array }).data;
         for (let r = 0; r < rows.length; r++) {

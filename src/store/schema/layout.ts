@@ -36,6 +36,13 @@ export interface StoreLayout {
   readonly chunks: ChunkAddressing;
   /** How the analytics index reads the columns of many builds at once. */
   readonly columnScan: ColumnScan;
+  /**
+   * How the analytics index reads a term's builds: `seqs`, one row a build (SQLite: read in a search
+   * thread, packed); `words`, one row per 32 builds with the bits of those that match (`bit_or`),
+   * where rows are parsed in the server's thread (PostgreSQL: `requested:*test*` is 215k rows at
+   * 1M builds as seqs, a seventh of that as words).
+   */
+  readonly termRead: 'seqs' | 'words';
 }
 
 /**
@@ -104,6 +111,7 @@ export const SQLITE_LAYOUT: StoreLayout = {
   namesPrimaryKeyIndex: false,
   chunks: SQLITE_CHUNKS,
   columnScan: { kind: 'narrow-indexes' },
+  termRead: 'seqs',
 };
 
 export const POSTGRES_LAYOUT: StoreLayout = {
@@ -119,6 +127,7 @@ export const POSTGRES_LAYOUT: StoreLayout = {
   chunks: POSTGRES_CHUNKS,
   // 50,000 builds: ~8 MB of row objects a statement.
   columnScan: { kind: 'seq-ranges', builds: 50_000 },
+  termRead: 'words',
 };
 
 /** The one place the store chooses its layout. */
