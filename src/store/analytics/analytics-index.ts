@@ -840,11 +840,7 @@ export class AnalyticsIndex {
       });
       const words = this.layout.termRead === 'words';
       const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), words ? 3 : 2);
-      for (const { list } of part) {
-        const before = list.words.length;
-        list.words = grow(list.words, (latest >>> 5) + 1);
-        this.termBytes += (list.words.length - before) * 4;
-      }
+      for (const { list } of part) this.room(list, latest);
       if (rows.length > 0 && words) {
         const [w, bits, ks] = rows.columns.map(numbersOf);
         // A word's bits as a 32-bit integer (bit 31 arrives as 2^31, which `|` takes as its sign bit).
@@ -890,9 +886,7 @@ export class AnalyticsIndex {
         matches[id] = 1;
         any = true;
       }
-    const before = list.words.length;
-    const words = (list.words = grow(list.words, (latest >>> 5) + 1));
-    this.termBytes += (words.length - before) * 4;
+    const words = this.room(list, latest);
     const set = (s: number) => void (words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31)));
     if (any && held === 'tag') {
       for (let s = list.upTo + 1; s <= latest; s++) for (let k = this.tagStart[s]!; k < this.tagStart[s + 1]!; k++) if (matches[this.tagIds[k]!] === 1) set(s);
@@ -914,15 +908,21 @@ export class AnalyticsIndex {
     const values = column === 'buildstarttime' ? this.start : column === 'buildduration' ? this.duration : undefined;
     if (values === undefined) return false;
     const bounds = boundsOf(predicate);
-    const before = list.words.length;
-    const words = (list.words = grow(list.words, (latest >>> 5) + 1));
-    this.termBytes += (words.length - before) * 4;
+    const words = this.room(list, latest);
     for (let s = list.upTo + 1; s <= latest; s++) {
       const v = values[s]!;
       if (!Number.isNaN(v) && withinBounds(v, bounds)) words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
     }
     list.upTo = latest;
     return true;
+  }
+
+  /** Grows a term's bitmap to hold seq `latest`, counted in the bitmaps' bytes; its words. */
+  private room(list: TermList, latest: number): Uint32Array {
+    const before = list.words.length;
+    list.words = grow(list.words, (latest >>> 5) + 1);
+    this.termBytes += (list.words.length - before) * 4;
+    return list.words;
   }
 
   /** Drops the least recently used bitmaps past the budget, except those of the query at hand. */
