@@ -65,6 +65,20 @@ describe('pages through posting lists (SQLite)', () => {
 
   const ids = async (s: BuildStore, o: ListBuildsOptions) => (await s.listBuilds(o)).map((b) => b.id);
 
+  it("reads a term's builds for its bitmap as a search, not in the server's thread", async () => {
+    // A first read of a term is every build it matches (556k for tag:CI at 1M builds): prepared
+    // on the server's connection it ran there, and every other request waited for it.
+    const prepared = vi.spyOn(handle.sqlite!, 'prepare');
+    const used = vi.spyOn(PostingCache.prototype, 'postings');
+    const q = parseQuery(`project:${projects[0]} tag:nightly-${Date.now()}`, { now: NOW });
+    await fast.listBuilds({ query: q.expr!, visibility: SEE_EVERYTHING, maxBuilds: 5 });
+    expect(used).toHaveBeenCalled();
+    const inThread = prepared.mock.calls.map(([sql]) => String(sql)).filter((sql) => /^select "builds"\."seq" from "builds" where "builds"\."seq" > \?/.test(sql));
+    prepared.mockRestore();
+    used.mockRestore();
+    expect(inThread).toEqual([]);
+  });
+
   it('list exactly what SQL lists, for every option', async () => {
     const used = vi.spyOn(PostingCache.prototype, 'postings');
     const query = fc
