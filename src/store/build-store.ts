@@ -285,7 +285,8 @@ class KyselyBuildStore implements BuildStore {
   }
 
   get tests(): TestReads {
-    return testReads(this.handle, this.guard);
+    const index = this.index;
+    return testReads(this.handle, this.guard, index === undefined ? undefined : (scope) => index.matching(scope));
   }
 
   async deleteBuilds(selection: PruneSelection, limit: number): Promise<readonly PruneCandidate[]> {

@@ -260,6 +260,8 @@ export class AnalyticsIndex {
   private readonly maxTermBytes: number;
   private readonly wideReadBuilds: number;
   private upTo = 0;
+  /** The ID of the build at seq upTo when it was read (refresh). */
+  private upToId: string | undefined;
   private available = new Uint32Array(0);
   private availableCount = 0;
   private readonly dictionaries = { buildOutcome: new Dictionary(), buildTool: new Dictionary(), project: new Dictionary(), user: new Dictionary(), tag: new Dictionary() };
@@ -594,13 +596,23 @@ export class AnalyticsIndex {
    */
   private async refresh(read: ReadRows, readPacked: ReadPacked, catchingUp: boolean): Promise<number | undefined> {
     for (let attempt = 0; attempt < 2; attempt++) {
+      // The build IDs at the newest seq and at the last one read: a seq that now holds another
+      // build than the one read (deleted from the top and used again, as SQLite does once every
+      // build is gone) makes the columns stale even where the number of builds agrees.
       const head = await read(
-        sql<{ latest: number | string; total: number | string }>`SELECT
+        sql<{ latest: number | string; total: number | string; latest_id: string | null; read_id: string | null }>`SELECT
           coalesce((SELECT max(seq) FROM builds), 0) AS latest,
-          coalesce((SELECT sum(builds) FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${sql.lit(ALL_TIME)} AND t = 0), 0) AS total`.compile(this.db),
+          coalesce((SELECT sum(builds) FROM ${sql.raw(BUILD_ROLLUPS)} WHERE lvl = ${sql.lit(ALL_TIME)} AND t = 0), 0) AS total,
+          (SELECT b.id FROM builds AS b WHERE b.seq = (SELECT max(seq) FROM builds)) AS latest_id,
+          (SELECT b.id FROM builds AS b WHERE b.seq = ${this.upTo}) AS read_id`.compile(this.db),
       );
       const latest = Number(head[0]!.latest);
       const total = Number(head[0]!.total);
+      const readId = head[0]!.read_id ?? undefined;
+      if (readId !== undefined && this.upToId !== undefined && readId !== this.upToId) {
+        this.reset();
+        continue;
+      }
       if (latest * BYTES_PER_BUILD + this.tagCount * 4 + this.taskCount * BYTES_PER_TASK > this.maxBytes) {
         this.reset();
         return undefined;
@@ -610,6 +622,7 @@ export class AnalyticsIndex {
         return undefined;
       }
       if (this.upTo < latest) await this.load(latest, readPacked);
+      this.upToId = head[0]!.latest_id ?? undefined;
       if (this.availableCount === total) return latest;
       this.reset();
     }
@@ -657,6 +670,7 @@ export class AnalyticsIndex {
 
   private reset(): void {
     this.upTo = 0;
+    this.upToId = undefined;
     this.available = new Uint32Array(0);
     this.availableCount = 0;
     this.tagCount = 0;

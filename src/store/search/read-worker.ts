@@ -10,6 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { packedBuffers, packRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION } from './read-pool.js';
+import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 
 interface Job {
   readonly id: number;
@@ -32,11 +33,17 @@ db.function(DEADLINE_FUNCTION, { deterministic: false }, () => {
   return 1;
 });
 
+// A statement testing a set of seqs leaves out the deadline check: the set's function checks.
+defineSeqSetFunction(db, () => {
+  if (Date.now() > deadline) throw new Error(TIMEOUT);
+});
+
 // Prepared statements by text (a page's statement repeats with other parameters), at most 200.
 const statements = new Map<string, BetterSqlite3.Statement>();
 
 parentPort!.on('message', (job: Job) => {
   deadline = job.deadline;
+  const { parameters, release } = bindSeqSets(job.parameters);
   try {
     let stmt = statements.get(job.sql);
     if (stmt === undefined) {
@@ -45,13 +52,14 @@ parentPort!.on('message', (job: Job) => {
       statements.set(job.sql, stmt);
     }
     if (job.packed === true) {
-      const packed = packRows(stmt.raw(true).iterate(...job.parameters) as Iterable<unknown[]>, stmt.columns().length);
+      const packed = packRows(stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>, stmt.columns().length);
       parentPort!.postMessage({ id: job.id, packed }, packedBuffers(packed));
-    } else parentPort!.postMessage({ id: job.id, rows: stmt.raw(false).all(...job.parameters) });
+    } else parentPort!.postMessage({ id: job.id, rows: stmt.raw(false).all(...parameters) });
   } catch (e) {
     const message = (e as Error).message;
     parentPort!.postMessage({ id: job.id, error: message, timeout: message === TIMEOUT });
   } finally {
+    release();
     deadline = Infinity;
   }
 });

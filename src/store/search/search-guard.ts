@@ -20,6 +20,7 @@ import type { Dialect } from '../../sql/index.js';
 import { packRows, type PackedRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
 import { SearchSlots } from './search-slots.js';
+import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 
 /** Runs one statement of a search within the search's time limit; its rows. */
 export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
@@ -56,8 +57,21 @@ export interface SearchGuardOptions {
 
 /** A search run straight on the database, without a limit (tests and benchmarks compare paths with it). */
 export function unguarded(handle: DatabaseHandle): GuardedSearch {
-  const read: ReadRows = async (q) => (await handle.db.executeQuery(q)).rows;
+  const read = inThisThread(handle);
   return { deadlineCheck: undefined, search: (f) => f(read, (q, width) => packed(read(q), width)) };
+}
+
+/** Statements run on the database's own connection, in this thread (a set of seqs bound as seq-set.ts does). */
+function inThisThread(handle: DatabaseHandle): ReadRows {
+  if (handle.sqlite !== undefined) defineSeqSetFunction(handle.sqlite);
+  return async <R>(q: CompiledQuery<R>) => {
+    const { parameters, release } = bindSeqSets(q.parameters);
+    try {
+      return (await handle.db.executeQuery<R>({ ...q, parameters })).rows;
+    } finally {
+      release();
+    }
+  };
 }
 
 export class SearchGuard implements GuardedSearch {
@@ -65,6 +79,8 @@ export class SearchGuard implements GuardedSearch {
   /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
   private readonly slots: SearchSlots | undefined;
   readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
+  /** Statements run in the server's thread: where there are no search threads, or one failed. */
+  private readonly here: ReadRows;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -79,6 +95,7 @@ export class SearchGuard implements GuardedSearch {
       // is: the deadline check then always passes.
       sqlite!.function(DEADLINE_FUNCTION, { deterministic: false }, () => 1);
     }
+    this.here = inThisThread(handle);
     // Two connections of the pool (10 by default) are never taken by searches.
     this.slots = dialect.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
   }
@@ -98,8 +115,7 @@ export class SearchGuard implements GuardedSearch {
     try {
       if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()));
       if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width)), left);
-      const read: ReadRows = async (q) => (await this.handle.db.executeQuery(q)).rows;
-      return await f(read, (q, width) => packed(read(q), width));
+      return await f(this.here, (q, width) => packed(this.here(q), width));
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
       // is told the limit, not what was left of it.
@@ -115,7 +131,7 @@ export class SearchGuard implements GuardedSearch {
     } catch (e) {
       if (!(e instanceof SearchThreadError)) throw e;
       this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
-      return (await this.handle.db.executeQuery(q)).rows;
+      return this.here(q);
     }
   }
 
@@ -126,7 +142,7 @@ export class SearchGuard implements GuardedSearch {
     } catch (e) {
       if (!(e instanceof SearchThreadError)) throw e;
       this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
-      return packed(this.handle.db.executeQuery(q).then((r) => r.rows), width);
+      return packed(this.here(q), width);
     }
   }
 
