@@ -5,6 +5,7 @@
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
 import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/analytics/test-analytics.js';
 import type { AggregateScope, BuildStore, RecentRunRow, Visibility } from '../store/types.js';
+import { TEST_OUTCOME_CODES } from '../store/events/test-runs.js';
 import { failureEstimate, verdictOf, wilson, type Estimate, type JudgedRun, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
 
 /** Tests counted per query: enough for every list of the page. */
@@ -59,10 +60,14 @@ export function byFlakiness(a: Named & Pick<TestSummary, 'estimate'>, b: Named &
   return b.estimate.low - a.estimate.low || b.estimate.p - a.estimate.p || byName(a, b);
 }
 
-/** A verdict as the lists and the build page use it: its kind, and the build since which the test fails (broken, regressed). */
+/**
+ * A verdict as the lists and the build page use it: its kind, the build since which the test fails
+ * (broken, regressed), and the outcome of its latest run judged (none: no run).
+ */
 export interface VerdictSummary {
   readonly kind: VerdictKind;
   readonly sinceSeq: number | null;
+  readonly latest: JudgedRun['outcome'] | null;
 }
 
 /**
@@ -83,10 +88,18 @@ export async function verdictsOf(store: BuildStore, scope: AggregateScope, testI
   }
   return new Map(
     testIds.map((id) => {
-      const v = verdictOf(byTest.get(id) ?? []);
-      return [id, { kind: v.kind, sinceSeq: v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : null }];
+      const judged = byTest.get(id) ?? [];
+      const v = verdictOf(judged);
+      return [id, { kind: v.kind, sinceSeq: v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : null, latest: latestOf(judged) }];
     }),
   );
+}
+
+/** The outcome of the run a walk of one run finds (recentRuns): the newest build's, of its attempts the one the index orders last. */
+function latestOf(runs: readonly JudgedRun[]): JudgedRun['outcome'] | null {
+  let best: JudgedRun | undefined;
+  for (const r of runs) if (best === undefined || r.seq > best.seq || (r.seq === best.seq && TEST_OUTCOME_CODES[r.outcome] > TEST_OUTCOME_CODES[best.outcome])) best = r;
+  return best?.outcome ?? null;
 }
 
 /**
@@ -155,7 +168,10 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
   }
 
   // Regressed and broken need a failed latest build: a test whose latest run passed is neither.
-  const latest = new Map((await store.tests.recentRuns(failing.map((c) => c.testId), scope, 1)).map((r) => [r.testId, r.outcome]));
+  // The tests judged already have it; the others' latest runs are read.
+  const latest = new Map([...verdicts].map(([id, v]) => [id, v.latest]));
+  const unjudged = failing.filter((c) => !verdicts.has(c.testId)).map((c) => c.testId);
+  if (unjudged.length > 0) for (const r of await store.tests.recentRuns(unjudged, scope, 1)) latest.set(r.testId, r.outcome);
   const maybeNew = failing.filter((c) => latest.get(c.testId) !== 'passed');
   await judge(maybeNew);
   const since = (id: number): number => verdicts.get(id)!.sinceSeq ?? 0;
