@@ -242,11 +242,12 @@ const YIELD_BUILDS = 32_768;
 const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
 
 /**
- * The facet fields whose column is the very column a search field of that name compares (the
- * catalog's `buildoutcome` and `user`; `buildTool` and `project` compare other columns than the
- * `tool_type` and `project_name` held for the facets).
+ * The search fields' columns whose values the index holds, by the facet field that holds them: the
+ * very columns for `buildoutcome` and `user`; for `project` and `buildtool`, the lower-cased form
+ * (store/events/derive.ts) of the `project_name` and `tool_type` held for the facets, which the
+ * search language's matcher compares as it lower-cases both sides (query/evaluate.ts).
  */
-const HELD_COLUMNS: Readonly<Record<string, (typeof FIELDS)[number] | undefined>> = { buildoutcome: 'buildOutcome', user: 'user' };
+const HELD_COLUMNS: Readonly<Record<string, (typeof FIELDS)[number] | undefined>> = { buildoutcome: 'buildOutcome', user: 'user', project: 'project', buildtool: 'buildTool' };
 /** Where a column read goes: a facet field's ids, or the start times or durations. */
 type Target = (typeof FIELDS)[number] | 'start' | 'duration';
 
@@ -877,8 +878,8 @@ export class AnalyticsIndex {
 
   /**
    * Extends a term's bitmap to `latest` from the columns held, without SQL, when the term is a
-   * value pattern (exact, prefix, infix, `*`) on a column the index holds as read: `user` and
-   * `buildOutcome` (the very columns the compiled condition tests) or the tags (the value rows it
+   * value pattern (exact, prefix, infix, `*`) on a column the index holds (HELD_COLUMNS: the
+   * outcome, user, project and build tool) or the tags (the value rows the compiled condition
    * tests). The dictionary's values that match are found with the search language's own matcher
    * (query/evaluate.ts, which SQL answers the same as: the differential tests), then the builds with
    * one of them. Read by SQL on a term's first use at a million builds, `tag:CI` was 556k value
