@@ -8,10 +8,11 @@
 // 190 always pass, 8 are flaky (failure probability 0.05 to 0.225 an attempt, a failed attempt is
 // retried once), 2 broken for the last 10 days of the month.
 //
-//   node --import tsx bench/tests-scale.ts [--builds 100000] [--data DIR] [--iter 5] [--quick]
+//   node --import tsx bench/tests-scale.ts [--builds 100000] [--data DIR | --postgres-url URL] [--iter 5] [--quick]
 //
 // --data DIR keeps (or reuses) the loaded SQLite data directory; a directory that already holds
-// builds is measured as it is. Goals at 100,000 builds (~20 million executions): the Tests page for
+// builds is measured as it is. --postgres-url URL: the same on that PostgreSQL database (loaded
+// when it holds no build, else measured as it is; never dropped). Goals at 100,000 builds (~20 million executions): the Tests page for
 // 30 days at most 500 ms, a test's history at most 100 ms. Writes bench/results/tests-scale.json.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,10 +47,12 @@ const population: TestRule = {
   retry: (a) => a.test < 8,
 };
 
+const url = option('--postgres-url');
 const given = option('--data');
-const dir = given ?? mkdtempSync(join(os.tmpdir(), 'bs-tests-scale-'));
-mkdirSync(dir, { recursive: true });
-const handle = await openDatabase({ data: dir });
+const dir = url !== undefined ? undefined : (given ?? mkdtempSync(join(os.tmpdir(), 'bs-tests-scale-')));
+if (dir !== undefined) mkdirSync(dir, { recursive: true });
+const handle = await openDatabase(url !== undefined ? { url } : { data: dir! });
+const database = url !== undefined ? 'PostgreSQL' : 'SQLite';
 const store = await openBuildStore(handle, { searchTimeoutMs: 600_000 });
 const countOf = async (table: string) => Number((await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(handle.db)).rows[0]!.n);
 let loadRate: number | undefined;
@@ -76,7 +79,7 @@ await index.settled();
 const builds = await countOf('builds');
 const executions = await countOf('test_runs');
 const tests = await countOf('tests');
-log(`${builds} builds, ${executions} test executions of ${tests} tests in ${dir}`);
+log(`${builds} builds, ${executions} test executions of ${tests} tests in ${dir ?? 'PostgreSQL'}`);
 
 const scopeOf = (text: string): AggregateScope => {
   if (text === '') return { visibility: SEE_EVERYTHING };
@@ -115,13 +118,16 @@ for (const [label, i] of [['flaky', 3], ['broken', 8], ['stable', 100]] as const
   log(`history ${label}: ${history.p50} ms`);
 }
 await store.close();
-const fileBytes = Number(handle.sqlite!.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get());
+const fileBytes =
+  handle.sqlite !== undefined
+    ? Number(handle.sqlite.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get())
+    : Number((await sql<{ n: string }>`SELECT pg_database_size(current_database()) AS n`.execute(handle.db)).rows[0]!.n);
 await handle.close();
-if (given === undefined) rmSync(dir, { recursive: true, force: true });
+if (dir !== undefined && given === undefined) rmSync(dir, { recursive: true, force: true });
 
-console.log(`\n${builds} demo builds, ${executions} test executions of ${tests} tests, SQLite (${(fileBytes / 2 ** 30).toFixed(2)} GiB)${loadRate ? `, loaded at ${loadRate.toFixed(0)} builds/s` : ''}\n`);
+console.log(`\n${builds} demo builds, ${executions} test executions of ${tests} tests, ${database} (${(fileBytes / 2 ** 30).toFixed(2)} GiB)${loadRate ? `, loaded at ${loadRate.toFixed(0)} builds/s` : ''}\n`);
 console.log('| request | query | p50 ms (min-max) | peer: facets of the query, p50 ms | ratio | goal ms |');
 console.log('|---|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.what} | \`${r.query || '(all)'}\` | ${r.store.p50} (${r.store.min}-${r.store.max}) | ${r.peer.p50} | ${(r.store.p50 / r.peer.p50).toFixed(2)} | ${r.goal} |`);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/tests-scale.json', JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, executions, tests, fileBytes, loadRate, rows }, null, 2) + '\n');
+writeFileSync(`bench/results/tests-scale${url !== undefined ? '-postgres' : ''}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, database, builds, executions, tests, bytes: fileBytes, loadRate, rows }, null, 2) + '\n');
