@@ -28,12 +28,25 @@ const num = (v: unknown): number => Number(v);
 /** Values a statement when a list is bound as parameters: within every database's limit. */
 const PARAMETERS_PER_STATEMENT = 500;
 
-/** `read` over `list` in slices of `size`, the answers in order. */
-async function inSlices<T, R>(list: readonly T[], size: number, read: (slice: readonly T[]) => Promise<readonly R[]>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < list.length; i += size) out.push(...(await read(list.slice(i, i + size))));
-  return out;
+/** `read` over `list` in slices of `size`, the answers in order; `concurrency` slices read at a time. */
+async function inSlices<T, R>(list: readonly T[], size: number, read: (slice: readonly T[]) => Promise<readonly R[]>, concurrency = 1): Promise<R[]> {
+  const slices: (readonly T[])[] = [];
+  for (let i = 0; i < list.length; i += size) slices.push(list.slice(i, i + size));
+  const answers: (readonly R[])[] = [];
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    for (let k = next++; k < slices.length; k = next++) answers[k] = await read(slices[k]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, slices.length) }, reader));
+  return answers.flat();
 }
+
+/**
+ * Statements of one request's independent reads (the verdicts' walks and commits) run at a time:
+ * the store's search threads by default (SQLite; on PostgreSQL, search slots), so that both
+ * cores work on the one request a person waits for.
+ */
+const READS_AT_A_TIME = 2;
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /**
@@ -262,9 +275,9 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
   };
   const shared = set === undefined ? undefined : sharedSeqSet(handle.dialect, set);
   const start = shared?.with === undefined ? handle.db : handle.db.with('seq_set', (db) => db.selectNoFrom(shared.with!.as('bits')));
-  return inSlices(ids, RECENT_TESTS_PER_STATEMENT, (slice) => {
-    // Within a build, the attempts in the index's order (failed before passed): a walk that ends
-    // in a build's attempts ends the same on every path and database.
+  const walk = (slice: readonly number[]): Promise<RecentRunRow[]> => {
+    // Within a build, the attempts in the index's order (by outcome: skipped, failed, passed): a
+    // walk that ends in a build's attempts ends the same on every path and database.
     const walks = slice.map((id, i) =>
       (i === 0 ? start : handle.db)
         .selectFrom(entries(id).select(['r.test_id as test_id', 'r.seq as seq', 'r.outcome as outcome']).orderBy('r.seq', 'desc').orderBy('r.outcome', 'desc').limit(perTest).as('w'))
@@ -278,7 +291,8 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
       const [tests, seqs, outcomes] = packed.columns.map(numbersOf);
       return Array.from({ length: packed.length }, (_, i) => ({ testId: tests![i]!, seq: seqs![i]!, outcome: TEST_OUTCOME_OF_CODE[outcomes![i]!] ?? 'skipped' }));
     });
-  });
+  };
+  return inSlices(ids, RECENT_TESTS_PER_STATEMENT, walk, READS_AT_A_TIME);
 }
 
 /** The commits of the builds of these seqs that have one, a few hundred a statement. */
@@ -289,7 +303,7 @@ export async function commitsOf(handle: DatabaseHandle, seqs: readonly number[],
       .where('r.seq', 'in', slice)
       .select(['r.seq as seq', commitOf(handle).as('git_commit')]);
     return guard.search((read) => read(q.compile()));
-  });
+  }, READS_AT_A_TIME);
   return rows.flatMap((r) => (r.git_commit === null ? [] : [{ seq: num(r.seq), commit: r.git_commit as string }]));
 }
 
@@ -304,7 +318,7 @@ export async function buildsOfCommits(handle: DatabaseHandle, commits: readonly 
       (t) => sql`SELECT cv.seq AS seq, cv.value AS value FROM ${sql.table(t)} AS cv WHERE cv.name = ${sql.lit(COMMIT_NAME)} AND cv.value IN (${sql.join(slice)}) AND cv.seq >= ${from} AND cv.seq <= ${to}`,
     );
     return guard.search((read) => read(sql<{ seq: unknown; value: string }>`${sql.join(parts, sql` UNION ALL `)}`.compile(handle.db)));
-  });
+  }, READS_AT_A_TIME);
   return rows.map((r) => ({ seq: num(r.seq), commit: r.value }));
 }
 
