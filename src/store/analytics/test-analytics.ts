@@ -271,7 +271,7 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
     return own
       .where('r.seq', '>=', bounds!.first)
       .where('r.seq', '<=', bounds!.last)
-      .where(inSeqSet(handle.dialect, sql.ref('r.seq'), set, shared!.value));
+      .where(shared!.contains(sql.ref('r.seq')));
   };
   const shared = set === undefined ? undefined : sharedSeqSet(handle.dialect, set);
   const start = shared?.with === undefined ? handle.db : handle.db.with('seq_set', (db) => db.selectNoFrom(shared.with!.as('bits')));

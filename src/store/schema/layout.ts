@@ -5,7 +5,7 @@
 // the SQL of steps whose statements differ. A module of the store takes a layout and never compares dialect names; a new
 // database is one more object and one more case in `layoutOf`.
 
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { assertNever } from '../../query/assert.js';
 import type { DialectName } from '../../db/database.js';
 import { eventsId, eventsRange } from './events-rowid.js';
@@ -43,7 +43,49 @@ export interface StoreLayout {
    * 1M builds as seqs, a seventh of that as words).
    */
   readonly termRead: 'seqs' | 'words';
+  /** How a statement tests a seq against a set of seqs given as a bitmap (store/search/seq-set.ts). */
+  readonly seqSet: SeqSetTest;
 }
+
+/**
+ * A set of seqs, bit s of word s >>> 5 of a Uint32Array, tested in SQL:
+ * - SQLite: the function SEQ_SET_FUNCTION of the search connections (search/seq-set.ts), given the
+ *   array itself as a parameter (the connection's thread binds its registry's number in its place);
+ * - PostgreSQL: `get_bit` on the bitmap's bytes as a bytea, which numbers the bits of a byte from
+ *   its least significant, as a Uint32Array lies in memory on a little-endian machine.
+ */
+export interface SeqSetTest {
+  /** The set as one parameter of a statement. */
+  value(words: Uint32Array): RawBuilder<unknown>;
+  /** The condition that `seq` is in the set `words`, given as `value` (its parameter, or a CTE's column that holds it). */
+  contains(seq: RawBuilder<unknown>, words: Uint32Array, value: RawBuilder<unknown>): RawBuilder<SqlBool>;
+  /**
+   * Whether a statement of many parts (one walk per test) names the set once, in a CTE, rather than
+   * in each part: PostgreSQL would send the bytes once per part; SQLite's parts bind one array,
+   * which crosses to the search thread once.
+   */
+  readonly sharedInCte: boolean;
+}
+
+/** The SQLite function testing a seq against a set: `buildscope_in_set(set, seq)`, 1 when in it, else 0. */
+export const SEQ_SET_FUNCTION = 'buildscope_in_set';
+
+const SQLITE_SEQ_SET: SeqSetTest = {
+  value: (words) => sql`${words}`,
+  contains: (seq, _words, value) => sql<SqlBool>`${sql.raw(SEQ_SET_FUNCTION)}(${value}, ${seq}) = 1`,
+  sharedInCte: false,
+};
+
+const POSTGRES_SEQ_SET: SeqSetTest = {
+  value: (words) => {
+    const bytes = Buffer.alloc(words.length * 4);
+    for (let w = 0; w < words.length; w++) bytes.writeUInt32LE(words[w]!, w * 4);
+    return sql`CAST(${bytes} AS bytea)`;
+  },
+  // CASE: get_bit fails past the end, and an AND may be evaluated in any order.
+  contains: (seq, words, value) => sql<SqlBool>`(CASE WHEN ${seq} < ${sql.lit(words.length * 32)} THEN get_bit(${value}, CAST(${seq} AS integer)) ELSE 0 END) = 1`,
+  sharedInCte: true,
+};
 
 /**
  * The analytics index's read of many builds (store/analytics/analytics-index.ts):
@@ -112,6 +154,7 @@ export const SQLITE_LAYOUT: StoreLayout = {
   chunks: SQLITE_CHUNKS,
   columnScan: { kind: 'narrow-indexes' },
   termRead: 'seqs',
+  seqSet: SQLITE_SEQ_SET,
 };
 
 export const POSTGRES_LAYOUT: StoreLayout = {
@@ -128,6 +171,7 @@ export const POSTGRES_LAYOUT: StoreLayout = {
   // 50,000 builds: ~8 MB of row objects a statement.
   columnScan: { kind: 'seq-ranges', builds: 50_000 },
   termRead: 'words',
+  seqSet: POSTGRES_SEQ_SET,
 };
 
 /** The one place the store chooses its layout. */

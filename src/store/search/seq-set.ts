@@ -4,25 +4,17 @@
 // the build and testing the query on it: on SQLite a test's walk of the index by seq read its
 // entries about four times faster so (measured at 20 million executions, docs/tests.md).
 //
-// The bitmap travels as the statement's parameter (a Uint32Array), and each dialect tests it in
-// its own way (sql/sqlite.ts, sql/postgres.ts `inSeqSet`):
-//
-// - SQLite: the function `buildscope_in_set(set, seq)`, defined on every connection that runs
-//   searches (the search threads' and the server's own, where a search runs should a thread fail).
-//   A SQL function gets a blob argument as a fresh copy on every call, so the connection's thread
-//   puts the bitmap in its own registry just before the statement runs and binds the registry's
-//   number in its place (bindSeqSets), and takes it out after (release).
-// - PostgreSQL: `get_bit` on the bitmap's bytes as a bytea (seqsAsBytes): PostgreSQL numbers the
-//   bits of a bytea from the least significant bit of its first byte, which is how a Uint32Array
-//   lies in memory on a little-endian machine.
+// The bitmap travels as the statement's parameter (a Uint32Array); each database tests it as its
+// layout says (schema/layout.ts `seqSet`). On SQLite that is a function defined on every
+// connection that runs searches (the search threads' and the server's own, where a search runs
+// should a thread fail). A SQL function gets a blob argument as a fresh copy on every call, so the
+// connection's thread puts the bitmap in its own registry just before the statement runs, binds the
+// registry's number in its place (bindSeqSets), and takes it out after (release).
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { DialectName } from '../../db/database.js';
-import { assertNever } from '../../query/assert.js';
-
-/** The SQLite function testing a seq against a set: 1 when in it, else 0. */
-export const SEQ_SET_FUNCTION = 'buildscope_in_set';
+import { layoutOf, SEQ_SET_FUNCTION } from '../schema/layout.js';
 
 /** The sets a connection of this thread tests, by the number bound in their place. */
 const registry = new Map<number, Uint32Array>();
@@ -71,53 +63,20 @@ export function bindSeqSets(parameters: readonly unknown[]): { readonly paramete
   return { parameters: bound, release: () => ids.forEach((id) => registry.delete(id)) };
 }
 
-/** The set as one parameter of a statement: a walk of many parts names it once (a CTE) and tests it in each. */
-export function seqSetValue(dialect: DialectName, words: Uint32Array): RawBuilder<unknown> {
-  switch (dialect) {
-    case 'sqlite':
-      return sql`${words}`;
-    case 'postgres':
-      return sql`CAST(${seqsAsBytes(words)} AS bytea)`;
-    default:
-      return assertNever(dialect, 'dialect');
-  }
+/** The condition that `seq` is in the set `words`, the set its own parameter. */
+export function inSeqSet(dialect: DialectName, seq: RawBuilder<unknown>, words: Uint32Array): RawBuilder<SqlBool> {
+  const test = layoutOf(dialect).seqSet;
+  return test.contains(seq, words, test.value(words));
 }
 
 /**
- * The set as a statement of many parts (one walk per test) names it: on PostgreSQL one CTE
- * `seq_set` (`with`) holds its bytes and each part reads them from there (`value`), rather than a
- * copy of the bytes a part; on SQLite each part binds it (`with` undefined), the same array for
- * all, which crosses to the search thread once.
+ * The set as a statement of many parts names it (layout's `sharedInCte`): `with`, the value of a CTE
+ * `seq_set` (column `bits`) to put in front, or undefined; `contains`, the condition for one part.
  */
-export function sharedSeqSet(dialect: DialectName, words: Uint32Array): { readonly with: RawBuilder<unknown> | undefined; readonly value: RawBuilder<unknown> } {
-  switch (dialect) {
-    case 'sqlite':
-      return { with: undefined, value: seqSetValue(dialect, words) };
-    case 'postgres':
-      return { with: seqSetValue(dialect, words), value: sql`(SELECT s.bits FROM seq_set AS s)` };
-    default:
-      return assertNever(dialect, 'dialect');
-  }
-}
-
-/** The condition that `seq` is in the set `words`, given as `value` (by default its own parameter, seqSetValue). */
-export function inSeqSet(dialect: DialectName, seq: RawBuilder<unknown>, words: Uint32Array, value: RawBuilder<unknown> = seqSetValue(dialect, words)): RawBuilder<SqlBool> {
-  switch (dialect) {
-    case 'sqlite':
-      return sql<SqlBool>`${sql.raw(SEQ_SET_FUNCTION)}(${value}, ${seq}) = 1`;
-    case 'postgres':
-      // CASE: get_bit fails past the end, and an AND may be evaluated in any order.
-      return sql<SqlBool>`(CASE WHEN ${seq} < ${sql.lit(words.length * 32)} THEN get_bit(${value}, CAST(${seq} AS integer)) ELSE 0 END) = 1`;
-    default:
-      return assertNever(dialect, 'dialect');
-  }
-}
-
-/** The bitmap's bytes as PostgreSQL's get_bit numbers them: bit s is bit s & 7 of byte s >>> 3. */
-function seqsAsBytes(words: Uint32Array): Buffer {
-  const bytes = Buffer.alloc(words.length * 4);
-  for (let w = 0; w < words.length; w++) bytes.writeUInt32LE(words[w]!, w * 4);
-  return bytes;
+export function sharedSeqSet(dialect: DialectName, words: Uint32Array): { readonly with: RawBuilder<unknown> | undefined; contains(seq: RawBuilder<unknown>): RawBuilder<SqlBool> } {
+  const test = layoutOf(dialect).seqSet;
+  if (!test.sharedInCte) return { with: undefined, contains: (seq) => test.contains(seq, words, test.value(words)) };
+  return { with: test.value(words), contains: (seq) => test.contains(seq, words, sql`(SELECT s.bits FROM seq_set AS s)`) };
 }
 
 /** The lowest and highest seq in the set, or undefined when it is empty. */
