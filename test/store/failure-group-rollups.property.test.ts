@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { pgAvailable } from '../support/postgres.js';
-import { ev, id, line, useTestStore } from './support.js';
+import { useTestStore } from './support.js';
+import { testedBuild } from './tested-build.js';
 import { parseQuery } from '../../src/query/index.js';
 import type { AggregateScope, Visibility } from '../../src/store/types.js';
 
@@ -26,22 +27,7 @@ const buildSpec = fc.record({
   own: fc.array(fc.constantFrom(...OWN), { maxLength: 2 }),
 });
 
-function build(spec: typeof buildSpec extends fc.Arbitrary<infer T> ? T : never): string {
-  const events = [ev('BuildStarted', {}, spec.start), ev('ProjectStructure', { rootProjectName: spec.project })];
-  let n = 0;
-  const attempt = (name: string, attempt: number, message: string | undefined) => {
-    n++;
-    events.push(ev('TestStarted', { id: n, suite: 'acme.T', name }));
-    events.push(ev('TestFinished', { id: n, attempt, outcome: message === undefined ? 'passed' : 'failed', ...(message === undefined ? {} : { failure: { type: 'AssertionError', message } }) }));
-  };
-  for (const t of spec.tests) {
-    attempt(t.name, 1, t.message);
-    if (t.message !== undefined && t.retried) attempt(t.name, 2, undefined);
-  }
-  const failed = spec.own.length > 0 || spec.tests.some((t) => t.message !== undefined && !t.retried);
-  events.push(ev('BuildFinished', { outcome: failed ? 'failed' : 'succeeded', failures: spec.own.map((message) => ({ classification: 'non-verification', message })) }));
-  return line({ buildId: id(), events });
-}
+const build = testedBuild;
 
 const QUERIES = ['', 'project:shop', 'project:billing buildOutcome:failed', 'buildOutcome:succeeded', 'project:nothing'];
 const VISIBILITIES: Visibility[] = [{ projects: 'all', withoutProject: true }, { projects: ['shop', 'docs'], withoutProject: false }, { projects: [], withoutProject: false }];

@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
-import { ev, id, line, useTestStore } from './support.js';
+import { useTestStore } from './support.js';
+import { testedBuild, type TestedBuildSpec } from './tested-build.js';
 import { parseQuery } from '../../src/query/index.js';
 import { ReadPool } from '../../src/store/search/read-pool.js';
 import { SearchGuard, unguarded } from '../../src/store/search/search-guard.js';
@@ -64,24 +65,7 @@ describe.each(dialects)('a set of seqs (%s)', (dialect) => {
     tests: fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c'), message: fc.option(fc.constantFrom(...MESSAGES), { nil: undefined }), retried: fc.boolean() }), { maxLength: 3 }),
     own: fc.array(fc.constantFrom('Process 12 failed', 'disk full'), { maxLength: 1 }),
   });
-  type BuildSpec = typeof buildSpec extends fc.Arbitrary<infer T> ? T : never;
-
-  function build(spec: BuildSpec): string {
-    const events = [ev('BuildStarted', {}, spec.start), ev('ProjectStructure', { rootProjectName: spec.project }), ...(spec.ci ? [ev('UserTag', { tag: 'CI' })] : [])];
-    let n = 0;
-    const attempt = (name: string, attempt: number, message: string | undefined) => {
-      n++;
-      events.push(ev('TestStarted', { id: n, suite: 'acme.T', name }));
-      events.push(ev('TestFinished', { id: n, attempt, outcome: message === undefined ? 'passed' : 'failed', ...(message === undefined ? {} : { failure: { type: 'AssertionError', message } }) }));
-    };
-    for (const x of spec.tests) {
-      attempt(x.name, 1, x.message);
-      if (x.message !== undefined && x.retried) attempt(x.name, 2, undefined);
-    }
-    const failed = spec.own.length > 0 || spec.tests.some((x) => x.message !== undefined && !x.retried);
-    events.push(ev('BuildFinished', { outcome: failed ? 'failed' : 'succeeded', failures: spec.own.map((message) => ({ classification: 'non-verification', message })) }));
-    return line({ buildId: id(), events });
-  }
+  const build = (spec: { readonly ci: boolean } & TestedBuildSpec): string => testedBuild({ ...spec, tags: spec.ci ? ['CI'] : [] });
 
   // Queries the rollups do not answer: a tag, a time range, a negation, an outcome with a tag.
   const QUERIES = ['tag:CI', 'buildStartTime>=2023-11-14T22:20:00Z', '-tag:CI', 'buildOutcome:failed tag:CI', 'project:shop -buildOutcome:failed', 'tag:nothing'];
