@@ -5,7 +5,7 @@
 // slots) and reads builds under the caller's visibility, so a test of a project she may not see has
 // no runs for her and does not exist.
 
-import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import { customValueTables } from '../../sql/layout.js';
@@ -13,7 +13,9 @@ import { DAY_MS, FAILURE_GROUP_ROLLUPS, FAILURE_GROUP_TEST_ROLLUPS, rollupsAsBui
 import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { numbersOf } from '../search/packed-rows.js';
-import { inSeqSet, seqBounds, sharedSeqSet } from '../search/seq-set.js';
+import { inSeqSet, seqBounds } from '../search/seq-set.js';
+import { layoutOf } from '../schema/layout.js';
+import { assertNever } from '../../query/assert.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
 import type { AggregateScope, BuildCommitRow, RecentRunRow, FailureGroupCursor, FailureGroupDetail, FailureGroupDetailOptions, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow, Visibility } from '../types.js';
 
@@ -158,8 +160,12 @@ async function countsFromRollups(handle: DatabaseHandle, scope: AggregateScope, 
   return guard.search(async (read) => {
     const rows = await read(sums.compile(handle.db));
     if (rows.length === 0) return [];
-    const latest = sql<{ test_id: unknown; last_seq: unknown }>`SELECT t.id AS test_id,
-        (SELECT r.seq FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC LIMIT 1) AS last_seq
+    // Every build the caller may see: a test's builds are all of its project, which the sums
+    // already checked, so its latest is the index's last entry, no build read.
+    const lastSeq = everyBuild(scope)
+      ? sql`(SELECT max(r.seq) FROM test_runs AS r WHERE r.test_id = t.id)`
+      : sql`(SELECT r.seq FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC LIMIT 1)`;
+    const latest = sql<{ test_id: unknown; last_seq: unknown }>`SELECT t.id AS test_id, ${lastSeq} AS last_seq
       FROM tests AS t WHERE t.id IN (${sql.join(rows.map((r) => num(r.test_id)))})`;
     const last = new Map((await read(latest.compile(handle.db))).map((r) => [num(r.test_id), r.last_seq]));
     return rows.map((r) => countedOf({ ...r, last_seq: last.get(num(r.test_id)) }));
@@ -262,7 +268,8 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
   const set = await setOf(sets, scope);
   const bounds = set === undefined ? undefined : seqBounds(set);
   if (set !== undefined && bounds === undefined) return [];
-  const entries = (id: number) => {
+  // A test's id: a number, or the lateral walk's key `t.id`.
+  const entries = (id: number | RawBuilder<number>) => {
     const own = handle.db.selectFrom('test_runs as r').where('r.test_id', '=', id);
     if (every) return own;
     if (set === undefined) return inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq').where('r.test_id', '=', id), scope, guard.deadlineCheck);
@@ -271,27 +278,33 @@ export async function recentRuns(handle: DatabaseHandle, testIds: readonly numbe
     return own
       .where('r.seq', '>=', bounds!.first)
       .where('r.seq', '<=', bounds!.last)
-      .where(shared!.contains(sql.ref('r.seq')));
+      .where(inSeqSet(handle.dialect, sql.ref('r.seq'), set));
   };
-  const shared = set === undefined ? undefined : sharedSeqSet(handle.dialect, set);
-  const start = shared?.with === undefined ? handle.db : handle.db.with('seq_set', (db) => db.selectNoFrom(shared.with!.as('bits')));
-  const walk = (slice: readonly number[]): Promise<RecentRunRow[]> => {
-    // Within a build, the attempts in the index's order (by outcome: skipped, failed, passed): a
-    // walk that ends in a build's attempts ends the same on every path and database.
-    const walks = slice.map((id, i) =>
-      (i === 0 ? start : handle.db)
-        .selectFrom(entries(id).select(['r.test_id as test_id', 'r.seq as seq', 'r.outcome as outcome']).orderBy('r.seq', 'desc').orderBy('r.outcome', 'desc').limit(perTest).as('w'))
-        .selectAll(),
-    );
-    const q = walks.slice(1).reduce((all, w) => all.unionAll(w), walks[0]!);
+  // Within a build, the attempts in the index's order (by outcome: skipped, failed, passed): a
+  // walk that ends in a build's attempts ends the same on every path and database.
+  const latest = (id: number | RawBuilder<number>) =>
+    entries(id).select(['r.test_id as test_id', 'r.seq as seq', 'r.outcome as outcome']).orderBy('r.seq', 'desc').orderBy('r.outcome', 'desc').limit(perTest);
+  const statement = (slice: readonly number[]): CompiledQuery => {
+    const walks = layoutOf(handle.dialect).walks;
+    switch (walks) {
+      case 'union': {
+        const parts = slice.map((id) => handle.db.selectFrom(latest(id).as('w')).selectAll());
+        return parts.slice(1).reduce((all, w) => all.unionAll(w), parts[0]!).compile();
+      }
+      case 'lateral':
+        return sql`SELECT w.test_id, w.seq, w.outcome FROM unnest(CAST(${[...slice]} AS bigint[])) AS t(id) CROSS JOIN LATERAL (${latest(sql<number>`t.id`)}) AS w`.compile(handle.db);
+      default:
+        return assertNever(walks, 'walks');
+    }
+  };
+  const walk = (slice: readonly number[]): Promise<RecentRunRow[]> =>
     // Packed by column: tens of thousands of rows cross from the search thread as three arrays.
-    return guard.search(async (_read, readPacked) => {
-      const packed = await readPacked(q.compile(), 3);
+    guard.search(async (_read, readPacked) => {
+      const packed = await readPacked(statement(slice), 3);
       if (packed.length === 0) return [];
       const [tests, seqs, outcomes] = packed.columns.map(numbersOf);
       return Array.from({ length: packed.length }, (_, i) => ({ testId: tests![i]!, seq: seqs![i]!, outcome: TEST_OUTCOME_OF_CODE[outcomes![i]!] ?? 'skipped' }));
     });
-  };
   return inSlices(ids, RECENT_TESTS_PER_STATEMENT, walk, READS_AT_A_TIME);
 }
 

@@ -12,7 +12,7 @@
 // registry's number in its place (bindSeqSets), and takes it out after (release).
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
 import type { DialectName } from '../../db/database.js';
 import { layoutOf, SEQ_SET_FUNCTION } from '../schema/layout.js';
 
@@ -67,16 +67,6 @@ export function bindSeqSets(parameters: readonly unknown[]): { readonly paramete
 export function inSeqSet(dialect: DialectName, seq: RawBuilder<unknown>, words: Uint32Array): RawBuilder<SqlBool> {
   const test = layoutOf(dialect).seqSet;
   return test.contains(seq, words, test.value(words));
-}
-
-/**
- * The set as a statement of many parts names it (layout's `sharedInCte`): `with`, the value of a CTE
- * `seq_set` (column `bits`) to put in front, or undefined; `contains`, the condition for one part.
- */
-export function sharedSeqSet(dialect: DialectName, words: Uint32Array): { readonly with: RawBuilder<unknown> | undefined; contains(seq: RawBuilder<unknown>): RawBuilder<SqlBool> } {
-  const test = layoutOf(dialect).seqSet;
-  if (!test.sharedInCte) return { with: undefined, contains: (seq) => test.contains(seq, words, test.value(words)) };
-  return { with: test.value(words), contains: (seq) => test.contains(seq, words, sql`(SELECT s.bits FROM seq_set AS s)`) };
 }
 
 /** The lowest and highest seq in the set, or undefined when it is empty. */
