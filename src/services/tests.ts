@@ -77,15 +77,25 @@ export interface VerdictSummary {
  */
 export async function verdictsOf(store: BuildStore, scope: AggregateScope, testIds: readonly number[]): Promise<Map<number, VerdictSummary>> {
   const runs = await store.tests.recentRuns(testIds, scope, RUNS_PER_VERDICT);
-  const commits = await pairCommits(store, runs);
-  const byTest = new Map<number, JudgedRun[]>();
-  for (const r of runs) {
-    // The ID and start only name the evidence, which a summary leaves out.
-    const run: JudgedRun = { seq: r.seq, buildId: '', startTime: null, commit: commits.get(r.seq) ?? null, outcome: r.outcome };
-    const list = byTest.get(r.testId);
-    if (list === undefined) byTest.set(r.testId, [run]);
-    else list.push(run);
-  }
+  // The ID and start only name the evidence, which a summary leaves out.
+  const judgedRuns = (commits: ReadonlyMap<number, string>) => {
+    const byTest = new Map<number, JudgedRun[]>();
+    for (const r of runs) {
+      const run: JudgedRun = { seq: r.seq, buildId: '', startTime: null, commit: commits.get(r.seq) ?? null, outcome: r.outcome };
+      const list = byTest.get(r.testId);
+      if (list === undefined) byTest.set(r.testId, [run]);
+      else list.push(run);
+    }
+    return byTest;
+  };
+  // Judged without commits first: a commit only adds same-commit evidence, which changes a verdict
+  // that is regressed or passing to flaky; a broken or flaky one it leaves as it is
+  // (test-verdicts.ts). So only the other tests' commits are read.
+  const without = judgedRuns(new Map());
+  const kinds = new Map([...without].map(([id, list]) => [id, verdictOf(list).kind]));
+  const open = new Set([...kinds].filter(([, kind]) => kind === 'regressed' || kind === 'passing').map(([id]) => id));
+  const commits = open.size === 0 ? new Map<number, string>() : await pairCommits(store, runs.filter((r) => open.has(r.testId)));
+  const byTest = commits.size === 0 ? without : judgedRuns(commits);
   return new Map(
     testIds.map((id) => {
       const judged = byTest.get(id) ?? [];
