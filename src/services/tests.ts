@@ -3,7 +3,7 @@
 // searches under the caller's visibility) and the pure verdicts (test-verdicts.ts).
 
 import { BadRequestError, NotFoundError } from '../errors/domain.js';
-import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestRunRow } from '../store/analytics/test-analytics.js';
+import type { FailureGroupCursor, FailureGroupDetail, FailureGroupRow, TestCounts, TestIdentityRow, TestReads, TestRunRow } from '../store/analytics/test-analytics.js';
 import type { AggregateScope, BuildStore, RecentRunRow, Visibility } from '../store/types.js';
 import { TEST_OUTCOME_CODES } from '../store/events/test-runs.js';
 import { failureEstimate, verdictOf, wilson, type Estimate, type JudgedRun, type TestExecution, type Verdict, type VerdictKind } from './test-verdicts.js';
@@ -75,8 +75,8 @@ export interface VerdictSummary {
  * builds. The lists show a verdict's kind and order by the seq it fails since, so no build's ID or
  * start is read, and of the commits only those that can make a same-commit pair (pairCommits).
  */
-export async function verdictsOf(store: BuildStore, scope: AggregateScope, testIds: readonly number[]): Promise<Map<number, VerdictSummary>> {
-  const runs = await store.tests.recentRuns(testIds, scope, RUNS_PER_VERDICT);
+export async function verdictsOf(tests: TestReads, scope: AggregateScope, testIds: readonly number[]): Promise<Map<number, VerdictSummary>> {
+  const runs = await tests.recentRuns(testIds, scope, RUNS_PER_VERDICT);
   // The ID and start only name the evidence, which a summary leaves out.
   const judgedRuns = (commits: ReadonlyMap<number, string>) => {
     const byTest = new Map<number, JudgedRun[]>();
@@ -90,17 +90,19 @@ export async function verdictsOf(store: BuildStore, scope: AggregateScope, testI
   };
   // Judged without commits first: a commit only adds same-commit evidence, which changes a verdict
   // that is regressed or passing to flaky; a broken or flaky one it leaves as it is
-  // (test-verdicts.ts). So only the other tests' commits are read.
+  // (test-verdicts.ts). So only the other tests' commits are read, and only they are judged again.
   const without = judgedRuns(new Map());
-  const kinds = new Map([...without].map(([id, list]) => [id, verdictOf(list).kind]));
-  const open = new Set([...kinds].filter(([, kind]) => kind === 'regressed' || kind === 'passing').map(([id]) => id));
-  const commits = open.size === 0 ? new Map<number, string>() : await pairCommits(store, runs.filter((r) => open.has(r.testId)));
-  const byTest = commits.size === 0 ? without : judgedRuns(commits);
+  const verdicts = new Map(testIds.map((id) => [id, verdictOf(without.get(id) ?? [])]));
+  const open = new Set(testIds.filter((id) => ['regressed', 'passing'].includes(verdicts.get(id)!.kind)));
+  if (open.size > 0) {
+    const commits = await pairCommits(tests, runs.filter((r) => open.has(r.testId)));
+    if (commits.size > 0) for (const [id, list] of judgedRuns(commits)) if (open.has(id)) verdicts.set(id, verdictOf(list));
+  }
   return new Map(
     testIds.map((id) => {
-      const judged = byTest.get(id) ?? [];
-      const v = verdictOf(judged);
-      return [id, { kind: v.kind, sinceSeq: v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : null, latest: latestOf(judged) }];
+      const v = verdicts.get(id)!;
+      // The latest run does not depend on commits.
+      return [id, { kind: v.kind, sinceSeq: v.kind === 'broken' || v.kind === 'regressed' ? v.since.seq : null, latest: latestOf(without.get(id) ?? []) }];
     }),
   );
 }
@@ -121,7 +123,7 @@ function latestOf(runs: readonly JudgedRun[]): JudgedRun['outcome'] | null {
  * runs' builds took 230 ms for the Tests page at 20 million executions (16,224 builds); a broken
  * test's window of failures alone needs none.
  */
-async function pairCommits(store: BuildStore, runs: readonly RecentRunRow[]): Promise<Map<number, string>> {
+async function pairCommits(tests: TestReads, runs: readonly RecentRunRow[]): Promise<Map<number, string>> {
   const sides = new Map<number, { failed: Set<number>; passed: Set<number> }>();
   let from = Infinity;
   let to = -Infinity;
@@ -139,9 +141,9 @@ async function pairCommits(store: BuildStore, runs: readonly RecentRunRow[]): Pr
     for (const seq of failed.size <= passed.size ? failed : passed) probe.add(seq);
   }
   if (probe.size === 0) return new Map();
-  const commits = await store.tests.commitsOf([...probe]);
+  const commits = await tests.commitsOf([...probe]);
   if (commits.length === 0) return new Map();
-  const rows = await store.tests.buildsOfCommits([...new Set(commits.map((c) => c.commit))], from, to);
+  const rows = await tests.buildsOfCommits([...new Set(commits.map((c) => c.commit))], from, to);
   return new Map([...commits, ...rows].map((r) => [r.seq, r.commit]));
 }
 
@@ -154,14 +156,16 @@ async function pairCommits(store: BuildStore, runs: readonly RecentRunRow[]): Pr
  * test/services/tests-overview.property.test.ts).
  */
 export async function testsOverview(store: BuildStore, scope: AggregateScope, limit = 20): Promise<TestsOverview> {
-  const counts = await store.tests.counts(scope, MAX_TESTS);
+  // One reader for the page: the scope's builds are found once for all its reads (TestReads).
+  const tests = store.tests;
+  const counts = await tests.counts(scope, MAX_TESTS);
   const all = counts.map((c) => ({ ...c, estimate: wilson(c.failures, c.runs) }));
   // A test without failures is passing; the others are judged when a list needs them.
   const failing = all.filter((c) => c.failures > 0);
   const verdicts = new Map<number, VerdictSummary>();
-  const judge = async (tests: readonly { readonly testId: number; readonly failures: number }[]) => {
-    const ids = tests.filter((t) => t.failures > 0 && !verdicts.has(t.testId)).map((t) => t.testId);
-    if (ids.length > 0) for (const [id, v] of await verdictsOf(store, scope, ids)) verdicts.set(id, v);
+  const judge = async (candidates: readonly { readonly testId: number; readonly failures: number }[]) => {
+    const ids = candidates.filter((t) => t.failures > 0 && !verdicts.has(t.testId)).map((t) => t.testId);
+    if (ids.length > 0) for (const [id, v] of await verdictsOf(tests, scope, ids)) verdicts.set(id, v);
   };
   const summary = (c: (typeof all)[number]): TestSummary => ({ ...c, verdict: c.failures === 0 ? 'passing' : verdicts.get(c.testId)!.kind });
 
@@ -181,7 +185,7 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
   // The tests judged already have it; the others' latest runs are read.
   const latest = new Map([...verdicts].map(([id, v]) => [id, v.latest]));
   const unjudged = failing.filter((c) => !verdicts.has(c.testId)).map((c) => c.testId);
-  if (unjudged.length > 0) for (const r of await store.tests.recentRuns(unjudged, scope, 1)) latest.set(r.testId, r.outcome);
+  if (unjudged.length > 0) for (const r of await tests.recentRuns(unjudged, scope, 1)) latest.set(r.testId, r.outcome);
   const maybeNew = failing.filter((c) => latest.get(c.testId) !== 'passed');
   await judge(maybeNew);
   const since = (id: number): number => verdicts.get(id)!.sinceSeq ?? 0;
@@ -197,7 +201,7 @@ export async function testsOverview(store: BuildStore, scope: AggregateScope, li
     flakiest,
     slowest: slowest.map(summary),
     newlyFailing,
-    failureGroups: await store.tests.failureGroups(scope, limit),
+    failureGroups: await tests.failureGroups(scope, limit),
   };
 }
 
