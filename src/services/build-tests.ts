@@ -24,7 +24,7 @@ export async function withTestIds(store: BuildStore, build: Pick<BuildSummary, '
   // The identity the ingest gave each test (ingest/plan.ts): tool and project of the build, suite, name, parameters.
   const keyOf = (t: TestRow) => testKeyOf(build.toolType, build.project, t.suite, t.name, t.parameters ?? '');
   const ids = await store.tests.idsOf(tests.map(keyOf));
-  const verdicts = await verdictsOf(store, { visibility }, [...new Set(ids.values())]);
+  const verdicts = await verdictsOf(store.tests, { visibility }, [...new Set(ids.values())]);
   return tests.map((t) => {
     const id = ids.get(keyOf(t));
     if (id === undefined) return { ...t, testId: null, verdict: null };

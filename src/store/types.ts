@@ -266,7 +266,11 @@ export interface BuildStore {
    * it cannot use. A search like facets.
    */
   trends(scope: AggregateScope, options: TrendOptions): Promise<Trends>;
-  /** The test dimension of the scope's builds (test-analytics.ts): searches like facets, under the caller's visibility. */
+  /**
+   * The test dimension of the scope's builds (test-analytics.ts): searches like facets, under the
+   * caller's visibility. A new reader each time, for one request: it keeps the builds of each scope
+   * object it read.
+   */
   readonly tests: TestReads;
   /**
    * Deletes up to `limit` builds of `selection` in one short transaction (retention, prune; see

@@ -106,7 +106,8 @@ describe.each(dialects)('a set of seqs (%s)', (dialect) => {
           expect(await withSets.failureGroups(scope, 50)).toEqual(expected.groups);
           for (const [i, g] of expected.groups.entries()) expect(await withSets.failureGroup(g.groupId, scope, options)).toEqual(details[i]);
         }
-        expect(answered).toBe(2 * (3 + expected.groups.length));
+        // Each reader found the scope's builds once, for all its reads.
+        expect(answered).toBe(2);
         index.close();
       }),
       { numRuns: 30 },

@@ -586,8 +586,21 @@ export async function testIdsOf(handle: DatabaseHandle, keys: readonly string[])
   return new Map(rows.map((r) => [r.test_key, num(r.id)]));
 }
 
-/** The test dimension's reads, each scope's builds given by `sets` where it can (ScopeSets). */
-export function testReads(handle: DatabaseHandle, guard: GuardedSearch, sets?: ScopeSets): TestReads {
+/**
+ * The test dimension's reads, each scope's builds given by `sets` where it can (ScopeSets). One
+ * instance serves one request: a scope's set is found once per scope object and kept by it (a page
+ * of tests reads its scope's builds a dozen times), so a later request takes a new one.
+ */
+export function testReads(handle: DatabaseHandle, guard: GuardedSearch, scopeSets?: ScopeSets): TestReads {
+  const found = new Map<AggregateScope, Promise<Uint32Array | undefined>>();
+  const sets: ScopeSets | undefined =
+    scopeSets === undefined
+      ? undefined
+      : (scope) => {
+          let set = found.get(scope);
+          if (set === undefined) found.set(scope, (set = scopeSets(scope)));
+          return set;
+        };
   return {
     counts: (scope, limit) => testCounts(handle, scope, guard, limit, sets),
     runs: (ids, scope, maxRows) => testRuns(handle, ids, scope, guard, maxRows),
