@@ -27,6 +27,7 @@
 // Every read is a statement of the caller's search (the search threads, the time limit); what a
 // read that timed out had loaded stays, so the next search goes on from there.
 
+import { setImmediate as turn } from 'node:timers/promises';
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Logger } from 'pino';
 import type { CheckedExpr } from '../../query/checked.js';
@@ -373,7 +374,6 @@ export class AnalyticsIndex {
       if (match === undefined) return undefined;
       // Each pass over the matched builds is tens of milliseconds at a million: the server's other
       // requests get a turn between them (and within the longest, pathRows).
-      const turn = () => new Promise((r) => setImmediate(r));
       await turn();
       const picked = this.pick(match, ranged, Float64Array.from(periods, (p) => p.start));
       await turn();
@@ -475,7 +475,7 @@ export class AnalyticsIndex {
     for (let k = 0; k < seqs.length; k++) {
       // The server's other requests get their turn between parts: a 30-day trend of half a million
       // builds sums ~5 million tasks (~150-200 ms in one run, which an unrelated request waited).
-      if (k % YIELD_BUILDS === YIELD_BUILDS - 1) await new Promise((r) => setImmediate(r));
+      if (k % YIELD_BUILDS === YIELD_BUILDS - 1) await turn();
       const s = seqs[k]!;
       for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
         const key = taskKeys[t]!;

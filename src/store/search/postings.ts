@@ -134,6 +134,9 @@ export interface PostingCacheOptions {
   readonly maxBytes?: number;
 }
 
+/** Reads the seqs a statement selects, in the caller's search (a search thread, the time limit). */
+export type ReadSeqs = (query: CompiledQuery) => Promise<ArrayLike<number> & Iterable<number>>;
+
 export class PostingCache {
   private readonly lists = new Map<string, List>();
   private bytes = 0;
@@ -156,7 +159,7 @@ export class PostingCache {
    * first use of a term reads every build it matches (`tag:CI`, 556k at 1M builds: 850 ms, which
    * in the server's thread every other request waited for).
    */
-  async postings(terms: readonly ExactTerm[], readSeqs: (query: CompiledQuery) => Promise<ArrayLike<number> & Iterable<number>>): Promise<Postings[] | undefined> {
+  async postings(terms: readonly ExactTerm[], readSeqs: ReadSeqs): Promise<Postings[] | undefined> {
     const latest = Number(this.latest.get());
     // One bitmap is latest / 8 bytes: past the budget the lists would evict each other.
     if (latest / 8 > this.maxBytes / terms.length) return undefined;
@@ -200,7 +203,7 @@ export class PostingCache {
     return statement.all(...(query.parameters as unknown[])) as R[];
   }
 
-  private async list({ term, key }: ExactTerm, latest: number, readSeqs: (query: CompiledQuery) => Promise<ArrayLike<number> & Iterable<number>>): Promise<List> {
+  private async list({ term, key }: ExactTerm, latest: number, readSeqs: ReadSeqs): Promise<List> {
     let list = this.lists.get(key);
     if (list !== undefined) {
       // Most recently used last: eviction takes the first.
@@ -215,7 +218,7 @@ export class PostingCache {
     return list;
   }
 
-  private async extend(term: CheckedExpr, list: List, latest: number, readSeqs: (query: CompiledQuery) => Promise<ArrayLike<number> & Iterable<number>>): Promise<void> {
+  private async extend(term: CheckedExpr, list: List, latest: number, readSeqs: ReadSeqs): Promise<void> {
     const from = list.upTo;
     const query = this.db.selectFrom('builds').select('builds.seq').where('builds.seq', '>', from).where('builds.seq', '<=', latest).where(compileQuery(term, this.dialect)).compile();
     const seqs = await readSeqs(query);
