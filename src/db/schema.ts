@@ -116,6 +116,12 @@ export interface TestsTable {
 }
 
 /** Store migration 0020: one row per finished test attempt of an available build. */
+/** A build's test executions in one value (store migration 0024, store/events/test-packs.ts). */
+export interface TestPacksTable {
+  seq: number;
+  runs: Uint8Array;
+}
+
 export interface TestRunsTable {
   seq: number;
   ord: number;
@@ -247,6 +253,7 @@ export interface Database extends SearchDatabase {
   build_task_counts: BuildTaskCountsTable;
   tests: TestsTable;
   test_runs: TestRunsTable;
+  test_packs: TestPacksTable;
   failure_groups: FailureGroupsTable;
   build_failures: BuildFailuresTable;
   deleted_builds: DeletedBuildsTable;

@@ -16,7 +16,7 @@ import { rollupRemovals } from './analytics/rollups.js';
 import type { DeletedBuild, PruneCandidate, PruneSelection } from './types.js';
 
 /** Tables with one or more rows per available build, keyed by its seq. */
-const BY_SEQ = ['build_values', 'build_custom_values', 'build_custom_values_recent', 'build_values_recent', 'build_attributes', 'build_tasks', 'build_task_counts', 'build_attestations', 'test_runs', 'build_failures'] as const;
+const BY_SEQ = ['build_values', 'build_custom_values', 'build_custom_values_recent', 'build_values_recent', 'build_attributes', 'build_tasks', 'build_task_counts', 'build_attestations', 'test_runs', 'test_packs', 'build_failures'] as const;
 
 /** Builds per transaction: a batch holds the writer ~30 ms (median, bench/prune.ts at 20k builds on this shared machine). */
 export const DEFAULT_PRUNE_BATCH = 100;

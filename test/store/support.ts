@@ -81,7 +81,7 @@ export async function openTestStore(dialect: DialectName, options: Omit<BuildSto
     now,
     location,
     async reset() {
-      for (const t of ['build_values', 'build_custom_values', 'build_custom_values_recent', 'build_values_recent', 'build_events', 'build_attributes', 'build_tasks', 'build_task_counts', 'build_attestations', 'test_runs', 'build_failures', 'tests', 'failure_groups', 'build_rollups', 'build_duration_rollups', 'build_task_rollups', 'build_facet_rollups', 'test_rollups', 'failure_group_rollups', 'failure_group_test_rollups', 'rollup_keys', 'builds']) {
+      for (const t of ['build_values', 'build_custom_values', 'build_custom_values_recent', 'build_values_recent', 'build_events', 'build_attributes', 'build_tasks', 'build_task_counts', 'build_attestations', 'test_runs', 'test_packs', 'build_failures', 'tests', 'failure_groups', 'build_rollups', 'build_duration_rollups', 'build_task_rollups', 'build_facet_rollups', 'test_rollups', 'failure_group_rollups', 'failure_group_test_rollups', 'rollup_keys', 'builds']) {
         await sql`DELETE FROM ${sql.table(t)}`.execute(handle.db);
       }
     },

@@ -4,7 +4,7 @@
 // databases.
 
 import { describe, expect, it } from 'vitest';
-import { failureGroupRollupsAndRecount, testRollupsAndRecount } from './test-rollups-check.js';
+import { failureGroupRollupsAndRecount, testPacksAndRepack, testRollupsAndRecount } from './test-rollups-check.js';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { pgAvailable } from '../support/postgres.js';
@@ -122,7 +122,7 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
     expect(await t.store.tests.recentRuns(ids, { visibility: SEE_EVERYTHING }, 1)).toHaveLength(2);
   });
 
-  it('equals a recount from the events of the stored builds, and its per-test and failure group rollups a recount of its rows, under ingests and deletions interleaved', async () => {
+  it('equals a recount from the events of the stored builds, and its per-test and failure group rollups and its test packs a recount of its rows, under ingests and deletions interleaved', async () => {
     const spec = fc.record({ suite: fc.constantFrom('a.A', 'a.B'), name: fc.constantFrom('x', 'y', 'z'), outcome: fc.constantFrom('passed', 'failed', 'skipped' as const), attempt: fc.integer({ min: 1, max: 3 }), message: fc.option(fc.constantFrom('boom 1', 'boom 2', 'bang at /a/b'), { nil: undefined }) });
     const step = fc.oneof(fc.record({ kind: fc.constant('ingest' as const), builds: fc.array(fc.record({
             project: fc.constantFrom('p', 'q'),
@@ -155,6 +155,8 @@ describe.each(dialects)('the test dimension in the store (%s)', (dialect) => {
         expect(rolledUp).toEqual(rows);
         const groups = await failureGroupRollupsAndRecount(t.handle.db);
         expect(groups.rolledUp).toEqual(groups.recount);
+        const packs = await testPacksAndRepack(t.handle.db);
+        expect(packs.stored).toEqual(packs.repacked);
       }),
       { numRuns: dialect === 'sqlite' ? 25 : 10 },
     );

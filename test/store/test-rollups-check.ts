@@ -3,6 +3,7 @@
 // project and outcome, as comparable lines.
 
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { testPacksOf } from '../../src/store/events/test-packs.js';
 
 const line =
   (columns: readonly string[]) =>
@@ -66,4 +67,12 @@ export async function failureGroupRollupsAndRecount(db: Db): Promise<{ rolledUp:
     )),
   ];
   return { rolledUp: rolledUp.sort(), recount: recount.sort() };
+}
+
+/** Each build's stored test pack (store migration 0024) and the pack of its test_runs rows, as `seq hex` lines. */
+export async function testPacksAndRepack(db: Db): Promise<{ stored: string[]; repacked: string[] }> {
+  const stored = (await sql<{ seq: unknown; runs: Uint8Array }>`SELECT seq, runs FROM test_packs ORDER BY seq`.execute(db)).rows.map((r) => `${Number(r.seq)} ${Buffer.from(r.runs).toString('hex')}`);
+  const rows = (await sql<{ seq: unknown; test_id: unknown; outcome: unknown; duration_ms: unknown }>`SELECT seq, test_id, outcome, duration_ms FROM test_runs ORDER BY seq`.execute(db)).rows;
+  const repacked = testPacksOf(rows.map((r) => [Number(r.seq), Number(r.test_id), Number(r.outcome), Number(r.duration_ms)] as const)).map(([seq, pack]) => `${seq} ${pack.toString('hex')}`);
+  return { stored, repacked };
 }

@@ -12,7 +12,7 @@ import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { pgAvailable } from '../support/postgres.js';
 import { openTestStore } from './support.js';
 import { undoTests } from './tests-rewind.js';
-import { failureGroupRollupsAndRecount, testRollupsAndRecount } from './test-rollups-check.js';
+import { failureGroupRollupsAndRecount, testPacksAndRepack, testRollupsAndRecount } from './test-rollups-check.js';
 
 const dialects = pgAvailable() ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
@@ -24,6 +24,9 @@ async function dimension(db: Kysely<any>) {
   expect(rolledUp).toEqual(recount);
   const grouped = await failureGroupRollupsAndRecount(db);
   expect(grouped.rolledUp).toEqual(grouped.recount);
+  // Each build's pack holds its rows, whichever wrote them.
+  const packed = await testPacksAndRepack(db);
+  expect(packed.stored).toEqual(packed.repacked);
   const runs = await sql`SELECT r.seq, r.ord, t.test_key, t.tool_type, t.project_name, t.suite, t.name, t.parameters, r.outcome, r.attempt, r.start_ms, r.duration_ms, g.group_key
     FROM test_runs AS r JOIN tests AS t ON t.id = r.test_id LEFT JOIN failure_groups AS g ON g.id = r.group_id ORDER BY r.seq, r.ord`.execute(db);
   const failures = await sql`SELECT f.seq, f.ord, g.group_key FROM build_failures AS f JOIN failure_groups AS g ON g.id = f.group_id ORDER BY f.seq, f.ord`.execute(db);
@@ -53,9 +56,9 @@ describe.each(dialects)('the test dimension of builds stored before 0020 (%s)', 
       // Only the earlier half without rows, as in a store upgraded across 0020: they are filled,
       // the later builds' rows are left as they are, and nothing is written twice.
       const middle = Number(written.runs[Math.floor(written.runs.length / 2)]!['seq']);
-      for (const table of ['test_runs', 'build_failures']) await sql`DELETE FROM ${sql.table(table)} WHERE seq < ${middle}`.execute(t.handle.db);
-      // A store from before 0021 has no per-test or failure group rollups (0022, 0023) either.
-      await sql`DELETE FROM store_migration WHERE name IN ('0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups')`.execute(t.handle.db);
+      for (const table of ['test_runs', 'test_packs', 'build_failures']) await sql`DELETE FROM ${sql.table(table)} WHERE seq < ${middle}`.execute(t.handle.db);
+      // A store from before 0021 has no per-test or failure group rollups (0022, 0023) or test packs (0024) either.
+      await sql`DELETE FROM store_migration WHERE name IN ('0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups', '0024_test_packs')`.execute(t.handle.db);
       for (const table of ['test_rollups', 'failure_group_rollups', 'failure_group_test_rollups']) await sql`DELETE FROM ${sql.table(table)}`.execute(t.handle.db);
       const again = await openBuildStore(t.handle, {});
       await again.close();
@@ -63,7 +66,7 @@ describe.each(dialects)('the test dimension of builds stored before 0020 (%s)', 
       expect((await sql`SELECT * FROM test_backfill`.execute(t.handle.db)).rows).toEqual([]);
 
       // A run stopped after the batches up to `middle` (the mark moved there): it goes on after it.
-      for (const table of ['test_runs', 'build_failures', 'test_rollups', 'failure_group_rollups', 'failure_group_test_rollups']) await sql`DELETE FROM ${sql.table(table)}`.execute(t.handle.db);
+      for (const table of ['test_runs', 'test_packs', 'build_failures', 'test_rollups', 'failure_group_rollups', 'failure_group_test_rollups']) await sql`DELETE FROM ${sql.table(table)}`.execute(t.handle.db);
       const last = Number(written.runs.at(-1)!['seq']);
       await sql`INSERT INTO test_backfill (below_seq, done_seq) VALUES (${last + 1}, ${middle})`.execute(t.handle.db);
       const resumed = await openBuildStore(t.handle, {});

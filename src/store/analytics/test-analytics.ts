@@ -13,7 +13,8 @@ import { DAY_MS, FAILURE_GROUP_ROLLUPS, FAILURE_GROUP_TEST_ROLLUPS, rollupsAsBui
 import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { numbersOf } from '../search/packed-rows.js';
-import { inSeqSet, seqBounds } from '../search/seq-set.js';
+import { inSeqSet, seqBounds, seqRanges } from '../search/seq-set.js';
+import { topTestCounts } from '../events/test-packs.js';
 import { layoutOf } from '../schema/layout.js';
 import { assertNever } from '../../query/assert.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
@@ -119,16 +120,15 @@ function queryCondition(handle: DatabaseHandle, scope: AggregateScope): RawBuild
   return scope.query === undefined || scope.query.kind === 'all' ? sql<SqlBool>`1 = 1` : (compileQuery(scope.query, dialectOf(handle.dialect)) as unknown as RawBuilder<SqlBool>);
 }
 
-/** The counts from the executions: of the scope's set's builds on the test index alone, else over the joined builds. */
+/**
+ * The counts from the executions: of the scope's set's builds from their test packs
+ * (countsFromPacks), else over the joined builds.
+ */
 async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, set: Uint32Array | undefined): Promise<Counted[]> {
+  if (set !== undefined) return countsFromPacks(handle, guard, limit, set);
   const F = TEST_OUTCOME_CODES.failed;
   const S = TEST_OUTCOME_CODES.skipped;
-  const check = guard.deadlineCheck;
-  const rows =
-    set === undefined
-      ? inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, check)
-      : handle.db.selectFrom('test_runs as r').where(check ?? sql<SqlBool>`1 = 1`).where(inSeqSet(handle.dialect, sql.ref('r.seq'), set));
-  const q = rows
+  const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
     .select([
       'r.test_id as test_id',
       sql<number>`sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END)`.as('runs'),
@@ -144,6 +144,38 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
     .orderBy('r.test_id')
     .limit(limit);
   return (await guard.search((read) => read(q.compile()))).map(countedOf);
+}
+
+/** Builds whose packs one statement of countsFromPacks folds: a few hundred KB of packs, a bounded stretch of the server's thread where it folds (PostgreSQL). */
+const PACKED_BUILDS_PER_READ = 5000;
+
+/**
+ * The counts of the set's builds from their test packs (events/test-packs.ts): a range of seqs
+ * at a time, each range's packs folded where they are read (in a search thread on SQLite), two
+ * ranges at a time, and the ranges' counts summed. Reads only the set's builds, where the test
+ * index would be walked whole (docs/tests.md, "Speed").
+ */
+async function countsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Counted[]> {
+  const ranges = seqRanges(set, PACKED_BUILDS_PER_READ);
+  const parts = await guard.search((_read, _readPacked, readTestCounts) =>
+    inSlices(
+      ranges,
+      1,
+      async ([range]) => [
+        await readTestCounts(
+          handle.db
+            .selectFrom('test_packs as p')
+            .select(['p.seq', 'p.runs'])
+            .where('p.seq', '>=', range![0])
+            .where('p.seq', '<=', range![1])
+            .where(inSeqSet(handle.dialect, sql.ref('p.seq'), set))
+            .compile(),
+        ),
+      ],
+      READS_AT_A_TIME,
+    ),
+  );
+  return topTestCounts(parts, limit);
 }
 
 /**

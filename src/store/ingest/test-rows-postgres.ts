@@ -1,4 +1,4 @@
-// PostgreSQL: the test dimension's rows of a part (store migration 0020), written by the ingest in
+// PostgreSQL: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs, build_failures, test_packs), written by the ingest in
 // the part's transaction with the build's other rows, and by migration 0021's backfill
 // (test-backfill.ts). The tests and failure groups new to the store are added to their
 // dictionaries with one INSERT ... ON CONFLICT DO NOTHING and read back with one SELECT each per
@@ -7,6 +7,7 @@
 
 import { sql, type Kysely } from 'kysely';
 import type { TestWrites } from './plan.js';
+import { testPacksOf } from '../events/test-packs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Trx = Kysely<any>;
@@ -43,6 +44,8 @@ export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void
       SELECT * FROM unnest(${runs.map((r) => r[0])}::bigint[], ${runs.map((r) => r[1])}::integer[], ${runs.map((r) => testIds.get(r[2])!)}::bigint[],
         ${runs.map((r) => r[4])}::smallint[], ${runs.map((r) => r[5])}::smallint[], ${runs.map((r) => r[6])}::double precision[],
         ${runs.map((r) => r[7])}::double precision[], ${runs.map((r) => (r[8] === null ? null : groupIds.get(r[8][0])!))}::bigint[])`.execute(t);
+    const packs = testPacksOf(runs.map((r) => [r[0], testIds.get(r[2])!, r[4], r[7]] as const));
+    await sql`INSERT INTO test_packs (seq, runs) SELECT * FROM unnest(${packs.map((p) => p[0])}::bigint[], ${packs.map((p) => p[1])}::bytea[])`.execute(t);
   }
   if (w.buildFailures.length > 0) {
     const fs = w.buildFailures;

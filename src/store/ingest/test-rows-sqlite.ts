@@ -1,4 +1,4 @@
-// SQLite: the test dimension's rows of a part (store migration 0020), written by the ingest in the
+// SQLite: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs, build_failures, test_packs), written by the ingest in the
 // part's transaction with the build's other rows, and by migration 0021's backfill
 // (test-backfill.ts). The tests and failure groups new to the store are added to their dictionaries
 // once per distinct key of the part, not per run: a look-up by key and an INSERT for the new ones (the writer is alone; a rolled-back part leaves none behind).
@@ -6,6 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { TestWrites } from './plan.js';
 import type { FailureTuple } from '../events/test-runs.js';
+import { testPacksOf } from '../events/test-packs.js';
 
 /** ingest/sqlite.ts's multi-row INSERT (handed in, so the two modules do not import each other). */
 export type RowInserter = (db: BetterSqlite3.Database, insert: string, width?: number) => (rows: readonly (readonly unknown[])[]) => void;
@@ -17,6 +18,7 @@ export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInser
   const insertGroup = db.prepare('INSERT INTO failure_groups (group_key, sample) VALUES (?, ?)');
   const insertRuns = rowInserter(db, 'INSERT INTO test_runs (seq, ord, test_id, outcome, attempt, start_ms, duration_ms, group_id) VALUES', 8);
   const insertFailures = rowInserter(db, 'INSERT INTO build_failures (seq, ord, group_id) VALUES', 3);
+  const insertPacks = rowInserter(db, 'INSERT INTO test_packs (seq, runs) VALUES', 2);
 
   const groups = new Map<string, number>();
   const groupId = ([key, sample]: FailureTuple): number => {
@@ -32,16 +34,19 @@ export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInser
     if (w.testRuns.length === 0 && w.buildFailures.length === 0) return;
     const tests = new Map<string, number>();
     groups.clear();
+    const packed: (readonly [number, number, number, number])[] = [];
     const rows = w.testRuns.map(([seq, ord, key, identity, outcome, attempt, start, duration, failure]) => {
       let id = tests.get(key);
       if (id === undefined) {
         id = (selectTest.get(key) as number | undefined) ?? Number(insertTest.run(key, ...identity).lastInsertRowid);
         tests.set(key, id);
       }
+      packed.push([seq, id, outcome, duration]);
       return [seq, ord, id, outcome, attempt, start, duration, failure === null ? null : groupId(failure)];
     });
     // In key order (seq, ord), as planned: appended at the end of the table.
     insertRuns(rows);
+    insertPacks(testPacksOf(packed));
     insertFailures(w.buildFailures.map(([seq, ord, f]) => [seq, ord, groupId(f)]));
   };
 }

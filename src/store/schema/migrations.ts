@@ -4,7 +4,7 @@
 // of the schema (columns, indexes and derived values of fields added since) is reconciled after
 // the migrations, every time the store opens (reconcile.ts). Adding a field needs no migration.
 
-import { markTestBackfill, testDimension } from './test-migration.js';
+import { markTestBackfill, testDimension, testPacks } from './test-migration.js';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from './columns.js';
 import { migrate, migrationRan, type DatabaseHandle } from '../../db/database.js';
@@ -538,6 +538,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0021_tests_backfill': { up: markTestBackfill },
     '0022_test_rollups': { up: (db) => testRollups(db, dialect) },
     '0023_failure_group_rollups': { up: (db) => failureGroupRollups(db, dialect) },
+    '0024_test_packs': { up: (db) => testPacks(db, dialect, progressLog('test packs', 'seqs')) },
   };
 }
 

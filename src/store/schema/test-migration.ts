@@ -18,6 +18,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { layoutOf } from './layout.js';
+import { testPacksOf } from '../events/test-packs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -65,4 +66,33 @@ export async function markTestBackfill(db: Db): Promise<void> {
   const last = (await sql<{ s: number | string | null }>`SELECT max(seq) AS s FROM builds`.execute(db)).rows[0]?.s;
   if (last == null) return;
   await sql`INSERT INTO test_backfill (below_seq, done_seq) VALUES (${first == null ? Number(last) + 1 : Number(first)}, 0)`.execute(db);
+}
+
+/** Builds per window of store migration 0024's fill. */
+const PACK_FILL_WINDOW = 2000;
+
+/**
+ * Store migration 0024: test_packs, each build's executions in one value (events/test-packs.ts),
+ * which the Tests page's counts read for queries the per-test rollups do not answer. Filled here
+ * from the test rows stored so far, a window of seqs at a time with progress; builds the test
+ * backfill (0021) has not reached yet get theirs when it writes their rows.
+ */
+export async function testPacks(db: Db, dialect: DatabaseHandle['dialect'], progress: (done: number, total: number) => void): Promise<void> {
+  const seq = dialect === 'sqlite' ? 'seq INTEGER PRIMARY KEY' : 'seq bigint PRIMARY KEY';
+  await sql.raw(`CREATE TABLE IF NOT EXISTS test_packs (${seq}, runs ${layoutOf(dialect).bytes} NOT NULL)`).execute(db);
+  // Empty before the fill, so that a store whose later migrations are run again is not filled twice.
+  await sql`DELETE FROM test_packs`.execute(db);
+  const range = (await sql<{ lo: number | string | null; hi: number | string | null }>`SELECT min(seq) AS lo, max(seq) AS hi FROM test_runs`.execute(db)).rows[0];
+  if (range?.lo == null || range.hi == null) return;
+  const [lo, hi] = [Number(range.lo), Number(range.hi)];
+  for (let after = lo - 1; after < hi; after += PACK_FILL_WINDOW) {
+    const last = Math.min(after + PACK_FILL_WINDOW, hi);
+    const rows = (
+      await sql<{ seq: number | string; test_id: number | string; outcome: number; duration_ms: number }>`SELECT seq, test_id, outcome, duration_ms FROM test_runs
+        WHERE seq > ${after} AND seq <= ${last} ORDER BY seq`.execute(db)
+    ).rows;
+    const packs = testPacksOf(rows.map((r) => [Number(r.seq), Number(r.test_id), r.outcome, r.duration_ms] as const));
+    if (packs.length > 0) await sql`INSERT INTO test_packs (seq, runs) VALUES ${sql.join(packs.map(([s, pack]) => sql`(${s}, ${pack})`))}`.execute(db);
+    progress(last - lo + 1, hi - lo + 1);
+  }
 }

@@ -13,6 +13,14 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { PackedRows } from './packed-rows.js';
+import type { TestCountsPart } from '../events/test-packs.js';
+
+/**
+ * What a search thread answers for a statement: its rows, its rows packed column by column
+ * (packed-rows.ts), or the per-test counts of the test packs it selects as (seq, runs)
+ * (events/test-packs.ts), folded in the thread.
+ */
+export type ReadForm = 'rows' | 'packed' | 'testCounts';
 
 /** Called first in a search statement's WHERE clause by the workers' connections: throws after the deadline. */
 export const DEADLINE_FUNCTION = 'buildscope_deadline';
@@ -47,8 +55,8 @@ interface Job {
   readonly parameters: readonly unknown[];
   readonly deadline: number;
   readonly timeoutMs: number;
-  readonly packed: boolean;
-  readonly resolve: (rows: unknown[] | PackedRows) => void;
+  readonly form: ReadForm;
+  readonly resolve: (rows: unknown[] | PackedRows | TestCountsPart) => void;
   readonly reject: (e: Error) => void;
 }
 
@@ -77,18 +85,23 @@ export class ReadPool {
 
   /** The rows of a compiled statement, or a SearchTimeoutError after `timeoutMs` (queueing included). */
   run(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<unknown[]> {
-    return this.job(sql, parameters, timeoutMs, false) as Promise<unknown[]>;
+    return this.job(sql, parameters, timeoutMs, 'rows') as Promise<unknown[]>;
   }
 
   /** The rows of a compiled statement packed column by column (packed-rows.ts), as `run`. */
   runPacked(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<PackedRows> {
-    return this.job(sql, parameters, timeoutMs, true) as Promise<PackedRows>;
+    return this.job(sql, parameters, timeoutMs, 'packed') as Promise<PackedRows>;
   }
 
-  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, packed: boolean): Promise<unknown[] | PackedRows> {
+  /** The per-test counts of the test packs a compiled statement selects as (seq, runs), as `run`. */
+  runTestCounts(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<TestCountsPart> {
+    return this.job(sql, parameters, timeoutMs, 'testCounts') as Promise<TestCountsPart>;
+  }
+
+  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, form: ReadForm): Promise<unknown[] | PackedRows | TestCountsPart> {
     if (this.closed) return Promise.reject(new Error('The store is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, packed, resolve, reject });
+      this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, form, resolve, reject });
       this.dispatch();
     });
   }
@@ -117,7 +130,7 @@ export class ReadPool {
       }
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, deadline: job.deadline, packed: job.packed });
+      slot.worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, deadline: job.deadline, form: job.form });
       slot.timer = setTimeout(() => this.stuck(slot), left + GRACE_MS);
     }
   }
@@ -125,14 +138,13 @@ export class ReadPool {
   private start(): Slot {
     const slot: Slot = { worker: this.startThread(this.file), job: undefined, timer: undefined };
     const w = slot.worker;
-    w.on('message', (m: { id: number; rows?: unknown[]; packed?: PackedRows; error?: string; timeout?: boolean }) => {
+    w.on('message', (m: { id: number; answer?: unknown[] | PackedRows | TestCountsPart; error?: string; timeout?: boolean }) => {
       const job = slot.job;
       if (job === undefined || job.id !== m.id) return;
       clearTimeout(slot.timer);
       slot.job = undefined;
       w.unref();
-      if (m.rows !== undefined) job.resolve(m.rows);
-      else if (m.packed !== undefined) job.resolve(m.packed);
+      if (m.answer !== undefined) job.resolve(m.answer);
       else if (m.timeout) job.reject(new SearchTimeoutError(job.timeoutMs));
       else job.reject(new Error(m.error));
       this.dispatch();

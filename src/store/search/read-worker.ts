@@ -9,7 +9,9 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { packedBuffers, packRows } from './packed-rows.js';
-import { DEADLINE_FUNCTION } from './read-pool.js';
+import { DEADLINE_FUNCTION, type ReadForm } from './read-pool.js';
+import { assertNever } from '../../query/assert.js';
+import { foldTestCounts, testCountsBuffers } from '../events/test-packs.js';
 import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 
 interface Job {
@@ -18,8 +20,7 @@ interface Job {
   readonly parameters: readonly unknown[];
   /** Epoch ms after which the statement is stopped. */
   readonly deadline: number;
-  /** Answer the rows packed column by column (packed-rows.ts). */
-  readonly packed?: boolean;
+  readonly form: ReadForm;
 }
 
 const TIMEOUT = 'search deadline passed';
@@ -51,10 +52,23 @@ parentPort!.on('message', (job: Job) => {
       stmt = db.prepare(job.sql);
       statements.set(job.sql, stmt);
     }
-    if (job.packed === true) {
-      const packed = packRows(stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>, stmt.columns().length);
-      parentPort!.postMessage({ id: job.id, packed }, packedBuffers(packed));
-    } else parentPort!.postMessage({ id: job.id, rows: stmt.raw(false).all(...parameters) });
+    switch (job.form) {
+      case 'rows':
+        parentPort!.postMessage({ id: job.id, answer: stmt.raw(false).all(...parameters) });
+        break;
+      case 'packed': {
+        const packed = packRows(stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>, stmt.columns().length);
+        parentPort!.postMessage({ id: job.id, answer: packed }, packedBuffers(packed));
+        break;
+      }
+      case 'testCounts': {
+        const counts = foldTestCounts(stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>);
+        parentPort!.postMessage({ id: job.id, answer: counts }, testCountsBuffers(counts));
+        break;
+      }
+      default:
+        assertNever(job.form, 'read form');
+    }
   } catch (e) {
     const message = (e as Error).message;
     parentPort!.postMessage({ id: job.id, error: message, timeout: message === TIMEOUT });

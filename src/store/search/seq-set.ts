@@ -79,3 +79,32 @@ export function seqBounds(words: Uint32Array): { readonly first: number; readonl
   const low = words[lo]! & -words[lo]!;
   return { first: lo * 32 + 31 - Math.clz32(low), last: hi * 32 + 31 - Math.clz32(words[hi]!) };
 }
+
+/**
+ * The set cut into ranges of seqs [first, last], in order, each holding at most `perRange` of its
+ * seqs (by whole words of 32), so that a read of the set's rows can go a range at a time.
+ */
+export function seqRanges(words: Uint32Array, perRange: number): [number, number][] {
+  const ranges: [number, number][] = [];
+  let start = -1;
+  let held = 0;
+  for (let w = 0; w < words.length; w++) {
+    const bits = popcount(words[w]!);
+    if (bits === 0) continue;
+    if (start >= 0 && held + bits > perRange) {
+      ranges.push([start, w * 32 - 1]);
+      start = -1;
+      held = 0;
+    }
+    if (start < 0) start = w * 32;
+    held += bits;
+  }
+  if (start >= 0) ranges.push([start, words.length * 32 - 1]);
+  return ranges;
+}
+
+function popcount(v: number): number {
+  v -= (v >>> 1) & 0x55555555;
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}

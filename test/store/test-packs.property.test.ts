@@ -1,0 +1,78 @@
+// A build's test executions in one value (src/store/events/test-packs.ts) and the per-test counts
+// folded from packs: the counts of any builds' packs, folded in any split into parts and summed,
+// equal the counts computed directly from the executions (what the SQL over test_runs computes);
+// one build has one pack whatever the order of its executions; and a set of seqs cut into ranges
+// (seq-set.ts `seqRanges`) holds each of its seqs in exactly one range, none over the limit.
+
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { encodeTestPack, foldTestCounts, topTestCounts, type PackedTestRun } from '../../src/store/events/test-packs.js';
+import { seqRanges } from '../../src/store/search/seq-set.js';
+
+const run = fc.tuple(
+  fc.integer({ min: 1, max: 40 }),
+  fc.constantFrom(0, 1, 2),
+  // Durations past one byte, and past 2^31 (whole ms, as the events give them).
+  fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 ** 40 })),
+) as fc.Arbitrary<PackedTestRun>;
+const build = fc.array(run, { minLength: 1, maxLength: 12 });
+
+/** The counts as SQL computes them over test_runs: per test id, sorted and cut as the Tests page's. */
+function reference(builds: readonly (readonly PackedTestRun[])[], limit: number) {
+  const by = new Map<number, { runs: number; failures: number; skipped: number; seqs: Set<number>; durations: number[]; lastSeq: number }>();
+  builds.forEach((runs, seq) => {
+    for (const [id, outcome, duration] of runs) {
+      const t = by.get(id) ?? { runs: 0, failures: 0, skipped: 0, seqs: new Set<number>(), durations: [], lastSeq: 0 };
+      by.set(id, t);
+      if (outcome !== 2) t.runs++;
+      if (outcome === 1) t.failures++;
+      if (outcome === 2) t.skipped++;
+      t.seqs.add(seq + 1);
+      t.durations.push(duration);
+      t.lastSeq = Math.max(t.lastSeq, seq + 1);
+    }
+  });
+  return [...by]
+    .sort(([ia, a], [ib, b]) => b.failures - a.failures || b.runs - a.runs || ia - ib)
+    .slice(0, limit)
+    .map(([testId, t]) => ({ testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.seqs.size, meanDurationMs: t.durations.reduce((a, b) => a + b, 0) / t.durations.length, lastSeq: t.lastSeq }));
+}
+
+describe('test packs', () => {
+  it('fold into the counts computed from the executions, in any split into parts', () => {
+    fc.assert(
+      fc.property(fc.array(build, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 50 }), (builds, cuts, limit) => {
+        const rows = builds.map((runs, i) => [i + 1, encodeTestPack(runs)] as const);
+        const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldTestCounts(rows.slice(k === 0 ? 0 : ends[k - 1], end)));
+        expect(topTestCounts(parts, limit)).toEqual(reference(builds, limit));
+      }),
+    );
+  });
+
+  it('are one value per build whatever the order of its executions', () => {
+    fc.assert(fc.property(build, fc.nat(), (runs, seed) => {
+      const shuffled = [...runs].sort((a, b) => ((a[2] * 31 + seed) % 7) - ((b[2] * 31 + seed) % 7));
+      expect(encodeTestPack(shuffled).equals(encodeTestPack(runs))).toBe(true);
+    }));
+  });
+});
+
+describe('a set of seqs in ranges', () => {
+  it('holds each seq in exactly one range, the ranges in order, none with more than the limit', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat({ max: 3000 }), { maxLength: 400 }), fc.integer({ min: 32, max: 200 }), (seqs, perRange) => {
+        const words = new Uint32Array(100);
+        for (const s of seqs) words[s >>> 5]! |= 1 << (s & 31);
+        const ranges = seqRanges(words, perRange);
+        for (let k = 1; k < ranges.length; k++) expect(ranges[k]![0]).toBeGreaterThan(ranges[k - 1]![1]);
+        for (const [first, last] of ranges) {
+          const inside = seqs.filter((s) => s >= first && s <= last);
+          expect(inside.length).toBeGreaterThan(0);
+          expect(inside.length).toBeLessThanOrEqual(perRange);
+        }
+        expect(seqs.every((s) => ranges.filter(([first, last]) => s >= first && s <= last).length === 1)).toBe(true);
+      }),
+    );
+  });
+});
