@@ -116,10 +116,14 @@ export interface TestsTable {
 }
 
 /** Store migration 0020: one row per finished test attempt of an available build. */
-/** A build's test executions in one value (store migration 0024, store/events/test-packs.ts). */
+/** A build's test executions and failures in two values (store migration 0024, store/events/test-packs.ts). */
 export interface TestPacksTable {
   seq: number;
+  /** builds.buildstarttime. */
+  start: number | null;
   runs: Uint8Array;
+  /** Null: no failure. */
+  failures: Uint8Array | null;
 }
 
 export interface TestRunsTable {

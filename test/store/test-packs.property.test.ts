@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { encodeTestPack, foldTestCounts, topTestCounts, type PackedTestRun } from '../../src/store/events/test-packs.js';
+import { encodeFailurePack, encodeTestPack, foldFailureGroups, foldTestCounts, topFailureGroups, topTestCounts, type PackedFailure, type PackedTestRun } from '../../src/store/events/test-packs.js';
 import { seqRanges } from '../../src/store/search/seq-set.js';
 
 const run = fc.tuple(
@@ -55,6 +55,42 @@ describe('test packs', () => {
       const shuffled = [...runs].sort((a, b) => ((a[2] * 31 + seed) % 7) - ((b[2] * 31 + seed) % 7));
       expect(encodeTestPack(shuffled).equals(encodeTestPack(runs))).toBe(true);
     }));
+  });
+});
+
+/** A build's failures: groups and tests from few, so that builds share them; some of the build's own. */
+const failures = fc.array(fc.tuple(fc.integer({ min: 0, max: 6 }), fc.option(fc.integer({ min: 1, max: 5 }), { nil: null })), { maxLength: 6 }) as fc.Arbitrary<PackedFailure[]>;
+
+/** The failure groups as SQL computes them over test_runs and build_failures: per group id, sorted and cut as the lists are. */
+function groupsReference(builds: readonly { readonly start: number | null; readonly failures: readonly PackedFailure[] }[], limit: number) {
+  const by = new Map<number, { seqs: Set<number>; tests: Set<number>; failures: number; starts: number[]; lastSeq: number }>();
+  builds.forEach((b, i) => {
+    for (const [group, test] of b.failures) {
+      const g = by.get(group) ?? { seqs: new Set<number>(), tests: new Set<number>(), failures: 0, starts: [], lastSeq: 0 };
+      by.set(group, g);
+      g.seqs.add(i + 1);
+      if (test !== null) g.tests.add(test);
+      g.failures++;
+      if (b.start !== null) g.starts.push(b.start);
+      g.lastSeq = Math.max(g.lastSeq, i + 1);
+    }
+  });
+  return [...by]
+    .sort(([ia, a], [ib, b]) => b.seqs.size - a.seqs.size || ia - ib)
+    .slice(0, limit)
+    .map(([groupId, g]) => ({ groupId, builds: g.seqs.size, tests: g.tests.size, failures: g.failures, firstSeen: g.starts.length === 0 ? null : Math.min(...g.starts), lastSeen: g.starts.length === 0 ? null : Math.max(...g.starts), lastSeq: g.lastSeq }));
+}
+
+describe('failure packs', () => {
+  it('fold into the failure groups computed from the failures, in any split into parts', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), failures }), { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 10 }), (builds, cuts, limit) => {
+        const rows = builds.map((b, i) => [i + 1, b.start, encodeFailurePack(b.failures)] as const);
+        const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldFailureGroups(rows.slice(k === 0 ? 0 : ends[k - 1], end)));
+        expect(topFailureGroups(parts, limit)).toEqual(groupsReference(builds, limit));
+      }),
+    );
   });
 });
 

@@ -3,7 +3,7 @@
 // project and outcome, as comparable lines.
 
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { testPacksOf } from '../../src/store/events/test-packs.js';
+import { testPackRows, type TestPackRow } from '../../src/store/events/test-packs.js';
 
 const line =
   (columns: readonly string[]) =>
@@ -69,10 +69,20 @@ export async function failureGroupRollupsAndRecount(db: Db): Promise<{ rolledUp:
   return { rolledUp: rolledUp.sort(), recount: recount.sort() };
 }
 
-/** Each build's stored test pack (store migration 0024) and the pack of its test_runs rows, as `seq hex` lines. */
+/** Each build's stored row of test_packs (store migration 0024) and the row made from its builds, test_runs and build_failures rows, as `seq start runs failures` lines. */
 export async function testPacksAndRepack(db: Db): Promise<{ stored: string[]; repacked: string[] }> {
-  const stored = (await sql<{ seq: unknown; runs: Uint8Array }>`SELECT seq, runs FROM test_packs ORDER BY seq`.execute(db)).rows.map((r) => `${Number(r.seq)} ${Buffer.from(r.runs).toString('hex')}`);
-  const rows = (await sql<{ seq: unknown; test_id: unknown; outcome: unknown; duration_ms: unknown }>`SELECT seq, test_id, outcome, duration_ms FROM test_runs ORDER BY seq`.execute(db)).rows;
-  const repacked = testPacksOf(rows.map((r) => [Number(r.seq), Number(r.test_id), Number(r.outcome), Number(r.duration_ms)] as const)).map(([seq, pack]) => `${seq} ${pack.toString('hex')}`);
+  const line = (r: TestPackRow) => `${r[0]} ${r[1]} ${r[2].toString('hex')} ${r[3]?.toString('hex') ?? '-'}`;
+  const n = (v: unknown) => (v === null ? null : Number(v));
+  const stored = (await sql<{ seq: unknown; start: unknown; runs: Uint8Array; failures: Uint8Array | null }>`SELECT seq, start, runs, failures FROM test_packs ORDER BY seq`.execute(db)).rows.map((r) =>
+    line([Number(r.seq), n(r.start), Buffer.from(r.runs), r.failures === null ? null : Buffer.from(r.failures)]),
+  );
+  const builds = (await sql<{ seq: unknown; start: unknown }>`SELECT seq, buildstarttime AS start FROM builds WHERE seq IS NOT NULL ORDER BY seq`.execute(db)).rows;
+  const runs = (await sql<{ seq: unknown; test_id: unknown; outcome: unknown; duration_ms: unknown; group_id: unknown }>`SELECT seq, test_id, outcome, duration_ms, group_id FROM test_runs`.execute(db)).rows;
+  const own = (await sql<{ seq: unknown; group_id: unknown }>`SELECT seq, group_id FROM build_failures`.execute(db)).rows;
+  const repacked = testPackRows(
+    builds.map((b) => [Number(b.seq), n(b.start)] as const),
+    runs.map((r) => [Number(r.seq), Number(r.test_id), Number(r.outcome), Number(r.duration_ms), n(r.group_id)] as const),
+    own.map((f) => [Number(f.seq), Number(f.group_id)] as const),
+  ).map(line);
   return { stored, repacked };
 }

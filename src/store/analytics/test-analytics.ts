@@ -14,7 +14,7 @@ import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { numbersOf } from '../search/packed-rows.js';
 import { inSeqSet, seqBounds, seqRanges } from '../search/seq-set.js';
-import { topTestCounts } from '../events/test-packs.js';
+import { topFailureGroups, topTestCounts, type PackFold, type PackFolds } from '../events/test-packs.js';
 import { layoutOf } from '../schema/layout.js';
 import { assertNever } from '../../query/assert.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
@@ -146,36 +146,40 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
   return (await guard.search((read) => read(q.compile()))).map(countedOf);
 }
 
-/** Builds whose packs one statement of countsFromPacks folds: a few hundred KB of packs, a bounded stretch of the server's thread where it folds (PostgreSQL). */
+/** Builds whose packs one statement of foldedPacks folds: a bounded stretch of the server's thread where it folds (PostgreSQL). */
 const PACKED_BUILDS_PER_READ = 5000;
 
+/** The columns of test_packs each fold reads (events/test-packs.ts PackFolds). */
+const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 'p.runs' | 'p.failures')[] } = { testCounts: ['p.seq', 'p.runs'], failureGroups: ['p.seq', 'p.start', 'p.failures'] };
+
 /**
- * The counts of the set's builds from their test packs (events/test-packs.ts): a range of seqs
- * at a time, each range's packs folded where they are read (in a search thread on SQLite), two
- * ranges at a time, and the ranges' counts summed. Reads only the set's builds, where the test
- * index would be walked whole (docs/tests.md, "Speed").
+ * The fold `fold` of the set's builds' test packs: a range of seqs at a time, each range's packs
+ * folded where they are read (in a search thread on SQLite), two ranges at a time. Reads only the
+ * set's builds, where the test index would be walked whole (docs/tests.md, "Speed").
  */
-async function countsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Counted[]> {
+async function foldedPacks<F extends PackFold>(handle: DatabaseHandle, guard: GuardedSearch, set: Uint32Array, fold: F): Promise<PackFolds[F][]> {
   const ranges = seqRanges(set, PACKED_BUILDS_PER_READ);
-  const parts = await guard.search((_read, _readPacked, readTestCounts) =>
+  return guard.search((_read, _readPacked, readFolded) =>
     inSlices(
       ranges,
       1,
-      async ([range]) => [
-        await readTestCounts(
-          handle.db
-            .selectFrom('test_packs as p')
-            .select(['p.seq', 'p.runs'])
-            .where('p.seq', '>=', range![0])
-            .where('p.seq', '<=', range![1])
-            .where(inSeqSet(handle.dialect, sql.ref('p.seq'), set))
-            .compile(),
-        ),
-      ],
+      async ([range]) => {
+        const q = handle.db
+          .selectFrom('test_packs as p')
+          .select(FOLD_COLUMNS[fold])
+          .where('p.seq', '>=', range![0])
+          .where('p.seq', '<=', range![1])
+          .where(inSeqSet(handle.dialect, sql.ref('p.seq'), set));
+        return [await readFolded(q.compile(), fold)];
+      },
       READS_AT_A_TIME,
     ),
   );
-  return topTestCounts(parts, limit);
+}
+
+/** The counts of the set's builds from their test packs, summed over the ranges read. */
+async function countsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Counted[]> {
+  return topTestCounts(await foldedPacks(handle, guard, set, 'testCounts'), limit);
 }
 
 /**
@@ -429,7 +433,7 @@ function groupRowsQuery(handle: DatabaseHandle, scope: AggregateScope, check: Ra
 type GroupRowOf = Awaited<ReturnType<ReturnType<typeof groupRowsQuery>['execute']>>[number];
 
 /** The group rows with the id of each one's latest build, read by primary key after the grouping. */
-async function withLastBuilds(handle: DatabaseHandle, rows: readonly GroupRowOf[]): Promise<FailureGroupRow[]> {
+async function withLastBuilds(handle: DatabaseHandle, rows: readonly Omit<GroupRowOf, 'own_failures'>[]): Promise<FailureGroupRow[]> {
   const lastSeqs = [...new Set(rows.map((r) => num(r.last_seq)))];
   const ids = new Map<number, string>();
   if (lastSeqs.length > 0) for (const b of await handle.db.selectFrom('builds').select(['seq', 'id']).where('seq', 'in', lastSeqs).execute()) ids.set(num(b.seq), b.id);
@@ -449,14 +453,32 @@ async function withLastBuilds(handle: DatabaseHandle, rows: readonly GroupRowOf[
 /**
  * Failure groups of the scope's builds (failed test attempts and build failures), most builds
  * first: from the failure groups' rollups when they answer the scope and no one test's are asked
- * for (groupsFromRollups), else counted from the failures.
+ * for (groupsFromRollups), from the test packs of the scope's set (groupsFromPacks), else counted
+ * from the failures.
  */
 export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number, sets?: ScopeSets): Promise<FailureGroupRow[]> {
   if (testId === undefined && rollupsAnswer(scope)) return withLastBuilds(handle, await groupsFromRollups(handle, scope, guard, limit));
   const filter = testId === undefined ? {} : { testId };
   const set = await setOf(sets, scope);
+  if (testId === undefined && set !== undefined) return withLastBuilds(handle, await groupsFromPacks(handle, guard, limit, set));
   const rows = await guard.search((read) => read(groupRowsQuery(handle, scope, guard.deadlineCheck, limit, filter, set).compile()));
   return withLastBuilds(handle, rows);
+}
+
+/** The groups of the set's builds from their test packs, summed over the ranges read, with their patterns and samples. */
+async function groupsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Omit<GroupRowOf, 'own_failures'>[]> {
+  const totals = topFailureGroups(await foldedPacks(handle, guard, set, 'failureGroups'), limit);
+  if (totals.length === 0) return [];
+  const texts = await handle.db
+    .selectFrom('failure_groups')
+    .select(['id', 'group_key', 'sample'])
+    .where('id', 'in', totals.map((t) => t.groupId))
+    .execute();
+  const byId = new Map(texts.map((g) => [num(g.id), g]));
+  return totals.flatMap((t) => {
+    const g = byId.get(t.groupId);
+    return g === undefined ? [] : [{ id: t.groupId, group_key: g.group_key, sample: g.sample, builds: t.builds, tests: t.tests, failures: t.failures, first_seen: t.firstSeen, last_seen: t.lastSeen, last_seq: t.lastSeq }];
+  });
 }
 
 /**

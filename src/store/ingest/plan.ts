@@ -92,6 +92,8 @@ export interface BatchWrites {
   readonly testRuns: TestRunWrite[];
   /** Rows of build_failures: [seq, ord, failure group] (0020). */
   readonly buildFailures: (readonly [number, number, FailureTuple])[];
+  /** The builds with test runs or failures, with their start (or null): each one's row of test_packs (0024). */
+  readonly testBuilds: (readonly [seq: number, start: number | null])[];
   /** Highest seq assigned in the batch, or 0. */
   maxSeq: number;
   /** Highest events_key assigned in the batch, or the context's `lastEventsKey` when none was. */
@@ -153,14 +155,20 @@ function projectRefusal(project: string | null, v: Visibility): string {
   return `This line would leave the build with ${which}; you may publish builds of ${allowed}${v.withoutProject ? ' or without a project' : ''}`;
 }
 
+/** Where a build's start is among its derived columns. */
+const START_COLUMN = ATTRIBUTE_COLUMNS.findIndex((c) => c.column === 'buildstarttime');
+
+const numberOrNull = (v: string | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+
 /** The test dimension's rows of the build: TestRunWrite and build_failures rows, each numbered `ord` in the build. */
-export type TestWrites = Pick<BatchWrites, 'testRuns' | 'buildFailures'>;
+export type TestWrites = Pick<BatchWrites, 'testRuns' | 'buildFailures' | 'testBuilds'>;
 
 /**
  * Adds a build's test runs and own failures (test-runs.ts) to `writes`, its tests named by identity
  * (the build's tool and project): the one mapping of the ingest and of migration 0021's backfill.
  */
-export function addTestWrites(writes: TestWrites, seq: number, toolType: string, project: string | null, tests: readonly TestRunTuple[], failures: readonly FailureTuple[]): void {
+export function addTestWrites(writes: TestWrites, seq: number, start: number | null, toolType: string, project: string | null, tests: readonly TestRunTuple[], failures: readonly FailureTuple[]): void {
+  if (tests.length > 0 || failures.length > 0) writes.testBuilds.push([seq, start]);
   tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
     writes.testRuns.push([seq, ord, testKeyOf(toolType, project, suite, name, parameters), [toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
   });
@@ -192,7 +200,7 @@ class BatchPlanner {
   readonly #restricted: Visibility | undefined;
 
   constructor(private readonly ctx: PlanContext) {
-    this.#writes = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
+    this.#writes = { insertBuilds: [], updateBuilds: [], chunks: [], values: [], customValues: [], attributes: [], tasks: [], taskCounts: [], testRuns: [], buildFailures: [], testBuilds: [], maxSeq: 0, lastEventsKey: ctx.lastEventsKey };
     this.#nextSeq = ctx.maxSeq + 1;
     const v = ctx.visibility;
     this.#restricted = v !== undefined && !seesEverything(v) ? v : undefined;
@@ -310,7 +318,7 @@ class BatchPlanner {
       counts[COUNTED_TASK_OUTCOMES.indexOf(countedOutcome(outcome))]! += 1;
     });
     writes.taskCounts.push([seq, ...counts]);
-    addTestWrites(writes, seq, b.toolType, derived.project, derived.tests, derived.failures);
+    addTestWrites(writes, seq, numberOrNull(derived.columns[START_COLUMN]), b.toolType, derived.project, derived.tests, derived.failures);
   }
 
   /** The batch's writes, with a builds row for every build a line changed. */

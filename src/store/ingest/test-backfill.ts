@@ -53,15 +53,15 @@ export async function fillTestDimension(handle: DatabaseHandle, logger?: Logger)
   let lastLog = performance.now();
   for (;;) {
     const builds = (
-      await sql<{ seq: number | string; tool_type: string; project_name: string | null; events_key: number | string | null }>`SELECT seq, tool_type, project_name, events_key
+      await sql<{ seq: number | string; buildstarttime: number | string | null; tool_type: string; project_name: string | null; events_key: number | string | null }>`SELECT seq, buildstarttime, tool_type, project_name, events_key
         FROM builds WHERE ${pending(after)} ORDER BY seq LIMIT ${BATCH}`.execute(db)
     ).rows;
     if (builds.length === 0) break;
     const events = await eventsByKey(db, layoutOf(handle.dialect), builds.flatMap((b) => (b.events_key === null ? [] : [Number(b.events_key)])));
-    const writes: TestWrites = { testRuns: [], buildFailures: [] };
+    const writes: TestWrites = { testRuns: [], buildFailures: [], testBuilds: [] };
     for (const b of builds) {
       const own = b.events_key === null ? [] : (events.get(Number(b.events_key)) ?? []);
-      addTestWrites(writes, Number(b.seq), b.tool_type, b.project_name, testRunsOf(own), buildFailuresOf(own));
+      addTestWrites(writes, Number(b.seq), b.buildstarttime === null ? null : Number(b.buildstarttime), b.tool_type, b.project_name, testRunsOf(own), buildFailuresOf(own));
     }
     const next = Number(builds.at(-1)!.seq);
     // Another process moved the mark first: go on from where it is.

@@ -7,7 +7,7 @@
 
 import { sql, type Kysely } from 'kysely';
 import type { TestWrites } from './plan.js';
-import { testPacksOf } from '../events/test-packs.js';
+import { testPackRows } from '../events/test-packs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Trx = Kysely<any>;
@@ -44,12 +44,19 @@ export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void
       SELECT * FROM unnest(${runs.map((r) => r[0])}::bigint[], ${runs.map((r) => r[1])}::integer[], ${runs.map((r) => testIds.get(r[2])!)}::bigint[],
         ${runs.map((r) => r[4])}::smallint[], ${runs.map((r) => r[5])}::smallint[], ${runs.map((r) => r[6])}::double precision[],
         ${runs.map((r) => r[7])}::double precision[], ${runs.map((r) => (r[8] === null ? null : groupIds.get(r[8][0])!))}::bigint[])`.execute(t);
-    const packs = testPacksOf(runs.map((r) => [r[0], testIds.get(r[2])!, r[4], r[7]] as const));
-    await sql`INSERT INTO test_packs (seq, runs) SELECT * FROM unnest(${packs.map((p) => p[0])}::bigint[], ${packs.map((p) => p[1])}::bytea[])`.execute(t);
   }
   if (w.buildFailures.length > 0) {
     const fs = w.buildFailures;
     await sql`INSERT INTO build_failures (seq, ord, group_id)
       SELECT * FROM unnest(${fs.map((f) => f[0])}::bigint[], ${fs.map((f) => f[1])}::integer[], ${fs.map((f) => groupIds.get(f[2][0])!)}::bigint[])`.execute(t);
+  }
+  const packs = testPackRows(
+    w.testBuilds,
+    w.testRuns.map((r) => [r[0], testIds.get(r[2])!, r[4], r[7], r[8] === null ? null : groupIds.get(r[8][0])!] as const),
+    w.buildFailures.map((f) => [f[0], groupIds.get(f[2][0])!] as const),
+  );
+  if (packs.length > 0) {
+    await sql`INSERT INTO test_packs (seq, start, runs, failures)
+      SELECT * FROM unnest(${packs.map((p) => p[0])}::bigint[], ${packs.map((p) => p[1])}::double precision[], ${packs.map((p) => p[2])}::bytea[], ${packs.map((p) => p[3])}::bytea[])`.execute(t);
   }
 }

@@ -6,7 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { TestWrites } from './plan.js';
 import type { FailureTuple } from '../events/test-runs.js';
-import { testPacksOf } from '../events/test-packs.js';
+import { testPackRows, type PackRun } from '../events/test-packs.js';
 
 /** ingest/sqlite.ts's multi-row INSERT (handed in, so the two modules do not import each other). */
 export type RowInserter = (db: BetterSqlite3.Database, insert: string, width?: number) => (rows: readonly (readonly unknown[])[]) => void;
@@ -18,7 +18,7 @@ export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInser
   const insertGroup = db.prepare('INSERT INTO failure_groups (group_key, sample) VALUES (?, ?)');
   const insertRuns = rowInserter(db, 'INSERT INTO test_runs (seq, ord, test_id, outcome, attempt, start_ms, duration_ms, group_id) VALUES', 8);
   const insertFailures = rowInserter(db, 'INSERT INTO build_failures (seq, ord, group_id) VALUES', 3);
-  const insertPacks = rowInserter(db, 'INSERT INTO test_packs (seq, runs) VALUES', 2);
+  const insertPacks = rowInserter(db, 'INSERT INTO test_packs (seq, start, runs, failures) VALUES', 4);
 
   const groups = new Map<string, number>();
   const groupId = ([key, sample]: FailureTuple): number => {
@@ -34,19 +34,21 @@ export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInser
     if (w.testRuns.length === 0 && w.buildFailures.length === 0) return;
     const tests = new Map<string, number>();
     groups.clear();
-    const packed: (readonly [number, number, number, number])[] = [];
+    const packed: PackRun[] = [];
     const rows = w.testRuns.map(([seq, ord, key, identity, outcome, attempt, start, duration, failure]) => {
       let id = tests.get(key);
       if (id === undefined) {
         id = (selectTest.get(key) as number | undefined) ?? Number(insertTest.run(key, ...identity).lastInsertRowid);
         tests.set(key, id);
       }
-      packed.push([seq, id, outcome, duration]);
-      return [seq, ord, id, outcome, attempt, start, duration, failure === null ? null : groupId(failure)];
+      const group = failure === null ? null : groupId(failure);
+      packed.push([seq, id, outcome, duration, group]);
+      return [seq, ord, id, outcome, attempt, start, duration, group];
     });
     // In key order (seq, ord), as planned: appended at the end of the table.
     insertRuns(rows);
-    insertPacks(testPacksOf(packed));
-    insertFailures(w.buildFailures.map(([seq, ord, f]) => [seq, ord, groupId(f)]));
+    const own = w.buildFailures.map(([seq, ord, f]) => [seq, ord, groupId(f)] as const);
+    insertFailures(own);
+    insertPacks(testPackRows(w.testBuilds, packed, own.map(([seq, , group]) => [seq, group] as const)));
   };
 }

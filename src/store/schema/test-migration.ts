@@ -18,7 +18,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { layoutOf } from './layout.js';
-import { testPacksOf } from '../events/test-packs.js';
+import { testPackRows } from '../events/test-packs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -72,27 +72,35 @@ export async function markTestBackfill(db: Db): Promise<void> {
 const PACK_FILL_WINDOW = 2000;
 
 /**
- * Store migration 0024: test_packs, each build's executions in one value (events/test-packs.ts),
- * which the Tests page's counts read for queries the per-test rollups do not answer. Filled here
- * from the test rows stored so far, a window of seqs at a time with progress; builds the test
- * backfill (0021) has not reached yet get theirs when it writes their rows.
+ * Store migration 0024: test_packs, each build's executions and failures in two values
+ * (events/test-packs.ts) with its start, which the Tests page's counts and failure groups read for
+ * queries the rollups do not answer. Filled here from the test rows stored so far, a window of seqs
+ * at a time with progress; builds the test backfill (0021) has not reached yet get theirs when it
+ * writes their rows.
  */
 export async function testPacks(db: Db, dialect: DatabaseHandle['dialect'], progress: (done: number, total: number) => void): Promise<void> {
-  const seq = dialect === 'sqlite' ? 'seq INTEGER PRIMARY KEY' : 'seq bigint PRIMARY KEY';
-  await sql.raw(`CREATE TABLE IF NOT EXISTS test_packs (${seq}, runs ${layoutOf(dialect).bytes} NOT NULL)`).execute(db);
+  const [seq, real] = dialect === 'sqlite' ? ['seq INTEGER PRIMARY KEY', 'REAL'] : ['seq bigint PRIMARY KEY', 'double precision'];
+  const bytes = layoutOf(dialect).bytes;
+  await sql.raw(`CREATE TABLE IF NOT EXISTS test_packs (${seq}, start ${real}, runs ${bytes} NOT NULL, failures ${bytes})`).execute(db);
   // Empty before the fill, so that a store whose later migrations are run again is not filled twice.
   await sql`DELETE FROM test_packs`.execute(db);
-  const range = (await sql<{ lo: number | string | null; hi: number | string | null }>`SELECT min(seq) AS lo, max(seq) AS hi FROM test_runs`.execute(db)).rows[0];
+  const range = (await sql<{ lo: number | string | null; hi: number | string | null }>`SELECT min(s) AS lo, max(s) AS hi FROM (SELECT min(seq) AS s FROM test_runs UNION ALL SELECT max(seq) AS s FROM test_runs
+    UNION ALL SELECT min(seq) AS s FROM build_failures UNION ALL SELECT max(seq) AS s FROM build_failures) AS m`.execute(db)).rows[0];
   if (range?.lo == null || range.hi == null) return;
   const [lo, hi] = [Number(range.lo), Number(range.hi)];
   for (let after = lo - 1; after < hi; after += PACK_FILL_WINDOW) {
     const last = Math.min(after + PACK_FILL_WINDOW, hi);
-    const rows = (
-      await sql<{ seq: number | string; test_id: number | string; outcome: number; duration_ms: number }>`SELECT seq, test_id, outcome, duration_ms FROM test_runs
-        WHERE seq > ${after} AND seq <= ${last} ORDER BY seq`.execute(db)
-    ).rows;
-    const packs = testPacksOf(rows.map((r) => [Number(r.seq), Number(r.test_id), r.outcome, r.duration_ms] as const));
-    if (packs.length > 0) await sql`INSERT INTO test_packs (seq, runs) VALUES ${sql.join(packs.map(([s, pack]) => sql`(${s}, ${pack})`))}`.execute(db);
+    const within = sql`seq > ${after} AND seq <= ${last}`;
+    const builds = (await sql<{ seq: number | string; start: number | null }>`SELECT seq, buildstarttime AS start FROM builds WHERE ${within}`.execute(db)).rows;
+    const runs = (await sql<{ seq: number | string; test_id: number | string; outcome: number; duration_ms: number; group_id: number | string | null }>`SELECT seq, test_id, outcome, duration_ms, group_id
+      FROM test_runs WHERE ${within}`.execute(db)).rows;
+    const own = (await sql<{ seq: number | string; group_id: number | string }>`SELECT seq, group_id FROM build_failures WHERE ${within}`.execute(db)).rows;
+    const rows = testPackRows(
+      builds.map((b) => [Number(b.seq), b.start === null ? null : Number(b.start)] as const),
+      runs.map((r) => [Number(r.seq), Number(r.test_id), Number(r.outcome), Number(r.duration_ms), r.group_id === null ? null : Number(r.group_id)] as const),
+      own.map((f) => [Number(f.seq), Number(f.group_id)] as const),
+    );
+    if (rows.length > 0) await sql`INSERT INTO test_packs (seq, start, runs, failures) VALUES ${sql.join(rows.map((r) => sql`(${r[0]}, ${r[1]}, ${r[2]}, ${r[3]})`))}`.execute(db);
     progress(last - lo + 1, hi - lo + 1);
   }
 }

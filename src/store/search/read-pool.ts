@@ -13,14 +13,14 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { PackedRows } from './packed-rows.js';
-import type { TestCountsPart } from '../events/test-packs.js';
+import type { PackFold, PackFolds } from '../events/test-packs.js';
 
 /**
  * What a search thread answers for a statement: its rows, its rows packed column by column
- * (packed-rows.ts), or the per-test counts of the test packs it selects as (seq, runs)
- * (events/test-packs.ts), folded in the thread.
+ * (packed-rows.ts), or the test packs it selects folded in the thread (events/test-packs.ts): the
+ * per-test counts of (seq, runs), the failure groups of (seq, start, failures).
  */
-export type ReadForm = 'rows' | 'packed' | 'testCounts';
+export type ReadForm = 'rows' | 'packed' | PackFold;
 
 /** Called first in a search statement's WHERE clause by the workers' connections: throws after the deadline. */
 export const DEADLINE_FUNCTION = 'buildscope_deadline';
@@ -56,7 +56,7 @@ interface Job {
   readonly deadline: number;
   readonly timeoutMs: number;
   readonly form: ReadForm;
-  readonly resolve: (rows: unknown[] | PackedRows | TestCountsPart) => void;
+  readonly resolve: (rows: unknown[] | PackedRows | PackFolds[PackFold]) => void;
   readonly reject: (e: Error) => void;
 }
 
@@ -93,12 +93,12 @@ export class ReadPool {
     return this.job(sql, parameters, timeoutMs, 'packed') as Promise<PackedRows>;
   }
 
-  /** The per-test counts of the test packs a compiled statement selects as (seq, runs), as `run`. */
-  runTestCounts(sql: string, parameters: readonly unknown[], timeoutMs: number): Promise<TestCountsPart> {
-    return this.job(sql, parameters, timeoutMs, 'testCounts') as Promise<TestCountsPart>;
+  /** The fold `fold` of the test packs a compiled statement selects (events/test-packs.ts), as `run`. */
+  runFolded<F extends PackFold>(sql: string, parameters: readonly unknown[], timeoutMs: number, fold: F): Promise<PackFolds[F]> {
+    return this.job(sql, parameters, timeoutMs, fold) as Promise<PackFolds[F]>;
   }
 
-  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, form: ReadForm): Promise<unknown[] | PackedRows | TestCountsPart> {
+  private job(sql: string, parameters: readonly unknown[], timeoutMs: number, form: ReadForm): Promise<unknown[] | PackedRows | PackFolds[PackFold]> {
     if (this.closed) return Promise.reject(new Error('The store is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, sql, parameters, deadline: Date.now() + timeoutMs, timeoutMs, form, resolve, reject });
@@ -138,7 +138,7 @@ export class ReadPool {
   private start(): Slot {
     const slot: Slot = { worker: this.startThread(this.file), job: undefined, timer: undefined };
     const w = slot.worker;
-    w.on('message', (m: { id: number; answer?: unknown[] | PackedRows | TestCountsPart; error?: string; timeout?: boolean }) => {
+    w.on('message', (m: { id: number; answer?: unknown[] | PackedRows | PackFolds[PackFold]; error?: string; timeout?: boolean }) => {
       const job = slot.job;
       if (job === undefined || job.id !== m.id) return;
       clearTimeout(slot.timer);

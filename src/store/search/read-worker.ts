@@ -11,7 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { packedBuffers, packRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION, type ReadForm } from './read-pool.js';
 import { assertNever } from '../../query/assert.js';
-import { foldTestCounts, testCountsBuffers } from '../events/test-packs.js';
+import { foldedBuffers, foldPacks } from '../events/test-packs.js';
 import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 
 interface Job {
@@ -61,9 +61,10 @@ parentPort!.on('message', (job: Job) => {
         parentPort!.postMessage({ id: job.id, answer: packed }, packedBuffers(packed));
         break;
       }
-      case 'testCounts': {
-        const counts = foldTestCounts(stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>);
-        parentPort!.postMessage({ id: job.id, answer: counts }, testCountsBuffers(counts));
+      case 'testCounts':
+      case 'failureGroups': {
+        const folded = foldPacks(job.form, stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>);
+        parentPort!.postMessage({ id: job.id, answer: folded }, foldedBuffers(folded));
         break;
       }
       default:

@@ -21,7 +21,7 @@ import { packRows, type PackedRows } from './packed-rows.js';
 import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } from './read-pool.js';
 import { SearchSlots } from './search-slots.js';
 import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
-import { foldTestCounts, type TestCountsPart } from '../events/test-packs.js';
+import { foldPacks, type PackFold, type PackFolds } from '../events/test-packs.js';
 
 /** Runs one statement of a search within the search's time limit; its rows. */
 export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
@@ -30,14 +30,14 @@ export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
 export type ReadPacked = (query: CompiledQuery, width: number) => Promise<PackedRows>;
 
 /**
- * The per-test counts of the test packs a statement selects as (seq, runs) (events/test-packs.ts):
- * folded in a search thread, so the packs never reach the server's thread where there are threads.
+ * The fold `fold` of the test packs a statement selects (events/test-packs.ts): folded in a search
+ * thread, so the packs never reach the server's thread where there are threads.
  */
-export type ReadTestCounts = (query: CompiledQuery) => Promise<TestCountsPart>;
+export type ReadFolded = <F extends PackFold>(query: CompiledQuery, fold: F) => Promise<PackFolds[F]>;
 
-/** Folds rows read as objects into per-test counts, where no search thread folded them. */
-async function folded(rows: Promise<readonly unknown[]>): Promise<TestCountsPart> {
-  return foldTestCounts((await rows).map((r) => Object.values(r as object)));
+/** Folds rows read as objects (their values in select order), where no search thread folded them. */
+async function folded<F extends PackFold>(rows: Promise<readonly unknown[]>, fold: F): Promise<PackFolds[F]> {
+  return foldPacks(fold, (await rows).map((r) => Object.values(r as object)));
 }
 
 /** Packs rows read as objects (their values in select order), where no search thread packed them. */
@@ -53,11 +53,11 @@ export interface GuardedSearch {
    */
   readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
   /**
-   * Runs `f`, whose statements (read through `read`, `readPacked` or `readTestCounts`) all end by
+   * Runs `f`, whose statements (read through `read`, `readPacked` or `readFolded`) all end by
    * one deadline: the search time limit, or `timeoutMs` for work that is not a request's (a
    * background read).
    */
-  search<T>(f: (read: ReadRows, readPacked: ReadPacked, readTestCounts: ReadTestCounts) => Promise<T>, options?: { readonly timeoutMs?: number }): Promise<T>;
+  search<T>(f: (read: ReadRows, readPacked: ReadPacked, readFolded: ReadFolded) => Promise<T>, options?: { readonly timeoutMs?: number }): Promise<T>;
 }
 
 export interface SearchGuardOptions {
@@ -71,7 +71,7 @@ export interface SearchGuardOptions {
 /** A search run straight on the database, without a limit (tests and benchmarks compare paths with it). */
 export function unguarded(handle: DatabaseHandle): GuardedSearch {
   const read = inThisThread(handle);
-  return { deadlineCheck: undefined, search: (f) => f(read, (q, width) => packed(read(q), width), (q) => folded(read(q))) };
+  return { deadlineCheck: undefined, search: (f) => f(read, (q, width) => packed(read(q), width), (q, fold) => folded(read(q), fold)) };
 }
 
 /** Statements run on the database's own connection, in this thread (a set of seqs bound as seq-set.ts does). */
@@ -117,7 +117,7 @@ export class SearchGuard implements GuardedSearch {
     return this.options.timeoutMs;
   }
 
-  async search<T>(f: (read: ReadRows, readPacked: ReadPacked, readTestCounts: ReadTestCounts) => Promise<T>, options: { readonly timeoutMs?: number } = {}): Promise<T> {
+  async search<T>(f: (read: ReadRows, readPacked: ReadPacked, readFolded: ReadFolded) => Promise<T>, options: { readonly timeoutMs?: number } = {}): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const deadline = Date.now() + timeoutMs;
     const left = (): number => {
@@ -126,9 +126,9 @@ export class SearchGuard implements GuardedSearch {
       return ms;
     };
     try {
-      if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()), (q) => this.testCountsInThread(q, left()));
-      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width), (q) => folded(read(q))), left);
-      return await f(this.here, (q, width) => packed(this.here(q), width), (q) => folded(this.here(q)));
+      if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()), (q, fold) => this.foldedInThread(q, fold, left()));
+      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width), (q, fold) => folded(read(q), fold)), left);
+      return await f(this.here, (q, width) => packed(this.here(q), width), (q, fold) => folded(this.here(q), fold));
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
       // is told the limit, not what was left of it.
@@ -160,13 +160,13 @@ export class SearchGuard implements GuardedSearch {
   }
 
   /** As inThread, the test packs folded in the search thread. */
-  private async testCountsInThread(q: CompiledQuery, leftMs: number): Promise<TestCountsPart> {
+  private async foldedInThread<F extends PackFold>(q: CompiledQuery, fold: F, leftMs: number): Promise<PackFolds[F]> {
     try {
-      return await this.reads!.runTestCounts(q.sql, q.parameters, leftMs);
+      return await this.reads!.runFolded(q.sql, q.parameters, leftMs, fold);
     } catch (e) {
       if (!(e instanceof SearchThreadError)) throw e;
       this.options.logger?.warn({ err: e }, 'A search thread failed; this search runs in the server thread');
-      return folded(this.here(q));
+      return folded(this.here(q), fold);
     }
   }
 
