@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { encodeFailurePack, encodeTestPack, foldFailureGroups, foldTestCounts, topFailureGroups, topTestCounts, type PackedFailure, type PackedTestRun } from '../../src/store/events/test-packs.js';
+import { encodeFailurePack, encodeTestPack, foldPacks, topFailureGroups, topTestCounts, type PackedFailure, type PackedTestRun } from '../../src/store/events/test-packs.js';
 import { seqRanges } from '../../src/store/search/seq-set.js';
 
 const run = fc.tuple(
@@ -44,7 +44,7 @@ describe('test packs', () => {
       fc.property(fc.array(build, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 50 }), (builds, cuts, limit) => {
         const rows = builds.map((runs, i) => [i + 1, encodeTestPack(runs)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldTestCounts(rows.slice(k === 0 ? 0 : ends[k - 1], end)));
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('testCounts', rows.slice(k === 0 ? 0 : ends[k - 1], end)));
         expect(topTestCounts(parts, limit)).toEqual(reference(builds, limit));
       }),
     );
@@ -87,8 +87,21 @@ describe('failure packs', () => {
       fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), failures }), { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 10 }), (builds, cuts, limit) => {
         const rows = builds.map((b, i) => [i + 1, b.start, encodeFailurePack(b.failures)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldFailureGroups(rows.slice(k === 0 ? 0 : ends[k - 1], end)));
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('failureGroups', rows.slice(k === 0 ? 0 : ends[k - 1], end)));
         expect(topFailureGroups(parts, limit)).toEqual(groupsReference(builds, limit));
+      }),
+    );
+  });
+});
+
+describe('both folds at once', () => {
+  it('answer what each answers alone, of the same builds', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), runs: build, failures }), { minLength: 1, maxLength: 20 }), (builds) => {
+        const rows = builds.map((b, i) => [i + 1, b.start, encodeTestPack(b.runs), encodeFailurePack(b.failures)] as const);
+        const both = foldPacks('both', rows);
+        expect(both.counts).toEqual(foldPacks('testCounts', rows.map((r) => [r[0], r[2]])));
+        expect(both.groups).toEqual(foldPacks('failureGroups', rows.map((r) => [r[0], r[1], r[3]])));
       }),
     );
   });

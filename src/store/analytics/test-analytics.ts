@@ -14,7 +14,7 @@ import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { numbersOf } from '../search/packed-rows.js';
 import { inSeqSet, seqBounds, seqRanges } from '../search/seq-set.js';
-import { topFailureGroups, topTestCounts, type PackFold, type PackFolds } from '../events/test-packs.js';
+import { topFailureGroups, topTestCounts, type FailureGroupsPart, type FailureGroupsTotal, type PackFold, type PackFolds, type TestCountsPart } from '../events/test-packs.js';
 import { layoutOf } from '../schema/layout.js';
 import { assertNever } from '../../query/assert.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
@@ -89,8 +89,8 @@ function inScope<Q extends { where: (e: Expression<SqlBool>) => Q }>(handle: Dat
  * scope's seqs, which the planner probes once per test and seq). The identities of the tests
  * answered are read afterwards by primary key.
  */
-export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, sets?: ScopeSets): Promise<TestCounts[]> {
-  const rows = rollupsAnswer(scope) ? await countsFromRollups(handle, scope, guard, limit) : await countsFromRuns(handle, scope, guard, limit, await setOf(sets, scope));
+export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, sets?: ScopeSets, packs = packsOnce(handle, guard)): Promise<TestCounts[]> {
+  const rows = rollupsAnswer(scope) ? await countsFromRollups(handle, scope, guard, limit) : await countsFromRuns(handle, scope, guard, limit, await setOf(sets, scope), packs);
   const identities = await testsByIds(handle, rows.map((r) => r.testId));
   return rows.flatMap((r) => {
     const t = identities.get(r.testId);
@@ -122,10 +122,10 @@ function queryCondition(handle: DatabaseHandle, scope: AggregateScope): RawBuild
 
 /**
  * The counts from the executions: of the scope's set's builds from their test packs
- * (countsFromPacks), else over the joined builds.
+ * (summed over the ranges read), else over the joined builds.
  */
-async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, set: Uint32Array | undefined): Promise<Counted[]> {
-  if (set !== undefined) return countsFromPacks(handle, guard, limit, set);
+async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, set: Uint32Array | undefined, packs: ScopePacks): Promise<Counted[]> {
+  if (set !== undefined) return topTestCounts(await packs.counts(scope, set), limit);
   const F = TEST_OUTCOME_CODES.failed;
   const S = TEST_OUTCOME_CODES.skipped;
   const q = inScope(handle, handle.db.selectFrom('test_runs as r').innerJoin('builds', 'builds.seq', 'r.seq'), scope, guard.deadlineCheck)
@@ -150,7 +150,42 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
 const PACKED_BUILDS_PER_READ = 5000;
 
 /** The columns of test_packs each fold reads (events/test-packs.ts PackFolds). */
-const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 'p.runs' | 'p.failures')[] } = { testCounts: ['p.seq', 'p.runs'], failureGroups: ['p.seq', 'p.start', 'p.failures'] };
+const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 'p.runs' | 'p.failures')[] } = {
+  testCounts: ['p.seq', 'p.runs'],
+  failureGroups: ['p.seq', 'p.start', 'p.failures'],
+  both: ['p.seq', 'p.start', 'p.runs', 'p.failures'],
+};
+
+/**
+ * The folds of a scope's set's test packs, by what they count. A reader (testReads) keeps what it
+ * folded for a scope: the Tests page reads its counts, then its failure groups, from one read of
+ * the packs (each read of 50,000 builds' packs took 150-200 ms of the page).
+ */
+export interface ScopePacks {
+  counts(scope: AggregateScope, set: Uint32Array): Promise<TestCountsPart[]>;
+  groups(scope: AggregateScope, set: Uint32Array): Promise<FailureGroupsPart[]>;
+}
+
+/** Each scope's packs folded on their own, nothing kept. */
+function packsOnce(handle: DatabaseHandle, guard: GuardedSearch): ScopePacks {
+  return { counts: (_scope, set) => foldedPacks(handle, guard, set, 'testCounts'), groups: (_scope, set) => foldedPacks(handle, guard, set, 'failureGroups') };
+}
+
+/** A scope's counts and groups from one read of its packs, the first time its counts are asked for; its groups alone when they are asked first. */
+function packsKept(handle: DatabaseHandle, guard: GuardedSearch): ScopePacks {
+  const folded = new Map<AggregateScope, Promise<PackFolds['both'][]>>();
+  return {
+    counts: async (scope, set) => {
+      let both = folded.get(scope);
+      if (both === undefined) folded.set(scope, (both = foldedPacks(handle, guard, set, 'both')));
+      return (await both).map((p) => p.counts);
+    },
+    groups: async (scope, set) => {
+      const both = folded.get(scope);
+      return both === undefined ? foldedPacks(handle, guard, set, 'failureGroups') : (await both).map((p) => p.groups);
+    },
+  };
+}
 
 /**
  * The fold `fold` of the set's builds' test packs: a range of seqs at a time, each range's packs
@@ -175,11 +210,6 @@ async function foldedPacks<F extends PackFold>(handle: DatabaseHandle, guard: Gu
       READS_AT_A_TIME,
     ),
   );
-}
-
-/** The counts of the set's builds from their test packs, summed over the ranges read. */
-async function countsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Counted[]> {
-  return topTestCounts(await foldedPacks(handle, guard, set, 'testCounts'), limit);
 }
 
 /**
@@ -456,18 +486,17 @@ async function withLastBuilds(handle: DatabaseHandle, rows: readonly Omit<GroupR
  * for (groupsFromRollups), from the test packs of the scope's set (groupsFromPacks), else counted
  * from the failures.
  */
-export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number, sets?: ScopeSets): Promise<FailureGroupRow[]> {
+export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number, sets?: ScopeSets, packs = packsOnce(handle, guard)): Promise<FailureGroupRow[]> {
   if (testId === undefined && rollupsAnswer(scope)) return withLastBuilds(handle, await groupsFromRollups(handle, scope, guard, limit));
   const filter = testId === undefined ? {} : { testId };
   const set = await setOf(sets, scope);
-  if (testId === undefined && set !== undefined) return withLastBuilds(handle, await groupsFromPacks(handle, guard, limit, set));
+  if (testId === undefined && set !== undefined) return withLastBuilds(handle, await groupsFromPacks(handle, topFailureGroups(await packs.groups(scope, set), limit)));
   const rows = await guard.search((read) => read(groupRowsQuery(handle, scope, guard.deadlineCheck, limit, filter, set).compile()));
   return withLastBuilds(handle, rows);
 }
 
-/** The groups of the set's builds from their test packs, summed over the ranges read, with their patterns and samples. */
-async function groupsFromPacks(handle: DatabaseHandle, guard: GuardedSearch, limit: number, set: Uint32Array): Promise<Omit<GroupRowOf, 'own_failures'>[]> {
-  const totals = topFailureGroups(await foldedPacks(handle, guard, set, 'failureGroups'), limit);
+/** The groups summed from test packs, with their patterns and samples. */
+async function groupsFromPacks(handle: DatabaseHandle, totals: readonly FailureGroupsTotal[]): Promise<Omit<GroupRowOf, 'own_failures'>[]> {
   if (totals.length === 0) return [];
   const texts = await handle.db
     .selectFrom('failure_groups')
@@ -655,14 +684,15 @@ export function testReads(handle: DatabaseHandle, guard: GuardedSearch, scopeSet
           if (set === undefined) found.set(scope, (set = scopeSets(scope)));
           return set;
         };
+  const packs = packsKept(handle, guard);
   return {
-    counts: (scope, limit) => testCounts(handle, scope, guard, limit, sets),
+    counts: (scope, limit) => testCounts(handle, scope, guard, limit, sets, packs),
     runs: (ids, scope, maxRows) => testRuns(handle, ids, scope, guard, maxRows),
     recentRuns: (ids, scope, perTest) => recentRuns(handle, ids, scope, guard, perTest, sets),
     commitsOf: (seqs) => commitsOf(handle, seqs, guard),
     buildsOfCommits: (commits, from, to) => buildsOfCommits(handle, commits, from, to, guard),
     byId: (id, v) => testById(handle, id, v),
-    failureGroups: (scope, limit, testId) => failureGroups(handle, scope, guard, limit, testId, sets),
+    failureGroups: (scope, limit, testId) => failureGroups(handle, scope, guard, limit, testId, sets, packs),
     failureGroup: (groupId, scope, options) => failureGroup(handle, groupId, scope, guard, options, sets),
     idsOf: (keys) => testIdsOf(handle, keys),
   };

@@ -175,14 +175,6 @@ export class TestCountsFold {
   }
 }
 
-/** The counts of packs read as rows `[seq, pack]`. */
-export function foldTestCounts(rows: Iterable<readonly unknown[]>): TestCountsPart {
-  const fold = new TestCountsFold();
-  for (const [seq, pack] of rows) fold.add(Number(seq), pack as Uint8Array);
-  return fold.part();
-}
-
-
 /** One test's counts over every part (parts of disjoint builds). */
 export interface TestCountsTotal {
   readonly testId: number;
@@ -290,50 +282,52 @@ const newGroupTotal = (): GroupTotal => ({ builds: 0, failures: 0, firstSeen: Na
 const least = (a: number, b: number): number => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.min(a, b));
 const greatest = (a: number, b: number): number => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.max(a, b));
 
-/** The failure groups of packs read as rows `[seq, start, failures]` (a few failures a build: a map, not arrays by id). */
-export function foldFailureGroups(rows: Iterable<readonly unknown[]>): FailureGroupsPart {
-  const groups = new Map<number, GroupTotal>();
-  for (const [s, st, pack] of rows) {
-    if (pack === null) continue;
-    const seq = Number(s);
-    const start = st === null ? NaN : Number(st);
-    const v = varints(pack as Uint8Array);
+/** Folds failure packs into per-group counts, one build at a time (a few failures a build: a map, not arrays by id). */
+export class FailureGroupsFold {
+  private readonly groups = new Map<number, GroupTotal>();
+
+  add(seq: number, start: number | null, pack: Uint8Array): void {
+    const v = varints(pack);
+    const when = start ?? NaN;
     let group = -1;
     let total: GroupTotal | undefined;
     for (let i = 0; i < v.length; i += 2) {
       if (v[i] !== 0 || total === undefined) {
         group += v[i]!;
-        total = groups.get(group);
-        if (total === undefined) groups.set(group, (total = newGroupTotal()));
+        total = this.groups.get(group);
+        if (total === undefined) this.groups.set(group, (total = newGroupTotal()));
         total.builds += 1;
-        total.firstSeen = least(total.firstSeen, start);
-        total.lastSeen = greatest(total.lastSeen, start);
+        total.firstSeen = least(total.firstSeen, when);
+        total.lastSeen = greatest(total.lastSeen, when);
         total.lastSeq = Math.max(total.lastSeq, seq);
       }
       total.failures += 1;
       if (v[i + 1] !== 0) total.tests.add(v[i + 1]! - 1);
     }
   }
-  const ids = [...groups.keys()].sort((a, b) => a - b);
-  const of = (f: (t: GroupTotal) => number) => Float64Array.from(ids, (id) => f(groups.get(id)!));
-  const testsFrom = [0];
-  const tests: number[] = [];
-  for (const id of ids) {
-    tests.push(...groups.get(id)!.tests);
-    testsFrom.push(tests.length);
-  }
-  return {
-    ids: Float64Array.from(ids),
-    builds: of((t) => t.builds),
-    failures: of((t) => t.failures),
-    firstSeen: of((t) => t.firstSeen),
-    lastSeen: of((t) => t.lastSeen),
-    lastSeq: of((t) => t.lastSeq),
-    testsFrom: Float64Array.from(testsFrom),
-    tests: Float64Array.from(tests),
-  };
-}
 
+  /** The counts of every group seen, by ascending id. */
+  part(): FailureGroupsPart {
+    const ids = [...this.groups.keys()].sort((a, b) => a - b);
+    const of = (f: (t: GroupTotal) => number) => Float64Array.from(ids, (id) => f(this.groups.get(id)!));
+    const testsFrom = [0];
+    const tests: number[] = [];
+    for (const id of ids) {
+      tests.push(...this.groups.get(id)!.tests);
+      testsFrom.push(tests.length);
+    }
+    return {
+      ids: Float64Array.from(ids),
+      builds: of((t) => t.builds),
+      failures: of((t) => t.failures),
+      firstSeen: of((t) => t.firstSeen),
+      lastSeen: of((t) => t.lastSeen),
+      lastSeq: of((t) => t.lastSeq),
+      testsFrom: Float64Array.from(testsFrom),
+      tests: Float64Array.from(tests),
+    };
+  }
+}
 
 /** One group's counts over every part (parts of disjoint builds); first and last seen null when no build had a start. */
 export interface FailureGroupsTotal {
@@ -375,23 +369,39 @@ export interface PackFolds {
   readonly testCounts: TestCountsPart;
   /** Of rows (seq, start, failures). */
   readonly failureGroups: FailureGroupsPart;
+  /** Both, of rows (seq, start, runs, failures): one read for a page that shows both. */
+  readonly both: { readonly counts: TestCountsPart; readonly groups: FailureGroupsPart };
 }
 export type PackFold = keyof PackFolds;
 
 /** The fold `fold` of the rows of a statement over test_packs. */
 export function foldPacks<F extends PackFold>(fold: F, rows: Iterable<readonly unknown[]>): PackFolds[F] {
   const f: PackFold = fold;
-  switch (f) {
-    case 'testCounts':
-      return foldTestCounts(rows) as PackFolds[F];
-    case 'failureGroups':
-      return foldFailureGroups(rows) as PackFolds[F];
-    default:
-      return assertNever(f, 'pack fold');
+  const counts = f === 'failureGroups' ? undefined : new TestCountsFold();
+  const groups = f === 'testCounts' ? undefined : new FailureGroupsFold();
+  for (const row of rows) {
+    const seq = Number(row[0]);
+    switch (f) {
+      case 'testCounts':
+        counts!.add(seq, row[1] as Uint8Array);
+        break;
+      case 'failureGroups':
+        if (row[2] !== null) groups!.add(seq, row[1] === null ? null : Number(row[1]), row[2] as Uint8Array);
+        break;
+      case 'both':
+        counts!.add(seq, row[2] as Uint8Array);
+        if (row[3] !== null) groups!.add(seq, row[1] === null ? null : Number(row[1]), row[3] as Uint8Array);
+        break;
+      default:
+        return assertNever(f, 'pack fold');
+    }
   }
+  const answer = f === 'testCounts' ? counts!.part() : f === 'failureGroups' ? groups!.part() : { counts: counts!.part(), groups: groups!.part() };
+  return answer as PackFolds[F];
 }
 
 /** The buffers of a fold's answer (its arrays), to transfer rather than copy between threads. */
 export function foldedBuffers(answer: PackFolds[PackFold]): ArrayBuffer[] {
-  return Object.values(answer).map((a: Float64Array) => a.buffer as ArrayBuffer);
+  const parts: object[] = 'counts' in answer ? [answer.counts, answer.groups] : [answer];
+  return parts.flatMap((p) => Object.values(p).map((a: Float64Array) => a.buffer as ArrayBuffer));
 }

@@ -62,7 +62,8 @@ parentPort!.on('message', (job: Job) => {
         break;
       }
       case 'testCounts':
-      case 'failureGroups': {
+      case 'failureGroups':
+      case 'both': {
         const folded = foldPacks(job.form, stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>);
         parentPort!.postMessage({ id: job.id, answer: folded }, foldedBuffers(folded));
         break;
