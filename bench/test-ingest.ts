@@ -4,7 +4,7 @@
 // loads demo builds into a fresh SQLite data directory as `buildscope ingest` does (bulk), the
 // cases alternating over --rounds rounds so that a drift of the shared machine hits both alike;
 // the figure is the median ratio of the rates. Then the bytes per test execution: the pages of
-// test_runs and its indexes (dbstat), and of the dictionaries, over the executions stored.
+// test_runs and its indexes (dbstat), of the dictionaries and of test_packs, over the executions stored.
 //
 //   node --import tsx bench/test-ingest.ts [--builds 2000] [--rounds 3] [--quick]
 //
@@ -43,6 +43,7 @@ interface Load {
   readonly executions: number;
   readonly testRunBytes: number;
   readonly dictionaryBytes: number;
+  readonly packBytes: number;
   readonly fileBytes: number;
 }
 
@@ -60,9 +61,10 @@ async function load(lines: readonly string[]): Promise<Load> {
     const bytesOf = (names: readonly string[]) => Number(db.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (${names.map(() => '?').join(', ')})`).pluck().get(...names));
     const testRunBytes = bytesOf(['test_runs', 'test_runs_test', 'test_runs_group']);
     const dictionaryBytes = bytesOf(['tests', 'failure_groups', 'sqlite_autoindex_tests_1', 'sqlite_autoindex_failure_groups_1']);
+    const packBytes = bytesOf(['test_packs']);
     const fileBytes = Number(db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get());
     await handle.close();
-    return { seconds, executions, testRunBytes, dictionaryBytes, fileBytes };
+    return { seconds, executions, testRunBytes, dictionaryBytes, packBytes, fileBytes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -89,7 +91,7 @@ console.log('|---|---|---|');
 console.log(`| without tests | ${runs.map((x) => round(builds / x.without.seconds, 0)).join(', ')} | - |`);
 console.log(`| with ${TESTS} tests a build | ${runs.map((x) => round(builds / x.with.seconds, 0)).join(', ')} | ${runs.map((x) => round(x.with.executions / x.with.seconds, 0)).join(', ')} |`);
 console.log(`\nrate with tests / without (median of ${rounds}): ${round(median, 3)} (goal >= 0.5)`);
-console.log(`bytes per test execution: test_runs and its indexes ${round(last.testRunBytes / last.executions, 1)}, with the dictionaries ${round((last.testRunBytes + last.dictionaryBytes) / last.executions, 1)}; whole file ${round((last.fileBytes - runs[runs.length - 1]!.without.fileBytes) / last.executions, 1)} more per execution (events included)`);
+console.log(`bytes per test execution: test_runs and its indexes ${round(last.testRunBytes / last.executions, 1)}, with the dictionaries ${round((last.testRunBytes + last.dictionaryBytes) / last.executions, 1)}; test_packs ${round(last.packBytes / last.executions, 1)}; whole file ${round((last.fileBytes - runs[runs.length - 1]!.without.fileBytes) / last.executions, 1)} more per execution (events included)`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/test-ingest.json',

@@ -1,14 +1,19 @@
-// A build's test executions in one value (test_packs.runs, store migration 0024): the form the Tests
-// page's counts read for a query the per-test rollups do not answer. Counting from test_runs' index
-// tests every one of its entries against the query's builds (20 million at 100,000 builds, 6-21 s,
-// docs/tests.md); counting from packs reads only the matching builds, one row each, and a search
-// thread folds their executions into per-test counts in a tight loop.
+// A build's test executions and failures in two values, with its start: a row of test_packs (store
+// migration 0024), the form the Tests page's counts and failure groups read for a query the
+// rollups do not answer. Counting from test_runs' indexes tests every one of their entries against
+// the query's builds (20 million at 100,000 builds: 10-22 s, docs/tests.md); counting from packs
+// reads only the matching builds, one row each, and a search thread folds them into per-test and
+// per-group counts in a tight loop.
 //
-// Format (frozen: stored rows carry it): the build's executions ordered by test id (then outcome and
-// duration), each as two unsigned LEB128 varints, `(testId - previous testId) * 4 + outcome`
-// (TEST_OUTCOME_CODES, the previous id -1 for the first) and the duration in whole ms. A test run twice in a build (a retry)
-// has a delta of 0 the second time, which is how a build is counted once per test. Durations are
-// whole ms (event timestamps are integers), so the sums are exact, as SQL's are.
+// Formats (frozen: stored rows carry them), unsigned LEB128 varints:
+// - runs: the build's executions ordered by test id (then outcome and duration), each as
+//   `(test id - previous test id) * 4 + outcome` (TEST_OUTCOME_CODES; the previous id -1 for the
+//   first) and the duration in whole ms. A retry of a test has a delta of 0, which is how a build
+//   is counted once per test. Durations are whole ms (event timestamps are integers), so the sums
+//   are exact, as SQL's are.
+// - failures: the failed attempts and the build's own failures ordered by group id, then test, each
+//   as `group id - previous group id` (the previous -1 for the first; 0: the same group again) and
+//   `test id + 1`, or 0 for a failure of the build's own. None: NULL.
 
 import { TEST_OUTCOME_CODES } from './test-runs.js';
 import { assertNever } from '../../query/assert.js';
@@ -102,7 +107,7 @@ const STRIDE = 8;
  * rows into it without holding them). A test's counts are 8 numbers of one array, at 8 times its
  * id: one cache line a test (one array per field took twice as long).
  */
-export class TestCountsFold {
+class TestCountsFold {
   private size = 0;
   private counts: Float64Array = new Float64Array(1024 * STRIDE);
 
@@ -212,12 +217,6 @@ export function topTestCounts(parts: readonly TestCountsPart[], limit: number): 
     .map(([testId, t]) => ({ testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.builds, meanDurationMs: t.durationSum / t.executions, lastSeq: t.lastSeq }));
 }
 
-// A build's failures in one value (test_packs.failures, beside its executions): the form the
-// failure groups of a query's builds are counted from. Format (frozen): the failed test attempts
-// and the build's own failures ordered by group id, then by test, each as two varints: `group id -
-// previous group id` (the previous -1 for the first; 0: the same group again) and `test id + 1`,
-// or 0 for a failure of the build's own. No failure: no value (NULL).
-
 /** One failure of a build: its group, and the test that failed (null: a failure of the build's own). */
 export type PackedFailure = readonly [groupId: number, testId: number | null];
 
@@ -283,7 +282,7 @@ const least = (a: number, b: number): number => (Number.isNaN(a) ? b : Number.is
 const greatest = (a: number, b: number): number => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.max(a, b));
 
 /** Folds failure packs into per-group counts, one build at a time (a few failures a build: a map, not arrays by id). */
-export class FailureGroupsFold {
+class FailureGroupsFold {
   private readonly groups = new Map<number, GroupTotal>();
 
   add(seq: number, start: number | null, pack: Uint8Array): void {
