@@ -17,6 +17,7 @@
 
 import { TEST_OUTCOME_CODES } from './test-runs.js';
 import { assertNever } from '../../query/assert.js';
+import type { TestCounts, TestIdentityRow } from '../types.js';
 
 /** One execution of a pack: test id, outcome code, duration in whole ms. */
 export type PackedTestRun = readonly [testId: number, outcome: number, durationMs: number];
@@ -93,6 +94,21 @@ export interface TestCountsPart {
 const FAILED = TEST_OUTCOME_CODES.failed;
 const SKIPPED = TEST_OUTCOME_CODES.skipped;
 
+/** Where varint() reads next in the pack being folded (a fold is synchronous, one pack at a time). */
+let cursor = 0;
+
+/** The varint at `cursor` in `pack`; moves `cursor` past it. */
+function varint(pack: Uint8Array): number {
+  let b = pack[cursor++]!;
+  if (b < 128) return b;
+  let v = b - 128;
+  for (let scale = 128; ; scale *= 128) {
+    b = pack[cursor++]!;
+    v += (b & 127) * scale;
+    if (b < 128) return v;
+  }
+}
+
 /** The fields of one test in TestCountsFold's array, in this order. */
 const EXECUTIONS = 0;
 const DURATION_SUM = 1;
@@ -112,31 +128,15 @@ class TestCountsFold {
   private counts: Float64Array = new Float64Array(1024 * STRIDE);
 
   // The loop of the Tests page's counts: 10 million executions for a query of half of 100,000
-  // builds. Varints are decoded inline.
+  // builds.
   add(seq: number, pack: Uint8Array): void {
     let counts = this.counts;
     const n = pack.length;
-    let p = 0;
+    cursor = 0;
     let at = -STRIDE;
-    while (p < n) {
-      let v = pack[p++]!;
-      if (v >= 128) {
-        v -= 128;
-        for (let scale = 128; ; scale *= 128) {
-          const b = pack[p++]!;
-          v += (b & 127) * scale;
-          if (b < 128) break;
-        }
-      }
-      let duration = pack[p++]!;
-      if (duration >= 128) {
-        duration -= 128;
-        for (let scale = 128; ; scale *= 128) {
-          const b = pack[p++]!;
-          duration += (b & 127) * scale;
-          if (b < 128) break;
-        }
-      }
+    while (cursor < n) {
+      const v = varint(pack);
+      const duration = varint(pack);
       const outcome = v % 4;
       const delta = (v - outcome) / 4;
       // A delta of 0 is the same test again (a retry): its build is counted once.
@@ -181,15 +181,7 @@ class TestCountsFold {
 }
 
 /** One test's counts over every part (parts of disjoint builds). */
-export interface TestCountsTotal {
-  readonly testId: number;
-  readonly runs: number;
-  readonly failures: number;
-  readonly skipped: number;
-  readonly builds: number;
-  readonly meanDurationMs: number;
-  readonly lastSeq: number;
-}
+export type TestCountsTotal = Omit<TestCounts, keyof TestIdentityRow> & { readonly testId: number };
 
 /** The parts' counts summed per test, the tests with most failures first (ties: most runs, id), at most `limit`. */
 export function topTestCounts(parts: readonly TestCountsPart[], limit: number): TestCountsTotal[] {
@@ -237,18 +229,7 @@ export function encodeFailurePack(failures: readonly PackedFailure[]): Buffer | 
 /** The varints of a pack, in order. */
 function varints(pack: Uint8Array): number[] {
   const out: number[] = [];
-  for (let p = 0; p < pack.length; ) {
-    let v = pack[p++]!;
-    if (v >= 128) {
-      v -= 128;
-      for (let scale = 128; ; scale *= 128) {
-        const b = pack[p++]!;
-        v += (b & 127) * scale;
-        if (b < 128) break;
-      }
-    }
-    out.push(v);
-  }
+  for (cursor = 0; cursor < pack.length; ) out.push(varint(pack));
   return out;
 }
 
