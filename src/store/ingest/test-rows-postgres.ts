@@ -1,9 +1,10 @@
-// PostgreSQL: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs, build_failures, test_packs), written by the ingest in
-// the part's transaction with the build's other rows, and by migration 0021's backfill
-// (test-backfill.ts). The tests and failure groups new to the store are added to their
-// dictionaries with one INSERT ... ON CONFLICT DO NOTHING and read back with one SELECT each per
-// part, in key order (two transactions adding the same keys wait on each other in
-// one order rather than deadlock; READ COMMITTED lets the read see a key another one committed).
+// PostgreSQL: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs,
+// build_failures, test_packs), written by the ingest in the part's transaction with the build's
+// other rows, and by migration 0021's backfill (test-backfill.ts). The tests and failure groups new
+// to the store are added to their dictionaries with one INSERT ... ON CONFLICT DO NOTHING and read
+// back with one SELECT each per part, in key order (two transactions adding the same keys wait on
+// each other in one order rather than deadlock; READ COMMITTED lets the read see a key another one
+// committed).
 
 import { sql, type Kysely } from 'kysely';
 import type { TestWrites } from './plan.js';

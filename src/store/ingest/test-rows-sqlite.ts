@@ -1,7 +1,9 @@
-// SQLite: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs, build_failures, test_packs), written by the ingest in the
-// part's transaction with the build's other rows, and by migration 0021's backfill
-// (test-backfill.ts). The tests and failure groups new to the store are added to their dictionaries
-// once per distinct key of the part, not per run: a look-up by key and an INSERT for the new ones (the writer is alone; a rolled-back part leaves none behind).
+// SQLite: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs,
+// build_failures, test_packs), written by the ingest in the part's transaction with the build's
+// other rows, and by migration 0021's backfill (test-backfill.ts). The tests and failure groups new
+// to the store are added to their dictionaries once per distinct key of the part, not per run: a
+// look-up by key and an INSERT for the new ones (the writer is alone; a rolled-back part leaves
+// none behind).
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { TestWrites } from './plan.js';

@@ -17,8 +17,8 @@ import type { PackFold, PackFolds } from '../events/test-packs.js';
 
 /**
  * What a search thread answers for a statement: its rows, its rows packed column by column
- * (packed-rows.ts), or the test packs it selects folded in the thread (events/test-packs.ts): the
- * per-test counts of (seq, runs), the failure groups of (seq, start, failures).
+ * (packed-rows.ts), or the test packs it selects folded in the thread by one of the folds of
+ * events/test-packs.ts (PackFolds: per-test counts, failure groups, or both).
  */
 export type ReadForm = 'rows' | 'packed' | PackFold;
 
