@@ -178,24 +178,27 @@ export class BuildListing {
 
   async listBuilds(options: ListBuildsOptions): Promise<BuildWithAttributes[] | BuildSummary[]> {
     const max = options.maxBuilds === undefined ? undefined : Math.max(0, Math.floor(options.maxBuilds));
-    // The posting planner follows the compiler's access plan (sql/access.ts).
-    const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
-    // A term's first read crosses from the search thread as one typed array of seqs.
-    const lists = split === undefined ? undefined : await this.postings!.postings(split.exact, (q) => this.guard.search(async (_read, readPacked) => numbersOf((await readPacked(q, 1)).columns[0]!)));
+    // The analytics index's matches first: it answers a term from the columns it holds or its own
+    // term lists, where the posting cache reads a term's whole posting list from SQL on its first
+    // use (tag:CI's first web page at a million builds: 2.1 s by the postings, docs/scaling.md).
+    const matched = max === undefined || max === 0 || !searches(options.query) ? undefined : await this.index?.matching({ query: options.query!, visibility: options.visibility });
     let rows: Row[];
-    if (lists !== undefined) {
-      // The candidates match the exact terms already: SQL checks the rest of the query.
-      // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
-      const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest }, false);
-      rows = await this.pageFromCandidates(query, lists, fromSeq, options, max!, async (q) => this.postings!.run(q.compile()) as Row[]);
+    if (matched !== undefined) {
+      // Every build of the page is among the index's matches. SQL still checks the whole query
+      // on each candidate, as one test of the row (`opaque`) so that the planner reads the
+      // candidates by seq rather than the query's own indexes: the page is the SQL listing's.
+      const { query, fromSeq } = await this.listingFrom(options, true, true);
+      rows = await this.pageFromCandidates(query, [{ words: matched }], fromSeq, options, max!, (q) => this.run(q, true));
     } else {
-      const matched = max === undefined || max === 0 || !searches(options.query) ? undefined : await this.index?.matching({ query: options.query!, visibility: options.visibility });
-      if (matched !== undefined) {
-        // Every build of the page is among the index's matches. SQL still checks the whole query
-        // on each candidate, as one test of the row (`opaque`) so that the planner reads the
-        // candidates by seq rather than the query's own indexes: the page is the SQL listing's.
-        const { query, fromSeq } = await this.listingFrom(options, true, true);
-        rows = await this.pageFromCandidates(query, [{ words: matched }], fromSeq, options, max!, (q) => this.run(q, true));
+      // The posting planner follows the compiler's access plan (sql/access.ts).
+      const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
+      // A term's first read crosses from the search thread as one typed array of seqs.
+      const lists = split === undefined ? undefined : await this.postings!.postings(split.exact, (q) => this.guard.search(async (_read, readPacked) => numbersOf((await readPacked(q, 1)).columns[0]!)));
+      if (lists !== undefined) {
+        // The candidates match the exact terms already: SQL checks the rest of the query.
+        // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
+        const { query, fromSeq } = await this.listingFrom(split!.rest === undefined ? { ...options, query: undefined } : { ...options, query: split!.rest }, false);
+        rows = await this.pageFromCandidates(query, lists, fromSeq, options, max!, async (q) => this.postings!.run(q.compile()) as Row[]);
       } else {
         const query = await this.listing(options);
         rows = (max !== undefined && (await this.sortsEveryMatch(query, options, max)) ? await this.pageFromWindows(options, max) : undefined) ?? (await this.run(max === undefined ? query : query.limit(max), searches(options.query)));
