@@ -12,7 +12,7 @@ import { useTestStore } from './support.js';
 import { testedBuild, type TestedBuildSpec } from './tested-build.js';
 import { parseQuery } from '../../src/query/index.js';
 import { ReadPool } from '../../src/store/search/read-pool.js';
-import { SearchGuard, unguarded } from '../../src/store/search/search-guard.js';
+import { SearchGuard, unguarded, type GuardedSearch } from '../../src/store/search/search-guard.js';
 import { inSeqSet } from '../../src/store/search/seq-set.js';
 import { testReads, type ScopeSets } from '../../src/store/analytics/test-analytics.js';
 import { AnalyticsIndex } from '../../src/store/analytics/analytics-index.js';
@@ -108,6 +108,16 @@ describe.each(dialects)('a set of seqs (%s)', (dialect) => {
         }
         // Each reader found the scope's builds once, for all its reads.
         expect(answered).toBe(2);
+        // A reader asked for the failure groups first (the failure groups' page) folds them alone;
+        // one asked for the counts first (the Tests page) reads the packs once for both.
+        const folds: string[] = [];
+        const counting: GuardedSearch = { deadlineCheck: undefined, search: (f, o) => unguarded(t.handle).search((read, packed, folded) => f(read, packed, (q, fold) => (folds.push(fold), folded(q, fold))), o) };
+        expect(await testReads(t.handle, counting, sets).failureGroups(scope, 50)).toEqual(expected.groups);
+        const page = testReads(t.handle, counting, sets);
+        expect(await page.counts(scope, 50)).toEqual(expected.counts);
+        expect(await page.failureGroups(scope, 50)).toEqual(expected.groups);
+        // (No fold at all when the query matches no build; else one range: a few builds.)
+        expect(folds).toEqual(folds.length === 0 ? [] : ['failureGroups', 'both']);
         index.close();
       }),
       { numRuns: 30 },

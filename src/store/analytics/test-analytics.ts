@@ -89,7 +89,7 @@ function inScope<Q extends { where: (e: Expression<SqlBool>) => Q }>(handle: Dat
  * scope's seqs, which the planner probes once per test and seq). The identities of the tests
  * answered are read afterwards by primary key.
  */
-export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, sets?: ScopeSets, packs = packsOnce(handle, guard)): Promise<TestCounts[]> {
+export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, sets: ScopeSets | undefined, packs: ScopePacks): Promise<TestCounts[]> {
   const rows = rollupsAnswer(scope) ? await countsFromRollups(handle, scope, guard, limit) : await countsFromRuns(handle, scope, guard, limit, await setOf(sets, scope), packs);
   const identities = await testsByIds(handle, rows.map((r) => r.testId));
   return rows.flatMap((r) => {
@@ -151,7 +151,6 @@ const PACKED_BUILDS_PER_READ = 5000;
 
 /** The columns of test_packs each fold reads (events/test-packs.ts PackFolds). */
 const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 'p.runs' | 'p.failures')[] } = {
-  testCounts: ['p.seq', 'p.runs'],
   failureGroups: ['p.seq', 'p.start', 'p.failures'],
   both: ['p.seq', 'p.start', 'p.runs', 'p.failures'],
 };
@@ -164,11 +163,6 @@ const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 
 export interface ScopePacks {
   counts(scope: AggregateScope, set: Uint32Array): Promise<TestCountsPart[]>;
   groups(scope: AggregateScope, set: Uint32Array): Promise<FailureGroupsPart[]>;
-}
-
-/** Each scope's packs folded on their own, nothing kept. */
-function packsOnce(handle: DatabaseHandle, guard: GuardedSearch): ScopePacks {
-  return { counts: (_scope, set) => foldedPacks(handle, guard, set, 'testCounts'), groups: (_scope, set) => foldedPacks(handle, guard, set, 'failureGroups') };
 }
 
 /** A scope's counts and groups from one read of its packs, the first time its counts are asked for; its groups alone when they are asked first. */
@@ -488,7 +482,7 @@ async function withLastBuilds(handle: DatabaseHandle, rows: readonly Omit<GroupR
  * for (groupsFromRollups), from the test packs of the scope's set (groupsFromPacks), else counted
  * from the failures.
  */
-export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId?: number, sets?: ScopeSets, packs = packsOnce(handle, guard)): Promise<FailureGroupRow[]> {
+export async function failureGroups(handle: DatabaseHandle, scope: AggregateScope, guard: GuardedSearch, limit: number, testId: number | undefined, sets: ScopeSets | undefined, packs: ScopePacks): Promise<FailureGroupRow[]> {
   if (testId === undefined && rollupsAnswer(scope)) return withLastBuilds(handle, await groupsFromRollups(handle, scope, guard, limit));
   const filter = testId === undefined ? {} : { testId };
   const set = await setOf(sets, scope);

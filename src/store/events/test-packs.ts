@@ -347,8 +347,6 @@ export function topFailureGroups(parts: readonly FailureGroupsPart[], limit: num
 
 /** The folds a search thread runs over the test packs a statement selects, and what each answers. */
 export interface PackFolds {
-  /** Of rows (seq, runs). */
-  readonly testCounts: TestCountsPart;
   /** Of rows (seq, start, failures). */
   readonly failureGroups: FailureGroupsPart;
   /** Both, of rows (seq, start, runs, failures): one read for a page that shows both. */
@@ -359,27 +357,22 @@ export type PackFold = keyof PackFolds;
 /** The fold `fold` of the rows of a statement over test_packs. */
 export function foldPacks<F extends PackFold>(fold: F, rows: Iterable<readonly unknown[]>): PackFolds[F] {
   const f: PackFold = fold;
-  const counts = f === 'failureGroups' ? undefined : new TestCountsFold();
-  const groups = f === 'testCounts' ? undefined : new FailureGroupsFold();
-  for (const row of rows) {
-    const seq = Number(row[0]);
-    switch (f) {
-      case 'testCounts':
-        counts!.add(seq, row[1] as Uint8Array);
-        break;
-      case 'failureGroups':
-        if (row[2] !== null) groups!.add(seq, row[1] === null ? null : Number(row[1]), row[2] as Uint8Array);
-        break;
-      case 'both':
-        counts!.add(seq, row[2] as Uint8Array);
-        if (row[3] !== null) groups!.add(seq, row[1] === null ? null : Number(row[1]), row[3] as Uint8Array);
-        break;
-      default:
-        return assertNever(f, 'pack fold');
+  const groups = new FailureGroupsFold();
+  switch (f) {
+    case 'failureGroups':
+      for (const [seq, start, failures] of rows) if (failures !== null) groups.add(Number(seq), start === null ? null : Number(start), failures as Uint8Array);
+      return groups.part() as PackFolds[F];
+    case 'both': {
+      const counts = new TestCountsFold();
+      for (const [seq, start, runs, failures] of rows) {
+        counts.add(Number(seq), runs as Uint8Array);
+        if (failures !== null) groups.add(Number(seq), start === null ? null : Number(start), failures as Uint8Array);
+      }
+      return { counts: counts.part(), groups: groups.part() } as PackFolds[F];
     }
+    default:
+      return assertNever(f, 'pack fold');
   }
-  const answer = f === 'testCounts' ? counts!.part() : f === 'failureGroups' ? groups!.part() : { counts: counts!.part(), groups: groups!.part() };
-  return answer as PackFolds[F];
 }
 
 /** The buffers of a fold's answer (its arrays), to transfer rather than copy between threads. */

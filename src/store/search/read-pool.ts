@@ -18,7 +18,7 @@ import type { PackFold, PackFolds } from '../events/test-packs.js';
 /**
  * What a search thread answers for a statement: its rows, its rows packed column by column
  * (packed-rows.ts), or the test packs it selects folded in the thread by one of the folds of
- * events/test-packs.ts (PackFolds: per-test counts, failure groups, or both).
+ * events/test-packs.ts (PackFolds: failure groups, or per-test counts and failure groups).
  */
 export type ReadForm = 'rows' | 'packed' | PackFold;
 

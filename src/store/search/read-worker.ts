@@ -61,7 +61,6 @@ parentPort!.on('message', (job: Job) => {
         parentPort!.postMessage({ id: job.id, answer: packed }, packedBuffers(packed));
         break;
       }
-      case 'testCounts':
       case 'failureGroups':
       case 'both': {
         const folded = foldPacks(job.form, stmt.raw(true).iterate(...parameters) as Iterable<unknown[]>);
