@@ -339,6 +339,12 @@ export interface TestCounts extends TestIdentityRow {
   readonly builds: number;
   readonly meanDurationMs: number;
   readonly lastSeq: number;
+  /**
+   * The outcome of its latest execution: of the latest build's attempts, the one test_runs' index
+   * orders last (skipped, then failed, then passed: events/test-packs.ts latestRun). The Tests
+   * page's lists read it where they would walk each failing test's index for its latest run.
+   */
+  readonly latestOutcome: 'passed' | 'failed' | 'skipped';
 }
 
 /** One execution of a test with its build. */

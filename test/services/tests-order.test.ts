@@ -20,6 +20,7 @@ const summary = (testId: number, failures: number, trials: number): TestSummary 
   builds: trials,
   meanDurationMs: 1,
   lastSeq: 1,
+  latestOutcome: 'failed',
   verdict: 'flaky',
   estimate: wilson(failures, trials),
 });

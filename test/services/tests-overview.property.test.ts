@@ -2,13 +2,14 @@
 // most failing and slowest shown, the failing tests in the order of flakiness until enough are
 // flaky, and those whose latest run did not pass. Its lists must be those of judging every failing
 // test, which this reference does, over random histories (flaky retries, same commits, broken and
-// regressed streaks, skips) and list lengths, on both databases.
+// regressed streaks, skips), list lengths and queries, on both databases.
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { pgAvailable } from '../support/postgres.js';
 import { ev, id, line, useTestStore } from '../store/support.js';
 import { byFlakiness, MAX_TESTS, RUNS_PER_VERDICT, testsOverview, type TestSummary } from '../../src/services/tests.js';
+import { parseQuery } from '../../src/query/index.js';
 import { verdictOf, wilson, type Verdict } from '../../src/services/test-verdicts.js';
 import { SEE_EVERYTHING, type AggregateScope, type BuildStore, type Visibility } from '../../src/store/types.js';
 
@@ -69,13 +70,16 @@ describe.each(dialects)('the Tests page judges only what its lists show (%s)', (
     const history = fc.array(fc.record({ commit: fc.constantFrom('a', 'b', 'c', 'd', 'e'), results: fc.array(result, { minLength: 8, maxLength: 8 }) }), { minLength: 3, maxLength: 14 });
     // Who asks: everyone's builds, the project's, or another project's only (no test).
     const visibility = fc.constantFrom<Visibility>(SEE_EVERYTHING, { projects: ['shop'], withoutProject: false }, { projects: ['other'], withoutProject: true });
+    // Of what builds: all, or a query (the counts and each test's latest run are then read from
+    // the rollups for a project or an outcome, else from the packs or the joined builds).
+    const query = fc.constantFrom(undefined, 'project:shop', 'buildOutcome:failed', '-buildOutcome:failed', 'value:"Git commit id=a" or value:"Git commit id=c"');
     await fc.assert(
-      fc.asyncProperty(history, fc.integer({ min: 1, max: 3 }), fc.boolean(), visibility, async (builds, limit, brokenTail, seen) => {
+      fc.asyncProperty(history, fc.integer({ min: 1, max: 3 }), fc.boolean(), visibility, query, async (builds, limit, brokenTail, seen, text) => {
         await t.reset();
         // A tail where two tests fail every build: broken or regressed ones to find.
         const all = brokenTail ? [...builds, ...Array.from({ length: 4 }, (_, k) => ({ commit: `z${k}`, results: builds[0]!.results.map((r, i): Result => (i < 2 ? 'failed' : r)) }))] : builds;
         await t.store.ingestNdjson(all.map((b) => build(b.commit, b.results)).join('\n'));
-        const scope = { visibility: seen };
+        const scope: AggregateScope = text === undefined ? { visibility: seen } : { visibility: seen, query: parseQuery(text).expr! };
         const page = await testsOverview(t.store, scope, limit);
         const expected = await reference(t.store, scope, limit);
         expect(shown(page.mostFailing)).toEqual(shown(expected.mostFailing));

@@ -19,24 +19,29 @@ const build = fc.array(run, { minLength: 1, maxLength: 12 });
 
 /** The counts as SQL computes them over test_runs: per test id, sorted and cut as the Tests page's. */
 function reference(builds: readonly (readonly PackedTestRun[])[], limit: number) {
-  const by = new Map<number, { runs: number; failures: number; skipped: number; seqs: Set<number>; durations: number[]; lastSeq: number }>();
+  const by = new Map<number, { runs: number; failures: number; skipped: number; seqs: Set<number>; durations: number[]; lastSeq: number; lastOutcomes: number[] }>();
   builds.forEach((runs, seq) => {
     for (const [id, outcome, duration] of runs) {
-      const t = by.get(id) ?? { runs: 0, failures: 0, skipped: 0, seqs: new Set<number>(), durations: [], lastSeq: 0 };
+      const t = by.get(id) ?? { runs: 0, failures: 0, skipped: 0, seqs: new Set<number>(), durations: [], lastSeq: 0, lastOutcomes: [] };
       by.set(id, t);
       if (outcome !== 2) t.runs++;
       if (outcome === 1) t.failures++;
       if (outcome === 2) t.skipped++;
       t.seqs.add(seq + 1);
       t.durations.push(duration);
+      if (seq + 1 > t.lastSeq) t.lastOutcomes = [];
+      if (seq + 1 >= t.lastSeq) t.lastOutcomes.push(outcome);
       t.lastSeq = Math.max(t.lastSeq, seq + 1);
     }
   });
   return [...by]
     .sort(([ia, a], [ib, b]) => b.failures - a.failures || b.runs - a.runs || ia - ib)
     .slice(0, limit)
-    .map(([testId, t]) => ({ testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.seqs.size, meanDurationMs: t.durations.reduce((a, b) => a + b, 0) / t.durations.length, lastSeq: t.lastSeq }));
+    .map(([testId, t]) => ({ testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.seqs.size, meanDurationMs: t.durations.reduce((a, b) => a + b, 0) / t.durations.length, lastSeq: t.lastSeq, latestOutcome: WALK_FINDS[Math.max(...t.lastOutcomes)] }));
 }
+
+/** The outcome a walk of test_runs' index back from the newest finds first among a build's attempts, by outcome code (skipped, then failed, then passed). */
+const WALK_FINDS = ['passed', 'failed', 'skipped'] as const;
 
 describe('test packs', () => {
   it('fold into the counts computed from the executions, in any split into parts', () => {

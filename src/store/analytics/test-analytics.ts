@@ -14,7 +14,7 @@ import { rollupEligible } from './rollups-query.js';
 import type { GuardedSearch, ReadRows } from '../search/search-guard.js';
 import { numbersOf } from '../search/packed-rows.js';
 import { inSeqSet, seqBounds, seqRanges } from '../search/seq-set.js';
-import { topFailureGroups, topTestCounts, type FailureGroupsPart, type FailureGroupsTotal, type PackFold, type PackFolds, type TestCountsPart } from '../events/test-packs.js';
+import { ofLatestRun, topFailureGroups, topTestCounts, type FailureGroupsPart, type FailureGroupsTotal, type PackFold, type PackFolds, type TestCountsPart } from '../events/test-packs.js';
 import { layoutOf } from '../schema/layout.js';
 import { assertNever } from '../../query/assert.js';
 import { TEST_OUTCOME_OF_CODE, TEST_OUTCOME_CODES } from '../events/test-runs.js';
@@ -100,15 +100,23 @@ export async function testCounts(handle: DatabaseHandle, scope: AggregateScope, 
 
 type Counted = Omit<TestCounts, keyof TestIdentityRow> & { readonly testId: number };
 
-const countedOf = (r: { test_id: unknown; runs: unknown; failures: unknown; skipped: unknown; builds: unknown; mean: unknown; last_seq: unknown }): Counted => ({
-  testId: num(r.test_id),
-  runs: num(r.runs),
-  failures: num(r.failures),
-  skipped: num(r.skipped),
-  builds: num(r.builds),
-  meanDurationMs: num(r.mean),
-  lastSeq: num(r.last_seq),
-});
+/** A test's counts from SQL; `latest`: its latest execution as `max(seq * 4 + outcome)` (LATEST_RUN). */
+const countedOf = (r: { test_id: unknown; runs: unknown; failures: unknown; skipped: unknown; builds: unknown; mean: unknown; latest: unknown }): Counted => {
+  const latest = ofLatestRun(num(r.latest));
+  return {
+    testId: num(r.test_id),
+    runs: num(r.runs),
+    failures: num(r.failures),
+    skipped: num(r.skipped),
+    builds: num(r.builds),
+    meanDurationMs: num(r.mean),
+    lastSeq: latest.seq,
+    latestOutcome: latest.outcome,
+  };
+};
+
+/** latestRun (events/test-packs.ts) of an entry of test_runs `r`, in SQL. */
+const LATEST_RUN = sql<number>`r.seq * 4 + r.outcome`;
 
 /** Whether the per-test rollups hold the scope's counts: no time range, and a query of rollup dimensions (rollups-query.ts). */
 function rollupsAnswer(scope: AggregateScope): boolean {
@@ -136,7 +144,7 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
       sql<number>`sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END)`.as('skipped'),
       sql<number>`count(DISTINCT r.seq)`.as('builds'),
       sql<number>`avg(r.duration_ms)`.as('mean'),
-      sql<number>`max(r.seq)`.as('last_seq'),
+      sql<number>`max(${LATEST_RUN})`.as('latest'),
     ])
     .groupBy('r.test_id')
     .orderBy('failures', 'desc')
@@ -222,13 +230,13 @@ async function countsFromRollups(handle: DatabaseHandle, scope: AggregateScope, 
     if (rows.length === 0) return [];
     // Every build the caller may see: a test's builds are all of its project, which the sums
     // already checked, so its latest is the index's last entry, no build read.
-    const lastSeq = everyBuild(scope)
-      ? sql`(SELECT max(r.seq) FROM test_runs AS r WHERE r.test_id = t.id)`
-      : sql`(SELECT r.seq FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC LIMIT 1)`;
-    const latest = sql<{ test_id: unknown; last_seq: unknown }>`SELECT t.id AS test_id, ${lastSeq} AS last_seq
+    const lastRun = everyBuild(scope)
+      ? sql`(SELECT max(${LATEST_RUN}) FROM test_runs AS r WHERE r.test_id = t.id)`
+      : sql`(SELECT ${LATEST_RUN} FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC, r.outcome DESC LIMIT 1)`;
+    const latest = sql<{ test_id: unknown; latest: unknown }>`SELECT t.id AS test_id, ${lastRun} AS latest
       FROM tests AS t WHERE t.id IN (${sql.join(rows.map((r) => num(r.test_id)))})`;
-    const last = new Map((await read(latest.compile(handle.db))).map((r) => [num(r.test_id), r.last_seq]));
-    return rows.map((r) => countedOf({ ...r, last_seq: last.get(num(r.test_id)) }));
+    const last = new Map((await read(latest.compile(handle.db))).map((r) => [num(r.test_id), r.latest]));
+    return rows.map((r) => countedOf({ ...r, latest: last.get(num(r.test_id)) }));
   });
 }
 

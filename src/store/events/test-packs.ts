@@ -15,7 +15,8 @@
 //   as `group id - previous group id` (the previous -1 for the first; 0: the same group again) and
 //   `test id + 1`, or 0 for a failure of the build's own. None: NULL.
 
-import { TEST_OUTCOME_CODES } from './test-runs.js';
+import { TEST_OUTCOME_CODES, TEST_OUTCOME_OF_CODE } from './test-runs.js';
+import type { TestOutcome } from './test-events.js';
 import { assertNever } from '../../query/assert.js';
 import type { TestCounts, TestIdentityRow } from '../types.js';
 
@@ -76,7 +77,7 @@ export function testPackRows(builds: Iterable<readonly [seq: number, start: numb
   return rows;
 }
 
-/** Per-test counts of a set of builds' packs, for the tests they ran (partial: sums of several merge by addition, except lastSeq, by max). */
+/** Per-test counts of a set of builds' packs, for the tests they ran (partial: sums of several merge by addition, except latest, by max). */
 export interface TestCountsPart {
   readonly ids: Float64Array;
   /** Executions not skipped. */
@@ -88,7 +89,24 @@ export interface TestCountsPart {
   /** All executions, and the sum of their durations (the mean is their quotient). */
   readonly executions: Float64Array;
   readonly durationSum: Float64Array;
-  readonly lastSeq: Float64Array;
+  /** The latest execution, as `seq * 4 + outcome code` (latestRun): the greatest is the latest. */
+  readonly latest: Float64Array;
+}
+
+/**
+ * A test's latest execution in builds, as one number: `seq * 4 + outcome code`, so that the
+ * greatest is the latest build's and, of its attempts, the one test_runs' index (test_id, seq,
+ * outcome, ...) orders last, which is the one a walk of that index back from the newest finds
+ * first (SQL: `max(seq * 4 + outcome)`).
+ */
+export function latestRun(seq: number, outcome: number): number {
+  return seq * 4 + outcome;
+}
+
+/** The build and outcome of a latestRun number. */
+export function ofLatestRun(latest: number): { readonly seq: number; readonly outcome: TestOutcome } {
+  const code = latest % 4;
+  return { seq: (latest - code) / 4, outcome: TEST_OUTCOME_OF_CODE[code] ?? 'skipped' };
 }
 
 const FAILED = TEST_OUTCOME_CODES.failed;
@@ -115,7 +133,7 @@ const DURATION_SUM = 1;
 const FAILURES = 2;
 const SKIPS = 3;
 const BUILDS = 4;
-const LAST_SEQ = 5;
+const LATEST = 5;
 const STRIDE = 8;
 
 /**
@@ -136,6 +154,7 @@ class TestCountsFold {
     const n = pack.length;
     cursor = 0;
     let at = -STRIDE;
+    const runOf = latestRun(seq, 0);
     while (cursor < n) {
       const v = varint(pack);
       const duration = varint(pack);
@@ -146,8 +165,9 @@ class TestCountsFold {
         at += delta * STRIDE;
         if (at >= counts.length) counts = this.grow(at);
         counts[at + BUILDS]! += 1;
-        if (counts[at + LAST_SEQ]! < seq) counts[at + LAST_SEQ] = seq;
       }
+      // Every attempt: a build's are in outcome order, the last of them is its latest.
+      if (counts[at + LATEST]! < runOf + outcome) counts[at + LATEST] = runOf + outcome;
       counts[at + EXECUTIONS]! += 1;
       counts[at + DURATION_SUM]! += duration;
       if (outcome === FAILED) counts[at + FAILURES]! += 1;
@@ -171,7 +191,7 @@ class TestCountsFold {
       builds: pick(BUILDS),
       executions: pick(EXECUTIONS),
       durationSum: pick(DURATION_SUM),
-      lastSeq: pick(LAST_SEQ),
+      latest: pick(LATEST),
     };
   }
 
@@ -187,13 +207,13 @@ export type TestCountsTotal = Omit<TestCounts, keyof TestIdentityRow> & { readon
 
 /** The parts' counts summed per test, the tests with most failures first (ties: most runs, id), at most `limit`. */
 export function topTestCounts(parts: readonly TestCountsPart[], limit: number): TestCountsTotal[] {
-  const totals = new Map<number, { runs: number; failures: number; skipped: number; builds: number; executions: number; durationSum: number; lastSeq: number }>();
+  const totals = new Map<number, { runs: number; failures: number; skipped: number; builds: number; executions: number; durationSum: number; latest: number }>();
   for (const p of parts) {
     for (let i = 0; i < p.ids.length; i++) {
       const id = p.ids[i]!;
       const t = totals.get(id);
       if (t === undefined) {
-        totals.set(id, { runs: p.runs[i]!, failures: p.failures[i]!, skipped: p.skipped[i]!, builds: p.builds[i]!, executions: p.executions[i]!, durationSum: p.durationSum[i]!, lastSeq: p.lastSeq[i]! });
+        totals.set(id, { runs: p.runs[i]!, failures: p.failures[i]!, skipped: p.skipped[i]!, builds: p.builds[i]!, executions: p.executions[i]!, durationSum: p.durationSum[i]!, latest: p.latest[i]! });
         continue;
       }
       t.runs += p.runs[i]!;
@@ -202,13 +222,16 @@ export function topTestCounts(parts: readonly TestCountsPart[], limit: number): 
       t.builds += p.builds[i]!;
       t.executions += p.executions[i]!;
       t.durationSum += p.durationSum[i]!;
-      t.lastSeq = Math.max(t.lastSeq, p.lastSeq[i]!);
+      t.latest = Math.max(t.latest, p.latest[i]!);
     }
   }
   return [...totals]
     .sort(([ia, a], [ib, b]) => b.failures - a.failures || b.runs - a.runs || ia - ib)
     .slice(0, limit)
-    .map(([testId, t]) => ({ testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.builds, meanDurationMs: t.durationSum / t.executions, lastSeq: t.lastSeq }));
+    .map(([testId, t]) => {
+      const latest = ofLatestRun(t.latest);
+      return { testId, runs: t.runs, failures: t.failures, skipped: t.skipped, builds: t.builds, meanDurationMs: t.durationSum / t.executions, lastSeq: latest.seq, latestOutcome: latest.outcome };
+    });
 }
 
 /** One failure of a build: its group, and the test that failed (null: a failure of the build's own). */
