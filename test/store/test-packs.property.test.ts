@@ -17,10 +17,29 @@ const run = fc.tuple(
 ) as fc.Arbitrary<PackedTestRun>;
 const build = fc.array(run, { minLength: 1, maxLength: 12 });
 
+/**
+ * The pack stream of builds as a statement over test_packs selects it (StoreLayout.packStream):
+ * per build its seq and start (-1: none) as 8-byte integers, the lengths of its runs and failures
+ * as 4-byte ones, all big-endian, then the two packs (runs null: the stream without them).
+ */
+function stream(rows: readonly (readonly [seq: number, start: number | null, runs: Buffer | null, failures: Buffer | null])[]): Buffer {
+  return Buffer.concat(
+    rows.flatMap(([seq, start, runs, failures]) => {
+      const header = Buffer.alloc(24);
+      header.writeBigUInt64BE(BigInt(seq), 0);
+      header.writeBigInt64BE(BigInt(start ?? -1), 8);
+      header.writeUInt32BE(runs?.length ?? 0, 16);
+      header.writeUInt32BE(failures?.length ?? 0, 20);
+      return [header, runs ?? Buffer.alloc(0), failures ?? Buffer.alloc(0)];
+    }),
+  );
+}
+
 /** The counts as SQL computes them over test_runs: per test id, sorted and cut as the Tests page's. */
-function reference(builds: readonly (readonly PackedTestRun[])[], limit: number) {
+function reference(builds: readonly (readonly PackedTestRun[])[], limit: number, base: number) {
   const by = new Map<number, { runs: number; failures: number; skipped: number; seqs: Set<number>; durations: number[]; lastSeq: number; lastOutcomes: number[] }>();
-  builds.forEach((runs, seq) => {
+  builds.forEach((runs, i) => {
+    const seq = base + i;
     for (const [id, outcome, duration] of runs) {
       const t = by.get(id) ?? { runs: 0, failures: 0, skipped: 0, seqs: new Set<number>(), durations: [], lastSeq: 0, lastOutcomes: [] };
       by.set(id, t);
@@ -46,11 +65,13 @@ const WALK_FINDS = ['passed', 'failed', 'skipped'] as const;
 describe('test packs', () => {
   it('fold into the counts computed from the executions, in any split into parts', () => {
     fc.assert(
-      fc.property(fc.array(build, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 50 }), (builds, cuts, limit) => {
-        const rows = builds.map((runs, i) => [i + 1, encodeTestPack(runs)] as const);
+      // Seqs past 32 bits too (a stream's header holds 64).
+      fc.property(fc.array(build, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 50 }), fc.constantFrom(0, 2 ** 33), (builds, cuts, limit, base) => {
+        const rows = builds.map((runs, i) => [base + i + 1, encodeTestPack(runs)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('both', rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, pack]) => [seq, null, pack, null])).counts);
-        expect(topTestCounts(parts, limit)).toEqual(reference(builds, limit));
+        // A part: a statement's rows, a stream each (a range's, or null for none).
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('both', [[null], [stream(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, pack]) => [seq, null, pack, null]))]]).counts);
+        expect(topTestCounts(parts, limit)).toEqual(reference(builds, limit, base));
       }),
     );
   });
@@ -92,7 +113,7 @@ describe('failure packs', () => {
       fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), failures }), { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 10 }), (builds, cuts, limit) => {
         const rows = builds.map((b, i) => [i + 1, b.start, encodeFailurePack(b.failures)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('failureGroups', rows.slice(k === 0 ? 0 : ends[k - 1], end)));
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('failureGroups', [[stream(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, start, f]) => [seq, start, null, f]))]]));
         expect(topFailureGroups(parts, limit)).toEqual(groupsReference(builds, limit));
       }),
     );
@@ -104,8 +125,8 @@ describe('the fold of counts and groups at once', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), runs: build, failures }), { minLength: 1, maxLength: 20 }), (builds) => {
         const rows = builds.map((b, i) => [i + 1, b.start, encodeTestPack(b.runs), encodeFailurePack(b.failures)] as const);
-        const both = foldPacks('both', rows);
-        expect(both.groups).toEqual(foldPacks('failureGroups', rows.map((r) => [r[0], r[1], r[3]])));
+        const both = foldPacks('both', [[stream(rows)]]);
+        expect(both.groups).toEqual(foldPacks('failureGroups', [[stream(rows.map((r) => [r[0], r[1], null, r[3]]))]]));
       }),
     );
   });

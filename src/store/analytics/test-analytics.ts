@@ -157,12 +157,6 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
 /** Builds whose packs one statement of foldedPacks folds: a bounded stretch of the server's thread where it folds (PostgreSQL). */
 const PACKED_BUILDS_PER_READ = 5000;
 
-/** The columns of test_packs each fold reads (events/test-packs.ts PackFolds). */
-const FOLD_COLUMNS: { readonly [F in PackFold]: readonly ('p.seq' | 'p.start' | 'p.runs' | 'p.failures')[] } = {
-  failureGroups: ['p.seq', 'p.start', 'p.failures'],
-  both: ['p.seq', 'p.start', 'p.runs', 'p.failures'],
-};
-
 /**
  * The folds of a scope's set's test packs, by what they count. A reader (testReads) keeps what it
  * folded for a scope: the Tests page reads its counts, then its failure groups, from one read of
@@ -191,8 +185,9 @@ function packsKept(handle: DatabaseHandle, guard: GuardedSearch): ScopePacks {
 
 /**
  * The fold `fold` of the set's builds' test packs: a range of seqs at a time, each range's packs
- * folded where they are read (in a search thread on SQLite), two ranges at a time. Reads only the
- * set's builds, where the test index would be walked whole (docs/tests.md, "Speed").
+ * as one pack stream (StoreLayout.packStream), folded where it is read (in a search thread on
+ * SQLite), two ranges at a time. Reads only the set's builds, where the test index would be
+ * walked whole (docs/tests.md, "Speed"); the failure groups alone, only those with failures.
  */
 async function foldedPacks<F extends PackFold>(handle: DatabaseHandle, guard: GuardedSearch, set: Uint32Array, fold: F): Promise<PackFolds[F][]> {
   const ranges = seqRanges(set, PACKED_BUILDS_PER_READ);
@@ -201,12 +196,13 @@ async function foldedPacks<F extends PackFold>(handle: DatabaseHandle, guard: Gu
       ranges,
       1,
       async ([range]) => {
-        const q = handle.db
+        let q = handle.db
           .selectFrom('test_packs as p')
-          .select(FOLD_COLUMNS[fold])
+          .select(layoutOf(handle.dialect).packStream(fold === 'both').as('packs'))
           .where('p.seq', '>=', range![0])
           .where('p.seq', '<=', range![1])
           .where(inSeqSet(handle.dialect, sql.ref('p.seq'), set));
+        if (fold === 'failureGroups') q = q.where('p.failures', 'is not', null);
         return [await readFolded(q.compile(), fold)];
       },
       READS_AT_A_TIME,
