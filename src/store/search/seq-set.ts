@@ -103,6 +103,18 @@ export function seqRanges(words: Uint32Array, perRange: number): [number, number
   return ranges;
 }
 
+/** The number of seqs in the set. */
+export function seqCount(words: Uint32Array): number {
+  let n = 0;
+  for (const w of words) n += popcount(w);
+  return n;
+}
+
+/** Whether seq `seq` is in the set. */
+export function hasSeq(words: Uint32Array, seq: number): boolean {
+  return seq >= 0 && seq < words.length * 32 && ((words[seq >>> 5]! >>> (seq & 31)) & 1) === 1;
+}
+
 function popcount(v: number): number {
   v -= (v >>> 1) & 0x55555555;
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
