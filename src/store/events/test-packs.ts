@@ -99,7 +99,7 @@ export interface TestCountsPart {
  * outcome, ...) orders last, which is the one a walk of that index back from the newest finds
  * first (SQL: `max(seq * 4 + outcome)`).
  */
-export function latestRun(seq: number, outcome: number): number {
+function latestRun(seq: number, outcome: number): number {
   return seq * 4 + outcome;
 }
 
@@ -291,9 +291,9 @@ const greatest = (a: number, b: number): number => (Number.isNaN(a) ? b : Number
 class FailureGroupsFold {
   private readonly groups = new Map<number, GroupTotal>();
 
-  add(seq: number, start: number, pack: Uint8Array, from: number, to: number): void {
+  /** A build's failures, the bytes [from, to) of `pack`; `when`: its start (NaN: none). */
+  add(seq: number, when: number, pack: Uint8Array, from: number, to: number): void {
     const v = varints(pack, from, to);
-    const when = start;
     let group = -1;
     let total: GroupTotal | undefined;
     for (let i = 0; i < v.length; i += 2) {

@@ -3,9 +3,8 @@
 // previous one. One worker per store, started by the first ingest long enough to need it and
 // kept (unreferenced: it never keeps the process alive) until the store closes.
 
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../worker-thread.js';
 import type { Logger } from 'pino';
 import type { NumberedLine } from './lines.js';
 import type { OutputBounds } from './output-bounds.js';
@@ -17,17 +16,8 @@ import type { PreparedLine } from './prepare.js';
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
 
-/**
- * From the compiled package the worker is a .js file. From the TypeScript sources (tests,
- * benchmarks) it is a .ts file: the worker first registers tsx's loader (a development
- * dependency), which a worker does not inherit from its parent thread.
- */
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./prepare-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
-  // The ESM build of tsx's API, next to the CommonJS file that require() resolves.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const main = new URL('./prepare-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(main)}); });`, { eval: true, resourceLimits: WORKER_LIMITS });
+  return startModuleWorker(import.meta.url, 'prepare-worker', { resourceLimits: WORKER_LIMITS });
 }
 
 interface Pending {

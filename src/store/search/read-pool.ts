@@ -8,9 +8,8 @@
 // rows), it is terminated and replaced and the caller gets the timeout all the same.
 
 import { DomainError } from '../../errors/domain.js';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../worker-thread.js';
 import type { Logger } from 'pino';
 import type { PackedRows } from './packed-rows.js';
 import type { PackFold, PackFolds } from '../events/test-packs.js';
@@ -42,11 +41,7 @@ export class SearchThreadError extends Error {
 }
 
 function startWorker(file: string): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./read-worker.js', import.meta.url), { workerData: { file } });
-  // From the TypeScript sources (tests, benchmarks): register tsx in the worker first, as prepare-pool.ts does.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const main = new URL('./read-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(main)}); });`, { eval: true, workerData: { file } });
+  return startModuleWorker(import.meta.url, 'read-worker', { workerData: { file } });
 }
 
 interface Job {

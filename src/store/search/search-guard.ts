@@ -22,6 +22,7 @@ import { DEADLINE_FUNCTION, ReadPool, SearchThreadError, SearchTimeoutError } fr
 import { SearchSlots } from './search-slots.js';
 import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 import { foldPacks, type PackFold, type PackFolds } from '../events/test-packs.js';
+import { FoldThread } from './fold-thread.js';
 
 /** Runs one statement of a search within the search's time limit; its rows. */
 export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
@@ -91,6 +92,8 @@ export class SearchGuard implements GuardedSearch {
   private readonly reads: ReadPool | undefined;
   /** PostgreSQL: searches at a time, so that some pooled connections stay free for everything else. */
   private readonly slots: SearchSlots | undefined;
+  /** PostgreSQL: where the test packs a search reads are folded (fold-thread.ts). */
+  private readonly folds: FoldThread | undefined;
   readonly deadlineCheck: RawBuilder<SqlBool> | undefined;
   /** Statements run in the server's thread: where there are no search threads, or one failed. */
   private readonly here: ReadRows;
@@ -111,6 +114,7 @@ export class SearchGuard implements GuardedSearch {
     this.here = inThisThread(handle);
     // Two connections of the pool (10 by default) are never taken by searches.
     this.slots = dialect.searchExecution === 'slots' && handle.pool !== undefined ? new SearchSlots(Math.max(1, (handle.pool.options.max ?? 10) - 2)) : undefined;
+    this.folds = this.slots === undefined ? undefined : new FoldThread(options.logger);
   }
 
   get timeoutMs(): number {
@@ -127,7 +131,7 @@ export class SearchGuard implements GuardedSearch {
     };
     try {
       if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()), (q, fold) => this.foldedInThread(q, fold, left()));
-      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width), (q, fold) => folded(read(q), fold)), left);
+      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width), (q, fold) => this.foldedAside(read(q), fold)), left);
       return await f(this.here, (q, width) => packed(this.here(q), width), (q, fold) => folded(this.here(q), fold));
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
@@ -170,6 +174,17 @@ export class SearchGuard implements GuardedSearch {
     }
   }
 
+  /** PostgreSQL: the test packs a statement read, folded in the fold thread (in this one should it fail). */
+  private async foldedAside<F extends PackFold>(rows: Promise<readonly unknown[]>, fold: F): Promise<PackFolds[F]> {
+    const streams = (await rows).map((r) => Object.values(r as object));
+    try {
+      return await this.folds!.fold(streams, fold);
+    } catch (e) {
+      this.options.logger?.warn({ err: e }, 'The test packs fold thread failed; this fold runs in the server thread');
+      return foldPacks(fold, streams);
+    }
+  }
+
   /**
    * PostgreSQL: the search in one slot and one transaction, its statements one at a time (a
    * connection runs one statement at a time anyway), each after setting statement_timeout to
@@ -204,6 +219,7 @@ export class SearchGuard implements GuardedSearch {
   }
 
   async close(): Promise<void> {
+    await this.folds?.close();
     await this.reads?.close();
   }
 }
