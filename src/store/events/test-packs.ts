@@ -180,19 +180,25 @@ class TestCountsFold {
   /** The counts of every test seen, by ascending id. */
   part(): TestCountsPart {
     const c = this.counts;
-    const ids: number[] = [];
-    for (let id = 0; id < this.size; id++) if (c[id * STRIDE + EXECUTIONS]! > 0) ids.push(id);
-    const pick = (field: number) => Float64Array.from(ids, (id) => c[id * STRIDE + field]!);
-    return {
-      ids: Float64Array.from(ids),
-      runs: Float64Array.from(ids, (id) => c[id * STRIDE + EXECUTIONS]! - c[id * STRIDE + SKIPS]!),
-      failures: pick(FAILURES),
-      skipped: pick(SKIPS),
-      builds: pick(BUILDS),
-      executions: pick(EXECUTIONS),
-      durationSum: pick(DURATION_SUM),
-      latest: pick(LATEST),
-    };
+    let n = 0;
+    for (let at = EXECUTIONS; at < this.size * STRIDE; at += STRIDE) if (c[at]! > 0) n++;
+    const part = { ids: new Float64Array(n), runs: new Float64Array(n), failures: new Float64Array(n), skipped: new Float64Array(n), builds: new Float64Array(n), executions: new Float64Array(n), durationSum: new Float64Array(n), latest: new Float64Array(n) };
+    // Plain loops: Float64Array.from with a function, 8 times over the tests, took 100 ms of the
+    // 310 ms that 12 ranges' folds took (50,000 builds, 12,420 tests).
+    for (let id = 0, i = 0; id < this.size; id++) {
+      const at = id * STRIDE;
+      if (c[at + EXECUTIONS] === 0) continue;
+      part.ids[i] = id;
+      part.runs[i] = c[at + EXECUTIONS]! - c[at + SKIPS]!;
+      part.failures[i] = c[at + FAILURES]!;
+      part.skipped[i] = c[at + SKIPS]!;
+      part.builds[i] = c[at + BUILDS]!;
+      part.executions[i] = c[at + EXECUTIONS]!;
+      part.durationSum[i] = c[at + DURATION_SUM]!;
+      part.latest[i] = c[at + LATEST]!;
+      i++;
+    }
+    return part;
   }
 
   private grow(at: number): Float64Array {
@@ -314,23 +320,23 @@ class FailureGroupsFold {
   /** The counts of every group seen, by ascending id. */
   part(): FailureGroupsPart {
     const ids = [...this.groups.keys()].sort((a, b) => a - b);
-    const of = (f: (t: GroupTotal) => number) => Float64Array.from(ids, (id) => f(this.groups.get(id)!));
-    const testsFrom = [0];
-    const tests: number[] = [];
-    for (const id of ids) {
-      tests.push(...this.groups.get(id)!.tests);
-      testsFrom.push(tests.length);
+    const n = ids.length;
+    const part = { ids: Float64Array.from(ids), builds: new Float64Array(n), failures: new Float64Array(n), firstSeen: new Float64Array(n), lastSeen: new Float64Array(n), lastSeq: new Float64Array(n), testsFrom: new Float64Array(n + 1), tests: new Float64Array(0) };
+    let hit = 0;
+    for (const t of this.groups.values()) hit += t.tests.size;
+    part.tests = new Float64Array(hit);
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const t = this.groups.get(ids[i]!)!;
+      part.builds[i] = t.builds;
+      part.failures[i] = t.failures;
+      part.firstSeen[i] = t.firstSeen;
+      part.lastSeen[i] = t.lastSeen;
+      part.lastSeq[i] = t.lastSeq;
+      for (const test of t.tests) part.tests[k++] = test;
+      part.testsFrom[i + 1] = k;
     }
-    return {
-      ids: Float64Array.from(ids),
-      builds: of((t) => t.builds),
-      failures: of((t) => t.failures),
-      firstSeen: of((t) => t.firstSeen),
-      lastSeen: of((t) => t.lastSeen),
-      lastSeq: of((t) => t.lastSeq),
-      testsFrom: Float64Array.from(testsFrom),
-      tests: Float64Array.from(tests),
-    };
+    return part;
   }
 }
 
