@@ -226,8 +226,11 @@ async function countsFromRollups(handle: DatabaseHandle, scope: AggregateScope, 
     if (rows.length === 0) return [];
     // Every build the caller may see: a test's builds are all of its project, which the sums
     // already checked, so its latest is the index's last entry, no build read.
+    // Ordered and limited, not max(): the index's last entry, where max of an expression read all
+    // of a test's entries (the empty query's page on PostgreSQL at 20 million executions: 318 to
+    // 650 ms).
     const lastRun = everyBuild(scope)
-      ? sql`(SELECT max(${LATEST_RUN}) FROM test_runs AS r WHERE r.test_id = t.id)`
+      ? sql`(SELECT ${LATEST_RUN} FROM test_runs AS r WHERE r.test_id = t.id ORDER BY r.seq DESC, r.outcome DESC LIMIT 1)`
       : sql`(SELECT ${LATEST_RUN} FROM test_runs AS r JOIN builds ON builds.seq = r.seq WHERE r.test_id = t.id AND ${where} ORDER BY r.seq DESC, r.outcome DESC LIMIT 1)`;
     const latest = sql<{ test_id: unknown; latest: unknown }>`SELECT t.id AS test_id, ${lastRun} AS latest
       FROM tests AS t WHERE t.id IN (${sql.join(rows.map((r) => num(r.test_id)))})`;
