@@ -77,6 +77,13 @@ module.exports = {
       to: { path: '^src/' },
     },
     {
+      name: 'module-worker-is-a-leaf',
+      severity: 'error',
+      comment: 'Starting a worker thread from a module (src/module-worker.ts) is used by the store\'s rooms, so it uses no module of the project.',
+      from: { path: '^src/module-worker\\.ts$' },
+      to: { path: '^src/' },
+    },
+    {
       name: 'testing-uses-the-library',
       severity: 'error',
       comment: 'The public test helpers (buildscope/testing) build on the search language only.',

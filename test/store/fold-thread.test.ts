@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
 import { encodeFailurePack, encodeTestPack, foldPacks } from '../../src/store/events/test-packs.js';
 import { FoldThread } from '../../src/store/search/fold-thread.js';
-import { startModuleWorker } from '../../src/store/worker-thread.js';
+import { startModuleWorker } from '../../src/module-worker.js';
 
 /** A pack stream of two builds (seq, start, runs, failures), as PostgreSQL sends it: base64 text. */
 function stream(): string {

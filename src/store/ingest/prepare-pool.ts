@@ -4,7 +4,7 @@
 // kept (unreferenced: it never keeps the process alive) until the store closes.
 
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../worker-thread.js';
+import { startModuleWorker } from '../../module-worker.js';
 import type { Logger } from 'pino';
 import type { NumberedLine } from './lines.js';
 import type { OutputBounds } from './output-bounds.js';

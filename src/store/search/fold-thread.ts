@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { PackFold, PackFolds } from '../events/test-packs.js';
-import { startModuleWorker } from '../worker-thread.js';
+import { startModuleWorker } from '../../module-worker.js';
 
 interface Pending {
   readonly resolve: (answer: PackFolds[PackFold]) => void;

@@ -9,7 +9,7 @@
 
 import { DomainError } from '../../errors/domain.js';
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../worker-thread.js';
+import { startModuleWorker } from '../../module-worker.js';
 import type { Logger } from 'pino';
 import type { PackedRows } from './packed-rows.js';
 import type { PackFold, PackFolds } from '../events/test-packs.js';

@@ -1,4 +1,4 @@
-// The store's worker threads (search reads, ingest preparation, test pack folds) start from a
+// Worker threads (the store's search reads, ingest preparation and test pack folds) start from a
 // module next to the code that starts them: a .js file of the compiled package, or, from the
 // TypeScript sources (tests, benchmarks), the .ts file after registering tsx's loader (a
 // development dependency), which a worker does not inherit from its parent thread.
