@@ -412,7 +412,9 @@ async function recentRunsInSet(handle: DatabaseHandle, ids: readonly number[], g
     const walks = layoutOf(handle.dialect).walks;
     switch (walks) {
       case 'union': {
-        const parts = slice.map((w) => sql`SELECT ${w.testId} AS test_id, (SELECT group_concat(e.run) FROM (${entries(w.testId, w.upper, w.size)}) AS e) AS runs`);
+        // The search deadline checked once a test, not once an entry (a window is bounded).
+        const check = guard.deadlineCheck === undefined ? sql`` : sql` WHERE ${guard.deadlineCheck}`;
+        const parts = slice.map((w) => sql`SELECT ${w.testId} AS test_id, (SELECT group_concat(e.run) FROM (${entries(w.testId, w.upper, w.size)}) AS e) AS runs${check}`);
         return sql<{ test_id: unknown; runs: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.compile(handle.db);
       }
       case 'lateral':
@@ -441,7 +443,8 @@ async function recentRunsInSet(handle: DatabaseHandle, ids: readonly number[], g
         if (hasSeq(set, seq)) mine.push({ testId: window.testId, seq, outcome });
         if (mine.length === perTest) break;
       }
-      if (full && mine.length < perTest) next.push({ testId: window.testId, upper: last, size: Math.min(window.size * 2, MAX_WINDOW) });
+      // A window of one build's attempts only grows past MAX_WINDOW, so that it ends.
+      if (full && mine.length < perTest) next.push({ testId: window.testId, upper: last, size: ofLatestRun(runs[0]!).seq === last ? window.size * 2 : Math.min(window.size * 2, MAX_WINDOW) });
     }
     windows = next;
   }
