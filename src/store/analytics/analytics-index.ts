@@ -39,6 +39,7 @@ import type { Predicate } from '../../query/checked.js';
 import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import { numbersOf, type PackedColumn } from '../search/packed-rows.js';
+import { seqCount } from '../search/seq-set.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
 import { layoutOf, type StoreLayout } from '../schema/layout.js';
@@ -140,19 +141,6 @@ class SmallNumbers<T extends Uint8Array | Uint32Array> {
   clear(): void {
     this.big.clear();
   }
-}
-
-
-/** The number of set bits. */
-function bitCount(words: Uint32Array): number {
-  let n = 0;
-  for (let w = 0; w < words.length; w++) {
-    let x = words[w]!;
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    n += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-  }
-  return n;
 }
 
 /** The index of the period holding t (periods starting at `starts`, t at or after the first). */
@@ -387,7 +375,7 @@ export class AnalyticsIndex {
 
   /** The builds of `match` the scope keeps, each with its period. */
   private pick(match: Uint32Array, scope: AggregateScope, starts: Float64Array): Picked {
-    const seqs = new Uint32Array(bitCount(match));
+    const seqs = new Uint32Array(seqCount(match));
     const periods = new Uint32Array(seqs.length);
     const start = this.start;
     let n = 0;
