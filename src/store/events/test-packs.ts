@@ -388,10 +388,10 @@ export type PackFold = keyof PackFolds;
  * start (8 bytes, whole ms; -1: none), the lengths of its runs and of its failures (4 bytes each),
  * then those two packs; integers big-endian, in any order of builds. A statement makes one of a
  * range of builds (StoreLayout.packStream): on SQLite each row read cost about 7 us in the search
- * thread (a Buffer a blob, an array a row), three times what SQLite's scan of it costs; one value
+ * thread (a Buffer a blob, an array a row), ten times what SQLite's scan of it costs; one value
  * a range read 50,000 builds' packs in 115-190 ms where rows took 270-440 ms.
  */
-export const PACK_STREAM_HEADER = 24;
+const PACK_STREAM_HEADER = 24;
 
 /** The builds of a pack stream, each as the folds take it. */
 function eachPack(stream: Uint8Array, pack: (seq: number, start: number, runsFrom: number, runsTo: number, failuresTo: number) => void): void {
