@@ -7,22 +7,14 @@ import { Worker } from 'node:worker_threads';
 import { encodeFailurePack, encodeTestPack, foldPacks } from '../../src/store/events/test-packs.js';
 import { FoldThread } from '../../src/store/search/fold-thread.js';
 import { startModuleWorker } from '../../src/module-worker.js';
+import { packStreamOf } from './pack-stream.js';
 
-/** A pack stream of two builds (seq, start, runs, failures), as PostgreSQL sends it: base64 text. */
+/** A pack stream of two builds, as PostgreSQL sends it: base64 text. */
 function stream(): string {
-  const builds = [
+  return packStreamOf([
     [7, 1_700_000_000_000, encodeTestPack([[1, 0, 12], [2, 1, 30], [2, 0, 31]]), encodeFailurePack([[4, 2]])],
     [9, null, encodeTestPack([[1, 1, 5]]), encodeFailurePack([[4, 1], [5, null]])],
-  ] as const;
-  const parts = builds.flatMap(([seq, start, runs, failures]) => {
-    const header = Buffer.alloc(24);
-    header.writeBigUInt64BE(BigInt(seq), 0);
-    header.writeBigInt64BE(BigInt(start ?? -1), 8);
-    header.writeUInt32BE(runs.length, 16);
-    header.writeUInt32BE(failures!.length, 20);
-    return [header, runs, failures!];
-  });
-  return Buffer.concat(parts).toString('base64');
+  ]).toString('base64');
 }
 
 describe('the fold thread', () => {

@@ -39,6 +39,26 @@ describe.each(dialects)('a set of seqs (%s)', (dialect) => {
     expect(await t.store.tests.recentRuns([counts[0]!.testId], scope, 5)).toEqual(await joined.recentRuns([counts[0]!.testId], scope, 5));
   });
 
+  // The verdicts' windows test no entry in SQL, so the search deadline is checked once a test
+  // there (a search thread's deadlineCheck; PostgreSQL has statement_timeout instead).
+  it.skipIf(dialect !== 'sqlite')("checks the search deadline in the verdicts' windows", async () => {
+    await t.store.ingestNdjson([build({ project: 'shop', start: 1_700_000_000_000, ci: true, tests: [{ name: 'a', message: 'boom', retried: false }], own: [] })].join('\n'));
+    const scope: AggregateScope = { query: parseQuery('tag:CI').expr!, visibility: { projects: 'all', withoutProject: true } };
+    const index = new AnalyticsIndex(t.handle.db, dialectOf(dialect), unguarded(t.handle));
+    try {
+      const sets: ScopeSets = (s) => index.matching(s);
+      const ids = (await sql<{ id: number }>`SELECT id FROM tests`.execute(t.handle.db)).rows.map((r) => Number(r.id));
+      t.handle.sqlite!.function('buildscope_past_deadline', { deterministic: false }, () => {
+        throw new Error('past the deadline');
+      });
+      const expired: GuardedSearch = { deadlineCheck: sql`buildscope_past_deadline() = 1`, search: (f, o) => unguarded(t.handle).search(f, o) };
+      expect(await testReads(t.handle, unguarded(t.handle), sets).recentRuns(ids, scope, 5)).toHaveLength(1);
+      await expect(testReads(t.handle, expired, sets).recentRuns(ids, scope, 5)).rejects.toThrow(/past the deadline/);
+    } finally {
+      index.close();
+    }
+  });
+
   it('holds a seq exactly when its bit is set, past the end none, on each connection that runs searches', async () => {
     const pool = dialect === 'sqlite' ? new ReadPool(t.location.data! + '/buildscope.db', 1) : undefined;
     try {

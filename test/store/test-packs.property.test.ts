@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { encodeFailurePack, encodeTestPack, foldPacks, topFailureGroups, topTestCounts, type PackedFailure, type PackedTestRun } from '../../src/store/events/test-packs.js';
 import { seqRanges } from '../../src/store/search/seq-set.js';
+import { packStreamOf } from './pack-stream.js';
 
 const run = fc.tuple(
   fc.integer({ min: 1, max: 40 }),
@@ -16,24 +17,6 @@ const run = fc.tuple(
   fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 ** 40 })),
 ) as fc.Arbitrary<PackedTestRun>;
 const build = fc.array(run, { minLength: 1, maxLength: 12 });
-
-/**
- * The pack stream of builds as a statement over test_packs selects it (StoreLayout.packStream):
- * per build its seq and start (-1: none) as 8-byte integers, the lengths of its runs and failures
- * as 4-byte ones, all big-endian, then the two packs (runs null: the stream without them).
- */
-function stream(rows: readonly (readonly [seq: number, start: number | null, runs: Buffer | null, failures: Buffer | null])[]): Buffer {
-  return Buffer.concat(
-    rows.flatMap(([seq, start, runs, failures]) => {
-      const header = Buffer.alloc(24);
-      header.writeBigUInt64BE(BigInt(seq), 0);
-      header.writeBigInt64BE(BigInt(start ?? -1), 8);
-      header.writeUInt32BE(runs?.length ?? 0, 16);
-      header.writeUInt32BE(failures?.length ?? 0, 20);
-      return [header, runs ?? Buffer.alloc(0), failures ?? Buffer.alloc(0)];
-    }),
-  );
-}
 
 /** The counts as SQL computes them over test_runs: per test id, sorted and cut as the Tests page's. */
 function reference(builds: readonly (readonly PackedTestRun[])[], limit: number, base: number) {
@@ -70,7 +53,7 @@ describe('test packs', () => {
         const rows = builds.map((runs, i) => [base + i + 1, encodeTestPack(runs)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
         // A part: a statement's rows, a stream each (a range's, or null for none).
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('both', [[null], [stream(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, pack]) => [seq, null, pack, null]))]]).counts);
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('both', [[null], [packStreamOf(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, pack]) => [seq, null, pack, null]))]]).counts);
         expect(topTestCounts(parts, limit)).toEqual(reference(builds, limit, base));
       }),
     );
@@ -113,7 +96,7 @@ describe('failure packs', () => {
       fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), failures }), { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 5 }), fc.integer({ min: 1, max: 10 }), (builds, cuts, limit) => {
         const rows = builds.map((b, i) => [i + 1, b.start, encodeFailurePack(b.failures)] as const);
         const at = [...new Set(cuts.map((c) => c % rows.length))].sort((a, b) => a - b);
-        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('failureGroups', [[stream(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, start, f]) => [seq, start, null, f]))]]));
+        const parts = [0, ...at, rows.length].slice(1).map((end, k, ends) => foldPacks('failureGroups', [[packStreamOf(rows.slice(k === 0 ? 0 : ends[k - 1], end).map(([seq, start, f]) => [seq, start, null, f]))]]));
         expect(topFailureGroups(parts, limit)).toEqual(groupsReference(builds, limit));
       }),
     );
@@ -125,8 +108,8 @@ describe('the fold of counts and groups at once', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ start: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null }), runs: build, failures }), { minLength: 1, maxLength: 20 }), (builds) => {
         const rows = builds.map((b, i) => [i + 1, b.start, encodeTestPack(b.runs), encodeFailurePack(b.failures)] as const);
-        const both = foldPacks('both', [[stream(rows)]]);
-        expect(both.groups).toEqual(foldPacks('failureGroups', [[stream(rows.map((r) => [r[0], r[1], null, r[3]]))]]));
+        const both = foldPacks('both', [[packStreamOf(rows)]]);
+        expect(both.groups).toEqual(foldPacks('failureGroups', [[packStreamOf(rows.map((r) => [r[0], r[1], null, r[3]]))]]));
       }),
     );
   });

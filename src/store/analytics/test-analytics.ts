@@ -154,7 +154,7 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
   return (await guard.search((read) => read(q.compile()))).map(countedOf);
 }
 
-/** Builds whose packs one statement of foldedPacks folds: a bounded stretch of the server's thread where it folds (PostgreSQL). */
+/** Builds whose packs one statement of foldedPacks reads: a pack stream of at most a few MB, and ranges enough for both search threads (or for PostgreSQL to send one while the fold thread folds another). */
 const PACKED_BUILDS_PER_READ = 5000;
 
 /**

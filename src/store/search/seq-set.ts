@@ -27,8 +27,7 @@ function inSet(id: unknown, seq: unknown): number {
   beforeEach();
   const words = registry.get(Number(id));
   if (words === undefined) throw new Error(`${SEQ_SET_FUNCTION}: no set ${String(id)} in this thread`);
-  const s = Number(seq);
-  return s >= 0 && s < words.length * 32 ? (words[s >>> 5]! >>> (s & 31)) & 1 : 0;
+  return hasSeq(words, Number(seq)) ? 1 : 0;
 }
 
 const defined = new WeakSet<BetterSqlite3.Database>();
