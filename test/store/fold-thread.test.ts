@@ -9,12 +9,12 @@ import { FoldThread } from '../../src/store/search/fold-thread.js';
 import { startModuleWorker } from '../../src/module-worker.js';
 import { packStreamOf } from './pack-stream.js';
 
-/** A pack stream of two builds, as PostgreSQL sends it: base64 text. */
-function stream(): string {
+/** A pack stream of two builds. */
+function stream(): Buffer {
   return packStreamOf([
     [7, 1_700_000_000_000, encodeTestPack([[1, 0, 12], [2, 1, 30], [2, 0, 31]]), encodeFailurePack([[4, 2]])],
     [9, null, encodeTestPack([[1, 1, 5]]), encodeFailurePack([[4, 1], [5, null]])],
-  ]).toString('base64');
+  ]);
 }
 
 describe('the fold thread', () => {

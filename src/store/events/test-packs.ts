@@ -407,9 +407,9 @@ function eachPack(stream: Uint8Array, pack: (seq: number, start: number, runsFro
   }
 }
 
-/** A pack stream as a statement selects it: its bytes, base64 text (PostgreSQL), or null for no build. */
+/** A pack stream as a statement selects it: its bytes, or null for no build. */
 function streamBytes(stream: unknown): Uint8Array | undefined {
-  return stream === null ? undefined : typeof stream === 'string' ? Buffer.from(stream, 'base64') : (stream as Uint8Array);
+  return stream === null ? undefined : (stream as Uint8Array);
 }
 
 /** The fold `fold` of the rows of a statement that selects pack streams (one column, StoreLayout.packStream). */

@@ -54,11 +54,13 @@ export interface StoreLayout {
    */
   readonly walks: 'union' | 'lateral';
   /**
-   * The pack stream (events/test-packs.ts) of the test_packs rows `p` a statement selects: one
-   * value for all of them (an aggregate), without the executions unless `runs`; its bytes, or
-   * base64 text (PostgreSQL).
+   * The pack stream (events/test-packs.ts) of the test_packs rows `p` a statement selects, without
+   * the executions unless `runs`: SQLite, one value for all of them (an aggregate: a row each
+   * cost the search thread ten times SQLite's scan); PostgreSQL, a value each, which the search
+   * guard reads through binary COPY (search/pg-copy.ts), so the rows cross as one stream of their
+   * bytes. Either way the values back to back are one pack stream.
    */
-  packStream(runs: boolean): RawBuilder<Uint8Array | string | null>;
+  readonly packStream: (runs: boolean) => RawBuilder<Uint8Array | null>;
 }
 
 /**
@@ -184,10 +186,11 @@ export const POSTGRES_LAYOUT: StoreLayout = {
   termRead: 'words',
   seqSet: POSTGRES_SEQ_SET,
   walks: 'lateral',
-  // As base64 text: PostgreSQL sends a bytea as hex, which took 454-482 ms for 50,000 builds'
-  // streams where base64 took 294-367 (and a row a build 348-383).
+  // A value a build, read through binary COPY (search/pg-copy.ts). Selected as rows, PostgreSQL
+  // sends a bytea as hex text: 50,000 builds' packs aggregated took 454-482 ms, as base64 294-367,
+  // a row a build 348-383.
   packStream: (runs) =>
-    sql`encode(string_agg(int8send(p.seq) || int8send(CAST(coalesce(p.start, -1) AS bigint)) || int4send(${runs ? sql`length(p.runs)` : sql`0`}) || int4send(coalesce(length(p.failures), 0)) || ${runs ? sql`p.runs` : sql`''::bytea`} || coalesce(p.failures, ''::bytea), ''::bytea), 'base64')`,
+    sql`int8send(p.seq) || int8send(CAST(coalesce(p.start, -1) AS bigint)) || int4send(${runs ? sql`length(p.runs)` : sql`0`}) || int4send(coalesce(length(p.failures), 0)) || ${runs ? sql`p.runs` : sql`''::bytea`} || coalesce(p.failures, ''::bytea)`,
 };
 
 /** The one place the store chooses its layout. */

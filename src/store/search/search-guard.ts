@@ -23,6 +23,7 @@ import { SearchSlots } from './search-slots.js';
 import { bindSeqSets, defineSeqSetFunction } from './seq-set.js';
 import { foldPacks, type PackFold, type PackFolds } from '../events/test-packs.js';
 import { FoldThread } from './fold-thread.js';
+import { readCopied } from './pg-copy.js';
 
 /** Runs one statement of a search within the search's time limit; its rows. */
 export type ReadRows = <R>(query: CompiledQuery<R>) => Promise<R[]>;
@@ -131,7 +132,7 @@ export class SearchGuard implements GuardedSearch {
     };
     try {
       if (this.reads !== undefined) return await f((q) => this.inThread(q, left()), (q, width) => this.packedInThread(q, width, left()), (q, fold) => this.foldedInThread(q, fold, left()));
-      if (this.slots !== undefined) return await this.inSlot((read) => f(read, (q, width) => packed(read(q), width), (q, fold) => this.foldedAside(read(q), fold)), left);
+      if (this.slots !== undefined) return await this.inSlot((read, readCopy) => f(read, (q, width) => packed(read(q), width), (q, fold) => this.foldedAside(readCopy(q), fold)), left);
       return await f(this.here, (q, width) => packed(this.here(q), width), (q, fold) => folded(this.here(q), fold));
     } catch (e) {
       // Whichever part ran out of time (a statement, a wait for a thread or a slot), the caller
@@ -174,48 +175,66 @@ export class SearchGuard implements GuardedSearch {
     }
   }
 
-  /** PostgreSQL: the test packs a statement read, folded in the fold thread (in this one should it fail). */
-  private async foldedAside<F extends PackFold>(rows: Promise<readonly unknown[]>, fold: F): Promise<PackFolds[F]> {
-    const streams = (await rows).map((r) => Object.values(r as object));
+  /** PostgreSQL: the test packs a statement read (one pack stream), folded in the fold thread (in this one should it fail). */
+  private async foldedAside<F extends PackFold>(stream: Promise<Uint8Array>, fold: F): Promise<PackFolds[F]> {
+    const rows = [[await stream]];
     try {
-      return await this.folds!.fold(streams, fold);
+      return await this.folds!.fold(rows, fold);
     } catch (e) {
       this.options.logger?.warn({ err: e }, 'The test packs fold thread failed; this fold runs in the server thread');
-      return foldPacks(fold, streams);
+      return foldPacks(fold, rows);
     }
   }
 
   /**
-   * PostgreSQL: the search in one slot and one transaction, its statements one at a time (a
-   * connection runs one statement at a time anyway), each after setting statement_timeout to
-   * what is left, so the connection is given back by the deadline. Error 57014 (query_canceled)
-   * is the timeout firing; search() turns it into SearchTimeoutError. After a failed statement
-   * the transaction is aborted: later statements of the search fail without being sent.
+   * PostgreSQL: the search in one slot and one transaction on one pooled connection, its
+   * statements one at a time (a connection runs one statement at a time anyway), each after
+   * setting statement_timeout to what is left, so the connection is given back by the deadline.
+   * Error 57014 (query_canceled) is the timeout firing; search() turns it into SearchTimeoutError.
+   * After a failed statement the transaction is aborted: later statements of the search fail
+   * without being sent. The connection is pg's own, not Kysely's, for the test packs' binary COPY
+   * (pg-copy.ts); a statement runs on it as Kysely's PostgreSQL driver runs one.
    */
-  private inSlot<T>(f: (read: ReadRows) => Promise<T>, left: () => number): Promise<T> {
-    return this.slots!.run(left(), () =>
-      this.handle.db.transaction().execute(async (trx) => {
-        let last: Promise<unknown> = Promise.resolve();
-        let failure: unknown;
-        const read: ReadRows = (q) => {
-          const next = last.then(async () => {
-            if (failure !== undefined) throw failure;
-            await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(left())))}`.execute(trx);
-            return (await trx.executeQuery(q)).rows;
-          });
-          last = next.catch((e: unknown) => {
-            failure ??= e;
-          });
-          return next;
-        };
+  private inSlot<T>(f: (read: ReadRows, readCopy: (q: CompiledQuery) => Promise<Uint8Array>) => Promise<T>, left: () => number): Promise<T> {
+    return this.slots!.run(left(), async () => {
+      const client = await this.handle.pool!.connect();
+      let last: Promise<unknown> = Promise.resolve();
+      let failure: unknown;
+      const inTurn = <R>(run: () => Promise<R>): Promise<R> => {
+        const next = last.then(async () => {
+          if (failure !== undefined) throw failure;
+          await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(left()))}`);
+          return run();
+        });
+        last = next.catch((e: unknown) => {
+          failure ??= e;
+        });
+        return next;
+      };
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
         try {
-          return await f(read);
-        } finally {
+          const result = await f(
+            async <R>(q: CompiledQuery<R>) => inTurn(async () => (await client.query(q.sql, [...q.parameters])).rows as R[]),
+            (q) => inTurn(() => readCopied(client, q)),
+          );
+          await last;
+          await client.query('COMMIT');
+          return result;
+        } catch (e) {
           // Nothing may use the transaction after it ends.
           await last;
+          await client.query('ROLLBACK').catch((rollback: Error) => {
+            broken = rollback;
+          });
+          throw e;
         }
-      }),
-    );
+      } finally {
+        // A connection that could not end its transaction is closed, not given back.
+        client.release(broken);
+      }
+    });
   }
 
   async close(): Promise<void> {
