@@ -1,9 +1,9 @@
 // Folds test pack streams (events/test-packs.ts) in a worker thread where the database has no
 // search threads to fold them (PostgreSQL): the server's thread folded each range of a Tests page's
 // packs as it arrived, 260 ms of its time for 50,000 builds' packs at 20 million executions,
-// during which it answered nothing else and read no further range. One thread per store, started
-// on first use and unreferenced (it never keeps the process alive) until the store closes. The
-// search guard folds in its own thread should this one fail.
+// during which it answered nothing else and read no further range. A thread is started on first
+// use and unreferenced (it never keeps the process alive) until the store closes; the search guard
+// keeps two (search-guard.ts, FOLD_THREADS), and folds in its own thread should one fail.
 
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -26,6 +26,11 @@ export class FoldThread {
     private readonly logger?: Pick<Logger, 'warn'>,
     private readonly startThread: () => Worker = () => startModuleWorker(import.meta.url, 'fold-worker'),
   ) {}
+
+  /** Folds asked for and not yet answered. */
+  get folding(): number {
+    return this.pending.size;
+  }
 
   /** The fold `fold` of a statement's rows of pack streams (one column each). */
   fold<F extends PackFold>(rows: readonly (readonly unknown[])[], fold: F): Promise<PackFolds[F]> {
