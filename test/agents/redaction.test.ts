@@ -13,7 +13,8 @@ import { newBuildId, toIngestLine, type AgentBuild } from '../../src/agents/comm
 import { withoutUserInfo } from '../../src/agents/common-env.js';
 import { redactedBuild } from '../../src/agents/common-send.js';
 import { agentSettingsOf, configFileWarning } from '../../src/agents/settings.js';
-import { redactIngestEvents, redactText } from '../../src/store/ingest/redact.js';
+import fc from 'fast-check';
+import { redactIngestEvents, redactStrings, redactText } from '../../src/store/ingest/redact.js';
 import { gitRemoteCases, redactionCases } from './redaction-tables.js';
 import { startAgentTestServer, type AgentTestServer } from './support.js';
 
@@ -152,6 +153,28 @@ describe('the server redacts at ingest, whatever sent the build', () => {
     expect(text).toContain('fetching https://***@repo.example.com/x.zip failed');
     expect(text).toContain('https://***@github.com/acme/app');
   }, 60_000);
+
+  it('redacts every string of any value, copying only what changed', () => {
+    // Every string redacted, the rest as it was: a plain deep copy with redactText at the leaves.
+    const reference = (v: unknown): unknown =>
+      typeof v === 'string' ? redactText(v, redactionCases.listed) : Array.isArray(v) ? v.map(reference) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, reference(x)])) : v;
+    const text = fc.oneof(fc.string(), fc.constantFrom(...redactionCases.cases.map((c) => c.text)));
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 4 })),
+    }));
+    fc.assert(
+      fc.property(value, (v) => {
+        const before = structuredClone(v);
+        const out = redactStrings(v, redactionCases.listed);
+        expect(out).toEqual(reference(v));
+        expect(v).toEqual(before);
+        // Unchanged: the same value; changed: a new one, the unchanged parts shared.
+        if (JSON.stringify(out) === JSON.stringify(v)) expect(out).toBe(v);
+        else expect(out).not.toBe(v);
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   it('leaves the events of a build without secrets as they are (the same array)', () => {
     const events = [ev(1, 'BuildStarted', {}), ev(2, 'BuildFinished', { outcome: 'failed', failures: [{ classification: 'verification', message: 'Test :a failed' }] })];
