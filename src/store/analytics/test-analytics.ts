@@ -162,7 +162,7 @@ async function countsFromRuns(handle: DatabaseHandle, scope: AggregateScope, gua
  */
 const PACK_READS_AT_A_TIME = 3;
 
-/** Builds whose packs one statement of foldedPacks reads: a pack stream of at most a few MB, and ranges enough for both search threads (or for PostgreSQL to send one while the fold thread folds another). */
+/** Builds whose packs one statement of foldedPacks reads: a pack stream of at most a few MB, and ranges enough for both search threads (or for PostgreSQL to send one while the fold threads fold others). */
 const PACKED_BUILDS_PER_READ = 5000;
 
 /**
