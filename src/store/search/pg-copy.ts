@@ -2,7 +2,8 @@
 // buffer. Selected as rows, a bytea crosses as hex text (or base64 made by encode()), which the
 // server writes and the client parses byte by byte: a Tests page's test packs (22 MB for 50,000
 // builds) took about 250 ms of the server's core to aggregate and encode and 150 ms of the
-// client's to receive. COPY sends each value's own bytes, framed (docs/tests.md, "Pack streams").
+// client's to receive. COPY sends each value's own bytes, framed (docs/tests.md, "Binary COPY and
+// two fold threads").
 
 import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
@@ -53,6 +54,7 @@ export function copiedValues(copy: Uint8Array): Uint8Array {
   const out = new Uint8Array(copy.length);
   let written = 0;
   for (;;) {
+    if (at + 2 > copy.length) throw new Error('A binary COPY ended without its trailer');
     const fields = view.getInt16(at);
     at += 2;
     if (fields === -1) return out.subarray(0, written);
@@ -60,6 +62,7 @@ export function copiedValues(copy: Uint8Array): Uint8Array {
     const length = view.getInt32(at);
     at += 4;
     if (length < 0) continue;
+    if (at + length > copy.length) throw new Error('A binary COPY ended within a value');
     out.set(copy.subarray(at, at + length), written);
     written += length;
     at += length;
