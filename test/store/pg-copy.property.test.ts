@@ -33,10 +33,11 @@ describe('copiedValues', () => {
   it('refuses bytes that are not a binary COPY, or one cut short', () => {
     expect(() => copiedValues(Buffer.from('not a copy at all'))).toThrow('Not the output of a binary COPY');
     // The header (signature, flags, no extension), a row of one 3-byte value, the trailer.
-    const whole = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 1, 0, 0, 0, 3, 7, 8, 9, 0xff, 0xff])]);
-    expect([...copiedValues(whole)]).toEqual([7, 8, 9]);
-    expect(() => copiedValues(whole.subarray(0, whole.length - 2))).toThrow('A binary COPY ended without its trailer');
-    expect(() => copiedValues(whole.subarray(0, whole.length - 3))).toThrow('A binary COPY ended within a value');
+    // (A new one each time: the values are moved to the front of the bytes given.)
+    const whole = () => Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 1, 0, 0, 0, 3, 7, 8, 9, 0xff, 0xff])]);
+    expect([...copiedValues(whole())]).toEqual([7, 8, 9]);
+    expect(() => copiedValues(whole().subarray(0, whole().length - 2))).toThrow('A binary COPY ended without its trailer');
+    expect(() => copiedValues(whole().subarray(0, whole().length - 3))).toThrow('A binary COPY ended within a value');
   });
 });
 

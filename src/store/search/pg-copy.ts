@@ -45,25 +45,28 @@ export function binaryCopyOf(q: CompiledQuery): string {
   return `COPY (${text}) TO STDOUT (FORMAT binary)`;
 }
 
-/** The values of a one-column binary COPY's output, back to back (a null adds nothing). */
+/**
+ * The values of a one-column binary COPY's output, back to back (a null adds nothing): moved to the
+ * front of `copy` itself, whose first part is returned (a value never moves past where it was, and
+ * a second buffer of a range's packs, 2 MB, would only be copied once more).
+ */
 export function copiedValues(copy: Uint8Array): Uint8Array {
   const view = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
   if (copy.length < SIGNATURE.length + 8 || !SIGNATURE.equals(copy.subarray(0, SIGNATURE.length))) throw new Error('Not the output of a binary COPY');
   let at = SIGNATURE.length + 4;
   at += 4 + view.getUint32(at);
-  const out = new Uint8Array(copy.length);
   let written = 0;
   for (;;) {
     if (at + 2 > copy.length) throw new Error('A binary COPY ended without its trailer');
     const fields = view.getInt16(at);
     at += 2;
-    if (fields === -1) return out.subarray(0, written);
+    if (fields === -1) return copy.subarray(0, written);
     if (fields !== 1) throw new Error(`A binary COPY of one column sent a row of ${fields}`);
     const length = view.getInt32(at);
     at += 4;
     if (length < 0) continue;
     if (at + length > copy.length) throw new Error('A binary COPY ended within a value');
-    out.set(copy.subarray(at, at + length), written);
+    copy.copyWithin(written, at, at + length);
     written += length;
     at += length;
   }
