@@ -176,6 +176,12 @@ describe('the server redacts at ingest, whatever sent the build', () => {
     );
   });
 
+  it('keeps a member named __proto__ where it was, redacted (a copy made by assignment lost it)', () => {
+    const out = redactStrings(JSON.parse('{"__proto__": "password=hunter2secret", "a": 1}') as object);
+    expect(JSON.stringify(out)).toBe('{"__proto__":"password=***","a":1}');
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+  });
+
   it('leaves the events of a build without secrets as they are (the same array)', () => {
     const events = [ev(1, 'BuildStarted', {}), ev(2, 'BuildFinished', { outcome: 'failed', failures: [{ classification: 'verification', message: 'Test :a failed' }] })];
     expect(redactIngestEvents(events)).toBe(events);
