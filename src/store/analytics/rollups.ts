@@ -443,19 +443,32 @@ export async function createTestRollupTable(db: Db, dialect: Dialect): Promise<v
     .execute(db);
 }
 
+/**
+ * The builds `selection` names, each with its key's dictionary ID (`k.seq`, `k.kid`), as a WITH
+ * clause for statements that group many child rows per build by key. The key is looked up once a
+ * build: grouped by the key's text instead, every one of 200 test rows a build would be joined to
+ * its wide builds row and its text built and sorted (at 1,000 builds of 200 tests, 0.92 s against
+ * 0.32 s). MATERIALIZED, or SQLite would flatten the set into the join and look the key up once a
+ * row again. The keys are in the dictionary already (keyAdditions runs first).
+ */
+function keyedBuilds(dialect: Dialect, selection: RawBuilder<SqlBool>): RawBuilder<unknown> {
+  return sql`WITH k AS MATERIALIZED (SELECT b.seq AS seq, ${lookUp(keyExpr(dialect, 'b'))} AS kid FROM builds AS b WHERE ${selection})`;
+}
+
 /** The statements that add (sign 1) or subtract (-1) the test rows of the builds `selection` names to or from test_rollups. */
 function testRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  const key = keyExpr(dialect, 'b');
   const s = lit(sign);
   const S = lit(TEST_OUTCOME_CODES.skipped);
   const F = lit(TEST_OUTCOME_CODES.failed);
+  // WHERE true: SQLite's parser needs a WHERE before an upsert's ON CONFLICT.
   const out = [
-    sql`INSERT INTO ${sql.raw(TEST_ROLLUPS)} (test_id, kid, ${sql.raw(TEST_ROLLUP_SUMS.join(', '))})
-      SELECT r.test_id, ${DICTIONARY_KEYS.values(key, 'b')}, ${s} * sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END), ${s} * sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END),
+    sql`${keyedBuilds(dialect, selection)}
+      INSERT INTO ${sql.raw(TEST_ROLLUPS)} (test_id, kid, ${sql.raw(TEST_ROLLUP_SUMS.join(', '))})
+      SELECT r.test_id, k.kid, ${s} * sum(CASE WHEN r.outcome <> ${S} THEN 1 ELSE 0 END), ${s} * sum(CASE WHEN r.outcome = ${F} THEN 1 ELSE 0 END),
         ${s} * sum(CASE WHEN r.outcome = ${S} THEN 1 ELSE 0 END), ${s} * count(DISTINCT r.seq), ${s} * count(*), ${s} * sum(r.duration_ms)
-      FROM builds AS b JOIN test_runs AS r ON r.seq = b.seq
-      WHERE ${selection}
-      GROUP BY r.test_id, ${key}, ${dims('b')}
+      FROM k JOIN test_runs AS r ON r.seq = k.seq
+      WHERE true
+      GROUP BY r.test_id, k.kid
       ON CONFLICT (test_id, kid) DO UPDATE SET ${sql.join(TEST_ROLLUP_SUMS.map((c) => sql.raw(`${c} = ${TEST_ROLLUPS}.${c} + excluded.${c}`)))}`.compile(db),
   ];
   if (sign === -1) out.push(sql`DELETE FROM ${sql.raw(TEST_ROLLUPS)} WHERE attempts = 0`.compile(db));
