@@ -176,6 +176,21 @@ describe('the server redacts at ingest, whatever sent the build', () => {
     );
   });
 
+  it('answers a short text it redacted before as it did the first time (the memo of recent texts)', () => {
+    // A listed value that never occurs takes the path without the memo: the reference.
+    const direct = (t: string) => redactText(t, ['\u0000never listed']);
+    const text = fc.oneof(fc.string({ maxLength: 250 }), fc.constantFrom(...redactionCases.cases.map((c) => c.text), ...redactionCases.cases.map((c) => c.redacted)));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 20 }), (texts) => {
+        for (const t of [...texts, ...texts]) expect(redactText(t)).toBe(direct(t));
+      }),
+      { numRuns: 300 },
+    );
+    // More texts than the memo holds, then the table's again: the same answers after it was emptied.
+    for (let i = 0; i < 12_000; i++) redactText(`acme.module${i}.FeatureTest token=${i}secret`);
+    for (const c of redactionCases.cases) expect(redactText(c.text)).toBe(direct(c.text));
+  });
+
   it('keeps a member named __proto__ where it was, redacted (a copy made by assignment lost it)', () => {
     const out = redactStrings(JSON.parse('{"__proto__": "password=hunter2secret", "a": 1}') as object);
     expect(JSON.stringify(out)).toBe('{"__proto__":"password=***","a":1}');

@@ -53,6 +53,28 @@ function compiledRules(): { mask: string; regexes: RegExp[]; any: RegExp[] } {
  * and the mask, then every listed literal value by the mask. Time linear in the text's length.
  */
 export function redactText(text: string, literals: readonly string[] = []): string {
+  if (literals.length > 0 || text.length > MEMO_TEXT_LENGTH) return redactWith(text, literals);
+  let out = memo.get(text);
+  if (out === undefined) {
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    out = redactWith(text, []);
+    memo.set(text, out);
+  }
+  return out;
+}
+
+/**
+ * Short texts redacted lately, and what they became. The texts of builds repeat: a project's test
+ * suites and names, its tasks and outcomes come again in every build, and a build of 200 tests
+ * holds about 1,600 such strings. A look-up costs less than the rules' two scans; cleared whole
+ * when full, which bounds its memory (about 10,000 texts of at most 200 characters) without the
+ * bookkeeping of an eviction order.
+ */
+const memo = new Map<string, string>();
+const MEMO_ENTRIES = 10_000;
+const MEMO_TEXT_LENGTH = 200;
+
+function redactWith(text: string, literals: readonly string[]): string {
   const { mask, regexes, any } = compiledRules();
   let out = text;
   if (any.some((re) => re.test(text))) for (const re of regexes) {
