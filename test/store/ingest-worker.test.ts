@@ -170,4 +170,24 @@ describe('ingest with a worker thread', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+
+  it('stores the same in a bulk load, where this thread and the worker share the preparing', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (specs, batchSize) => {
+        await inline.reset();
+        await worker.reset();
+        const lines = specs.map(render);
+        const anonymous = new Set(specs.flatMap((s, i) => (s.kind === 'anonymous' ? [i + 1] : [])));
+        const text = lines.join('\n');
+        const before = pool.linesPrepared;
+        const a = await inline.store.ingestNdjson(text, { batchSize, bulk: true });
+        const b = await worker.store.ingestNdjson(text, { batchSize, bulk: true });
+        expect(comparable(b, anonymous)).toEqual(comparable(a, anonymous));
+        // Never the first part (here, a transaction's worth), any of the others.
+        expect(pool.linesPrepared - before).toBeLessThanOrEqual(Math.max(0, lines.length - batchSize));
+        expect(await state(worker.store)).toEqual(await state(inline.store));
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
 });

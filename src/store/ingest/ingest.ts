@@ -1,7 +1,7 @@
 // NDJSON ingest (see the event model and docs/store.md). The input is read as a stream of lines
 // in parts (BULK_PART_LINES lines in a bulk load, else a transaction's worth); each part is
 // prepared without the database (prepare.ts: parsed, validated, encoded, derived; in a worker
-// thread for long inputs, prepare-pool.ts), planned against the stored state (ingest/plan.ts)
+// thread for long inputs, prepare-pool.ts, part-queue.ts), planned against the stored state (ingest/plan.ts)
 // and written by the dialect's write path (ingest/sqlite.ts, ingest/postgres.ts) inside a
 // transaction of up to `batchSize` lines. Only a few parts are in memory at a time, however large
 // the transaction or the input. Each part is written under a savepoint: if it fails in the
@@ -16,6 +16,7 @@ import { spaceCheckpoints } from './bulk-checkpoints.js';
 import { sqliteWriter } from './sqlite.js';
 import { postgresWriter } from './postgres.js';
 import { numberedLineChunks, type NumberedLine } from './lines.js';
+import { PartQueue } from './part-queue.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import { transactionLines, type TransactionLines } from './transaction-lines.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
@@ -28,12 +29,6 @@ const WRITERS: Readonly<Record<DialectName, (ctx: IngestContext, options: Writer
 export { NOTIFY_CHANNEL } from './postgres.js';
 
 export type { IngestContext, IngestWriter, PartWritten, SearchBatch, WriterOptions } from './writer.js';
-
-/** A part of the input: its lines, and their preparing (maybe in the worker thread). */
-interface Part {
-  readonly texts: readonly NumberedLine[];
-  readonly prepared: Promise<PreparedLine[]>;
-}
 
 /**
  * Lines prepared, planned and written together in a bulk load (a bulk SQLite transaction of 10,000
@@ -84,20 +79,16 @@ export async function ingestNdjson(
   const all: IngestLineResult[] = [];
   let done = 0;
 
-  // Parts are prepared (parsed, validated, encoded, derived) ahead of their writing: from the
-  // second part on, a long input's parts go to the worker thread, so that preparing one
-  // overlaps writing another. A short input never waits for a worker to start.
-  const ahead: Part[] = [];
-  let submitted = 0;
-  const prepare = (lines: readonly NumberedLine[], inWorker: boolean): Promise<PreparedLine[]> => {
-    const pool = inWorker ? ctx.pool : undefined;
-    // Should the worker fail, the part is prepared here instead: same function, same results.
-    const bounds = ctx.outputBounds;
-    return pool === undefined ? Promise.resolve(prepareLines(lines, bounds)) : pool.prepare(lines, bounds).catch(() => prepareLines(lines, bounds));
-  };
-  const submit = (lines: NumberedLine[]): void => {
-    ahead.push({ texts: lines, prepared: prepare(lines, submitted++ > 0) });
-  };
+  // Parts are prepared (parsed, validated, encoded, derived) ahead of their writing, so that
+  // preparing one in the worker thread overlaps writing another (part-queue.ts says who prepares
+  // which).
+  const bounds = ctx.outputBounds;
+  const here = (lines: readonly NumberedLine[]): PreparedLine[] => prepareLines(lines, bounds);
+  const pool = ctx.pool;
+  // Should the worker fail, the part is prepared here instead: same function, same results.
+  const worker = pool === undefined ? undefined : (lines: readonly NumberedLine[]) => pool.prepare(lines, bounds).catch(() => here(lines));
+  const ahead = new PartQueue({ here, worker, share: options.bulk === true });
+  const submit = (lines: NumberedLine[]): void => ahead.push(lines);
 
   let aside = bulkSqlite === undefined ? undefined : transactionLines();
   const setAside = (texts: readonly NumberedLine[]): void => {
@@ -160,10 +151,10 @@ export async function ingestNdjson(
     }
   };
 
-  /** Writes a part; commits after it when the transaction is full or `end` (no part follows now). */
-  const write = async (part: Part, end: boolean): Promise<void> => {
-    const lines = await part.prepared;
-    if (lines.length > 0) await writeNow(part.texts, lines, end);
+  /** Writes the next part; commits after it when the transaction is full or `end` (no part follows now). */
+  const writeNext = async (end = false): Promise<void> => {
+    const part = await ahead.next();
+    if (part.lines.length > 0) await writeNow(part.texts, part.lines, end);
     else if (end) await commit();
   };
 
@@ -207,7 +198,7 @@ export async function ingestNdjson(
     pending = [];
     pendingMaxSeq = 0;
     for await (const texts of lines.parts(partSize)) {
-      const prepared = await prepare(texts, true);
+      const prepared = await (worker ?? here)(texts);
       try {
         took(await writer.part(prepared, false, true));
       } catch (e) {
@@ -216,10 +207,9 @@ export async function ingestNdjson(
     }
   };
 
-  const writeNext = async (): Promise<void> => write(ahead.shift()!, false);
-  /** Writes every part prepared and commits with the last: nothing more is read before that. */
+  /** Writes every part read and commits with the last: nothing more is read before that. */
   const writeAll = async (): Promise<void> => {
-    while (ahead.length > 0) await write(ahead.shift()!, ahead.length === 0);
+    while (ahead.length > 0) await writeNext(ahead.length === 1);
     await commit();
   };
 
