@@ -53,26 +53,27 @@ function compiledRules(): { mask: string; regexes: RegExp[]; any: RegExp[] } {
  * and the mask, then every listed literal value by the mask. Time linear in the text's length.
  */
 export function redactText(text: string, literals: readonly string[] = []): string {
-  if (literals.length > 0 || text.length > MEMO_TEXT_LENGTH) return redactWith(text, literals);
-  let out = memo.get(text);
-  if (out === undefined) {
-    if (memo.size >= MEMO_ENTRIES) memo.clear();
-    out = redactWith(text, []);
-    memo.set(text, out);
+  if (literals.length > 0 || text.length > CLEAN_TEXT_LENGTH) return redactWith(text, literals);
+  if (clean.has(text)) return text;
+  const out = redactWith(text, []);
+  if (out === text) {
+    if (clean.size >= CLEAN_TEXTS) clean.clear();
+    clean.add(text);
   }
   return out;
 }
 
 /**
- * Short texts redacted lately, and what they became. The texts of builds repeat: a project's test
- * suites and names, its tasks and outcomes come again in every build, and a build of 200 tests
- * holds about 1,600 such strings. A look-up costs less than the rules' two scans; cleared whole
- * when full, which bounds its memory (about 10,000 texts of at most 200 characters) without the
- * bookkeeping of an eviction order.
+ * Short texts seen lately that the rules leave as they are. The texts of builds repeat: a
+ * project's test suites and names, its tasks and outcomes come again in every build, and a build
+ * of 200 tests holds about 1,600 such strings; a look-up costs less than the rules' two scans.
+ * Only texts without a secret are kept (one with a match is redacted each time, and never held
+ * here). Emptied whole when full, which bounds its memory (10,000 texts of at most 200 characters)
+ * without the bookkeeping of an eviction order.
  */
-const memo = new Map<string, string>();
-const MEMO_ENTRIES = 10_000;
-const MEMO_TEXT_LENGTH = 200;
+const clean = new Set<string>();
+const CLEAN_TEXTS = 10_000;
+const CLEAN_TEXT_LENGTH = 200;
 
 function redactWith(text: string, literals: readonly string[]): string {
   const { mask, regexes, any } = compiledRules();
