@@ -78,6 +78,32 @@ describe('the parts of an ingest and who prepares them', () => {
     expect(got).toEqual(['here', 'here', 'here']);
   });
 
+  it('a part that fails to prepare here fails when it is written, not the part written before it', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const queue = new PartQueue({
+      share: true,
+      here: (lines) => {
+        if (lines[0]!.line === 4) throw new Error('part 4 is broken');
+        return prepared(lines, 'here');
+      },
+      worker: async (lines) => {
+        await gate;
+        return prepared(lines, 'worker');
+      },
+    });
+    for (let i = 1; i <= 4; i++) queue.push([{ line: i, text: '' }]);
+    await queue.next();
+    // Part 2 is at the worker; part 4, taken here meanwhile, fails.
+    const second = queue.next();
+    await setImmediate();
+    await setImmediate();
+    release();
+    expect((await second).lines[0]!.line).toBe(2);
+    expect((await queue.next()).lines[0]!.line).toBe(3);
+    await expect(queue.next()).rejects.toThrow('part 4 is broken');
+  });
+
   it('when sharing, prepares here a part the worker was not given while the worker is slow', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));

@@ -79,7 +79,13 @@ export class PartQueue {
   }
 
   private prepareHere(part: Part): void {
-    part.prepared = Promise.resolve(this.preparers.here(part.texts));
+    try {
+      part.prepared = Promise.resolve(this.preparers.here(part.texts));
+    } catch (e) {
+      // A spare part's failure is its own: it surfaces when that part is written, not before.
+      part.prepared = Promise.reject(e as Error);
+      part.prepared.catch(() => undefined);
+    }
     part.settled = true;
   }
 
