@@ -18,7 +18,7 @@ import { valueFieldCode } from './value-fields.js';
  * tool: one read of each table that may hold them, with the field's code and the value; otherwise
  * undefined. Only for a caller who sees every build: the value rows do not know the project.
  */
-function valueRows(expr: CheckedExpr, dialect: SqlDialect | Dialect): ((select: RawBuilder<unknown>, where?: RawBuilder<unknown>) => RawBuilder<unknown>[]) | undefined {
+function valueRows(expr: CheckedExpr, dialect: SqlDialect | Dialect): ((select: RawBuilder<unknown>) => RawBuilder<unknown>[]) | undefined {
   if (expr.kind !== 'term') return undefined;
   const { field, predicate } = expr;
   // A tool-specific field also asks for the build's tool, which only the build row has.
@@ -31,24 +31,11 @@ function valueRows(expr: CheckedExpr, dialect: SqlDialect | Dialect): ((select: 
   // The same rows the compiled term reads (compile.ts multiTerm): a spread field's latest values
   // are in a second table, which the ingest moves rows out of and into build_values in one
   // transaction, so a build's row is in one of them.
-  return (select, where) =>
-    valueTables(d.recentRows, code).map(
-      (table) => sql`SELECT ${select} FROM ${sql.table(table)} AS v WHERE v.field = ${sql.lit(code)} AND v.value = ${value}${where === undefined ? sql`` : sql` AND ${where}`}`,
-    );
+  return (select) => valueTables(d.recentRows, code).map((table) => sql`SELECT ${select} FROM ${sql.table(table)} AS v WHERE v.field = ${sql.lit(code)} AND v.value = ${value}`);
 }
 
 /** The statement counting the builds `expr` matches from its value rows alone (one column `n`), or undefined (see valueRows). */
 export function valueRowsCount(expr: CheckedExpr, dialect: SqlDialect | Dialect): RawBuilder<{ n: number | string }> | undefined {
   const reads = valueRows(expr, dialect)?.(sql`count(*)`);
   return reads === undefined ? undefined : sql<{ n: number | string }>`SELECT ${sql.join(reads.map((r) => sql`(${r})`), sql` + `)} AS n`;
-}
-
-/**
- * The seqs of the builds `expr` matches, from its value rows alone, among those `where` keeps (a
- * condition on `v.seq`), in one statement of UNION ALL arms; or undefined (see valueRows). The
- * analytics index reads a term's builds this way, without a probe of `builds` per match.
- */
-export function valueRowsSeqs(expr: CheckedExpr, dialect: SqlDialect | Dialect, where: RawBuilder<unknown>): RawBuilder<{ seq: number }> | undefined {
-  const reads = valueRows(expr, dialect)?.(sql`v.seq AS seq`, where);
-  return reads === undefined ? undefined : sql<{ seq: number }>`${sql.join(reads, sql` UNION ALL `)}`;
 }

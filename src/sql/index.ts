@@ -7,8 +7,8 @@ import type { SearchDatabase } from '../db/schema.js';
 import { compileQuery } from './compile.js';
 import { dialectOf, type Dialect, type SqlDialect } from './dialect.js';
 
-export { compileQuery, type SqlDialect } from './compile.js';
-export { valueRowsCount, valueRowsSeqs } from './count.js';
+export { childListSeqs, compileQuery, type SqlDialect } from './compile.js';
+export { valueRowsCount } from './count.js';
 export { accessPlan, termAccess, type AccessPlan, type PlannedTerm, type TermAccess, type TermAccessKind } from './access.js';
 export { dialectOf, type Dialect, type SearchExecution } from './dialect.js';
 export type { DbOrTransaction } from './dialect-hooks.js';

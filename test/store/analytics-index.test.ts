@@ -42,6 +42,8 @@ const genBuild: fc.Arbitrary<Gen> = fc.record({
   user: fc.constantFrom('ann', 'Ann', 'bob', 'ci', 'é', null),
   tags: fc.array(fc.constantFrom('CI', 'ci', 'local', 'nightly', 'x', 'É', 'e'), { maxLength: 3 }),
   values: fc.array(fc.tuple(fc.constantFrom('Git branch', 'os'), fc.constantFrom('main', 'feature/a', 'linux')), { maxLength: 2 }),
+  // Requested tasks, a value repeated at times: a term's child rows list a build once per matching row.
+  requested: fc.array(fc.constantFrom('test', 'integrationTest', 'build', 'Test', ':app:test'), { maxLength: 3 }),
   // Few paths and durations, so that means tie (the lists then order by path); one duration past
   // 32 bits (the index keeps it beside its array).
   tasks: fc.array(
@@ -89,7 +91,13 @@ const TERMS = [
   'buildStartTime<=-5d',
   'value:"Git branch=main"',
   'value:os=*',
+  'value:"git*=main"',
+  'value:"*=linux"',
+  'value:null',
   'requested:*test*',
+  'requested:build',
+  'requested:test*',
+  'requested:null',
   'hasFailedTest',
 ];
 const term = fc.constantFrom(

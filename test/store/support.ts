@@ -159,6 +159,8 @@ export interface RandomBuild {
   tags: string[];
   tasks?: { path: string; outcome: string; took: number }[];
   values?: [string, string][];
+  /** BuildRequestedTasks' tasks (none: no such event). */
+  requested?: string[];
 }
 
 export function randomBuildLine(id: string, g: RandomBuild, now: number): string {
@@ -169,6 +171,7 @@ export function randomBuildLine(id: string, g: RandomBuild, now: number): string
   if (g.user !== null) events.push([start, 'BuildAgent', { username: g.user, publicHostname: 'h' }]);
   for (const tag of g.tags) events.push([start, 'UserTag', { tag }]);
   for (const [key, value] of g.values ?? []) events.push([start, 'UserNamedValue', { key, value }]);
+  if (g.requested !== undefined && g.requested.length > 0) events.push([start, 'BuildRequestedTasks', { requested: g.requested }]);
   (g.tasks ?? []).forEach((t, k) => {
     events.push([start, 'TaskStarted', { id: k + 1, path: t.path }]);
     events.push([start + t.took, 'TaskFinished', { id: k + 1, path: t.path, outcome: t.outcome }]);
