@@ -17,10 +17,10 @@
 // commit seqs out of order.)
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { CompiledQuery, Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type SqlBool } from 'kysely';
 import type { CheckedExpr } from '../../query/checked.js';
 import type { Database } from '../../db/schema.js';
-import { compileQuery, type AccessPlan, type Dialect, type TermAccess } from '../../sql/index.js';
+import { childListSeqs, compileQuery, type AccessPlan, type Dialect, type TermAccess } from '../../sql/index.js';
 import { assertNever } from '../../query/assert.js';
 import { LISTING_INDEX } from '../schema/migrations.js';
 
@@ -220,7 +220,10 @@ export class PostingCache {
 
   private async extend(term: CheckedExpr, list: List, latest: number, readSeqs: ReadSeqs): Promise<void> {
     const from = list.upTo;
-    const query = this.db.selectFrom('builds').select('builds.seq').where('builds.seq', '>', from).where('builds.seq', '<=', latest).where(compileQuery(term, this.dialect)).compile();
+    // A term read as a list of child rows: those rows' seqs, without a look-up of `builds` each.
+    const rows = childListSeqs(term, this.dialect, (seq) => sql<SqlBool>`${seq} > ${from} AND ${seq} <= ${latest}`);
+    const query =
+      rows?.compile(this.db) ?? this.db.selectFrom('builds').select('builds.seq').where('builds.seq', '>', from).where('builds.seq', '<=', latest).where(compileQuery(term, this.dialect)).compile();
     const seqs = await readSeqs(query);
     // Another search may have extended the list meanwhile (over the same or a later range): bits
     // are only ever set, and the list is read up to the furthest either reached.
