@@ -38,7 +38,7 @@ import { matchPattern } from '../../query/evaluate.js';
 import type { Predicate } from '../../query/checked.js';
 import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
-import { numbersOf, type PackedColumn } from '../search/packed-rows.js';
+import { numbersOf, textOf, type PackedColumn } from '../search/packed-rows.js';
 import { seqCount } from '../search/seq-set.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
@@ -222,6 +222,23 @@ function grow<T extends Uint8Array | Uint32Array | Float64Array>(a: T, need: num
   const grown = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.25), 1024));
   grown.set(a);
   return grown;
+}
+
+/**
+ * Sets the bits of the seqs in `text` (decimal, joined by commas: SQLite's group_concat of a term's
+ * seqs, layout termRead `text`) in `words`, which has room for all of them; none for undefined.
+ */
+export function setSeqBits(words: Uint32Array, text: string | undefined): void {
+  if (text === undefined) return;
+  let seq = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 44;
+    if (c === 44) {
+      words[seq >>> 5] = words[seq >>> 5]! | (1 << (seq & 31));
+      seq = 0;
+    } else if (c >= 48 && c <= 57) seq = seq * 10 + (c - 48);
+    else throw new Error(`a term's seqs as text hold ${JSON.stringify(text[i])}`);
+  }
 }
 
 /** Builds a trend's pass reads between two turns of the event loop (periodRows, pathRows). */
@@ -850,7 +867,7 @@ export class AnalyticsIndex {
         const t = sql.raw(`t${k}`);
         return this.layout.termRead === 'words'
           ? sql`SELECT seq / 32 AS w, bit_or(CAST(1 AS bigint) << CAST(seq % 32 AS integer)) AS bits, ${sql.lit(k)} AS k FROM (${matched}) AS ${t} GROUP BY seq / 32`
-          : sql`SELECT seq, ${sql.lit(k)} AS k FROM (${matched}) AS ${t}`;
+          : sql`SELECT group_concat(seq) AS seqs, ${sql.lit(k)} AS k FROM (${matched}) AS ${t}`;
       });
       const words = this.layout.termRead === 'words';
       const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), words ? 3 : 2);
@@ -863,13 +880,9 @@ export class AnalyticsIndex {
           into[w![r]!] = into[w![r]!]! | bits![r]!;
         }
       } else if (rows.length > 0) {
-        const seqs = (rows.columns[0] as { data: Float64Array }).data;
-        const ks = (rows.columns[1] as { data: Float64Array }).data;
-        for (let r = 0; r < rows.length; r++) {
-          const words = part[ks[r]!]!.list.words;
-          const s = seqs[r]!;
-          words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
-        }
+        const [seqs, ks] = rows.columns;
+        const k = numbersOf(ks!);
+        for (let r = 0; r < rows.length; r++) setSeqBits(part[k[r]!]!.list.words, textOf(seqs!, r));
       }
       for (const { list } of part) list.upTo = latest;
     }

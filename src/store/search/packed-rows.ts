@@ -80,3 +80,19 @@ export function numbersOf(column: PackedColumn): Float64Array {
       return assertNever(column, 'packed column');
   }
 }
+
+/** Row `r`'s text of one packed column: undefined for null (a column of numbers only: all null, or numbers, as their text). */
+export function textOf(column: PackedColumn, r: number): string | undefined {
+  switch (column.kind) {
+    case 'numbers': {
+      const n = column.data[r]!;
+      return Number.isNaN(n) ? undefined : String(n);
+    }
+    case 'strings': {
+      const id = column.ids[r]!;
+      return id === 0 ? undefined : column.values[id - 1];
+    }
+    default:
+      return assertNever(column, 'packed column');
+  }
+}
