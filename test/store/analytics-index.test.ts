@@ -17,7 +17,7 @@ import type { DatabaseHandle, DialectName } from '../../src/db/database.js';
 import type { CheckedExpr } from '../../src/query/checked.js';
 import { parseQuery } from '../../src/query/index.js';
 import { compileQuery, dialectOf } from '../../src/sql/index.js';
-import { AnalyticsIndex, setSeqBits } from '../../src/store/analytics/analytics-index.js';
+import { AnalyticsIndex } from '../../src/store/analytics/analytics-index.js';
 import { buildFacets, buildTrends } from '../../src/store/analytics/analytics.js';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
@@ -288,20 +288,5 @@ describe.each(DIALECTS)('the analytics index on $name', ({ name, skip, runs }) =
         }
       }
     });
-  });
-});
-
-describe("a term's seqs as text (SQLite's group_concat)", () => {
-  it('set the bits of exactly those seqs, repeats and any order included', () => {
-    fc.assert(
-      fc.property(fc.array(fc.nat(70_000), { maxLength: 300 }), (seqs) => {
-        const words = new Uint32Array((70_000 >>> 5) + 1);
-        setSeqBits(words, seqs.length === 0 ? undefined : seqs.join(','));
-        const expected = new Uint32Array(words.length);
-        for (const s of seqs) expected[s >>> 5] = expected[s >>> 5]! | (1 << (s & 31));
-        expect(words).toEqual(expected);
-      }),
-    );
-    expect(() => setSeqBits(new Uint32Array(1), '1,x')).toThrow(/hold "x"/);
   });
 });

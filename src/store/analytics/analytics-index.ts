@@ -40,6 +40,7 @@ import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import { numbersOf, textOf, type PackedColumn } from '../search/packed-rows.js';
 import { seqCount } from '../search/seq-set.js';
+import { setSeqBits } from '../search/postings.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
 import { layoutOf, type StoreLayout } from '../schema/layout.js';
@@ -222,23 +223,6 @@ function grow<T extends Uint8Array | Uint32Array | Float64Array>(a: T, need: num
   const grown = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.25), 1024));
   grown.set(a);
   return grown;
-}
-
-/**
- * Sets the bits of the seqs in `text` (decimal, joined by commas: SQLite's group_concat of a term's
- * seqs, layout termRead `text`) in `words`, which has room for all of them; none for undefined.
- */
-export function setSeqBits(words: Uint32Array, text: string | undefined): void {
-  if (text === undefined) return;
-  let seq = 0;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : 44;
-    if (c === 44) {
-      words[seq >>> 5] = words[seq >>> 5]! | (1 << (seq & 31));
-      seq = 0;
-    } else if (c >= 48 && c <= 57) seq = seq * 10 + (c - 48);
-    else throw new Error(`a term's seqs as text hold ${JSON.stringify(text[i])}`);
-  }
 }
 
 /** Builds a trend's pass reads between two turns of the event loop (periodRows, pathRows). */

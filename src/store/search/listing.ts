@@ -14,7 +14,7 @@ import { storedAttributes } from '../events/event-codec.js';
 import { mayBeStored } from '../events/stored-events.js';
 import type { SearchGuard } from './search-guard.js';
 import { exactTerms, intersect, type PostingCache, type Postings } from './postings.js';
-import { numbersOf } from './packed-rows.js';
+import { textOf } from './packed-rows.js';
 import { seesEverything, visibilityCondition } from './visibility.js';
 import type { AggregateScope, BuildAttributes, BuildState, BuildSummary, BuildWithAttributes, DeletedBuild, ListBuildsOptions, Visibility } from '../types.js';
 
@@ -193,7 +193,7 @@ export class BuildListing {
       // The posting planner follows the compiler's access plan (sql/access.ts).
       const split = max === undefined || max === 0 || this.postings === undefined || options.query === undefined ? undefined : exactTerms(options.query, accessPlan(options.query, this.dialect));
       // A term's first read crosses from the search thread as one typed array of seqs.
-      const lists = split === undefined ? undefined : await this.postings!.postings(split.exact, (q) => this.guard.search(async (_read, readPacked) => numbersOf((await readPacked(q, 1)).columns[0]!)));
+      const lists = split === undefined ? undefined : await this.postings!.postings(split.exact, (q) => this.guard.search(async (_read, readPacked) => textOf((await readPacked(q, 1)).columns[0]!, 0)));
       if (lists !== undefined) {
         // The candidates match the exact terms already: SQL checks the rest of the query.
         // (In this thread: the rest is checked per row on a chunk of candidates, see postings.ts.)
