@@ -113,12 +113,23 @@ function multiTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, acce
  * (`requested:*test*` at 1M builds: 20-42 ms against 256-271 ms in the SQLite shell).
  */
 export function childListSeqs(expr: CheckedExpr, dialect: SqlDialect | Dialect, where: SeqCondition): RawBuilder<{ seq: number }> | undefined {
+  const lists = childLists(expr, dialect, where);
+  return lists === undefined ? undefined : sql<{ seq: number }>`${sql.join(lists, sql` UNION ALL `)}`;
+}
+
+/**
+ * The arms of childListSeqs, one `SELECT seq` per table that holds the term's rows (`where`
+ * optional); `exact` only for one exact value of a multi-valued string field, whose rows are one
+ * per build (the table's key), so that their number is the number of builds (sql/count.ts).
+ */
+export function childLists(expr: CheckedExpr, dialect: SqlDialect | Dialect, where?: SeqCondition, exact = false): readonly RawBuilder<unknown>[] | undefined {
   if (expr.kind !== 'term' || !expr.field.multi || expr.field.tool !== null) return undefined;
+  if (exact && expr.field.type === 'keyValue') return undefined;
   const d = dialectOf(dialect);
   const access = termAccess(expr.field, expr.predicate, d, false);
-  if (access.kind !== 'childList') return undefined;
+  if (access.kind !== 'childList' || (exact && (access.via !== 'index' || access.value === undefined))) return undefined;
   const t = childTerm(expr.field, expr.predicate, d, access, where);
-  return t.kind === 'lists' ? sql<{ seq: number }>`${sql.join(t.lists, sql` UNION ALL `)}` : undefined;
+  return t.kind === 'lists' ? t.lists : undefined;
 }
 
 function childTerm(field: FieldDef, predicate: Predicate, dialect: Dialect, access: TermAccess, seqWhere?: SeqCondition): ChildTerm {
