@@ -40,7 +40,7 @@ import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import { numbersOf, textOf, type PackedColumn } from '../search/packed-rows.js';
 import { seqCount } from '../search/seq-set.js';
-import { setSeqBits } from '../search/postings.js';
+import { SEQS_AS_TEXT, setSeqBits } from '../search/postings.js';
 import { columnIndexName } from '../../sql/indexes.js';
 import { LISTING_INDEX, TREND_INDEX } from '../schema/migrations.js';
 import { layoutOf, type StoreLayout } from '../schema/layout.js';
@@ -851,7 +851,7 @@ export class AnalyticsIndex {
         const t = sql.raw(`t${k}`);
         return this.layout.termRead === 'words'
           ? sql`SELECT seq / 32 AS w, bit_or(CAST(1 AS bigint) << CAST(seq % 32 AS integer)) AS bits, ${sql.lit(k)} AS k FROM (${matched}) AS ${t} GROUP BY seq / 32`
-          : sql`SELECT group_concat(seq) AS seqs, ${sql.lit(k)} AS k FROM (${matched}) AS ${t}`;
+          : sql`SELECT ${SEQS_AS_TEXT} AS seqs, ${sql.lit(k)} AS k FROM (${matched}) AS ${t}`;
       });
       const words = this.layout.termRead === 'words';
       const rows = await readPacked(sql`${sql.join(arms, sql` UNION ALL `)}`.compile(this.db), words ? 3 : 2);

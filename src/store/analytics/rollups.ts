@@ -537,11 +537,12 @@ function failureGroupRollupStatements(db: Db, dialect: Dialect, selection: RawBu
       GROUP BY f.group_id, f.k
       ON CONFLICT (group_id, kid) DO UPDATE SET builds = ${G}.builds + excluded.builds, failures = ${G}.failures + excluded.failures,
         own_failures = ${G}.own_failures + excluded.own_failures${merge}`.compile(db),
-    sql`INSERT INTO ${T} (group_id, kid, test_id, failures)
-      SELECT r.group_id, ${DICTIONARY_KEYS.values(key, 'b')}, r.test_id, ${s} * count(*)
-      FROM builds AS b JOIN test_runs AS r ON r.seq = b.seq
-      WHERE ${selection} AND r.group_id IS NOT NULL
-      GROUP BY r.group_id, ${key}, ${dims('b')}, r.test_id
+    sql`${keyedBuilds(dialect, selection)}
+      INSERT INTO ${T} (group_id, kid, test_id, failures)
+      SELECT r.group_id, k.kid, r.test_id, ${s} * count(*)
+      FROM k JOIN test_runs AS r ON r.seq = k.seq
+      WHERE r.group_id IS NOT NULL
+      GROUP BY r.group_id, k.kid, r.test_id
       ON CONFLICT (group_id, kid, test_id) DO UPDATE SET failures = ${T}.failures + excluded.failures`.compile(db),
   ];
   if (sign === -1) {

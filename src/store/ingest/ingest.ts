@@ -88,7 +88,6 @@ export async function ingestNdjson(
   // Should the worker fail, the part is prepared here instead: same function, same results.
   const worker = pool === undefined ? undefined : (lines: readonly NumberedLine[]) => pool.prepare(lines, bounds).catch(() => here(lines));
   const ahead = new PartQueue({ here, worker, share: options.bulk === true });
-  const submit = (lines: NumberedLine[]): void => ahead.push(lines);
 
   let aside = bulkSqlite === undefined ? undefined : transactionLines();
   const setAside = (texts: readonly NumberedLine[]): void => {
@@ -222,7 +221,7 @@ export async function ingestNdjson(
       // transaction never holds the write lock waiting for input, and what was sent is listed.
       let got = await beforeIdle(next);
       if (got === undefined) {
-        if (texts.length > 0) submit(texts);
+        if (texts.length > 0) ahead.push(texts);
         texts = [];
         await writeAll();
         got = await next;
@@ -231,12 +230,12 @@ export async function ingestNdjson(
       for (const l of got.value) {
         texts.push(l);
         if (texts.length < partSize) continue;
-        submit(texts);
+        ahead.push(texts);
         texts = [];
         while (ahead.length > PREPARED_AHEAD) await writeNext();
       }
     }
-    if (texts.length > 0) submit(texts);
+    if (texts.length > 0) ahead.push(texts);
     await writeAll();
   } finally {
     // An input that fails (a broken stream) leaves no transaction open; what was written of it

@@ -129,9 +129,12 @@ export interface PostingCacheOptions {
   readonly maxBytes?: number;
 }
 
+/** A term's seqs as one text, SQLite's aggregate over the `seq` column of its rows: what setSeqBits reads. */
+export const SEQS_AS_TEXT = sql<string | null>`group_concat(seq)`;
+
 /**
- * Sets the bits of the seqs in `text` (decimal, joined by commas: SQLite's group_concat of a
- * term's seqs) in `words`, which has room for all of them; none for undefined (no seq).
+ * Sets the bits of the seqs in `text` (decimal, joined by commas: SEQS_AS_TEXT) in `words`, which
+ * has room for all of them; none for undefined (no seq).
  */
 export function setSeqBits(words: Uint32Array, text: string | undefined): void {
   if (text === undefined) return;
@@ -240,7 +243,7 @@ export class PostingCache {
     const seqs =
       childListSeqs(term, this.dialect, (seq) => sql<SqlBool>`${seq} > ${from} AND ${seq} <= ${latest}`) ??
       this.db.selectFrom('builds').select('builds.seq').where('builds.seq', '>', from).where('builds.seq', '<=', latest).where(compileQuery(term, this.dialect));
-    const text = await readText(sql`SELECT group_concat(seq) AS seqs FROM (${seqs}) AS t`.compile(this.db));
+    const text = await readText(sql`SELECT ${SEQS_AS_TEXT} AS seqs FROM (${seqs}) AS t`.compile(this.db));
     // Another search may have extended the list meanwhile (over the same or a later range): bits
     // are only ever set, and the list is read up to the furthest either reached.
     const need = (latest >>> 5) + 1;
