@@ -1,7 +1,7 @@
 // Store migration 0013 (src/store/schema/rollup-keys.ts) on both databases: rollups in the layout of
 // migrations 0009 and 0011 (every row keyed by the JSON text of its dimension values, the values
 // stored again) are converted to rows keyed by an integer key ID, in batches with progress, and
-// every reader answers as before: trends, facets and counts from the rollups, for queries the
+// every reader answers as before (then 0025, the task rollups by path ID): trends, facets and counts from the rollups, for queries the
 // rollups answer under several visibilities, equal to the answers before the conversion and to
 // the direct path's.
 
@@ -13,6 +13,7 @@ import { openBuildStore } from '../../src/store/build-store.js';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { deleteBuilds } from '../../src/store/prune.js';
 import { migrateRollupKeys } from '../../src/store/schema/rollup-keys.js';
+import { migrateTaskRollupPaths } from '../../src/store/schema/task-rollup-paths.js';
 import {
   BUILD_ROLLUPS,
   createFacetRollupTable,
@@ -126,6 +127,13 @@ describe.each(dialects)('rollup keys migration on $name', ({ name, skip }) => {
         const last = lines.at(-1)!.split(' ')[1]!.split('/');
         expect(last[0]).toBe(last[1]);
       }
+      // Then 0025 (store/schema/task-rollup-paths.ts): the task rollups by path ID, in batches of 7.
+      const pathProgress: [number, number][] = [];
+      await migrateTaskRollupPaths(t.handle.db, t.handle.dialect, (done, total) => pathProgress.push([done, total]), 7);
+      expect(pathProgress.length).toBeGreaterThan(2);
+      expect(pathProgress.at(-1)![0]).toBe(pathProgress.at(-1)![1]);
+      expect(await columns(t.handle, TASK_ROLLUPS)).toContain('path_id');
+      expect(await columns(t.handle, TASK_ROLLUPS)).not.toContain('path');
       expect(await rollupRowsByKeyText(t.handle)).toEqual(rows);
     } finally {
       await t.close();

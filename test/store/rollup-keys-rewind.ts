@@ -1,6 +1,6 @@
 // Takes the rollups back to their layout before store migration 0013 (the tables of 0009 and 0011,
 // keyed by the key text with the dimension values in every row, filled the way those migrations
-// fill them from the builds stored now) and records 0013 as not run: for the tests that rewind the
+// fill them from the builds stored now) and records 0013 (and 0025, which converts its task rollups) as not run: for the tests that rewind the
 // store's migrations to an older schema. Later migrations must be undone first. Also the rollup rows
 // as those tests compare them: by their keys' text, since a conversion numbers the keys anew.
 
@@ -29,13 +29,19 @@ export async function rollupKeysBefore0013(handle: DatabaseHandle, tasks: TaskLa
   await createFacetRollupTable(handle.db, handle.dialect);
   await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedRollupStatements(d, di, selection, sign, tasks));
   await backfillRollups(handle.db, handle.dialect, () => {}, textKeyedFacetRollupStatements);
-  await sql`DELETE FROM store_migration WHERE name = '0013_rollup_keys'`.execute(handle.db);
+  // 0025 (task rollups by path id) converts what 0013 made: it runs again after it.
+  await sql`DELETE FROM store_migration WHERE name IN ('0013_rollup_keys', '0025_task_rollup_paths')`.execute(handle.db);
 }
 
-/** A rollup table's rows, each with its key's text and values in place of the key ID, in key order (PostgreSQL's bigint strings as numbers). */
+/**
+ * A rollup table's rows, each with its key's text and values in place of the key ID (and a task
+ * rollup's path text in place of its path ID: a rewind before 0012 numbers the paths anew), in key
+ * order (PostgreSQL's bigint strings as numbers).
+ */
 async function byKeyText(handle: DatabaseHandle, table: string, order: string): Promise<Record<string, unknown>[]> {
-  const rows = (await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(table)} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows;
-  return rows.map(({ kid: _kid, ...r }) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v])));
+  const paths = table === TASK_ROLLUPS ? sql`, p.path FROM ${rollupsAsBuilds(table)} JOIN task_paths AS p ON p.id = builds.path_id` : sql` FROM ${rollupsAsBuilds(table)}`;
+  const rows = (await sql<Record<string, unknown>>`SELECT builds.*${paths} ORDER BY ${sql.raw(order)}`.execute(handle.db)).rows;
+  return rows.map(({ kid: _kid, path_id: _pathId, ...r }) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v])));
 }
 
 /** Every rollup table's rows by their keys' text (byKeyText). */
@@ -43,7 +49,7 @@ export async function rollupRowsByKeyText(handle: DatabaseHandle) {
   return {
     builds: await byKeyText(handle, BUILD_ROLLUPS, 'lvl, t, k'),
     durations: await byKeyText(handle, DURATION_ROLLUPS, 'lvl, t, k, bucket'),
-    tasks: await byKeyText(handle, TASK_ROLLUPS, 'lvl, t, k, path'),
+    tasks: await byKeyText(handle, TASK_ROLLUPS, 'lvl, t, k, p.path'),
     facets: await byKeyText(handle, FACET_ROLLUPS, 'field, value, k'),
   };
 }

@@ -34,6 +34,7 @@ import {
   textKeyedRollupStatements,
 } from '../../src/store/analytics/rollups.js';
 import { migrateRollupKeys } from '../../src/store/schema/rollup-keys.js';
+import { migrateTaskRollupPaths } from '../../src/store/schema/task-rollup-paths.js';
 import { facetsFromRollups, rollupEligible, trendRowsFromRollups } from '../../src/store/analytics/rollups-query.js';
 import { tasksOf } from '../../src/store/events/tasks.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type BuildWithAttributes, type Visibility } from '../../src/store/types.js';
@@ -111,7 +112,7 @@ async function reference(store: BuildStore): Promise<RefBuild[]> {
 async function tables(handle: DatabaseHandle): Promise<unknown[]> {
   const out = [];
   for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS]) {
-    const order = t === FACET_ROLLUPS ? sql`field, value, k` : t === BUILD_ROLLUPS ? sql`lvl, t, k` : t === DURATION_ROLLUPS ? sql`lvl, t, k, bucket` : sql`lvl, t, k, path`;
+    const order = t === FACET_ROLLUPS ? sql`field, value, k` : t === BUILD_ROLLUPS ? sql`lvl, t, k` : t === DURATION_ROLLUPS ? sql`lvl, t, k, bucket` : sql`lvl, t, k, path_id`;
     const rows = await sql<Record<string, unknown>>`SELECT * FROM ${rollupsAsBuilds(t)} ORDER BY ${order}`.execute(handle.db);
     out.push(
       rows.rows.map((r) => Object.fromEntries(Object.entries(r).flatMap(([k, v]) => (k === 'kid' ? [] : [[k, typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v]])))),
@@ -170,7 +171,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
             await backfillRollups(handle.db, handle.dialect, () => {}, facetRollupStatements);
             expect(await tables(handle)).toEqual(kept);
             // And what migrations 0009 and 0011 fill (key text and dimension columns) and 0013
-            // converts to key IDs, with a fresh dictionary.
+            // converts to key IDs, with a fresh dictionary, and 0025 to path IDs.
             for (const t of [BUILD_ROLLUPS, DURATION_ROLLUPS, TASK_ROLLUPS, FACET_ROLLUPS, ROLLUP_KEYS]) await sql`DROP TABLE ${sql.raw(t)}`.execute(handle.db);
             await sql`DROP INDEX builds_duration_day`.execute(handle.db);
             await createRollupTables(handle.db, handle.dialect);
@@ -179,6 +180,7 @@ function suite(name: string, open: () => Promise<{ handle: DatabaseHandle; clean
             // Over today's build_values (field codes, store migration 0016).
             await backfillRollups(handle.db, handle.dialect, () => {}, (d, di, selection, sign) => textKeyedFacetRollupStatements(d, di, selection, sign, 'coded'));
             await migrateRollupKeys(handle.db, handle.dialect, () => {});
+            await migrateTaskRollupPaths(handle.db, handle.dialect, () => {});
             expect(await tables(handle)).toEqual(kept);
           } finally {
             await store.close();

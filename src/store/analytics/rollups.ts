@@ -115,9 +115,36 @@ const dimNames = sql.raw(ROLLUP_DIMENSIONS.join(', '));
  * How the task rollup statements read build_tasks: as migration 0005 wrote it (`text`: path and
  * outcome as text; migration 0009 fills the rollups of an existing database from that layout) or
  * as migration 0012 keeps it (`coded`: the path by its task_paths id, the outcome by its
- * TASK_OUTCOME_CODES code). The rollup tables themselves hold the path text either way.
+ * TASK_OUTCOME_CODES code).
  */
 export type TaskLayout = 'text' | 'coded';
+
+/**
+ * How a task rollup row names its path: by its text (`text`, the frozen layout of 0009, which
+ * only its fill writes) or by its task_paths id (`id`, migration 0025 on: task-rollup-paths.ts),
+ * the task row's own `path_id`, so only the `coded` task layout has it.
+ */
+type RollupPaths = 'text' | 'id';
+
+/** The path side of the task rollup statements; `t` is build_tasks' alias, `tasks` its reads. */
+function rollupPaths(paths: RollupPaths, tasks: ReturnType<typeof taskReads>, layout: TaskLayout) {
+  if (paths === 'text') {
+    return {
+      column: sql.raw('path'),
+      join: tasks.join,
+      value: tasks.path,
+      /** Task `t` is of the path of the task rollup row. */
+      ofRow: (t: string) => tasks.pathIs(t, `${TASK_ROLLUPS}.path`),
+    };
+  }
+  if (layout !== 'coded') throw new Error('task rollups by path id read the coded task layout');
+  return {
+    column: sql.raw('path_id'),
+    join: (t: string) => sql.raw(`JOIN build_tasks AS ${t} ON ${t}.seq = b.seq`),
+    value: (t: string) => sql.raw(`${t}.path_id`),
+    ofRow: (t: string) => sql.raw(`${t}.path_id = ${TASK_ROLLUPS}.path_id`),
+  };
+}
 
 /** The task side of the statements for a layout; `t` is build_tasks' alias. */
 function taskReads(layout: TaskLayout) {
@@ -238,7 +265,7 @@ export function rollupsAsBuilds(table: string): RawBuilder<unknown> {
  * of the rows where a subtracted task may have been the longest, and drops rows that become empty.
  */
 export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
-  return [...keyAdditions(db, dialect, selection, sign), ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded')];
+  return [...keyAdditions(db, dialect, selection, sign), ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded', 'id')];
 }
 
 /**
@@ -247,12 +274,13 @@ export function rollupStatements(db: Db, dialect: Dialect, selection: RawBuilder
  * 0012 and 0013 convert later); tests rebuild that layout over today's task rows (`coded`).
  */
 export function textKeyedRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, layout: TaskLayout): CompiledQuery[] {
-  return trendStatements(db, dialect, selection, sign, TEXT_KEYS, layout);
+  return trendStatements(db, dialect, selection, sign, TEXT_KEYS, layout, 'text');
 }
 
-function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, layout: TaskLayout): CompiledQuery[] {
+function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, keys: KeySide, layout: TaskLayout, pathsAs: RollupPaths): CompiledQuery[] {
   const out: CompiledQuery[] = [];
   const tasks = taskReads(layout);
+  const paths = rollupPaths(pathsAs, tasks, layout);
   const s = lit(sign);
   const start = sql.raw('b.buildstarttime');
   const key = keyExpr(dialect, 'b');
@@ -271,13 +299,13 @@ function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
     );
     const maxSet = sign === 1 ? sql`, dur_max = ${dialectOf(dialect).greatest(sql.raw(`${TASK_ROLLUPS}.dur_max`), sql.raw('excluded.dur_max'))}` : sql.raw('');
     out.push(
-      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, ${keys.columns}, path, runs, failures, dur_sum, dur_max)
-        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${tasks.path('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
+      sql`INSERT INTO ${sql.raw(TASK_ROLLUPS)} (lvl, t, ${keys.columns}, ${paths.column}, runs, failures, dur_sum, dur_max)
+        SELECT ${L}, ${unit}, ${keys.values(key, 'b')}, ${paths.value('tk')}, ${s} * count(*), ${s} * sum(CASE WHEN ${tasks.failed('tk')} THEN 1 ELSE 0 END),
           ${s} * sum(tk.duration_ms), max(tk.duration_ms)
-        FROM builds AS b ${tasks.join('tk')}
+        FROM builds AS b ${paths.join('tk')}
         WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${tasks.ran('tk')}
-        GROUP BY ${unit}, ${key}, ${dims('b')}, ${tasks.path('tk')}
-        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, path) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
+        GROUP BY ${unit}, ${key}, ${dims('b')}, ${paths.value('tk')}
+        ON CONFLICT (lvl, t, ${sql.raw(keys.conflict)}, ${paths.column}) DO UPDATE SET runs = ${sql.raw(TASK_ROLLUPS)}.runs + excluded.runs,
           failures = ${sql.raw(TASK_ROLLUPS)}.failures + excluded.failures, dur_sum = ${sql.raw(TASK_ROLLUPS)}.dur_sum + excluded.dur_sum${maxSet}`.compile(db),
     );
     if (sign === -1) {
@@ -293,12 +321,12 @@ function trendStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
         sql`UPDATE ${sql.raw(TASK_ROLLUPS)} SET dur_max = (
             SELECT max(x.duration_ms) FROM builds AS o CROSS JOIN build_tasks AS x
             WHERE x.seq = o.seq AND o.buildstarttime >= ${sql.raw(TASK_ROLLUPS)}.t AND o.buildstarttime < ${sql.raw(TASK_ROLLUPS)}.t + ${lit(size)} AND o.seq IS NOT NULL
-              AND ${keys.is(TASK_ROLLUPS, keyExpr(dialect, 'o'))} AND ${tasks.pathIs('x', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('x')}
+              AND ${keys.is(TASK_ROLLUPS, keyExpr(dialect, 'o'))} AND ${paths.ofRow('x')} AND ${tasks.ran('x')}
               AND o.seq NOT IN (SELECT b.seq FROM builds AS b WHERE ${selection}))
           WHERE lvl = ${L} AND t IN (SELECT ${unit} FROM builds AS b WHERE ${selection} AND b.buildstarttime IS NOT NULL)
             AND EXISTS (SELECT 1 FROM builds AS b JOIN build_tasks AS tk ON tk.seq = b.seq
               WHERE ${selection} AND b.buildstarttime IS NOT NULL AND ${unit} = ${sql.raw(TASK_ROLLUPS)}.t AND ${keys.is(TASK_ROLLUPS, key)}
-                AND ${tasks.pathIs('tk', `${TASK_ROLLUPS}.path`)} AND ${tasks.ran('tk')} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
+                AND ${paths.ofRow('tk')} AND ${tasks.ran('tk')} AND tk.duration_ms >= ${sql.raw(TASK_ROLLUPS)}.dur_max)`.compile(db),
       );
     }
   }
@@ -583,7 +611,7 @@ export function testDimensionRollupAdditions(db: Db, dialect: Dialect, selection
 function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
   return [
     ...keyAdditions(db, dialect, selection, sign),
-    ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
+    ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded', 'id'),
     ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
     ...testRollupStatements(db, dialect, selection, sign),
     ...failureGroupRollupStatements(db, dialect, selection, sign),

@@ -11,8 +11,9 @@ import { migrate, migrationRan, type DatabaseHandle } from '../../db/database.js
 import { COLUMNS_0001, FIELDS_0001 } from '../../db/frozen-schema.js';
 import { decodeEvents } from '../events/event-codec.js';
 import { COUNTED_TASK_OUTCOMES, TASK_COUNT_COLUMNS, tasksOf } from '../events/tasks.js';
-import { backfillRollups, createFacetRollupTable, createFailureGroupRollupTables, createRollupTables, createTestRollupTable, failureGroupRollupAdditions, testRollupAdditions, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
+import { backfillRollups, TASK_ROLLUPS, createFacetRollupTable, createFailureGroupRollupTables, createRollupTables, createTestRollupTable, failureGroupRollupAdditions, testRollupAdditions, textKeyedFacetRollupStatements, textKeyedRollupStatements } from '../analytics/rollups.js';
 import { migrateRollupKeys } from './rollup-keys.js';
+import { migrateTaskRollupPaths } from './task-rollup-paths.js';
 import { createLogger } from '../../log.js';
 import { compactTasks } from './compact-tasks.js';
 import { migrateValuesKey } from './values-key.js';
@@ -346,6 +347,15 @@ async function rollupKeys(db: Db, dialect: DatabaseHandle['dialect']): Promise<v
   await migrateRollupKeys(db, dialect, (table, done, total) => report(done, total, table));
 }
 
+/**
+ * 0025: the task rollups name a path by its task_paths id instead of its text
+ * (store/schema/task-rollup-paths.ts). Converts the table in batches, with progress.
+ */
+async function taskRollupPaths(db: Db, dialect: DatabaseHandle['dialect']): Promise<void> {
+  const report = progressLog('task rollup paths', 'rows');
+  await migrateTaskRollupPaths(db, dialect, (done, total) => report(done, total, TASK_ROLLUPS));
+}
+
 /** Table of the one row holding the last events_key handed out (0014). */
 export const EVENTS_KEY_COUNTER = 'events_key_counter';
 /** Builds per batch of migration 0014: their keys set and their chunks copied in one step. */
@@ -539,6 +549,7 @@ export function storeMigrations(dialect: DatabaseHandle['dialect']): Record<stri
     '0022_test_rollups': { up: (db) => testRollups(db, dialect) },
     '0023_failure_group_rollups': { up: (db) => failureGroupRollups(db, dialect) },
     '0024_test_packs': { up: (db) => testPacks(db, dialect, progressLog('test packs', 'seqs')) },
+    '0025_task_rollup_paths': { up: (db) => taskRollupPaths(db, dialect) },
   };
 }
 

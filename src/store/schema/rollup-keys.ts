@@ -5,7 +5,7 @@
 // batches of rows (a range of the old primary key each), with progress, never read into memory.
 // See docs/store.md "Rollup keys".
 
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { BUILD_ROLLUPS, DURATION_ROLLUPS, FACET_ROLLUPS, ROLLUP_DIMENSIONS, ROLLUP_KEYS, ROLLUP_TASK_COLUMNS, TASK_ROLLUPS } from '../analytics/rollups.js';
 import { layoutOf } from './layout.js';
@@ -77,43 +77,68 @@ export async function migrateRollupKeys(
     const key = [t.outer, t.inner, 'kid', ...t.after].join(', ');
     await sql.raw(`CREATE TABLE ${NEW(t)} (${head}, kid ${big} NOT NULL, ${t.columns(big, real)}, PRIMARY KEY (${key}))${rowid}`).execute(db);
     const total = Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.raw(t.name)}`.execute(db)).rows[0]!.n);
-    let done = 0;
-    // The leading column's values one after the other (a few), each one's rows in ranges of the next.
-    let outer: unknown = undefined;
-    for (;;) {
-      const next = (await sql<{ v: unknown }>`SELECT min(${sql.raw(t.outer)}) AS v FROM ${sql.raw(t.name)} ${outer === undefined ? sql`` : sql`WHERE ${sql.raw(t.outer)} > ${outer}`}`.execute(db)).rows[0]?.v;
-      if (next === null || next === undefined) break;
-      outer = next;
-      let after: unknown = undefined;
-      for (;;) {
-        const from = after === undefined ? sql`` : sql`AND ${sql.raw(t.inner)} > ${after}`;
-        // The last range value of the batch: the batch takes every row up to it, inclusive.
-        const upTo = (
-          await sql<{ v: unknown }>`SELECT ${sql.raw(t.inner)} AS v FROM ${sql.raw(t.name)} WHERE ${sql.raw(t.outer)} = ${outer} ${from}
-            ORDER BY ${sql.raw(t.inner)} LIMIT 1 OFFSET ${sql.raw(String(Math.max(1, Math.trunc(batchRows)) - 1))}`.execute(db)
-        ).rows[0]?.v;
-        const batch = sql`o.${sql.raw(t.outer)} = ${outer} ${after === undefined ? sql`` : sql`AND o.${sql.raw(t.inner)} > ${after}`} ${upTo === undefined ? sql`` : sql`AND o.${sql.raw(t.inner)} <= ${upTo}`}`;
-        await sql`INSERT INTO ${sql.raw(ROLLUP_KEYS)} (k, ${sql.raw(dimNames)})
-          SELECT DISTINCT o.k, ${sql.raw(oDims)} FROM ${sql.raw(t.name)} AS o
-          WHERE ${batch} AND NOT EXISTS (SELECT 1 FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = o.k)
-          ON CONFLICT (k) DO NOTHING`.execute(db);
-        const r = await sql`INSERT INTO ${sql.raw(NEW(t))} (${sql.raw([t.outer, t.inner, 'kid', ...t.after, ...t.rest].join(', '))})
-          SELECT ${sql.raw([`o.${t.outer}`, `o.${t.inner}`, 'rk.id', ...t.after.map((c) => `o.${c}`), ...t.rest.map((c) => `o.${c}`)].join(', '))}
-          FROM ${sql.raw(t.name)} AS o JOIN ${sql.raw(ROLLUP_KEYS)} AS rk ON rk.k = o.k
-          WHERE ${batch}`.execute(db);
-        done += Number(r.numAffectedRows ?? 0n);
-        progress(t.name, done, total);
-        // A turn of the event loop, so the log lines are written as the batches go (SQLite's
-        // statements are synchronous).
-        await new Promise((res) => setImmediate(res));
-        if (upTo === undefined) break;
-        after = upTo;
-      }
-    }
+    const done = await copyInBatches(db, t.name, t.outer, t.inner, batchRows, async (batch) => {
+      await sql`INSERT INTO ${sql.raw(ROLLUP_KEYS)} (k, ${sql.raw(dimNames)})
+        SELECT DISTINCT o.k, ${sql.raw(oDims)} FROM ${sql.raw(t.name)} AS o
+        WHERE ${batch} AND NOT EXISTS (SELECT 1 FROM ${sql.raw(ROLLUP_KEYS)} AS rk WHERE rk.k = o.k)
+        ON CONFLICT (k) DO NOTHING`.execute(db);
+      const r = await sql`INSERT INTO ${sql.raw(NEW(t))} (${sql.raw([t.outer, t.inner, 'kid', ...t.after, ...t.rest].join(', '))})
+        SELECT ${sql.raw([`o.${t.outer}`, `o.${t.inner}`, 'rk.id', ...t.after.map((c) => `o.${c}`), ...t.rest.map((c) => `o.${c}`)].join(', '))}
+        FROM ${sql.raw(t.name)} AS o JOIN ${sql.raw(ROLLUP_KEYS)} AS rk ON rk.k = o.k
+        WHERE ${batch}`.execute(db);
+      return Number(r.numAffectedRows ?? 0n);
+    }, (done) => progress(t.name, done, total));
     if (done !== total) throw new Error(`rollup keys: ${t.name} has ${total} rows, ${done} converted`);
-    await sql.raw(`DROP TABLE ${t.name}`).execute(db);
-    await sql.raw(`ALTER TABLE ${NEW(t)} RENAME TO ${t.name}`).execute(db);
-    // PostgreSQL names the primary key's index after the table it was made with.
-    if (layoutOf(dialect).namesPrimaryKeyIndex) await sql.raw(`ALTER INDEX ${NEW(t)}_pkey RENAME TO ${t.name}_pkey`).execute(db);
+    await replaceTable(db, dialect, t.name, NEW(t));
   }
+}
+
+/**
+ * Runs `copy` over the rows of `table` in batches: the values of its primary key's leading column
+ * `outer` one after the other (a few), each one's rows in ranges of the next column `inner` of at
+ * least `batchRows` rows (a batch ends at a whole `inner` value). `copy` gets the batch's
+ * condition on the alias `o` and answers the rows it copied; `progress` gets the running total
+ * after every batch, and a turn of the event loop follows, so that log lines are written as the
+ * batches go (SQLite's statements are synchronous). Answers the rows copied.
+ */
+export async function copyInBatches(
+  db: Db,
+  table: string,
+  outer: string,
+  inner: string,
+  batchRows: number,
+  copy: (batch: RawBuilder<SqlBool>) => Promise<number>,
+  progress: (done: number) => void,
+): Promise<number> {
+  let done = 0;
+  let o: unknown = undefined;
+  for (;;) {
+    const next = (await sql<{ v: unknown }>`SELECT min(${sql.raw(outer)}) AS v FROM ${sql.raw(table)} ${o === undefined ? sql`` : sql`WHERE ${sql.raw(outer)} > ${o}`}`.execute(db)).rows[0]?.v;
+    if (next === null || next === undefined) break;
+    o = next;
+    let after: unknown = undefined;
+    for (;;) {
+      const from = after === undefined ? sql`` : sql`AND ${sql.raw(inner)} > ${after}`;
+      // The last range value of the batch: the batch takes every row up to it, inclusive.
+      const upTo = (
+        await sql<{ v: unknown }>`SELECT ${sql.raw(inner)} AS v FROM ${sql.raw(table)} WHERE ${sql.raw(outer)} = ${o} ${from}
+          ORDER BY ${sql.raw(inner)} LIMIT 1 OFFSET ${sql.raw(String(Math.max(1, Math.trunc(batchRows)) - 1))}`.execute(db)
+      ).rows[0]?.v;
+      const batch = sql<SqlBool>`o.${sql.raw(outer)} = ${o} ${after === undefined ? sql`` : sql`AND o.${sql.raw(inner)} > ${after}`} ${upTo === undefined ? sql`` : sql`AND o.${sql.raw(inner)} <= ${upTo}`}`;
+      done += await copy(batch);
+      progress(done);
+      await new Promise((res) => setImmediate(res));
+      if (upTo === undefined) break;
+      after = upTo;
+    }
+  }
+  return done;
+}
+
+/** Puts the table `made` in the place of `table` (dropped), under its name, primary key index included. */
+export async function replaceTable(db: Db, dialect: Dialect, table: string, made: string): Promise<void> {
+  await sql.raw(`DROP TABLE ${table}`).execute(db);
+  await sql.raw(`ALTER TABLE ${made} RENAME TO ${table}`).execute(db);
+  // PostgreSQL names the primary key's index after the table it was made with.
+  if (layoutOf(dialect).namesPrimaryKeyIndex) await sql.raw(`ALTER INDEX ${made}_pkey RENAME TO ${table}_pkey`).execute(db);
 }
