@@ -147,10 +147,11 @@ export async function trendRowsFromRollups(
       h.set(num(row.bucket), (h.get(num(row.bucket)) ?? 0) + num(row.n));
       hist.set(i, h);
     }
-    // Summed by the path's id (store migration 0025), then the text of the few paths of the answer.
-    const tasksByPath = await sql<{ path: string; runs: unknown; failures: unknown; total: unknown; mx: unknown }>`SELECT p.path, s.runs, s.failures, s.total, s.mx
-      FROM (SELECT path_id, sum(runs) AS runs, sum(failures) AS failures, sum(dur_sum) AS total, max(dur_max) AS mx
-        FROM ${rollupsAsBuilds(TASK_ROLLUPS)} WHERE ${where(r)} GROUP BY path_id) AS s JOIN task_paths AS p ON p.id = s.path_id`.execute(handle.db);
+    // Rows name their path by its id (store migration 0025): grouped by it, with its text, which
+    // the id determines (task_paths' primary key).
+    const tasksByPath = await sql<{ path: string; runs: unknown; failures: unknown; total: unknown; mx: unknown }>`SELECT p.path, sum(runs) AS runs,
+        sum(failures) AS failures, sum(dur_sum) AS total, max(dur_max) AS mx
+      FROM ${rollupsAsBuilds(TASK_ROLLUPS)} JOIN task_paths AS p ON p.id = builds.path_id WHERE ${where(r)} GROUP BY p.id`.execute(handle.db);
     for (const row of tasksByPath.rows) {
       const s = paths.get(row.path) ?? { runs: 0, failures: 0, sum: 0, max: null };
       s.runs += num(row.runs);
