@@ -47,6 +47,8 @@ import { layoutOf, type StoreLayout } from '../schema/layout.js';
 import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
 import type { PathRow, PeriodRow, TrendRows } from './rollups-query.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
+import { grow, LARGE_MARK, SMALL_MARK, SmallNumbers } from './small-numbers.js';
+import { blockBytes, countAvailable, countOf, durationOf, isAvailable, sumBlock, type BlockSums, type TaskColumns } from './task-blocks.js';
 import { VALUES_SEQ_INDEX } from '../../sql/layout.js';
 import type { GuardedSearch, ReadPacked, ReadRows } from '../search/search-guard.js';
 import type { AggregateScope, FacetValue, Facets, Visibility } from '../types.js';
@@ -63,6 +65,8 @@ export interface AnalyticsIndexOptions {
   readonly wideReadBuilds?: number;
   /** Where the layout reads many builds in ranges of seq (PostgreSQL): the builds of a range, instead of the layout's. */
   readonly seqRangeBuilds?: number;
+  /** Seqs of a block of task sums as a power of two (task-blocks.ts), at most 30; 0 sums every build's tasks by itself. Default 12: 4,096. */
+  readonly blockShift?: number;
   readonly logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -103,47 +107,6 @@ class Dictionary {
   }
 }
 
-const SMALL_MARK = 0xff;
-const LARGE_MARK = 0xffffffff;
-
-/**
- * Whole numbers that mostly fit a small typed array (task counts fit a byte, task durations 32
- * bits), the few that do not (and fractions) in a map beside it: a task count of 300 or a task
- * of seven weeks must still sum exactly as SQL sums it.
- */
-class SmallNumbers<T extends Uint8Array | Uint32Array> {
-  private readonly big = new Map<number, number>();
-  /** The value that says "beside the array": the largest the array holds. */
-  readonly mark: number;
-
-  constructor(public data: T) {
-    this.mark = data instanceof Uint8Array ? SMALL_MARK : LARGE_MARK;
-  }
-
-  set(i: number, v: number): void {
-    if (Number.isInteger(v) && v >= 0 && v < this.mark) {
-      this.data[i] = v;
-      if (this.big.size > 0) this.big.delete(i);
-      return;
-    }
-    this.data[i] = this.mark;
-    this.big.set(i, v);
-  }
-
-  get(i: number): number {
-    const v = this.data[i]!;
-    return v === this.mark ? this.big.get(i)! : v;
-  }
-
-  grow(need: number): void {
-    this.data = grow(this.data, need);
-  }
-
-  clear(): void {
-    this.big.clear();
-  }
-}
-
 /** The index of the period holding t (periods starting at `starts`, t at or after the first). */
 function periodOf(starts: Float64Array, t: number): number {
   let lo = 0;
@@ -154,6 +117,38 @@ function periodOf(starts: Float64Array, t: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+/**
+ * Counts the builds seqs[from..to) into their periods (`periods[k]`): builds, succeeded, failed,
+ * and the known durations at `at[i + 1]` (periodRows).
+ */
+function countPeriods(
+  seqs: Uint32Array,
+  periods: Uint32Array,
+  from: number,
+  to: number,
+  columns: { readonly outcome: Uint32Array; readonly duration: Float64Array; readonly ok: number; readonly bad: number },
+  into: { readonly builds: Uint32Array; readonly succeeded: Uint32Array; readonly failed: Uint32Array; readonly at: Uint32Array },
+): void {
+  const { outcome, duration, ok, bad } = columns;
+  const { builds, succeeded, failed, at } = into;
+  for (let k = from; k < to; k++) {
+    const s = seqs[k]!;
+    const i = periods[k]!;
+    builds[i]!++;
+    if (outcome[s] === ok) succeeded[i]!++;
+    else if (outcome[s] === bad) failed[i]!++;
+    if (!Number.isNaN(duration[s]!)) at[i + 1]!++;
+  }
+}
+
+/** Puts the known durations of the builds seqs[from..to) at `next[period]++` of `sorted` (periodRows). */
+function placeDurations(seqs: Uint32Array, periods: Uint32Array, from: number, to: number, duration: Float64Array, sorted: Float64Array, next: Uint32Array): void {
+  for (let k = from; k < to; k++) {
+    const d = duration[seqs[k]!]!;
+    if (!Number.isNaN(d)) sorted[next[periods[k]!]!++] = d;
+  }
 }
 
 /**
@@ -218,15 +213,14 @@ function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
   }
 }
 
-function grow<T extends Uint8Array | Uint32Array | Float64Array>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  const grown = new (a.constructor as new (n: number) => T)(Math.max(need, Math.ceil(a.length * 1.25), 1024));
-  grown.set(a);
-  return grown;
-}
-
-/** Builds a trend's pass reads between two turns of the event loop (periodRows, pathRows). */
+/** Builds a trend's pass reads between two turns of the event loop (periodRows, taskRows). */
 const YIELD_BUILDS = 32_768;
+
+/**
+ * The share of a block's available builds a trend must pick for the block's task sums to serve:
+ * the rest are taken back out one by one (taskRows).
+ */
+const BLOCK_SHARE = 0.75;
 
 /** The facet fields held, in the order of their columns. */
 const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
@@ -277,6 +271,10 @@ export class AnalyticsIndex {
   private readonly taskPathIndex = new Map<number, number>();
   private readonly terms = new Map<string, TermList>();
   private termBytes = 0;
+  /** The tasks' sums by block of 2^blockShift seqs (task-blocks.ts), summed on first use. */
+  private blocks: (BlockSums | undefined)[] = [];
+  private blockBytes = 0;
+  private readonly blockShift: number;
   /** The search being answered (see match), or the catch-up. */
   private busy: Promise<unknown> = Promise.resolve();
   private catchingUp = false;
@@ -297,6 +295,7 @@ export class AnalyticsIndex {
     this.logger = options.logger;
     this.layout = layoutOf(dialect.name);
     this.seqRangeBuilds = options.seqRangeBuilds;
+    this.blockShift = Math.min(options.blockShift ?? 12, 30);
   }
 
   /** The number of the scope's builds, or undefined when the store is past the index's budget. */
@@ -368,9 +367,8 @@ export class AnalyticsIndex {
       await turn();
       const periodRows = await this.periodRows(picked, periods.length);
       await turn();
-      const tasks = this.taskCountRows(picked, periods.length);
-      await turn();
-      return { periods: periodRows, tasks, paths: await this.pathRows(picked) };
+      const { tasks, paths } = await this.taskRows(picked, periods.length);
+      return { periods: periodRows, tasks, paths };
     });
   }
 
@@ -404,23 +402,18 @@ export class AnalyticsIndex {
     const bad = this.dictionaries.buildOutcome.find('failed');
     // Turns of the event loop within the passes too: the two passes and the percentiles of a
     // million builds took 80-120 ms in one run (-user:bot's 30 days), which the server's other
-    // requests waited.
-    for (let k = 0; k < seqs.length; k++) {
-      if (k % YIELD_BUILDS === YIELD_BUILDS - 1) await turn();
-      const s = seqs[k]!;
-      const i = periods[k]!;
-      builds[i]!++;
-      if (outcome[s] === ok) succeeded[i]!++;
-      else if (outcome[s] === bad) failed[i]!++;
-      if (!Number.isNaN(duration[s]!)) at[i + 1]!++;
+    // requests waited. The passes' loops are plain functions (countPeriods, placeDurations): in
+    // this async function, a loop resumed after each turn ran at about 50 ns a build.
+    for (let from = 0; from < seqs.length; from += YIELD_BUILDS) {
+      if (from > 0) await turn();
+      countPeriods(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), { outcome, duration, ok, bad }, { builds, succeeded, failed, at });
     }
     for (let i = 0; i < n; i++) at[i + 1]! += at[i]!;
     const sorted = new Float64Array(at[n]!);
     const next = at.slice(0, n);
-    for (let k = 0; k < seqs.length; k++) {
-      if (k % YIELD_BUILDS === YIELD_BUILDS - 1) await turn();
-      const d = duration[seqs[k]!]!;
-      if (!Number.isNaN(d)) sorted[next[periods[k]!]!++] = d;
+    for (let from = 0; from < seqs.length; from += YIELD_BUILDS) {
+      if (from > 0) await turn();
+      placeDurations(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), duration, sorted, next);
     }
     const out = new Map<number, PeriodRow>();
     for (let i = 0, since = 0; i < n; i++) {
@@ -436,59 +429,145 @@ export class AnalyticsIndex {
     return out;
   }
 
-  /** The builds' task counts summed per period with builds, in TASK_COUNT_COLUMNS order. */
-  private taskCountRows({ seqs, periods }: Picked, n: number): Map<number, number[]> {
-    const width = TASK_COUNT_COLUMNS.length;
-    const sums = new Float64Array(n * width);
-    const seen = new Uint8Array(n);
-    const counts = this.taskCounts;
-    const data = counts.data;
-    for (let k = 0; k < seqs.length; k++) {
-      const i = periods[k]!;
-      seen[i] = 1;
-      for (let c = 0, at = seqs[k]! * width; c < width; c++, at++) {
-        // A count past a byte is beside the array (SmallNumbers).
-        const v = data[at]!;
-        sums[i * width + c]! += v === SMALL_MARK ? counts.get(at) : v;
-      }
-    }
-    const out = new Map<number, number[]>();
-    for (let i = 0; i < n; i++) if (seen[i] === 1) out.set(i, Array.from(sums.subarray(i * width, (i + 1) * width)));
-    return out;
-  }
-
   /**
-   * Runs, failures, mean and longest duration of every task path that ran in the builds. Durations
-   * are whole milliseconds (event timestamps are integers), so the sums are exact and the mean is
-   * the same double as SQL's avg(); paths that never ran are in neither top-ten list, so they are
-   * left out.
+   * The task rows of a trend: the builds' task counts summed per period with builds (in
+   * TASK_COUNT_COLUMNS order), and the runs, failures, mean and longest duration of every task
+   * path that ran in the builds. Durations are whole milliseconds (event timestamps are integers),
+   * so the sums are exact in any order (task-blocks.ts takes a block's sums less its builds left
+   * out) and the mean is the same double as SQL's avg(); paths that never ran are in neither
+   * top-ten list, so they are left out.
    */
-  private async pathRows({ seqs }: Picked): Promise<PathRow[]> {
-    const paths = this.taskPaths.length;
+  private async taskRows(picked: Picked, n: number): Promise<{ tasks: Map<number, number[]>; paths: PathRow[] }> {
+    const width = TASK_COUNT_COLUMNS.length;
+    const columns = this.taskColumns();
+    const counts = new Float64Array(n * width);
+    const seen = new Uint8Array(n);
+    const paths = columns.paths;
     const runs = new Uint32Array(paths);
     const failures = new Uint32Array(paths);
     const sum = new Float64Array(paths);
     const max = new Float64Array(paths).fill(-Infinity);
-    const { taskStart, taskKeys, taskDurations } = this;
-    const durations = taskDurations.data;
-    for (let k = 0; k < seqs.length; k++) {
-      // The server's other requests get their turn between parts: a 30-day trend of half a million
-      // builds sums ~5 million tasks (~150-200 ms in one run, which an unrelated request waited).
-      if (k % YIELD_BUILDS === YIELD_BUILDS - 1) await turn();
-      const s = seqs[k]!;
-      for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
-        const key = taskKeys[t]!;
-        const p = key >>> 1;
-        const d = durations[t] === LARGE_MARK ? taskDurations.get(t) : durations[t]!;
-        runs[p]!++;
-        failures[p]! += key & 1;
-        sum[p]! += d;
-        if (d > max[p]!) max[p] = d;
-      }
-    }
+    const { taskStart, taskKeys } = columns;
+    const counted = columns.taskCounts.data;
+    const durations = columns.taskDurations.data;
+    // A block's longest runs by path, while its builds left out are checked against them.
+    const blockMax = new Float64Array(paths).fill(-Infinity);
+    const { seqs, periods } = picked;
+    await this.byBlocks(
+      picked,
+      (block, i, others) => {
+        for (let j = 0; j < block.paths.length; j++) blockMax[block.paths[j]!] = block.max[j]!;
+        let longestKept = true;
+        for (const s of others) for (let t = taskStart[s]!; t < taskStart[s + 1]! && longestKept; t++) longestKept = durationOf(columns, t) < blockMax[taskKeys[t]! >>> 1]!;
+        for (let j = 0; j < block.paths.length; j++) blockMax[block.paths[j]!] = -Infinity;
+        if (!longestKept) return false;
+        seen[i] = 1;
+        for (let c = 0; c < width; c++) counts[i * width + c]! += block.counts[c]!;
+        for (let j = 0; j < block.paths.length; j++) {
+          const p = block.paths[j]!;
+          runs[p]! += block.runs[j]!;
+          failures[p]! += block.failures[j]!;
+          sum[p]! += block.sum[j]!;
+          if (block.max[j]! > max[p]!) max[p] = block.max[j]!;
+        }
+        for (const s of others) {
+          for (let c = 0; c < width; c++) counts[i * width + c]! -= countOf(columns, s, c);
+          for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
+            const key = taskKeys[t]!;
+            runs[key >>> 1]!--;
+            failures[key >>> 1]! -= key & 1;
+            sum[key >>> 1]! -= durationOf(columns, t);
+          }
+        }
+        return true;
+      },
+      (lo, hi) => {
+        for (let k = lo; k < hi; k++) {
+          const s = seqs[k]!;
+          const i = periods[k]!;
+          seen[i] = 1;
+          for (let c = 0, at = s * width; c < width; c++, at++) {
+            // A count past a byte is beside the array (SmallNumbers).
+            const v = counted[at]!;
+            counts[i * width + c]! += v === SMALL_MARK ? columns.taskCounts.get(at) : v;
+          }
+          for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
+            const key = taskKeys[t]!;
+            const p = key >>> 1;
+            const d = durations[t] === LARGE_MARK ? columns.taskDurations.get(t) : durations[t]!;
+            runs[p]!++;
+            failures[p]! += key & 1;
+            sum[p]! += d;
+            if (d > max[p]!) max[p] = d;
+          }
+        }
+      },
+    );
+    const tasks = new Map<number, number[]>();
+    for (let i = 0; i < n; i++) if (seen[i] === 1) tasks.set(i, Array.from(counts.subarray(i * width, (i + 1) * width)));
     const out: PathRow[] = [];
     for (let p = 0; p < paths; p++) if (runs[p]! > 0) out.push({ path: this.taskPaths[p]!, runs: runs[p]!, failures: failures[p]!, mean: sum[p]! / runs[p]!, mx: max[p]! });
-    return out;
+    return { tasks, paths: out };
+  }
+
+  /**
+   * Goes through the picked builds block by block (blocks of 2^blockShift seqs, task-blocks.ts):
+   * `whole(block, i, others)` for a block whose picked builds are all of period i and at least
+   * BLOCK_SHARE of its available builds, `others` the rest of them (answers false when the block's
+   * sums cannot serve); `each(lo, hi)` for the picked builds seqs[lo..hi) of any other block. The
+   * server's other requests get their turn between parts: a 30-day trend of half a million builds
+   * sums ~5 million tasks (~150-200 ms in one run build by build, which an unrelated request waited).
+   */
+  private async byBlocks(
+    { seqs, periods }: Picked,
+    whole: (block: BlockSums, i: number, others: readonly number[]) => boolean,
+    each: (lo: number, hi: number) => void,
+  ): Promise<void> {
+    const shift = this.blockShift;
+    let since = 0;
+    for (let lo = 0; lo < seqs.length; ) {
+      const b = seqs[lo]! >>> shift;
+      let hi = lo + 1;
+      while (hi < seqs.length && seqs[hi]! >>> shift === b) hi++;
+      const i = periods[lo]!;
+      let onePeriod = true;
+      for (let k = lo + 1; k < hi && onePeriod; k++) onePeriod = periods[k] === i;
+      const first = Math.max(b * 2 ** shift, 1);
+      const last = Math.min((b + 1) * 2 ** shift - 1, this.upTo);
+      let used = false;
+      if (onePeriod && hi - lo > 1 && hi - lo >= countAvailable(this.available, first, last) * BLOCK_SHARE) {
+        const block = this.blockSums(b, first, last);
+        const others: number[] = [];
+        for (let s = first, k = lo; s <= last; s++) {
+          if (k < hi && seqs[k] === s) k++;
+          else if (isAvailable(this.available, s)) others.push(s);
+        }
+        used = whole(block, i, others);
+      }
+      if (!used) each(lo, hi);
+      since += hi - lo;
+      if (since >= YIELD_BUILDS) {
+        since = 0;
+        await turn();
+      }
+      lo = hi;
+    }
+  }
+
+  /** The sums of block b (seqs first..last, last the block's or the last read), summed again when builds were read or deleted since. */
+  private blockSums(b: number, first: number, last: number): BlockSums {
+    let block = this.blocks[b];
+    if (block === undefined || block.last < last) {
+      if (block !== undefined) this.blockBytes -= blockBytes(block);
+      block = sumBlock(this.taskColumns(), first, last);
+      this.blocks[b] = block;
+      this.blockBytes += blockBytes(block);
+    }
+    return block;
+  }
+
+  private taskColumns(): TaskColumns {
+    return { available: this.available, taskStart: this.taskStart, taskKeys: this.taskKeys, taskDurations: this.taskDurations, taskCounts: this.taskCounts, paths: this.taskPaths.length };
   }
 
   /** Builds this process deleted: out of every answer at once. */
@@ -499,8 +578,17 @@ export class AnalyticsIndex {
       if (w < this.available.length && (this.available[w]! & bit) !== 0) {
         this.available[w] = this.available[w]! & ~bit;
         this.availableCount--;
+        this.dropBlock(s >>> this.blockShift);
       }
     }
+  }
+
+  /** Forgets the sums of block b: its builds changed (summed again when used). */
+  private dropBlock(b: number): void {
+    const block = this.blocks[b];
+    if (block === undefined) return;
+    this.blockBytes -= blockBytes(block);
+    this.blocks[b] = undefined;
   }
 
   /** Calls `f` with the seq of each build of `match` that the scope's visibility and time range keep. */
@@ -665,7 +753,7 @@ export class AnalyticsIndex {
   /** What the columns and term bitmaps take, in bytes. */
   private bytes(): number {
     const trends = this.duration.byteLength + this.taskCounts.data.byteLength + this.taskStart.byteLength + this.taskKeys.byteLength + this.taskDurations.data.byteLength;
-    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends;
+    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends + this.blockBytes;
   }
 
   private reset(): void {
@@ -679,6 +767,8 @@ export class AnalyticsIndex {
     this.taskDurations.clear();
     this.terms.clear();
     this.termBytes = 0;
+    this.blocks = [];
+    this.blockBytes = 0;
   }
 
   /**
