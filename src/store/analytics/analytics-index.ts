@@ -47,8 +47,9 @@ import { layoutOf, type StoreLayout } from '../schema/layout.js';
 import { ALL_TIME, BUILD_ROLLUPS } from './rollups.js';
 import type { PathRow, PeriodRow, TrendRows } from './rollups-query.js';
 import { TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES } from '../events/tasks.js';
-import { grow, LARGE_MARK, SMALL_MARK, SmallNumbers } from './small-numbers.js';
-import { blockBytes, countAvailable, countOf, durationOf, isAvailable, sumBlock, type BlockSums, type TaskColumns } from './task-blocks.js';
+import { grow, SmallNumbers } from './small-numbers.js';
+import { bucketOf, HISTOGRAM_BUCKETS, keepPlanned, percentilesOfPlan, planPercentiles } from './duration-percentiles.js';
+import { TaskBlocks, type Picked, type TaskColumns } from './task-blocks.js';
 import { VALUES_SEQ_INDEX } from '../../sql/layout.js';
 import type { GuardedSearch, ReadPacked, ReadRows } from '../search/search-guard.js';
 import type { AggregateScope, FacetValue, Facets, Visibility } from '../types.js';
@@ -84,8 +85,6 @@ const BYTES_PER_BUILD = 4 * 4 + 8 + 4 + 8 + TASK_COUNT_COLUMNS.length + 4;
 const BYTES_PER_TASK = 4 + 4;
 /** Builds whose task rows one statement reads: ~3.6 rows each in the demo data, a few MB a read. */
 const TASK_READ_BUILDS = 100_000;
-/** The percentiles of a trend's build durations (as analytics.ts). */
-const PERCENTILES = [25, 50, 75, 95] as const;
 
 /** Text values by id; id 0 is null. */
 class Dictionary {
@@ -121,7 +120,7 @@ function periodOf(starts: Float64Array, t: number): number {
 
 /**
  * Counts the builds seqs[from..to) into their periods (`periods[k]`): builds, succeeded, failed,
- * and the known durations at `at[i + 1]` (periodRows).
+ * the known durations, and those by bucket (duration-percentiles.ts) (periodRows).
  */
 function countPeriods(
   seqs: Uint32Array,
@@ -129,75 +128,23 @@ function countPeriods(
   from: number,
   to: number,
   columns: { readonly outcome: Uint32Array; readonly duration: Float64Array; readonly ok: number; readonly bad: number },
-  into: { readonly builds: Uint32Array; readonly succeeded: Uint32Array; readonly failed: Uint32Array; readonly at: Uint32Array },
+  into: { readonly builds: Uint32Array; readonly succeeded: Uint32Array; readonly failed: Uint32Array; readonly known: Uint32Array; readonly histogram: Uint32Array },
 ): void {
   const { outcome, duration, ok, bad } = columns;
-  const { builds, succeeded, failed, at } = into;
+  const { builds, succeeded, failed, known, histogram } = into;
   for (let k = from; k < to; k++) {
     const s = seqs[k]!;
     const i = periods[k]!;
     builds[i]!++;
     if (outcome[s] === ok) succeeded[i]!++;
     else if (outcome[s] === bad) failed[i]!++;
-    if (!Number.isNaN(duration[s]!)) at[i + 1]!++;
+    const d = duration[s]!;
+    if (Number.isNaN(d)) continue;
+    known[i]!++;
+    histogram[i * HISTOGRAM_BUCKETS + bucketOf(d)]!++;
   }
 }
 
-/** Puts the known durations of the builds seqs[from..to) at `next[period]++` of `sorted` (periodRows). */
-function placeDurations(seqs: Uint32Array, periods: Uint32Array, from: number, to: number, duration: Float64Array, sorted: Float64Array, next: Uint32Array): void {
-  for (let k = from; k < to; k++) {
-    const d = duration[seqs[k]!]!;
-    if (!Number.isNaN(d)) sorted[next[periods[k]!]!++] = d;
-  }
-}
-
-/**
- * The nearest-rank percentiles of `known` (not empty): for each p, the value at rank
- * ceil(p% of n), as SQL's `(p * n + 99) / 100`. Found by selection, not by sorting: the ranks
- * ascend, so each is looked for only among the values at or above the one before.
- */
-function percentilesOf(known: Float64Array): { p25: number; p50: number; p75: number; p95: number } {
-  const [p25, p50, p75, p95] = PERCENTILES.map((pct) => Math.floor((pct * known.length + 99) / 100) - 1);
-  for (let k = 0, lo = 0; k < 4; k++) {
-    const rank = [p25, p50, p75, p95][k]!;
-    select(known, rank, lo, known.length - 1);
-    lo = rank;
-  }
-  return { p25: known[p25!]!, p50: known[p50!]!, p75: known[p75!]!, p95: known[p95!]! };
-}
-
-/**
- * Moves the value of rank k among a[lo..hi] to a[k], the smaller ones before it and the larger
- * after (Hoare's selection, the pivot the median of three).
- */
-function select(a: Float64Array, k: number, lo: number, hi: number): void {
-  while (lo < hi) {
-    const x = a[lo]!;
-    const y = a[(lo + hi) >>> 1]!;
-    const z = a[hi]!;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i++] = a[j]!;
-        a[j--] = t;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return;
-  }
-}
-
-/** The builds of a trend: their seqs and each one's period. */
-interface Picked {
-  readonly seqs: Uint32Array;
-  readonly periods: Uint32Array;
-}
 
 /** Ids in this index's dictionary of one packed text column (a column of only nulls packs as numbers). */
 function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
@@ -215,12 +162,6 @@ function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
 
 /** Builds a trend's pass reads between two turns of the event loop (periodRows, taskRows). */
 const YIELD_BUILDS = 32_768;
-
-/**
- * The share of a block's available builds a trend must pick for the block's task sums to serve:
- * the rest are taken back out one by one (taskRows).
- */
-const BLOCK_SHARE = 0.75;
 
 /** The facet fields held, in the order of their columns. */
 const FIELDS = ['buildOutcome', 'buildTool', 'project', 'user'] as const;
@@ -271,10 +212,8 @@ export class AnalyticsIndex {
   private readonly taskPathIndex = new Map<number, number>();
   private readonly terms = new Map<string, TermList>();
   private termBytes = 0;
-  /** The tasks' sums by block of 2^blockShift seqs (task-blocks.ts), summed on first use. */
-  private blocks: (BlockSums | undefined)[] = [];
-  private blockBytes = 0;
-  private readonly blockShift: number;
+  /** The tasks' sums by block of seqs (task-blocks.ts), summed on first use. */
+  private readonly taskBlocks: TaskBlocks;
   /** The search being answered (see match), or the catch-up. */
   private busy: Promise<unknown> = Promise.resolve();
   private catchingUp = false;
@@ -295,7 +234,7 @@ export class AnalyticsIndex {
     this.logger = options.logger;
     this.layout = layoutOf(dialect.name);
     this.seqRangeBuilds = options.seqRangeBuilds;
-    this.blockShift = Math.min(options.blockShift ?? 12, 30);
+    this.taskBlocks = new TaskBlocks(options.blockShift ?? 12, YIELD_BUILDS);
   }
 
   /** The number of the scope's builds, or undefined when the store is past the index's budget. */
@@ -393,8 +332,8 @@ export class AnalyticsIndex {
     const builds = new Uint32Array(n);
     const succeeded = new Uint32Array(n);
     const failed = new Uint32Array(n);
-    // Known durations per period, then where each period's begin in one array (a prefix sum).
-    const at = new Uint32Array(n + 1);
+    const known = new Uint32Array(n);
+    const histogram = new Uint32Array(n * HISTOGRAM_BUCKETS);
     const outcome = this.columns.buildOutcome;
     const duration = this.duration;
     // As SQL's `buildoutcome = 'succeeded'`: the exact text.
@@ -402,29 +341,24 @@ export class AnalyticsIndex {
     const bad = this.dictionaries.buildOutcome.find('failed');
     // Turns of the event loop within the passes too: the two passes and the percentiles of a
     // million builds took 80-120 ms in one run (-user:bot's 30 days), which the server's other
-    // requests waited. The passes' loops are plain functions (countPeriods, placeDurations): in
-    // this async function, a loop resumed after each turn ran at about 50 ns a build.
+    // requests waited. The passes' loops are plain functions (countPeriods, keepPlanned): in
+    // this async function, a loop resumed after each turn ran slower.
     for (let from = 0; from < seqs.length; from += YIELD_BUILDS) {
       if (from > 0) await turn();
-      countPeriods(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), { outcome, duration, ok, bad }, { builds, succeeded, failed, at });
+      countPeriods(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), { outcome, duration, ok, bad }, { builds, succeeded, failed, known, histogram });
     }
-    for (let i = 0; i < n; i++) at[i + 1]! += at[i]!;
-    const sorted = new Float64Array(at[n]!);
-    const next = at.slice(0, n);
+    // The percentiles: the buckets holding each period's ranks, then only their durations.
+    const plan = planPercentiles(histogram, known, n);
+    const kept = new Float64Array(plan.start[n * 4]!);
+    const next = plan.start.slice(0, n * 4);
     for (let from = 0; from < seqs.length; from += YIELD_BUILDS) {
-      if (from > 0) await turn();
-      placeDurations(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), duration, sorted, next);
+      await turn();
+      keepPlanned(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), duration, plan, kept, next);
     }
     const out = new Map<number, PeriodRow>();
-    for (let i = 0, since = 0; i < n; i++) {
+    for (let i = 0; i < n; i++) {
       if (builds[i] === 0) continue;
-      const known = sorted.subarray(at[i]!, at[i + 1]!);
-      since += known.length;
-      if (since >= YIELD_BUILDS) {
-        since = 0;
-        await turn();
-      }
-      out.set(i, { builds: builds[i]!, succeeded: succeeded[i]!, failed: failed[i]!, percentiles: known.length === 0 ? null : percentilesOf(known) });
+      out.set(i, { builds: builds[i]!, succeeded: succeeded[i]!, failed: failed[i]!, percentiles: known[i] === 0 ? null : percentilesOfPlan(plan, kept, i) });
     }
     return out;
   }
@@ -432,138 +366,17 @@ export class AnalyticsIndex {
   /**
    * The task rows of a trend: the builds' task counts summed per period with builds (in
    * TASK_COUNT_COLUMNS order), and the runs, failures, mean and longest duration of every task
-   * path that ran in the builds. Durations are whole milliseconds (event timestamps are integers),
-   * so the sums are exact in any order (task-blocks.ts takes a block's sums less its builds left
-   * out) and the mean is the same double as SQL's avg(); paths that never ran are in neither
-   * top-ten list, so they are left out.
+   * path that ran in the builds (task-blocks.ts). Paths that never ran are in neither top-ten list,
+   * so they are left out; the mean is the same double as SQL's avg().
    */
   private async taskRows(picked: Picked, n: number): Promise<{ tasks: Map<number, number[]>; paths: PathRow[] }> {
     const width = TASK_COUNT_COLUMNS.length;
-    const columns = this.taskColumns();
-    const counts = new Float64Array(n * width);
-    const seen = new Uint8Array(n);
-    const paths = columns.paths;
-    const runs = new Uint32Array(paths);
-    const failures = new Uint32Array(paths);
-    const sum = new Float64Array(paths);
-    const max = new Float64Array(paths).fill(-Infinity);
-    const { taskStart, taskKeys } = columns;
-    const counted = columns.taskCounts.data;
-    const durations = columns.taskDurations.data;
-    // A block's longest runs by path, while its builds left out are checked against them.
-    const blockMax = new Float64Array(paths).fill(-Infinity);
-    const { seqs, periods } = picked;
-    await this.byBlocks(
-      picked,
-      (block, i, others) => {
-        for (let j = 0; j < block.paths.length; j++) blockMax[block.paths[j]!] = block.max[j]!;
-        let longestKept = true;
-        for (const s of others) for (let t = taskStart[s]!; t < taskStart[s + 1]! && longestKept; t++) longestKept = durationOf(columns, t) < blockMax[taskKeys[t]! >>> 1]!;
-        for (let j = 0; j < block.paths.length; j++) blockMax[block.paths[j]!] = -Infinity;
-        if (!longestKept) return false;
-        seen[i] = 1;
-        for (let c = 0; c < width; c++) counts[i * width + c]! += block.counts[c]!;
-        for (let j = 0; j < block.paths.length; j++) {
-          const p = block.paths[j]!;
-          runs[p]! += block.runs[j]!;
-          failures[p]! += block.failures[j]!;
-          sum[p]! += block.sum[j]!;
-          if (block.max[j]! > max[p]!) max[p] = block.max[j]!;
-        }
-        for (const s of others) {
-          for (let c = 0; c < width; c++) counts[i * width + c]! -= countOf(columns, s, c);
-          for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
-            const key = taskKeys[t]!;
-            runs[key >>> 1]!--;
-            failures[key >>> 1]! -= key & 1;
-            sum[key >>> 1]! -= durationOf(columns, t);
-          }
-        }
-        return true;
-      },
-      (lo, hi) => {
-        for (let k = lo; k < hi; k++) {
-          const s = seqs[k]!;
-          const i = periods[k]!;
-          seen[i] = 1;
-          for (let c = 0, at = s * width; c < width; c++, at++) {
-            // A count past a byte is beside the array (SmallNumbers).
-            const v = counted[at]!;
-            counts[i * width + c]! += v === SMALL_MARK ? columns.taskCounts.get(at) : v;
-          }
-          for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
-            const key = taskKeys[t]!;
-            const p = key >>> 1;
-            const d = durations[t] === LARGE_MARK ? columns.taskDurations.get(t) : durations[t]!;
-            runs[p]!++;
-            failures[p]! += key & 1;
-            sum[p]! += d;
-            if (d > max[p]!) max[p] = d;
-          }
-        }
-      },
-    );
+    const { counts, seen, runs, failures, sum, max } = await this.taskBlocks.sums(this.taskColumns(), this.upTo, picked, n);
     const tasks = new Map<number, number[]>();
     for (let i = 0; i < n; i++) if (seen[i] === 1) tasks.set(i, Array.from(counts.subarray(i * width, (i + 1) * width)));
     const out: PathRow[] = [];
-    for (let p = 0; p < paths; p++) if (runs[p]! > 0) out.push({ path: this.taskPaths[p]!, runs: runs[p]!, failures: failures[p]!, mean: sum[p]! / runs[p]!, mx: max[p]! });
+    for (let p = 0; p < runs.length; p++) if (runs[p]! > 0) out.push({ path: this.taskPaths[p]!, runs: runs[p]!, failures: failures[p]!, mean: sum[p]! / runs[p]!, mx: max[p]! });
     return { tasks, paths: out };
-  }
-
-  /**
-   * Goes through the picked builds block by block (blocks of 2^blockShift seqs, task-blocks.ts):
-   * `whole(block, i, others)` for a block whose picked builds are all of period i and at least
-   * BLOCK_SHARE of its available builds, `others` the rest of them (answers false when the block's
-   * sums cannot serve); `each(lo, hi)` for the picked builds seqs[lo..hi) of any other block. The
-   * server's other requests get their turn between parts: a 30-day trend of half a million builds
-   * sums ~5 million tasks (~150-200 ms in one run build by build, which an unrelated request waited).
-   */
-  private async byBlocks(
-    { seqs, periods }: Picked,
-    whole: (block: BlockSums, i: number, others: readonly number[]) => boolean,
-    each: (lo: number, hi: number) => void,
-  ): Promise<void> {
-    const shift = this.blockShift;
-    let since = 0;
-    for (let lo = 0; lo < seqs.length; ) {
-      const b = seqs[lo]! >>> shift;
-      let hi = lo + 1;
-      while (hi < seqs.length && seqs[hi]! >>> shift === b) hi++;
-      const i = periods[lo]!;
-      let onePeriod = true;
-      for (let k = lo + 1; k < hi && onePeriod; k++) onePeriod = periods[k] === i;
-      const first = Math.max(b * 2 ** shift, 1);
-      const last = Math.min((b + 1) * 2 ** shift - 1, this.upTo);
-      let used = false;
-      if (onePeriod && hi - lo > 1 && hi - lo >= countAvailable(this.available, first, last) * BLOCK_SHARE) {
-        const block = this.blockSums(b, first, last);
-        const others: number[] = [];
-        for (let s = first, k = lo; s <= last; s++) {
-          if (k < hi && seqs[k] === s) k++;
-          else if (isAvailable(this.available, s)) others.push(s);
-        }
-        used = whole(block, i, others);
-      }
-      if (!used) each(lo, hi);
-      since += hi - lo;
-      if (since >= YIELD_BUILDS) {
-        since = 0;
-        await turn();
-      }
-      lo = hi;
-    }
-  }
-
-  /** The sums of block b (seqs first..last, last the block's or the last read), summed again when builds were read or deleted since. */
-  private blockSums(b: number, first: number, last: number): BlockSums {
-    let block = this.blocks[b];
-    if (block === undefined || block.last < last) {
-      if (block !== undefined) this.blockBytes -= blockBytes(block);
-      block = sumBlock(this.taskColumns(), first, last);
-      this.blocks[b] = block;
-      this.blockBytes += blockBytes(block);
-    }
-    return block;
   }
 
   private taskColumns(): TaskColumns {
@@ -578,17 +391,9 @@ export class AnalyticsIndex {
       if (w < this.available.length && (this.available[w]! & bit) !== 0) {
         this.available[w] = this.available[w]! & ~bit;
         this.availableCount--;
-        this.dropBlock(s >>> this.blockShift);
+        this.taskBlocks.drop(s);
       }
     }
-  }
-
-  /** Forgets the sums of block b: its builds changed (summed again when used). */
-  private dropBlock(b: number): void {
-    const block = this.blocks[b];
-    if (block === undefined) return;
-    this.blockBytes -= blockBytes(block);
-    this.blocks[b] = undefined;
   }
 
   /** Calls `f` with the seq of each build of `match` that the scope's visibility and time range keep. */
@@ -753,7 +558,7 @@ export class AnalyticsIndex {
   /** What the columns and term bitmaps take, in bytes. */
   private bytes(): number {
     const trends = this.duration.byteLength + this.taskCounts.data.byteLength + this.taskStart.byteLength + this.taskKeys.byteLength + this.taskDurations.data.byteLength;
-    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends + this.blockBytes;
+    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends + this.taskBlocks.bytes;
   }
 
   private reset(): void {
@@ -767,8 +572,7 @@ export class AnalyticsIndex {
     this.taskDurations.clear();
     this.terms.clear();
     this.termBytes = 0;
-    this.blocks = [];
-    this.blockBytes = 0;
+    this.taskBlocks.clear();
   }
 
   /**
