@@ -145,7 +145,6 @@ function countPeriods(
   }
 }
 
-
 /** Ids in this index's dictionary of one packed text column (a column of only nulls packs as numbers). */
 function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
   switch (column.kind) {
@@ -341,8 +340,8 @@ export class AnalyticsIndex {
     const bad = this.dictionaries.buildOutcome.find('failed');
     // Turns of the event loop within the passes too: the two passes and the percentiles of a
     // million builds took 80-120 ms in one run (-user:bot's 30 days), which the server's other
-    // requests waited. The passes' loops are plain functions (countPeriods, keepPlanned): in
-    // this async function, a loop resumed after each turn ran slower.
+    // requests waited. Each part between two turns is one call of a plain function
+    // (countPeriods, keepPlanned).
     for (let from = 0; from < seqs.length; from += YIELD_BUILDS) {
       if (from > 0) await turn();
       countPeriods(seqs, periods, from, Math.min(from + YIELD_BUILDS, seqs.length), { outcome, duration, ok, bad }, { builds, succeeded, failed, known, histogram });
