@@ -240,7 +240,7 @@ describe.each(dialects)('event chunks by rowid on $name', ({ name, skip }) => {
       const opened = await openBuildStore(t.handle, {});
       try {
         const ran = (await sql<{ name: string }>`SELECT name FROM store_migration WHERE name >= '0014' ORDER BY name`.execute(t.handle.db)).rows;
-        expect(ran.map((r) => r.name)).toEqual(['0014_events_key', '0015_values_key', '0016_value_field_codes', '0017_hash_bytes', '0018_events_rowid', '0019_recent_rows', '0020_tests', '0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups', '0024_test_packs']);
+        expect(ran.map((r) => r.name)).toEqual(['0014_events_key', '0015_values_key', '0016_value_field_codes', '0017_hash_bytes', '0018_events_rowid', '0019_recent_rows', '0020_tests', '0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups', '0024_test_packs', '0025_task_rollup_paths']);
         if (name === 'sqlite') expect(await ddl(t.handle)).not.toMatch(/WITHOUT ROWID/i);
         await checkReaders(t.handle, opened, c, before, beforeTyped);
       } finally {

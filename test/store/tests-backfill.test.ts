@@ -58,7 +58,7 @@ describe.each(dialects)('the test dimension of builds stored before 0020 (%s)', 
       const middle = Number(written.runs[Math.floor(written.runs.length / 2)]!['seq']);
       for (const table of ['test_runs', 'test_packs', 'build_failures']) await sql`DELETE FROM ${sql.table(table)} WHERE seq < ${middle}`.execute(t.handle.db);
       // A store from before 0021 has no per-test or failure group rollups (0022, 0023) or test packs (0024) either.
-      await sql`DELETE FROM store_migration WHERE name IN ('0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups', '0024_test_packs')`.execute(t.handle.db);
+      await sql`DELETE FROM store_migration WHERE name IN ('0021_tests_backfill', '0022_test_rollups', '0023_failure_group_rollups', '0024_test_packs', '0025_task_rollup_paths')`.execute(t.handle.db);
       for (const table of ['test_rollups', 'failure_group_rollups', 'failure_group_test_rollups']) await sql`DELETE FROM ${sql.table(table)}`.execute(t.handle.db);
       const again = await openBuildStore(t.handle, {});
       await again.close();

@@ -9,6 +9,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../../db/database.js';
 import { TASK_ROLLUPS } from '../analytics/rollups.js';
+import { dialectOf } from '../../sql/index.js';
 import { layoutOf } from './layout.js';
 import { copyInBatches, replaceTable, ROLLUP_KEYS_BATCH } from './rollup-keys.js';
 
@@ -21,9 +22,12 @@ const NEW = `${TASK_ROLLUPS}_0025`;
  * Migration 0025 (frozen): converts build_task_rollups from `(lvl, t, kid, path)` to
  * `(lvl, t, kid, path_id)`, reporting the rows converted after every batch. A path the rollups
  * hold that task_paths lacks (none should: both come from the same task rows) is added first, so
- * that no row is lost.
+ * that no row is lost. Does nothing to a table that has `path_id` already.
  */
 export async function migrateTaskRollupPaths(db: Db, dialect: DatabaseHandle['dialect'], progress: (done: number, total: number) => void, batchRows = ROLLUP_KEYS_BATCH): Promise<void> {
+  // A table already keyed by path id (its record removed by a rewind of later migrations, or a
+  // table made after this one) is left as it is.
+  if ((await dialectOf(dialect).columnsOf(db, TASK_ROLLUPS)).includes('path_id')) return;
   const { int64: big, float64: real, clustered } = layoutOf(dialect);
   await sql
     .raw(
