@@ -9,6 +9,7 @@ import { DateTime, IANAZone } from 'luxon';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
 import type { DatabaseHandle } from '../../db/database.js';
+import { PERCENTILES } from './duration-percentiles.js';
 import type { Database } from '../../db/schema.js';
 import { AVOIDED_OUTCOMES, COUNTED_TASK_OUTCOMES, RAN_OUTCOME_CODES, TASK_COUNT_COLUMNS, TASK_OUTCOME_CODES, type CountedTaskOutcome } from '../events/tasks.js';
 import type { AggregateScope, FacetValue, Facets, TaskStat, TrendBucket, TrendOptions, Trends } from '../types.js';
@@ -160,7 +161,6 @@ function periodCase(t: RawBuilder<unknown>, starts: readonly number[], lo: numbe
   const mid = (lo + hi) >> 1;
   return sql<number>`CASE WHEN ${t} < ${int(starts[mid]!)} THEN ${periodCase(t, starts, lo, mid)} ELSE ${periodCase(t, starts, mid, hi)} END`;
 }
-const PERCENTILES = [25, 50, 75, 95] as const;
 
 /** Which way a trend is computed (the same choice as the facets'). */
 export type TrendHow = AggregateHow;

@@ -9,7 +9,7 @@
 // ranks are found. The values are the exact ones (nothing is approximated): the rank r of a period
 // is the value at rank r - (the durations of the buckets below) among its bucket's.
 
-/** The percentiles of a trend's build durations (as analytics.ts). */
+/** The percentiles of a trend's build durations, on every path (SQL, rollups, the analytics index). */
 export const PERCENTILES = [25, 50, 75, 95] as const;
 
 export interface Percentiles {

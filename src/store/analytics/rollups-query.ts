@@ -8,6 +8,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { CheckedExpr } from '../../query/checked.js';
 import { compileQuery, dialectOf } from '../../sql/index.js';
 import type { DatabaseHandle } from '../../db/database.js';
+import { PERCENTILES } from './duration-percentiles.js';
 import { TASK_COUNT_COLUMNS } from '../events/tasks.js';
 import { ALL_TIME, BUILD_ROLLUPS, bucketBounds, DAY_MS, dayExpr, DURATION_ROLLUPS, FACET_ROLLUPS, FACET_ROLLUP_FIELDS, LEVELS, ROLLUP_FILTER_COLUMNS, ROLLUP_TASK_COLUMNS, rollupsAsBuilds, SLOT_MS, TASK_ROLLUPS } from './rollups.js';
 
@@ -94,7 +95,6 @@ export function coverPeriods(periods: readonly Period[]): Range[] | undefined {
 }
 
 const int = (n: number): RawBuilder<number> => sql.raw(String(Math.trunc(n)));
-const PERCENTILES = [25, 50, 75, 95] as const;
 
 /**
  * The trend's rows from the rollups, or undefined when the scope or the periods are not ones the

@@ -83,6 +83,29 @@ export function countOf(c: TaskColumns, s: number, k: number): number {
   return v === SMALL_MARK ? c.taskCounts.get(at) : v;
 }
 
+/**
+ * Adds build s's task counts to counts[at..at + width) and its tasks that ran to the sums by path
+ * (a value past its array's is beside it, SmallNumbers).
+ */
+function addBuild(c: TaskColumns, s: number, counts: Float64Array, at: number, paths: { runs: Uint32Array; failures: Uint32Array; sum: Float64Array; max: Float64Array }): void {
+  const counted = c.taskCounts.data;
+  const durations = c.taskDurations.data;
+  for (let j = 0, from = s * WIDTH; j < WIDTH; j++, from++) {
+    const v = counted[from]!;
+    counts[at + j]! += v === SMALL_MARK ? c.taskCounts.get(from) : v;
+  }
+  const { runs, failures, sum, max } = paths;
+  for (let t = c.taskStart[s]!; t < c.taskStart[s + 1]!; t++) {
+    const key = c.taskKeys[t]!;
+    const p = key >>> 1;
+    const d = durations[t] === LARGE_MARK ? c.taskDurations.get(t) : durations[t]!;
+    runs[p]!++;
+    failures[p]! += key & 1;
+    sum[p]! += d;
+    if (d > max[p]!) max[p] = d;
+  }
+}
+
 /** Sums the tasks of the available builds with seq in first..last. */
 export function sumBlock(c: TaskColumns, first: number, last: number): BlockSums {
   const counts = new Float64Array(WIDTH);
@@ -94,16 +117,7 @@ export function sumBlock(c: TaskColumns, first: number, last: number): BlockSums
   for (let s = first; s <= last; s++) {
     if (!isAvailable(c.available, s)) continue;
     builds++;
-    for (let k = 0; k < WIDTH; k++) counts[k]! += countOf(c, s, k);
-    for (let t = c.taskStart[s]!; t < c.taskStart[s + 1]!; t++) {
-      const key = c.taskKeys[t]!;
-      const p = key >>> 1;
-      const d = durationOf(c, t);
-      runs[p]!++;
-      failures[p]! += key & 1;
-      sum[p]! += d;
-      if (d > max[p]!) max[p] = d;
-    }
+    addBuild(c, s, counts, 0, { runs, failures, sum, max });
   }
   const ran: number[] = [];
   for (let p = 0; p < c.paths; p++) if (runs[p]! > 0) ran.push(p);
@@ -192,27 +206,11 @@ export class TaskBlocks {
     const { taskStart, taskKeys } = c;
     // A block's longest runs by path, while the builds it leaves out are checked against them.
     const blockMax = new Float64Array(c.paths).fill(-Infinity);
-    const counted = c.taskCounts.data;
-    const durations = c.taskDurations.data;
+    const byPath = { runs, failures, sum, max };
     const addBuilds = (lo: number, hi: number): void => {
       for (let k = lo; k < hi; k++) {
-        const s = seqs[k]!;
-        const i = periods[k]!;
-        seen[i] = 1;
-        for (let j = 0, at = s * width; j < width; j++, at++) {
-          // A value past the array's is beside it (SmallNumbers).
-          const v = counted[at]!;
-          counts[i * width + j]! += v === SMALL_MARK ? c.taskCounts.get(at) : v;
-        }
-        for (let t = taskStart[s]!; t < taskStart[s + 1]!; t++) {
-          const key = taskKeys[t]!;
-          const p = key >>> 1;
-          const d = durations[t] === LARGE_MARK ? c.taskDurations.get(t) : durations[t]!;
-          runs[p]!++;
-          failures[p]! += key & 1;
-          sum[p]! += d;
-          if (d > max[p]!) max[p] = d;
-        }
+        seen[periods[k]!] = 1;
+        addBuild(c, seqs[k]!, counts, periods[k]! * width, byPath);
       }
     };
     const addBlock = (block: BlockSums, i: number, others: readonly number[]): boolean => {
