@@ -4,9 +4,10 @@
 // Why: at a million builds the facets of `tag:CI` read ~556k wide rows of `builds` by seq (1.2-5 s
 // whatever the statement's shape), and a count of a term SQLite has no single index range for
 // visits every candidate. Here each build's facet values are held once, by seq, as dictionary ids
-// (four columns of 4 bytes, its start time, its tags): 29-40 bytes a build, 30-40 MB at 1M. A
-// query becomes a bitmap over seqs: each term's bitmap is read once by SQL (`SELECT seq ... WHERE
-// <the term>`, the compiler's own condition, so the answer is the compiler's) and kept, and the
+// (four columns of 4 bytes, its start time, its tags and requested tasks): 37-50 bytes a build,
+// 40-50 MB at 1M. A query becomes a bitmap over seqs: each term's bitmap is read once by SQL
+// (`SELECT seq ... WHERE <the term>`, the compiler's own condition, so the answer is the
+// compiler's) or from the values held (fromColumns) and kept, and the
 // query's and/or/not are word-wise operations on them. The count is the matching bits; the facets
 // count the matching builds' ids, a few milliseconds for a million.
 //
@@ -38,7 +39,8 @@ import { matchPattern } from '../../query/evaluate.js';
 import type { Predicate } from '../../query/checked.js';
 import { boundsOf, withinBounds } from '../../sql/bounds.js';
 import { valueFieldCode } from '../../sql/value-fields.js';
-import { numbersOf, textOf, type PackedColumn } from '../search/packed-rows.js';
+import { numbersOf, textOf, type PackedRows } from '../search/packed-rows.js';
+import { Dictionary, HeldValues, idsOf } from './held-values.js';
 import { seqCount } from '../search/seq-set.js';
 import { SEQS_AS_TEXT, setSeqBits } from '../search/postings.js';
 import { columnIndexName } from '../../sql/indexes.js';
@@ -77,34 +79,23 @@ const CATCH_UP_MS = 30 * 60_000;
 /** Terms whose new matches one statement reads. */
 const TERMS_PER_READ = 50;
 /**
- * Bytes a build takes in the columns, tags and tasks aside: four ids, the start time, the tags'
- * offset; for the trends its duration, its five task counts and its tasks' offset.
+ * The multi-valued fields of every tool whose values the index holds (HeldValues), by their
+ * column: the tags for the facets and their terms, the requested tasks for their terms. Both are
+ * a few dozen distinct values in ~1.3-1.9 rows a demo build; a term on either read by SQL on its
+ * first use at a million builds took 0.1-2 s (`requested:*test*`: 215k builds).
  */
-const BYTES_PER_BUILD = 4 * 4 + 8 + 4 + 8 + TASK_COUNT_COLUMNS.length + 4;
+const MULTI_FIELDS = ['tag', 'requested'] as const;
+type MultiField = (typeof MULTI_FIELDS)[number];
+/**
+ * Bytes a build takes in the columns, its values and tasks aside: four ids, the start time, the
+ * offsets of its values (one per field of MULTI_FIELDS); for the trends its duration, its five
+ * task counts and its tasks' offset.
+ */
+const BYTES_PER_BUILD = 4 * 4 + 8 + 4 * MULTI_FIELDS.length + 8 + TASK_COUNT_COLUMNS.length + 4;
 /** Bytes of a task that ran: its path and whether it failed, its duration. */
 const BYTES_PER_TASK = 4 + 4;
 /** Builds whose task rows one statement reads: ~3.6 rows each in the demo data, a few MB a read. */
 const TASK_READ_BUILDS = 100_000;
-
-/** Text values by id; id 0 is null. */
-class Dictionary {
-  readonly values: string[] = [''];
-  private readonly ids = new Map<string, number>();
-
-  id(value: string): number {
-    let id = this.ids.get(value);
-    if (id === undefined) {
-      id = this.values.push(value) - 1;
-      this.ids.set(value, id);
-    }
-    return id;
-  }
-
-  /** The id of a value held, without adding it (-1: no build has it). */
-  find(value: string): number {
-    return this.ids.get(value) ?? -1;
-  }
-}
 
 /** The index of the period holding t (periods starting at `starts`, t at or after the first). */
 function periodOf(starts: Float64Array, t: number): number {
@@ -145,20 +136,6 @@ function countPeriods(
   }
 }
 
-/** Ids in this index's dictionary of one packed text column (a column of only nulls packs as numbers). */
-function idsOf(column: PackedColumn, dictionary: Dictionary): Uint32Array {
-  switch (column.kind) {
-    case 'strings': {
-      const map = column.values.map((v) => dictionary.id(v));
-      return column.ids.map((id) => (id === 0 ? 0 : map[id - 1]!));
-    }
-    case 'numbers':
-      return Uint32Array.from(column.data, (n) => (Number.isNaN(n) ? 0 : dictionary.id(String(n))));
-    default:
-      return assertNever(column, 'packed column');
-  }
-}
-
 /** Builds a trend's pass reads between two turns of the event loop (periodRows, taskRows). */
 const YIELD_BUILDS = 32_768;
 
@@ -189,13 +166,11 @@ export class AnalyticsIndex {
   private upToId: string | undefined;
   private available = new Uint32Array(0);
   private availableCount = 0;
-  private readonly dictionaries = { buildOutcome: new Dictionary(), buildTool: new Dictionary(), project: new Dictionary(), user: new Dictionary(), tag: new Dictionary() };
+  private readonly dictionaries = { buildOutcome: new Dictionary(), buildTool: new Dictionary(), project: new Dictionary(), user: new Dictionary() };
   private columns = { buildOutcome: new Uint32Array(0), buildTool: new Uint32Array(0), project: new Uint32Array(0), user: new Uint32Array(0) };
   private start = new Float64Array(0);
-  /** Tags of seq s: tagIds[tagStart[s] .. tagStart[s + 1]). */
-  private tagStart = new Uint32Array(1);
-  private tagIds = new Uint32Array(0);
-  private tagCount = 0;
+  /** The values of the multi-valued fields of MULTI_FIELDS, by seq. */
+  private readonly multi: Readonly<Record<MultiField, HeldValues>> = { tag: new HeldValues(), requested: new HeldValues() };
   /** Build durations by seq (NaN: none). */
   private duration = new Float64Array(0);
   /** Task counts of seq s, in TASK_COUNT_COLUMNS order: at s * 5 + k. */
@@ -269,11 +244,11 @@ export class AnalyticsIndex {
       if (match === undefined) return undefined;
       const counts = FIELDS.map((f) => new Uint32Array(this.dictionaries[f].values.length));
       const columns = FIELDS.map((f) => this.columns[f]);
-      const tags = new Uint32Array(this.dictionaries.tag.values.length);
-      const { tagStart, tagIds } = this;
+      const heldTags = this.multi.tag;
+      const tags = new Uint32Array(heldTags.dictionary.values.length);
       this.eachBuild(match, scope, (seq) => {
         for (let f = 0; f < columns.length; f++) counts[f]![columns[f]![seq]!]!++;
-        for (let k = tagStart[seq]!; k < tagStart[seq + 1]!; k++) tags[tagIds[k]!]!++;
+        heldTags.countInto(seq, tags);
       });
       const top = (c: Uint32Array, d: Dictionary): FacetValue[] => {
         const out: FacetValue[] = [];
@@ -284,7 +259,7 @@ export class AnalyticsIndex {
         return out.slice(0, limit);
       };
       const [buildOutcome, buildTool, project, user] = FIELDS.map((f, i) => top(counts[i]!, this.dictionaries[f]));
-      return { buildOutcome: buildOutcome!, buildTool: buildTool!, project: project!, user: user!, tag: top(tags, this.dictionaries.tag) };
+      return { buildOutcome: buildOutcome!, buildTool: buildTool!, project: project!, user: user!, tag: top(tags, heldTags.dictionary) };
     });
   }
 
@@ -505,7 +480,7 @@ export class AnalyticsIndex {
         this.reset();
         continue;
       }
-      if (latest * BYTES_PER_BUILD + this.tagCount * 4 + this.taskCount * BYTES_PER_TASK > this.maxBytes) {
+      if (latest * BYTES_PER_BUILD + this.heldValues() * 4 + this.taskCount * BYTES_PER_TASK > this.maxBytes) {
         this.reset();
         return undefined;
       }
@@ -557,7 +532,7 @@ export class AnalyticsIndex {
   /** What the columns and term bitmaps take, in bytes. */
   private bytes(): number {
     const trends = this.duration.byteLength + this.taskCounts.data.byteLength + this.taskStart.byteLength + this.taskKeys.byteLength + this.taskDurations.data.byteLength;
-    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + this.tagStart.byteLength + this.tagIds.byteLength + this.available.byteLength + this.termBytes + trends + this.taskBlocks.bytes;
+    return FIELDS.reduce((n, f) => n + this.columns[f].byteLength, 0) + this.start.byteLength + MULTI_FIELDS.reduce((n, f) => n + this.multi[f].bytes, 0) + this.available.byteLength + this.termBytes + trends + this.taskBlocks.bytes;
   }
 
   private reset(): void {
@@ -565,7 +540,7 @@ export class AnalyticsIndex {
     this.upToId = undefined;
     this.available = new Uint32Array(0);
     this.availableCount = 0;
-    this.tagCount = 0;
+    for (const f of MULTI_FIELDS) this.multi[f].clear();
     this.taskCount = 0;
     this.taskCounts.clear();
     this.taskDurations.clear();
@@ -575,7 +550,7 @@ export class AnalyticsIndex {
   }
 
   /**
-   * Reads the columns and tags of the builds with seq in (upTo, to]. Many builds (the first
+   * Reads the columns and multi-valued fields' values of the builds with seq in (upTo, to]. Many builds (the first
    * use) are read as the layout's column scan says (on SQLite from narrow indexes, each scanned
    * once whole: the wide rows of `builds` by seq cost ~30 us a build at 1M, a million in 30 s, the
    * index entries a fraction of that; on PostgreSQL in ranges of seq). A few (the builds that
@@ -604,16 +579,18 @@ export class AnalyticsIndex {
       : [{ sql: sql`SELECT seq, tool_type, project_name, buildoutcome, buildstarttime, buildduration, "user" FROM builds WHERE ${range}`, into: ['buildTool', 'project', 'buildOutcome', 'start', 'duration', 'user'] }];
     const read = [];
     for (const r of reads) read.push({ rows: await readPacked(r.sql.compile(this.db), r.into.length + 1), into: r.into });
-    const tags = await readPacked(
-      sql`SELECT seq, value FROM build_values ${hint(VALUES_SEQ_INDEX.build_values)} WHERE ${range} AND field = ${sql.lit(valueFieldCode('tag'))} ORDER BY seq`.compile(this.db),
-      2,
+    // The held multi-valued fields' rows in one scan of the seq index (their fields are not
+    // spread: none has rows in a second table, sql/layout.ts valueTables).
+    const codes = MULTI_FIELDS.map((f) => valueFieldCode(f));
+    const values = await readPacked(
+      sql`SELECT seq, field, value FROM build_values ${hint(VALUES_SEQ_INDEX.build_values)} WHERE ${range} AND field IN (${sql.join(codes.map((c) => sql.lit(c)))}) ORDER BY seq`.compile(this.db),
+      3,
     );
     const size = to + 2;
     this.available = grow(this.available, (to >>> 5) + 1);
     for (const f of FIELDS) this.columns[f] = grow(this.columns[f], size);
     this.start = grow(this.start, size);
     this.duration = grow(this.duration, size);
-    this.tagStart = grow(this.tagStart, size);
     for (const [n, { rows, into }] of read.entries()) {
       if (rows.length === 0) continue;
       const seqs = (rows.columns[0] as { data: Float64Array }).data;
@@ -635,17 +612,23 @@ export class AnalyticsIndex {
         for (let r = 0; r < rows.length; r++) out[seqs[r]!] = ids[r]!;
       });
     }
-    const tagSeqs = tags.length > 0 ? (tags.columns[0] as { data: Float64Array }).data : new Float64Array(0);
-    const tagValues = tags.length > 0 ? idsOf(tags.columns[1]!, this.dictionaries.tag) : new Uint32Array(0);
-    this.tagIds = grow(this.tagIds, this.tagCount + tags.length);
-    let k = 0;
-    for (let s = from + 1; s <= to; s++) {
-      this.tagStart[s] = this.tagCount;
-      while (k < tags.length && tagSeqs[k] === s) this.tagIds[this.tagCount++] = tagValues[k++]!;
-    }
-    this.tagStart[to + 1] = this.tagCount;
+    this.appendValues(from, to, codes, values);
     for (let a = from; a < to; a += TASK_READ_BUILDS) await this.loadTasks(a, Math.min(to, a + TASK_READ_BUILDS), readPacked);
     this.upTo = to;
+  }
+
+  /** Hands the rows of the held multi-valued fields (seq, field code, value; by seq) to each field's HeldValues. */
+  private appendValues(from: number, to: number, codes: readonly number[], rows: PackedRows): void {
+    const seqs = rows.length > 0 ? numbersOf(rows.columns[0]!) : new Float64Array(0);
+    const fields = rows.length > 0 ? numbersOf(rows.columns[1]!) : new Float64Array(0);
+    const texts = rows.length > 0 ? rows.columns[2]! : undefined;
+    MULTI_FIELDS.forEach((f, i) => {
+      const held = this.multi[f];
+      const mine: number[] = [];
+      for (let r = 0; r < rows.length; r++) if (fields[r] === codes[i]) mine.push(r);
+      const ids = texts === undefined ? new Uint32Array(0) : idsOf(texts, held.dictionary, mine);
+      held.append(from, to, Float64Array.from(mine, (r) => seqs[r]!), ids);
+    });
   }
 
   /**
@@ -768,8 +751,8 @@ export class AnalyticsIndex {
   /**
    * Extends a term's bitmap to `latest` from the columns held, without SQL, when the term is a
    * value pattern (exact, prefix, infix, `*`) on a column the index holds (HELD_COLUMNS: the
-   * outcome, user, project and build tool) or the tags (the value rows the compiled condition
-   * tests). The dictionary's values that match are found with the search language's own matcher
+   * outcome, user, project and build tool) or a multi-valued field of MULTI_FIELDS (tags,
+   * requested tasks: the value rows the compiled condition tests). The dictionary's values that match are found with the search language's own matcher
    * (query/evaluate.ts, which SQL answers the same as: the differential tests), then the builds with
    * one of them. Read by SQL on a term's first use at a million builds, `tag:CI` was 556k value
    * rows (2 s on SQLite), `user:alice` 90k builds read by seq (0.7 s) and `user:*ar*` every
@@ -779,11 +762,12 @@ export class AnalyticsIndex {
     if (term.kind !== 'term') return false;
     if (term.predicate.kind === 'compare' || term.predicate.kind === 'range') return this.fromNumbers(term.field.column, term.predicate, list, latest);
     if (term.predicate.kind !== 'pattern') return false;
-    const held = term.field.multi ? (term.field.column === 'tag' ? 'tag' : undefined) : HELD_COLUMNS[term.field.column];
-    if (held === undefined) return false;
+    const multi = term.field.multi && term.field.tool === null ? this.multiOf(term.field.column) : undefined;
+    const held = term.field.multi ? undefined : HELD_COLUMNS[term.field.column];
+    if (held === undefined && multi === undefined) return false;
     const pattern = term.predicate.pattern;
     // Which of the dictionary's ids match (id 0 is no value, NULL, which no pattern matches).
-    const dictionary = this.dictionaries[held];
+    const dictionary = multi?.dictionary ?? this.dictionaries[held!];
     const matches = new Uint8Array(dictionary.values.length);
     let any = false;
     for (let id = 1; id < dictionary.values.length; id++) if (matchPattern(pattern, dictionary.values[id]!)) {
@@ -791,12 +775,10 @@ export class AnalyticsIndex {
         any = true;
       }
     const words = this.room(list, latest);
-    const set = (s: number) => void (words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31)));
-    if (any && held === 'tag') {
-      for (let s = list.upTo + 1; s <= latest; s++) for (let k = this.tagStart[s]!; k < this.tagStart[s + 1]!; k++) if (matches[this.tagIds[k]!] === 1) set(s);
-    } else if (any) {
-      const ids = this.columns[held as (typeof FIELDS)[number]];
-      for (let s = list.upTo + 1; s <= latest; s++) if (matches[ids[s]!] === 1) set(s);
+    if (any && multi !== undefined) multi.mark(matches, list.upTo, latest, words);
+    else if (any) {
+      const ids = this.columns[held!];
+      for (let s = list.upTo + 1; s <= latest; s++) if (matches[ids[s]!] === 1) words[s >>> 5] = words[s >>> 5]! | (1 << (s & 31));
     }
     list.upTo = latest;
     return true;
@@ -827,6 +809,16 @@ export class AnalyticsIndex {
     list.words = grow(list.words, (latest >>> 5) + 1);
     this.termBytes += (list.words.length - before) * 4;
     return list.words;
+  }
+
+  /** The values held of a multi-valued field's column, if it is one of MULTI_FIELDS. */
+  private multiOf(column: string): HeldValues | undefined {
+    return (MULTI_FIELDS as readonly string[]).includes(column) ? this.multi[column as MultiField] : undefined;
+  }
+
+  /** The values of the multi-valued fields held, over all builds. */
+  private heldValues(): number {
+    return MULTI_FIELDS.reduce((n, f) => n + this.multi[f].size, 0);
   }
 
   /** Drops the least recently used bitmaps past the budget, except those of the query at hand. */
