@@ -29,10 +29,14 @@ export interface TransactionLines {
   close(): void;
 }
 
+/** The largest buffer kept between parts for their records (a part of bigger lines gets one of its own). */
+const MAX_SCRATCH = 4 * 1024 * 1024;
+
 /** Lines in a temporary file, created at the first `add` and removed at once (see `open`), as `LINE<TAB>TEXT` per line. */
 export function transactionLines(): TransactionLines {
   let file: { fd: number; path: string | undefined } | undefined;
   let size = 0;
+  let scratch = Buffer.alloc(0);
   const open = (): { fd: number; path: string | undefined } => {
     if (file !== undefined) return file;
     const path = join(tmpdir(), `buildscope-ingest-${randomUUID()}`);
@@ -51,10 +55,19 @@ export function transactionLines(): TransactionLines {
     add(lines) {
       if (lines.length === 0) return;
       const { fd } = open();
-      // Texts hold no line end (the input was split at them), so one record per line.
-      let text = '';
-      for (const l of lines) text += `${l.line}\t${l.text}\n`;
-      size += writeSync(fd, text, size, 'utf8');
+      // Texts hold no line end (the input was split at them), so one record per line, encoded
+      // into one buffer kept for the next part: the part's records concatenated into one string
+      // (as before) were copied once more to be flattened, 262 MB allocated over a load of 157 MB.
+      let bytes = 0;
+      for (const l of lines) bytes += String(l.line).length + 2 + Buffer.byteLength(l.text, 'utf8');
+      const into = bytes <= MAX_SCRATCH ? (scratch = scratch.length >= bytes ? scratch : Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(bytes, scratch.length * 2)))) : Buffer.allocUnsafe(bytes);
+      let at = 0;
+      for (const l of lines) {
+        at += into.write(`${l.line}\t`, at, 'latin1');
+        at += into.write(l.text, at, 'utf8');
+        into[at++] = 0x0a;
+      }
+      size += writeSync(fd, into, 0, at, size);
     },
     clear() {
       // The next lines overwrite these (what lies beyond `size` is never read): truncating would
