@@ -70,7 +70,7 @@ import { newBuildId } from '../src/store/ingest/build-id.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { DEMO_WINDOW_MS, demoBuilds } from '../src/store/demo/demo-data.js';
 import type { IngestLineResult, IngestOptions } from '../src/store/types.js';
-import { prepareLine } from '../src/store/ingest/prepare.js';
+import { eventsJsonOf, prepareLine } from '../src/store/ingest/prepare.js';
 import { CHUNK_SPAN } from '../src/store/schema/events-rowid.js';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres-server.js';
 
@@ -657,7 +657,7 @@ async function acceptPath(): Promise<AcceptPath> {
       const prepared = part.map((text): Accepted => {
         const p = prepareLine(text, { derive: false });
         if (!p.ok) throw new Error(`${p.path}: ${p.error}`);
-        return [p.buildId ?? newBuildId(), p.hash, p.eventCount, p.eventsJson];
+        return [p.buildId ?? newBuildId(), p.hash, p.eventCount, eventsJsonOf(p)];
       });
       const cpu = process.cpuUsage(cpu0);
       prepareMicros += cpu.user + cpu.system;

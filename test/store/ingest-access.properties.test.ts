@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planBatch, type StoredBuild } from '../../src/store/ingest/plan.js';
-import { prepareLine, type PreparedLine } from '../../src/store/ingest/prepare.js';
+import { eventsJsonOf, prepareLine, type PreparedLine } from '../../src/store/ingest/prepare.js';
 import type { Visibility } from '../../src/store/types.js';
 import { projectVisible } from '../../src/store/search/visibility.js';
 
@@ -47,7 +47,7 @@ function stored(id: string, project: string | null, finished: boolean, seq: numb
     eventsKey: seq,
     contentHash: p.hash,
     chunkHashes: [p.hash],
-    chunkEvents: [p.eventsJson],
+    chunkEvents: [eventsJsonOf(p)],
     receivedAt: 1,
     project,
   };

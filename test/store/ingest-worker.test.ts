@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
 import { PreparePool } from '../../src/store/ingest/prepare-pool.js';
-import { prepareLine, prepareLines } from '../../src/store/ingest/prepare.js';
+import { eventsJsonOf, prepareLine, prepareLines, type PreparedLine } from '../../src/store/ingest/prepare.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
 
@@ -51,6 +51,15 @@ function render(spec: { kind: string; which: number; from?: number; to?: number 
   }
 }
 
+/**
+ * A worker's prepared lines with their events' text unpacked: the worker sends the packed form
+ * only (PreparedRecord.eventsJson), and that must be all it leaves out.
+ */
+function withText(prepared: readonly PreparedLine[]): PreparedLine[] {
+  expect(prepared.filter((p) => p.prepared.ok && p.prepared.eventsJson !== undefined)).toEqual([]);
+  return prepared.map((p) => (p.prepared.ok ? { line: p.line, prepared: { ...p.prepared, eventsJson: eventsJsonOf(p.prepared) } } : p));
+}
+
 const open = (ingestWorker: boolean | PreparePool): Promise<TestStore> => openTestStore('sqlite', { ingestWorker });
 
 /** Results without the server-assigned IDs of anonymous lines (random by design). */
@@ -87,10 +96,10 @@ describe('ingest with a worker thread', () => {
     const pool = new PreparePool();
     try {
       const lines = [...sources.map((s) => JSON.stringify(s)), ...BAD_LINES].map((text, i) => ({ line: i + 1, text }));
-      expect(await pool.prepare(lines)).toEqual(prepareLines(lines));
+      expect(withText(await pool.prepare(lines))).toEqual(prepareLines(lines));
       // Several jobs in flight come back to their own callers.
       const [a, b] = await Promise.all([pool.prepare(lines.slice(0, 5)), pool.prepare(lines.slice(5))]);
-      expect([...a, ...b]).toEqual(prepareLines(lines));
+      expect(withText([...a, ...b])).toEqual(prepareLines(lines));
     } finally {
       await pool.close();
     }
@@ -112,7 +121,7 @@ describe('ingest with a worker thread', () => {
     const pending = pool.prepare(lines);
     await pool.close();
     await expect(pending).rejects.toThrow(/worker thread stopped/);
-    expect(await pool.prepare(lines.slice(0, 2))).toEqual(prepareLines(lines.slice(0, 2)));
+    expect(withText(await pool.prepare(lines.slice(0, 2)))).toEqual(prepareLines(lines.slice(0, 2)));
     await pool.close();
   });
 
@@ -148,6 +157,30 @@ describe('ingest with a worker thread', () => {
       expect(await state(failing.store)).toEqual(await state(inline.store));
     } finally {
       await failing.close();
+    }
+  });
+
+  it('stores the events as text in a store that does not compress them, from the packed form the worker sends', async () => {
+    const plain = await openTestStore('sqlite', { ingestWorker: false, packEvents: false });
+    const pooled = new PreparePool();
+    const viaWorker = await openTestStore('sqlite', { ingestWorker: pooled, packEvents: false });
+    try {
+      // Whole builds, and builds sent in two parts (their first part kept by the plan as packed).
+      const text = sources
+        .slice(0, 8)
+        .flatMap((s, i) => (i % 2 === 0 ? [JSON.stringify(s)] : [JSON.stringify({ ...s, events: s.events.slice(0, 3) }), JSON.stringify({ ...s, events: s.events.slice(3) })]))
+        .join('\n');
+      const a = await plain.store.ingestNdjson(text, { batchSize: 2 });
+      const b = await viaWorker.store.ingestNdjson(text, { batchSize: 2 });
+      expect(pooled.linesPrepared).toBeGreaterThan(0);
+      expect(b).toEqual(a);
+      expect(await state(viaWorker.store)).toEqual(await state(plain.store));
+      const chunks = viaWorker.handle.sqlite!.prepare('SELECT count(*) AS n FROM build_events WHERE events_packed IS NULL AND length(events) > 2').get() as { n: number };
+      expect(chunks.n).toBe(12);
+    } finally {
+      await pooled.close();
+      await plain.close();
+      await viaWorker.close();
     }
   });
 

@@ -9,7 +9,7 @@ import { contentHash, joinEventArrays } from '../events/canonical.js';
 import { hashBytes } from '../schema/hash-bytes.js';
 import { ATTRIBUTE_COLUMNS, BOOKKEEPING_COLUMNS } from '../schema/columns.js';
 import { canonicalEvents, decodeEvents } from '../events/event-codec.js';
-import { storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
+import { chunkText, eventsJsonOf, storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from '../types.js';
 import { COUNTED_TASK_OUTCOMES, countedOutcome, TASK_OUTCOME_CODES } from '../events/tasks.js';
 import { testKeyOf, type FailureTuple, type TestRunTuple } from '../events/test-runs.js';
@@ -46,8 +46,9 @@ export interface ChunkRow {
   /** The content hash's bytes (store migration 0017). */
   readonly hash: Uint8Array;
   readonly event_count: number;
-  readonly events: string;
-  /** `events` compressed (prepare.ts). */
+  /** The events' text, when the line was prepared in this thread (PreparedRecord.eventsJson); eventsOf. */
+  readonly events: string | undefined;
+  /** The events compressed (prepare.ts). */
   readonly packed: Uint8Array;
 }
 
@@ -111,7 +112,8 @@ interface WorkingBuild {
   availableAt: number | null;
   contentHash: string;
   readonly chunkHashes: string[];
-  readonly chunkEvents: string[];
+  /** The encoded events of each chunk, as text or packed (chunkText): packed as the worker thread sends them. */
+  readonly chunkEvents: (string | Uint8Array)[];
   /** Parsed events of this batch's chunks (older chunks are parsed from chunkEvents on finish). */
   readonly receivedAt: number;
   /** Known before the build is complete too, so visibility applies to incomplete builds. */
@@ -223,7 +225,7 @@ class BatchPlanner {
     if (b === undefined) return this.#newBuild(line, id, r);
     const refusal = this.#refusal(b, r);
     if (refusal !== undefined) return { line, status: 'rejected', buildId: id, ...refusal };
-    if (r.hash === b.contentHash || b.chunkHashes.includes(r.hash) || sameContent(b, r.eventsJson)) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
+    if (r.hash === b.contentHash || b.chunkHashes.includes(r.hash) || sameContent(b, eventsJsonOf(r))) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
     if (b.seq !== null) {
       return { line, status: 'rejected', buildId: id, path: '$.events', error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed` };
     }
@@ -237,10 +239,10 @@ class BatchPlanner {
     }
     // Append to an incomplete build.
     this.#addChunk(b, r);
-    b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents));
+    b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents.map(chunkText)));
     if (r.finished) {
       const all: BuildEvent[] = [];
-      for (const c of b.chunkEvents) for (const e of decodeEvents(c)) all.push(e);
+      for (const c of b.chunkEvents) for (const e of decodeEvents(chunkText(c))) all.push(e);
       this.#finish(b, storedDerivation(b, all));
     }
     return { line, status: 'stored', buildId: id, complete: b.seq !== null };
@@ -298,7 +300,7 @@ class BatchPlanner {
     if (r.project !== undefined) b.project = r.project;
     this.#writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
     b.chunkHashes.push(r.hash);
-    b.chunkEvents.push(r.eventsJson);
+    b.chunkEvents.push(r.eventsJson ?? r.eventsPacked);
     b.dirty = true;
   }
 
@@ -355,8 +357,9 @@ function buildRow(b: WorkingBuild): BuildRow {
  */
 function sameContent(b: WorkingBuild, eventsJson: string): boolean {
   const line = canonicalEvents(eventsJson);
-  if (b.chunkEvents.some((c) => canonicalEvents(c) === line)) return true;
-  return b.chunkEvents.length > 1 && canonicalEvents(joinEventArrays(b.chunkEvents)) === line;
+  const texts = b.chunkEvents.map(chunkText);
+  if (texts.some((c) => canonicalEvents(c) === line)) return true;
+  return texts.length > 1 && canonicalEvents(joinEventArrays(texts)) === line;
 }
 
 /** Names of the builds columns, in the order rows are written. */

@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { NumberedLine } from './lines.js';
 import type { OutputBounds } from './output-bounds.js';
-import { prepareLines } from './prepare.js';
+import { prepareLines, type PreparedLine } from './prepare.js';
 
 interface Job {
   readonly id: number;
@@ -13,5 +13,11 @@ interface Job {
 }
 
 parentPort!.on('message', (job: Job) => {
-  parentPort!.postMessage({ id: job.id, prepared: prepareLines(job.lines, job.bounds) });
+  // The events' text stays here: the ingest's thread unpacks it the few times it needs it (PreparedRecord.eventsJson).
+  const prepared = prepareLines(job.lines, job.bounds).map((p): PreparedLine => {
+    if (!p.prepared.ok) return p;
+    const { eventsJson: _text, ...packedOnly } = p.prepared;
+    return { line: p.line, prepared: packedOnly };
+  });
+  parentPort!.postMessage({ id: job.id, prepared });
 });

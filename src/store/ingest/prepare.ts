@@ -7,7 +7,7 @@
 import type { ToolType } from '../../query/catalog.js';
 import { contentHash } from '../events/canonical.js';
 import { deriveAttributes, type DerivedBuild } from '../events/derive.js';
-import { encodeEvents, packAttributes, packEvents } from '../events/event-codec.js';
+import { encodeEvents, packAttributes, packEvents, unpackEvents } from '../events/event-codec.js';
 import type { NumberedLine } from './lines.js';
 import type { BuildEvent } from '../types.js';
 import { redactIngestEvents } from './redact.js';
@@ -45,8 +45,14 @@ export interface PreparedRecord {
   readonly toolType: ToolType;
   readonly toolVersion: string;
   readonly agentVersion: string;
-  /** The line's events in stored form (event-codec.ts). */
-  readonly eventsJson: string;
+  /**
+   * The line's events in stored form (event-codec.ts). Absent in a record from the worker thread
+   * (prepare-worker.ts), which sends the packed form only: the same text crossing back to the
+   * ingest's thread was the largest of its allocations (docs/store.md, "Ingest performance"), and
+   * the writer needs it only for a build sent in several lines, a line sent again with its JSON
+   * in another order, or a store that does not compress (eventsJsonOf unpacks it then).
+   */
+  readonly eventsJson?: string;
   /**
    * The same, compressed as a chunk is stored (event-codec.ts packEvents): done here, in the
    * worker thread for long inputs, and not by the writer's thread, for which compressing was ~70 µs
@@ -75,6 +81,16 @@ export type Prepared = PreparedRecord | RejectedLine;
 export interface PreparedLine {
   readonly line: number;
   readonly prepared: Prepared;
+}
+
+/** A record's events in stored form, as prepared or unpacked (see PreparedRecord.eventsJson). */
+export function eventsJsonOf(r: PreparedRecord): string {
+  return r.eventsJson ?? chunkText(r.eventsPacked);
+}
+
+/** A chunk's events in stored form, from their text or their packed form. */
+export function chunkText(events: string | Uint8Array): string {
+  return typeof events === 'string' ? events : unpackEvents(events)!;
 }
 
 export function storedDerivation(header: { readonly toolType: ToolType; readonly toolVersion: string; readonly agentVersion: string }, events: readonly BuildEvent[]): StoredDerivation {

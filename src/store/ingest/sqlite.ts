@@ -11,7 +11,7 @@ import { newBuildId } from './build-id.js';
 import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
 import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './seq.js';
-import type { PreparedLine } from './prepare.js';
+import { chunkText, type PreparedLine } from './prepare.js';
 import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from '../schema/columns.js';
@@ -235,7 +235,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
     for (const c of chunks) {
       const id = eventsId(c.events_key, c.chunk);
       if (pack) insertChunk.run(id, c.event_count, '', c.packed);
-      else insertChunk.run(id, c.event_count, c.events, null);
+      else insertChunk.run(id, c.event_count, c.events ?? chunkText(c.packed), null);
     }
     const spread: BatchWrites['values'] = [];
     const others: BatchWrites['values'] = [];
