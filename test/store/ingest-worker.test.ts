@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBuilds } from '../../src/store/demo/demo-data.js';
-import { PreparePool } from '../../src/store/ingest/prepare-pool.js';
+import { PreparePool, WORKER_LINE_BYTES } from '../../src/store/ingest/prepare-pool.js';
 import { eventsJsonOf, prepareLine, prepareLines, type PreparedLine } from '../../src/store/ingest/prepare.js';
 import { SEE_EVERYTHING, type BuildEvent, type BuildStore, type IngestLineResult } from '../../src/store/types.js';
 import { openTestStore, type TestStore } from './support.js';
@@ -158,6 +158,33 @@ describe('ingest with a worker thread', () => {
     } finally {
       await failing.close();
     }
+  });
+
+  it('prepares a part with a line longer than the worker takes in this thread, and the other parts in the worker', async () => {
+    const src = sources[0]!;
+    // A build whose tests make its line longer than WORKER_LINE_BYTES.
+    const tests = Math.ceil(WORKER_LINE_BYTES / 150);
+    const events: BuildEvent[] = [...src.events.slice(0, -1)];
+    for (let i = 0; i < tests; i++) {
+      events.push({ timestamp: 1_800_000_000_000 + i, type: { majorVersion: 1, minorVersion: 0, eventType: 'TestStarted' }, data: { id: 1000 + i, suite: `acme.LongSuite${i % 50}`, name: `test${i}`, task: ':test' } });
+      events.push({ timestamp: 1_800_000_000_001 + i, type: { majorVersion: 1, minorVersion: 0, eventType: 'TestFinished' }, data: { id: 1000 + i, outcome: 'passed', attempt: 1 } });
+    }
+    events.push(src.events[src.events.length - 1]!);
+    const long = JSON.stringify({ ...src, buildId: 'longline00001', events });
+    expect(long.length).toBeGreaterThan(WORKER_LINE_BYTES);
+    const others = sources.slice(1, 7).map((s) => JSON.stringify(s));
+    const text = [...others.slice(0, 3), long, ...others.slice(3)].join('\n');
+    await inline.reset();
+    await worker.reset();
+    const before = pool.linesPrepared;
+    const a = await inline.store.ingestNdjson(text, { batchSize: 2 });
+    const b = await worker.store.ingestNdjson(text, { batchSize: 2 });
+    expect(b).toEqual(a);
+    expect(b.map((r) => r.status)).toEqual(Array.from({ length: 7 }, () => 'stored'));
+    // Parts of two lines: the first here (a short input never waits for the worker), the one with
+    // the long line here, the other three lines in the worker (five, had the long one gone there).
+    expect(pool.linesPrepared - before).toBe(3);
+    expect(await state(worker.store)).toEqual(await state(inline.store));
   });
 
   it('stores the events as text in a store that does not compress them, from the packed form the worker sends', async () => {

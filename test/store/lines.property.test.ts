@@ -6,12 +6,13 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { numberedLineChunks, type NumberedLine } from '../../src/store/ingest/lines.js';
+import { numberedLineChunks, textOf, type NumberedLine } from '../../src/store/ingest/lines.js';
 
-async function all(input: string | AsyncIterable<string | Uint8Array>): Promise<NumberedLine[]> {
+/** The lines, each with its text decoded (a byte stream's lines hold their bytes: textOf). */
+async function all(input: string | AsyncIterable<string | Uint8Array>): Promise<{ line: number; text: string }[]> {
   const out: NumberedLine[] = [];
   for await (const chunk of numberedLineChunks(input)) out.push(...chunk);
-  return out;
+  return out.map((l) => ({ line: l.line, text: textOf(l) }));
 }
 
 async function* pieces<T extends string | Uint8Array>(parts: readonly T[]): AsyncGenerator<T> {
@@ -76,6 +77,18 @@ describe('numberedLineChunks', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('keeps a byte stream\'s lines as their bytes, without the line end, and a string stream\'s as text', async () => {
+    const kept: NumberedLine[] = [];
+    for await (const chunk of numberedLineChunks(pieces([Buffer.from('{"a":"é"}\r\n \u00a0\n{"b":1}')]))) kept.push(...chunk);
+    expect(kept.map((l) => (typeof l.text === 'string' ? 'text' : Buffer.from(l.text).toString('utf8')))).toEqual(['{"a":"é"}', '{"b":1}']);
+    const texts: NumberedLine[] = [];
+    for await (const chunk of numberedLineChunks(pieces(['{"a":1}\n', '{"b":1}']))) texts.push(...chunk);
+    expect(texts).toEqual([
+      { line: 1, text: '{"a":1}' },
+      { line: 2, text: '{"b":1}' },
+    ]);
   });
 
   it('counts every line, blank ones included, and drops a byte order mark split over pieces', async () => {

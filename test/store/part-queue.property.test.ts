@@ -6,13 +6,13 @@
 import { setImmediate } from 'node:timers/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { NumberedLine } from '../../src/store/ingest/lines.js';
+import { textOf, type NumberedLine } from '../../src/store/ingest/lines.js';
 import { PartQueue } from '../../src/store/ingest/part-queue.js';
 import type { PreparedLine } from '../../src/store/ingest/prepare.js';
 
 /** What "preparing" returns here: each line's number, with who prepared it. */
 const prepared = (lines: readonly NumberedLine[], by: string): PreparedLine[] =>
-  lines.map((l) => ({ line: l.line, prepared: { ok: false, path: by, error: l.text } }));
+  lines.map((l) => ({ line: l.line, prepared: { ok: false, path: by, error: textOf(l) } }));
 
 describe('the parts of an ingest and who prepares them', () => {
   it.each([true, false])('come out in order, each prepared once; sharing: %s', async (share) => {

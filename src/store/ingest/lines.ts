@@ -4,7 +4,33 @@
 
 export interface NumberedLine {
   readonly line: number;
-  readonly text: string;
+  /**
+   * The line without its end: text, or for a byte stream its UTF-8 bytes, decoded where the line
+   * is prepared (textOf), mostly in the worker thread: the ingest's thread then holds no copy of
+   * the input as text (docs/store.md, "Ingest performance").
+   */
+  readonly text: string | Uint8Array;
+}
+
+/** A line's text, decoded from its bytes when it holds them. */
+export function textOf(l: NumberedLine): string {
+  const t = l.text;
+  return typeof t === 'string' ? t : Buffer.from(t.buffer, t.byteOffset, t.byteLength).toString('utf8');
+}
+
+/**
+ * Whether bytes of UTF-8 are blank as JavaScript's trim() says: white space of ASCII decided
+ * here, anything else not ASCII decided on the decoded text (trim() knows U+00A0, U+2028, U+FEFF
+ * and others).
+ */
+function blankBytes(bytes: Buffer, end: number): boolean {
+  for (let i = 0; i < end; i++) {
+    const b = bytes[i]!;
+    if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
+    if (b < 0x80) return false;
+    return bytes.toString('utf8', 0, end).trim().length === 0;
+  }
+  return true;
 }
 
 /** A line feed and a carriage return, as bytes. */
@@ -94,16 +120,17 @@ class LineSplitter {
     return head.subarray(0, BOM.length).equals(BOM) ? head.subarray(BOM.length) : head;
   }
 
-  /** Counts a line (its bytes without the line feed) and keeps it unless blank. */
+  /** Counts a line (its bytes without the line feed) and keeps its bytes unless blank. */
   private take(bytes: Buffer, out: NumberedLine[]): void {
+    this.n++;
     const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
-    this.takeText(bytes.toString('utf8', 0, end), out, false);
+    if (!blankBytes(bytes, end)) out.push({ line: this.n, text: bytes.subarray(0, end) });
   }
 
-  /** Counts a line (without its line feed; `crlf`: a carriage return before it is still there) and keeps it unless blank. */
-  private takeText(line: string, out: NumberedLine[], crlf = true): void {
+  /** Counts a line of text (without its line feed) and keeps it unless blank. */
+  private takeText(line: string, out: NumberedLine[]): void {
     this.n++;
-    const text = crlf && line.endsWith('\r') ? line.slice(0, -1) : line;
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (text.trim().length > 0) out.push({ line: this.n, text });
   }
 }

@@ -11,10 +11,26 @@ import type { OutputBounds } from './output-bounds.js';
 import type { PreparedLine } from './prepare.js';
 
 /**
- * The worker's young generation, where a part's short-lived objects (parsed events) live and die:
- * 8 MB instead of V8's default (up to 48 MB): measured 35 MB less peak RSS over an ingest of 30k builds.
+ * The worker's heap. Its young generation, where a part's short-lived objects (parsed events)
+ * live and die: 8 MB instead of V8's default (up to 48 MB), measured 35 MB less peak RSS over an
+ * ingest of 30k builds. Its old generation: 64 MB, where V8 let it grow with the rate of
+ * allocation, not with what it keeps (a part's lines): with it, `buildscope ingest` of 100,000
+ * demo builds peaked at 252-291 MB against 287-320 (docs/store.md, "Ingest performance").
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 };
+
+/**
+ * The longest line the worker is given, in bytes (or characters). Within 64 MB of old generation
+ * the worker prepared a line of 9.2 MB (30,000 tests) and ran out of memory on one of 18.4 MB; a
+ * part with a longer line is prepared in the ingest's thread, whose heap has no such limit, and the
+ * worker is kept.
+ */
+export const WORKER_LINE_BYTES = 4 * 1024 * 1024;
+
+/** Whether a part may go to the worker: none of its lines is longer than WORKER_LINE_BYTES. */
+export function fitsWorker(lines: readonly NumberedLine[]): boolean {
+  return lines.every((l) => (typeof l.text === 'string' ? l.text.length : l.text.byteLength) <= WORKER_LINE_BYTES);
+}
 
 function startWorker(): Worker {
   return startModuleWorker(import.meta.url, 'prepare-worker', { resourceLimits: WORKER_LIMITS });

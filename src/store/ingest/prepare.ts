@@ -8,7 +8,7 @@ import type { ToolType } from '../../query/catalog.js';
 import { contentHash } from '../events/canonical.js';
 import { deriveAttributes, type DerivedBuild } from '../events/derive.js';
 import { encodeEvents, packAttributes, packEvents, unpackEvents } from '../events/event-codec.js';
-import type { NumberedLine } from './lines.js';
+import { textOf, type NumberedLine } from './lines.js';
 import type { BuildEvent } from '../types.js';
 import { redactIngestEvents } from './redact.js';
 import { boundOutput, DEFAULT_OUTPUT_BOUNDS, type OutputBounds } from './output-bounds.js';
@@ -152,5 +152,5 @@ export function prepareLine(text: string, { derive = true, bounds = DEFAULT_OUTP
 }
 
 export function prepareLines(lines: readonly NumberedLine[], bounds: OutputBounds = DEFAULT_OUTPUT_BOUNDS): PreparedLine[] {
-  return lines.map((l) => ({ line: l.line, prepared: prepareLine(l.text, { bounds }) }));
+  return lines.map((l) => ({ line: l.line, prepared: prepareLine(textOf(l), { bounds }) }));
 }

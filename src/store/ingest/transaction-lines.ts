@@ -59,12 +59,16 @@ export function transactionLines(): TransactionLines {
       // into one buffer kept for the next part: the part's records concatenated into one string
       // (as before) were copied once more to be flattened, 262 MB allocated over a load of 157 MB.
       let bytes = 0;
-      for (const l of lines) bytes += String(l.line).length + 2 + Buffer.byteLength(l.text, 'utf8');
+      for (const l of lines) bytes += String(l.line).length + 2 + (typeof l.text === 'string' ? Buffer.byteLength(l.text, 'utf8') : l.text.byteLength);
       const into = bytes <= MAX_SCRATCH ? (scratch = scratch.length >= bytes ? scratch : Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(bytes, scratch.length * 2)))) : Buffer.allocUnsafe(bytes);
       let at = 0;
       for (const l of lines) {
         at += into.write(`${l.line}\t`, at, 'latin1');
-        at += into.write(l.text, at, 'utf8');
+        if (typeof l.text === 'string') at += into.write(l.text, at, 'utf8');
+        else {
+          into.set(l.text, at);
+          at += l.text.byteLength;
+        }
         into[at++] = 0x0a;
       }
       size += writeSync(fd, into, 0, at, size);
