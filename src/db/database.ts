@@ -118,12 +118,13 @@ function openSqlite(dir: string, mustExist: boolean): DatabaseHandle {
   // is a quarter of those bytes; since the events are stored compressed (0008) the larger pages
   // no longer save space (docs/store.md, "Ingest that scales with the data").
   sqlite.pragma('page_size = 4096');
-  // 48 MiB of page cache instead of 2 MiB: ingest inserts into a dozen indexes at random
+  // 32 MiB of page cache instead of 2 MiB: ingest inserts into a dozen indexes at random
   // positions (start times, durations, values), whose pages should stay in memory between
   // batches. 64 MiB loaded a store of a million builds no faster (nor did 128 MiB: what costs is
-  // the pages a commit dirties, written whatever the cache holds) and put the ingest command's
-  // peak RSS at 265-304 MB against a goal of 300; 48 MiB keeps it at 268-272 (docs/store.md).
-  sqlite.pragma('cache_size = -49152');
+  // the pages a commit dirties, written whatever the cache holds). 48 MiB until 2026-11-30: with
+  // builds that carry their tests the ingest command's peak RSS passed its goal of 300 MB, and 32
+  // MiB took 16 MB off it at the same rate (docs/store.md, "Ingest performance").
+  sqlite.pragma('cache_size = -32768');
   sqlite.pragma('temp_store = MEMORY');
   // WAL: readers never block the writer; synchronous=NORMAL in WAL mode survives a process crash
   // (kill -9) without losing a committed transaction.
