@@ -41,9 +41,9 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
  * Lines of a stream that arrives in pieces (bytes split anywhere, CRLF or LF line ends). The
- * pieces are cut at their line feeds as bytes, and each line is decoded once by itself: a line
- * feed is never part of a longer UTF-8 sequence, so a line decodes alone as it would within the
- * whole. Decoding each piece and appending it to the rest before cutting (as this did) copied the
+ * pieces are cut at their line feeds as bytes, and each line is kept as its bytes, decoded once by
+ * itself where it is prepared (textOf): a line feed is never part of a longer UTF-8 sequence, so a
+ * line decodes alone as it would within the whole. Decoding each piece and appending it to the rest before cutting (as this did) copied the
  * input three to four times over, and every line kept its whole piece alive: 560 MB allocated for
  * 157 MB of input, the ingest command's largest allocation (docs/store.md, "Ingest performance").
  */
