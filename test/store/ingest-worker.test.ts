@@ -185,6 +185,9 @@ describe('ingest with a worker thread', () => {
     // the long line here, the other three lines in the worker (five, had the long one gone there).
     expect(pool.linesPrepared - before).toBe(3);
     expect(await state(worker.store)).toEqual(await state(inline.store));
+    // The pool refuses such a part itself, and prepares the next one as before.
+    await expect(pool.prepare([{ line: 1, text: long }])).rejects.toThrow(/longer than the ingest worker takes/);
+    expect(withText(await pool.prepare([{ line: 1, text: others[0]! }]))).toEqual(prepareLines([{ line: 1, text: others[0]! }]));
   });
 
   it('stores the events as text in a store that does not compress them, from the packed form the worker sends', async () => {

@@ -17,7 +17,6 @@ import { sqliteWriter } from './sqlite.js';
 import { postgresWriter } from './postgres.js';
 import { numberedLineChunks, type NumberedLine } from './lines.js';
 import { PartQueue } from './part-queue.js';
-import { fitsWorker } from './prepare-pool.js';
 import { prepareLines, type PreparedLine } from './prepare.js';
 import { transactionLines, type TransactionLines } from './transaction-lines.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
@@ -86,10 +85,9 @@ export async function ingestNdjson(
   const bounds = ctx.outputBounds;
   const here = (lines: readonly NumberedLine[]): PreparedLine[] => prepareLines(lines, bounds);
   const pool = ctx.pool;
-  // Should the worker fail, the part is prepared here instead: same function, same results. So is
-  // a part with a line too long for the worker's heap (prepare-pool.ts fitsWorker).
-  const worker =
-    pool === undefined ? undefined : (lines: readonly NumberedLine[]) => (fitsWorker(lines) ? pool.prepare(lines, bounds).catch(() => here(lines)) : Promise.resolve(here(lines)));
+  // Should the worker fail or refuse the part (a line too long for its heap, prepare-pool.ts), the
+  // part is prepared here instead: same function, same results.
+  const worker = pool === undefined ? undefined : (lines: readonly NumberedLine[]) => pool.prepare(lines, bounds).catch(() => here(lines));
   const ahead = new PartQueue({ here, worker, share: options.bulk === true });
 
   let aside = bulkSqlite === undefined ? undefined : transactionLines();

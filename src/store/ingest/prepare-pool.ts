@@ -28,7 +28,7 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 
 export const WORKER_LINE_BYTES = 4 * 1024 * 1024;
 
 /** Whether a part may go to the worker: none of its lines is longer than WORKER_LINE_BYTES. */
-export function fitsWorker(lines: readonly NumberedLine[]): boolean {
+function fitsWorker(lines: readonly NumberedLine[]): boolean {
   return lines.every((l) => (typeof l.text === 'string' ? l.text.length : l.text.byteLength) <= WORKER_LINE_BYTES);
 }
 
@@ -65,6 +65,8 @@ export class PreparePool {
 
   prepare(lines: readonly NumberedLine[], bounds?: OutputBounds): Promise<PreparedLine[]> {
     if (this.unavailable !== undefined) return Promise.reject(this.unavailable);
+    // Refused without the worker, which is kept: the caller prepares the part itself.
+    if (!fitsWorker(lines)) return Promise.reject(new RangeError(`A line is longer than the ingest worker takes (${WORKER_LINE_BYTES} bytes)`));
     let worker: Worker;
     try {
       worker = this.worker ?? this.start();
