@@ -12,6 +12,8 @@ import { pgAvailable } from '../support/postgres.js';
 import { completeBuild, id, line, useTestStore } from './support.js';
 import type { BuildEvent } from '../../src/store/types.js';
 import { waitFor } from '../support/wait.js';
+import { testedBuild } from './tested-build.js';
+import { testRollupsAndRecount } from './test-rollups-check.js';
 
 const dialects = [
   { name: 'sqlite' as const, skip: false },
@@ -126,6 +128,29 @@ describe.each(dialects)('ingest in parts on $name', ({ name, skip }) => {
     } finally {
       await remove();
     }
+  }, 180_000);
+
+  // The writer keeps the test ids it found between parts (src/store/ingest/test-rows-sqlite.ts):
+  // ids of tests a rolled-back part added must not outlive it.
+  it("writes a transaction again with the tests its first parts added: every execution names a stored test, and the per-test rollups are a recount", async () => {
+    // Each build its own two tests, new to the store; 240 builds in one transaction (parts of 100).
+    const lines = Array.from({ length: 240 }, (_, b) =>
+      testedBuild({ project: 'parts', start: 1_700_000_000_000 + b, tests: [{ name: `t${b}a`, message: undefined, retried: false }, { name: `t${b}b`, message: 'boom 1', retried: true }], own: [] }),
+    );
+    const bad = (JSON.parse(lines[170]!) as { buildId: string }).buildId;
+    const remove = await failingBuild(bad);
+    try {
+      const results = await t.store.ingestNdjson(lines.join('\n'), { bulk: true, batchSize: 240 });
+      expect(results.filter((r) => r.status === 'rejected').map((r) => r.line)).toEqual([171]);
+    } finally {
+      await remove();
+    }
+    const count = async (q: ReturnType<typeof sql<{ n: number | string }>>) => Number((await q.execute(t.handle.db)).rows[0]!.n);
+    expect(await count(sql`SELECT count(*) AS n FROM test_runs AS r JOIN builds AS b ON b.seq = r.seq WHERE b.project_name = 'parts'`)).toBe(239 * 3);
+    expect(await count(sql`SELECT count(*) AS n FROM test_runs AS r WHERE NOT EXISTS (SELECT 1 FROM tests AS x WHERE x.id = r.test_id)`)).toBe(0);
+    expect(await count(sql`SELECT count(*) AS n FROM tests WHERE project_name = 'parts'`)).toBe(239 * 2);
+    const { rolledUp, recount } = await testRollupsAndRecount(t.handle.db);
+    expect(rolledUp).toEqual(recount);
   }, 180_000);
 
   it('takes savepoints again when the temporary directory cannot hold the lines set aside, and still refuses only the line that fails', async () => {

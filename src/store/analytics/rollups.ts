@@ -459,7 +459,7 @@ function facetStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool
 export const TEST_ROLLUPS = 'test_rollups';
 
 /** Columns of test_rollups after (test_id, kid), each a sum over the builds' test rows. */
-const TEST_ROLLUP_SUMS = ['runs', 'failures', 'skipped', 'builds', 'attempts', 'duration_sum'] as const;
+export const TEST_ROLLUP_SUMS = ['runs', 'failures', 'skipped', 'builds', 'attempts', 'duration_sum'] as const;
 
 export async function createTestRollupTable(db: Db, dialect: Dialect): Promise<void> {
   const [int, real, tail] = dialect === 'sqlite' ? ['INTEGER', 'REAL', ' WITHOUT ROWID'] : ['bigint', 'double precision', ''];
@@ -607,15 +607,30 @@ export function testDimensionRollupAdditions(db: Db, dialect: Dialect, selection
   return [...keyAdditions(db, dialect, selection, 1), ...testRollupStatements(db, dialect, selection, 1), ...failureGroupRollupStatements(db, dialect, selection, 1)];
 }
 
-/** Every rollup statement the ingest and prune run: the trend rollups', the facet rollups' and the test rollups'. */
-function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1): CompiledQuery[] {
+/**
+ * Every rollup statement the ingest and prune run: the trend rollups', the facet rollups' and the
+ * test rollups'. `tests: false` leaves out the per-test rollups' statement, whose sums the SQLite
+ * ingest adds from the part's rows in memory (test-rollup-sums.ts).
+ */
+function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<SqlBool>, sign: 1 | -1, tests = true): CompiledQuery[] {
   return [
     ...keyAdditions(db, dialect, selection, sign),
     ...trendStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded', 'id'),
     ...facetStatements(db, dialect, selection, sign, DICTIONARY_KEYS, 'coded'),
-    ...testRollupStatements(db, dialect, selection, sign),
+    ...(tests ? testRollupStatements(db, dialect, selection, sign) : []),
     ...failureGroupRollupStatements(db, dialect, selection, sign),
   ];
+}
+
+/**
+ * SQLite: the rollup key id of each build with a seq in (after, last], as [seq, kid] rows (the
+ * keys are added first: addIngestedToRollups). What keyedBuilds selects, for the ingest's sums.
+ */
+export function rollupKeyIds(handle: DatabaseHandle): (after: number, last: number) => (readonly [seq: number, kid: number])[] {
+  const q = sql`SELECT b.seq, ${lookUp(keyExpr(handle.dialect, 'b'))} FROM builds AS b WHERE b.seq > ${-1} AND b.seq <= ${-2}`.compile(handle.db);
+  if (q.parameters.length !== 2) throw new Error(`rollup key statement with parameters ${JSON.stringify(q.parameters)}`);
+  const st = handle.sqlite!.prepare(q.sql).raw();
+  return (after, last) => st.all(after, last) as [number, number][];
 }
 
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */
@@ -637,14 +652,15 @@ export interface RangedStatement {
 
 /**
  * The ingest's one call (SQLite, inside its synchronous transaction, after the batch's rows are
- * written): adds the builds that became available in the batch, seqs (after, last].
+ * written): adds the builds that became available in the batch, seqs (after, last], to every
+ * rollup but the per-test ones, which the ingest adds from its rows (test-rollup-sums.ts).
  */
 export function addIngestedToRollups(handle: DatabaseHandle, after: number, last: number): void {
   if (last <= after) return;
   const sqlite = handle.sqlite!;
   let prepared = sqliteStatements.get(sqlite);
   if (prepared === undefined) {
-    prepared = prepareRanged(sqlite, (selection) => allRollupStatements(handle.db, handle.dialect, selection, 1));
+    prepared = prepareRanged(sqlite, (selection) => allRollupStatements(handle.db, handle.dialect, selection, 1, false));
     sqliteStatements.set(sqlite, prepared);
   }
   for (const st of prepared) st.run(after, last);

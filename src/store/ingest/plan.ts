@@ -12,7 +12,7 @@ import { canonicalEvents, decodeEvents } from '../events/event-codec.js';
 import { chunkText, eventsJsonOf, storedDerivation, type PreparedLine, type PreparedRecord, type StoredDerivation } from './prepare.js';
 import type { BuildEvent, IngestLineResult, Visibility } from '../types.js';
 import { COUNTED_TASK_OUTCOMES, countedOutcome, TASK_OUTCOME_CODES } from '../events/tasks.js';
-import { testKeyOf, type FailureTuple, type TestRunTuple } from '../events/test-runs.js';
+import type { FailureTuple, TestRunTuple } from '../events/test-runs.js';
 import { projectVisible, seesEverything } from '../search/visibility.js';
 import { MAX_BUILD_PARTS } from '../schema/events-rowid.js';
 
@@ -59,14 +59,13 @@ export interface ChunkRow {
 export type TaskWrite = readonly [seq: number, ord: number, path: string, outcome: number, start: number, duration: number, cacheable: number | null];
 
 /**
- * A test run to write (store migration 0020): [seq, ord, test identity key (test-runs.ts
- * testKeyOf), its parts (tool, project, suite, name, parameters), outcome code, attempt, start ms,
+ * A test run to write (store migration 0020): [seq, ord, test identity (tool, project, suite,
+ * name, parameters; test-runs.ts testKeyOf makes its key), outcome code, attempt, start ms,
  * duration ms, failure group or null]. The writer stores the test's and the group's dictionary ids.
  */
 export type TestRunWrite = readonly [
   seq: number,
   ord: number,
-  key: string,
   identity: readonly [tool: string, project: string | null, suite: string, name: string, parameters: string],
   outcome: number,
   attempt: number,
@@ -172,7 +171,7 @@ export type TestWrites = Pick<BatchWrites, 'testRuns' | 'buildFailures' | 'testB
 export function addTestWrites(writes: TestWrites, seq: number, start: number | null, toolType: string, project: string | null, tests: readonly TestRunTuple[], failures: readonly FailureTuple[]): void {
   if (tests.length > 0 || failures.length > 0) writes.testBuilds.push([seq, start]);
   tests.forEach(([suite, name, parameters, outcome, attempt, start, duration, failure], ord) => {
-    writes.testRuns.push([seq, ord, testKeyOf(toolType, project, suite, name, parameters), [toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
+    writes.testRuns.push([seq, ord, [toolType, project, suite, name, parameters], outcome, attempt, start, duration, failure]);
   });
   failures.forEach((f, ord) => writes.buildFailures.push([seq, ord, f]));
 }

@@ -4,7 +4,8 @@
 // and its rows are written sorted by the key they are inserted under, so that consecutive
 // inserts into the same B-tree land on the same or neighbouring pages.
 
-import { addIngestedToRollups } from '../analytics/rollups.js';
+import { addIngestedToRollups, rollupKeyIds } from '../analytics/rollups.js';
+import type { TestRunRow } from '../analytics/test-rollup-sums.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { newBuildId } from './build-id.js';
@@ -61,6 +62,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
   const moveRecentRows = recentRowsMove(db, ctx.foldRows);
+  const keyIds = rollupKeyIds(ctx.handle);
   let release: (() => void) | undefined;
 
   const load = (lines: readonly PreparedLine[]): ReturnType<typeof storedBuilds> => {
@@ -86,9 +88,10 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
       ...(visibility ? { visibility } : {}),
     });
     search?.begin();
-    s.write(writes);
+    const testRuns = s.write(writes);
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
+    if (testRuns.length > 0) s.tests.addRollups(testRuns, new Map(keyIds(maxSeq, writes.maxSeq)));
     // Before the trigram fill: it indexes the custom values a move adds to build_custom_values.
     moveRecentRows();
     search?.finish(maxSeq);
@@ -118,6 +121,8 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
           written = part(lines);
           s.release.run();
         } catch (e) {
+          // The dictionary ids the part found may be of rows it added.
+          s.tests.forget();
           if (db.inTransaction) {
             s.rollbackTo.run();
             s.release.run();
@@ -139,6 +144,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
       }
     },
     async rollback() {
+      s.tests.forget();
       try {
         if (release !== undefined && db.inTransaction) s.rollback.run();
       } finally {
@@ -217,9 +223,10 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
   );
 
   // The test dimension (store migration 0020): its own module, with its dictionaries.
-  const writeTests = sqliteTestRows(db, rowInserter);
+  const tests = sqliteTestRows(db, rowInserter);
 
-  const write = (w: BatchWrites): void => {
+  /** Writes a part's rows; answers its test executions (for their rollups, once the part's rollup keys are in). */
+  const write = (w: BatchWrites): TestRunRow[] => {
     const byTool = new Map<ToolType, BuildRow[]>();
     for (const row of w.insertBuilds) {
       const tool = row[TOOL_TYPE_INDEX] as ToolType;
@@ -255,12 +262,13 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
       insertTasks(w.tasks.map((t) => [t[0], t[1], ids.get(t[2])!, t[3], t[4], t[5], t[6]]));
     }
     for (const c of w.taskCounts) upsertTaskCounts.run(c);
-    writeTests(w);
+    return tests.write(w);
   };
 
   const inList = 'IN (SELECT value FROM json_each(?))';
   return {
     write,
+    tests,
     selectBuilds: db.prepare(`SELECT ${STORED_BUILD_COLUMNS.join(', ')} FROM builds WHERE id ${inList}`),
     // Each build's chunks a range of rowids (store migration 0018), in key order. CROSS JOIN keeps
     // the keys the outer loop: ordered by id, the planner may otherwise scan the whole table in
@@ -295,10 +303,11 @@ const byFirst = (a: BuildRow, b: BuildRow): number => {
  * child rows the costliest part of the ingest's writes. A part of 100 builds has ~250 custom
  * values: the rest after the 64-row statements was up to 63 statements of one row, at most 9 now
  * (20,000 demo builds: 6-8% less CPU a build, docs/store.md "Checkpoints of a bulk load").
+ * `tail` follows the rows (an upsert's ON CONFLICT clause).
  */
-export function rowInserter(db: BetterSqlite3.Database, insert: string, width = 3): (rows: readonly (readonly unknown[])[]) => void {
+export function rowInserter(db: BetterSqlite3.Database, insert: string, width = 3, tail = ''): (rows: readonly (readonly unknown[])[]) => void {
   const tuple = `(${Array.from({ length: width }, () => '?').join(', ')})`;
-  const statements = ROW_GROUPS.map((n) => ({ n, st: db.prepare(`${insert} ${Array.from({ length: n }, () => tuple).join(', ')}`), params: new Array<unknown>(n * width) }));
+  const statements = ROW_GROUPS.map((n) => ({ n, st: db.prepare(`${insert} ${Array.from({ length: n }, () => tuple).join(', ')}${tail === '' ? '' : ` ${tail}`}`), params: new Array<unknown>(n * width) }));
   return (rows) => {
     let i = 0;
     for (const { n, st, params } of statements) {

@@ -99,16 +99,24 @@ function committer(handle: DatabaseHandle): (from: number, to: number, writes: T
     const rollups = (from: number, to: number) => {
       for (const st of rollupStatements) st.run(from, to);
     };
-    return async (from, to, writes) =>
-      raw.transaction(() => {
-        const now = current.get() as number | undefined;
-        if (now === undefined) return FINISHED;
-        if (now !== from) return now;
-        writeRows(writes);
-        rollups(from, to);
-        move.run(to);
-        return undefined;
-      }).immediate();
+    const batch = raw.transaction((from: number, to: number, writes: TestWrites): number | undefined => {
+      const now = current.get() as number | undefined;
+      if (now === undefined) return FINISHED;
+      if (now !== from) return now;
+      writeRows.write(writes);
+      rollups(from, to);
+      move.run(to);
+      return undefined;
+    });
+    return async (from, to, writes) => {
+      try {
+        return batch.immediate(from, to, writes);
+      } catch (e) {
+        // Rolled back: the dictionary ids it found may be of rows it added.
+        writeRows.forget();
+        throw e;
+      }
+    };
   }
   return (from, to, writes) =>
     (handle.db as Db).transaction().execute(async (t) => {

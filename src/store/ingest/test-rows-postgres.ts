@@ -9,14 +9,16 @@
 import { sql, type Kysely } from 'kysely';
 import type { TestWrites } from './plan.js';
 import { testPackRows } from '../events/test-packs.js';
+import { testKeyOf } from '../events/test-runs.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Trx = Kysely<any>;
 
 export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void> {
   if (w.testRuns.length === 0 && w.buildFailures.length === 0) return;
+  const keyOf = w.testRuns.map((r) => testKeyOf(...r[2]));
   const tests = new Map<string, readonly [string, string | null, string, string, string]>();
-  for (const r of w.testRuns) tests.set(r[2], r[3]);
+  w.testRuns.forEach((r, i) => tests.set(keyOf[i]!, r[2]));
   const testIds = new Map<string, number>();
   if (tests.size > 0) {
     const keys = [...tests.keys()].sort();
@@ -28,7 +30,7 @@ export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void
     for (const r of rows) testIds.set(r.test_key, Number(r.id));
   }
   const samples = new Map<string, string>();
-  for (const r of w.testRuns) if (r[8] !== null && !samples.has(r[8][0])) samples.set(r[8][0], r[8][1]);
+  for (const r of w.testRuns) if (r[7] !== null && !samples.has(r[7][0])) samples.set(r[7][0], r[7][1]);
   for (const [, , f] of w.buildFailures) if (!samples.has(f[0])) samples.set(f[0], f[1]);
   const groupIds = new Map<string, number>();
   if (samples.size > 0) {
@@ -42,9 +44,9 @@ export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void
   if (w.testRuns.length > 0) {
     const runs = w.testRuns;
     await sql`INSERT INTO test_runs (seq, ord, test_id, outcome, attempt, start_ms, duration_ms, group_id)
-      SELECT * FROM unnest(${runs.map((r) => r[0])}::bigint[], ${runs.map((r) => r[1])}::integer[], ${runs.map((r) => testIds.get(r[2])!)}::bigint[],
-        ${runs.map((r) => r[4])}::smallint[], ${runs.map((r) => r[5])}::smallint[], ${runs.map((r) => r[6])}::double precision[],
-        ${runs.map((r) => r[7])}::double precision[], ${runs.map((r) => (r[8] === null ? null : groupIds.get(r[8][0])!))}::bigint[])`.execute(t);
+      SELECT * FROM unnest(${runs.map((r) => r[0])}::bigint[], ${runs.map((r) => r[1])}::integer[], ${keyOf.map((k) => testIds.get(k)!)}::bigint[],
+        ${runs.map((r) => r[3])}::smallint[], ${runs.map((r) => r[4])}::smallint[], ${runs.map((r) => r[5])}::double precision[],
+        ${runs.map((r) => r[6])}::double precision[], ${runs.map((r) => (r[7] === null ? null : groupIds.get(r[7][0])!))}::bigint[])`.execute(t);
   }
   if (w.buildFailures.length > 0) {
     const fs = w.buildFailures;
@@ -53,7 +55,7 @@ export async function writeTestRowsPostgres(t: Trx, w: TestWrites): Promise<void
   }
   const packs = testPackRows(
     w.testBuilds,
-    w.testRuns.map((r) => [r[0], testIds.get(r[2])!, r[4], r[7], r[8] === null ? null : groupIds.get(r[8][0])!] as const),
+    w.testRuns.map((r, i) => [r[0], testIds.get(keyOf[i]!)!, r[3], r[6], r[7] === null ? null : groupIds.get(r[7][0])!] as const),
     w.buildFailures.map((f) => [f[0], groupIds.get(f[2][0])!] as const),
   );
   if (packs.length > 0) {
