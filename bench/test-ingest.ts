@@ -5,6 +5,9 @@
 // cases alternating over --rounds rounds so that a drift of the shared machine hits both alike;
 // the figure is the median ratio of the rates. Then the bytes per test execution: the pages of
 // test_runs and its indexes (dbstat), of the dictionaries and of test_packs, over the executions stored.
+// Last, the floor: the steps of the preparation that any store keeping the events as sent takes
+// for every byte of them (parse, encode, compress), timed alone in this thread for the lines with
+// and without tests, and the best ratio those steps alone leave on two cores.
 //
 //   node --import tsx bench/test-ingest.ts [--builds 2000] [--rounds 3] [--quick]
 //
@@ -15,6 +18,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/database.js';
 import { openBuildStore } from '../src/store/build-store.js';
+import { encodeEvents, packEvents } from '../src/store/events/event-codec.js';
+import { prepareLines } from '../src/store/ingest/prepare.js';
+import type { BuildEvent } from '../src/store/types.js';
+import { timed } from './support/timing.js';
 import { demoBuilds } from '../src/store/demo/demo-data.js';
 import { flag, option } from './support/args.js';
 import { draw, withTests, type TestRule } from './support/tested-builds.js';
@@ -92,8 +99,43 @@ console.log(`| without tests | ${runs.map((x) => round(builds / x.without.second
 console.log(`| with ${TESTS} tests a build | ${runs.map((x) => round(builds / x.with.seconds, 0)).join(', ')} | ${runs.map((x) => round(x.with.executions / x.with.seconds, 0)).join(', ')} |`);
 console.log(`\nrate with tests / without (median of ${rounds}): ${round(median, 3)} (goal >= 0.5)`);
 console.log(`bytes per test execution: test_runs and its indexes ${round(last.testRunBytes / last.executions, 1)}, with the dictionaries ${round((last.testRunBytes + last.dictionaryBytes) / last.executions, 1)}; test_packs ${round(last.packBytes / last.executions, 1)}; whole file ${round((last.fileBytes - runs[runs.length - 1]!.without.fileBytes) / last.executions, 1)} more per execution (events included)`);
+
+// The floor: µs a build of each step in this thread, over the same lines (at most 300 of each).
+const sample = Math.min(builds, 300);
+async function steps(lines: readonly string[]): Promise<Record<'parse' | 'encode' | 'compress' | 'prepare', number>> {
+  const some = lines.slice(0, sample);
+  const parsed = some.map((l) => (JSON.parse(l) as { events: BuildEvent[] }).events);
+  const encoded = parsed.map((e) => encodeEvents(e));
+  const each = async (fn: () => void) => ((await timed(async () => fn(), 5)).p50 * 1000) / some.length;
+  return {
+    parse: await each(() => some.forEach((l) => JSON.parse(l))),
+    encode: await each(() => parsed.forEach((e) => encodeEvents(e))),
+    compress: await each(() => encoded.forEach((e) => packEvents(e))),
+    prepare: await each(() => prepareLines(some.map((text, i) => ({ line: i + 1, text })))),
+  };
+}
+const plainSteps = await steps(plain);
+const testedSteps = await steps(tested);
+const essential = (x: typeof plainSteps) => x.parse + x.encode + x.compress;
+const extra = essential(testedSteps) - essential(plainSteps);
+// Wall µs a build without tests (median round): both threads busy, so a build's extra CPU costs half of it in wall time at best.
+const plainWall = 1e6 / [...runs.map((x) => builds / x.without.seconds)].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
+const bound = plainWall / (plainWall + extra / 2);
+console.log(`\nOne thread, µs a build (${sample} lines of each):\n`);
+console.log('| step | without tests | with tests | extra |');
+console.log('|---|---:|---:|---:|');
+for (const k of ['parse', 'encode', 'compress', 'prepare'] as const) console.log(`| ${k === 'prepare' ? 'the whole preparation' : k} | ${round(plainSteps[k], 0)} | ${round(testedSteps[k], 0)} | ${round(testedSteps[k] - plainSteps[k], 0)} |`);
+const prepared = testedSteps.prepare - plainSteps.prepare;
+const preparedBound = plainWall / (plainWall + prepared / 2);
+console.log(`\nA build without tests takes ${round(plainWall, 0)} µs of wall time. On two cores, the ratio is at most:`);
+console.log(`- ${round(bound, 2)} for parse, encode and compress alone (${round(extra, 0)} µs more a build with tests);`);
+console.log(`- ${round(preparedBound, 2)} for the whole preparation alone (${round(prepared, 0)} µs more), before any row is written.`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   'bench/results/test-ingest.json',
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, tests: TESTS, ratios, medianRatio: median, runs }, null, 2) + '\n',
+  JSON.stringify(
+    { date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), cores: os.cpus().length, builds, tests: TESTS, ratios, medianRatio: median, runs, steps: { without: plainSteps, with: testedSteps, extraEssential: extra, plainWallMicros: plainWall, essentialBound: bound, preparedBound } },
+    null,
+    2,
+  ) + '\n',
 );
