@@ -1,7 +1,7 @@
 // SQLite: the test dimension's rows of a part (store migrations 0020 and 0024: test_runs,
 // build_failures, test_packs), written by the ingest in the part's transaction with the build's
 // other rows, and by migration 0021's backfill (test-backfill.ts), and the per-test rollups of the
-// part's builds (rollups.ts, testRollupUpsert), summed from the same rows.
+// part's builds (test-rollup-sums.ts), summed from the same rows.
 //
 // The tests and failure groups new to the store are added to their dictionaries by a look-up by
 // key and an INSERT for the new ones (the writer is alone). The ids found are kept for the writer's
@@ -84,8 +84,7 @@ export function sqliteTestRows(db: BetterSqlite3.Database, rowInserter: RowInser
     }
     return id;
   };
-  // Failure groups are few a part (most messages repeat a pattern): kept like the tests, unbounded
-  // within the limit of the tests' count.
+  // Failure group ids, kept the same way and up to the same count.
   const groups = new Map<string, number>();
   const groupId = ([key, sample]: FailureTuple): number => {
     let id = groups.get(key);
