@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { faceSettings, publicUrlOf, type ServerConfig } from './config.js';
 import { DEFAULT_DATA_DIR, openDatabase, type DatabaseHandle } from './db/database.js';
-import { openBuildStore } from './store/build-store.js';
+import { openBuildStore, type BuildStoreOptions } from './store/build-store.js';
 import type { BuildStore } from './store/types.js';
 import { createLogger, type Logger } from './log.js';
 import { buildApp, type FacePlugin } from './http/app.js';
@@ -94,7 +94,7 @@ async function openServer(options: StartOptions, logger: Logger): Promise<Opened
   try {
     logger.info({ database: database.describe }, 'opening the build store');
     const metrics = createServerMetrics(database, () => store?.waitingForNewBuilds() ?? 0);
-    store = await openBuildStore(database, { logger, searchTimeoutMs: config.limits.searchTimeoutMs, analyticsIndex: config.limits.analyticsIndexBytes === 0 ? false : { maxBytes: config.limits.analyticsIndexBytes, warm: true }, outputBounds: { ...DEFAULT_OUTPUT_BOUNDS, consoleBytes: config.limits.consoleBytesPerBuild }, onIngested: (results) => metrics.recordIngest(results) });
+    store = await openBuildStore(database, { logger, ...storeOptionsOf(config, { warm: true }), onIngested: (results) => metrics.recordIngest(results) });
     const plugins = options.plugins ?? (await facePlugins());
     // The app's address is known once it listens; the provenance service's links ask for it then.
     const publicUrl = () => publicUrlOf(config.server, app?.server.address() ?? null);
@@ -185,6 +185,20 @@ export function startupLines(url: string, created: RunningServer['created'], pla
     ];
   }
   return [`Buildscope is running at ${url}/ — open ${go} or call the API with "Authorization: Bearer <access key>" (create one with: buildscope access-key create ${ADMIN_USER}), OpenAPI at ${url}/api/openapi.json`];
+}
+
+/**
+ * The build store's options that the configuration's limits set: the search time limit, the
+ * analytics index (off at 0 bytes; `warm`: read at start rather than at its first use) and the
+ * console output kept a build. One mapping for the server and whatever else starts one.
+ */
+export function storeOptionsOf(config: ServerConfig, { warm }: { readonly warm: boolean }): Pick<BuildStoreOptions, 'searchTimeoutMs' | 'analyticsIndex' | 'outputBounds'> {
+  const { limits } = config;
+  return {
+    searchTimeoutMs: limits.searchTimeoutMs,
+    analyticsIndex: limits.analyticsIndexBytes === 0 ? false : { maxBytes: limits.analyticsIndexBytes, warm },
+    outputBounds: { ...DEFAULT_OUTPUT_BOUNDS, consoleBytes: limits.consoleBytesPerBuild },
+  };
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {

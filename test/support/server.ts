@@ -12,6 +12,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { openBuildStore } from '../../src/store/build-store.js';
 import type { BuildStore } from '../../src/store/types.js';
 import { buildApp, type FacePlugin } from '../../src/http/app.js';
+import { storeOptionsOf } from '../../src/server.js';
 import { openAuth, type Auth, type AuthCacheOptions, type Permission } from '../../src/auth/index.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
@@ -125,7 +126,9 @@ export async function startTestServer(location: Location, options: TestServerOpt
     database = await openDatabase(config.database);
     store = await openBuildStore(database, {
       clock: options.storeClock ?? (() => state.storeNow),
-      searchTimeoutMs: config.limits.searchTimeoutMs,
+      // The limits as the server applies them (src/server.ts); the analytics index is read at its
+      // first use rather than at start, as it always was for test servers.
+      ...storeOptionsOf(config, { warm: false }),
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
     await options.seed?.(store);
