@@ -3,7 +3,7 @@
 // half-stored (events, attributes and child rows all present, or the build absent).
 
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -44,6 +44,7 @@ describe.each([
   });
   afterAll(async () => {
     await t?.close();
+    rmSync(file, { force: true });
   });
 
   it.skipIf(skip)('loses no reported build and leaves no half-stored build', async () => {
