@@ -1,6 +1,6 @@
 // The YAML configuration: defaults, overrides, face sections passed through, clear errors.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -59,6 +59,7 @@ playground:
     const o = configFromCli({ config: file, data: '/tmp/x', port: '0', host: '127.0.0.1' });
     expect(o.database).toEqual({ data: '/tmp/x' });
     expect(o.server.port).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('refuses unknown settings, wrong types and limits beyond what the API promises', () => {

@@ -52,6 +52,8 @@ describe.skipIf(!existsSync(CHROMIUM))('web app in Chromium', { timeout: 240_000
     await browser?.close();
     await server?.close();
     for (const r of roots) await rm(r, { recursive: true, force: true });
+    // The screenshots of an ordinary run were only taken to render every page.
+    if (process.env['UPDATE_SCREENSHOTS'] !== '1') await rm(IMAGES, { recursive: true, force: true });
   });
 
   const count = (query: string) => {
