@@ -98,4 +98,14 @@ describe.skipIf(!pgAvailable())("the search guard's binary COPY on PostgreSQL", 
       expect(groups.ids).toHaveLength(0);
     }
   });
+
+  // PostgreSQL cannot interrupt its JIT compiler: with it, facets limited to 300 ms were cancelled
+  // after seconds (docs/store.md, "Search time limit and search threads").
+  it("runs a search's statements without JIT compilation, and only the search's", async () => {
+    const [rows] = await guard.search((read) => Promise.all([read(compiled("SELECT current_setting('jit') AS jit", []))]), { timeoutMs: 30_000 });
+    expect(rows).toEqual([{ jit: 'off' }]);
+    // The pool's connections keep the server's own setting (SET LOCAL ends with the transaction).
+    const outside = await t.handle.pool!.query("SELECT current_setting('jit') = (SELECT reset_val FROM pg_settings WHERE name = 'jit') AS kept");
+    expect(outside.rows).toEqual([{ kept: true }]);
+  });
 });
