@@ -626,12 +626,20 @@ function allRollupStatements(db: Db, dialect: Dialect, selection: RawBuilder<Sql
  * SQLite: the rollup key id of each build with a seq in (after, last], as [seq, kid] rows (the
  * keys are added first: addIngestedToRollups). What keyedBuilds selects, for the ingest's sums.
  */
-export function rollupKeyIds(handle: DatabaseHandle): (after: number, last: number) => (readonly [seq: number, kid: number])[] {
-  const q = sql`SELECT b.seq, ${lookUp(keyExpr(handle.dialect, 'b'))} FROM builds AS b WHERE b.seq > ${-1} AND b.seq <= ${-2}`.compile(handle.db);
-  if (q.parameters.length !== 2) throw new Error(`rollup key statement with parameters ${JSON.stringify(q.parameters)}`);
-  const st = handle.sqlite!.prepare(q.sql).raw();
-  return (after, last) => st.all(after, last) as [number, number][];
+export function rollupKeyIds(handle: DatabaseHandle, after: number, last: number): (readonly [seq: number, kid: number])[] {
+  const sqlite = handle.sqlite!;
+  // Prepared once per connection, like the ingest's rollup statements (an ingest writer is made per call).
+  let st = keyIdStatements.get(sqlite);
+  if (st === undefined) {
+    const q = sql`SELECT b.seq, ${lookUp(keyExpr(handle.dialect, 'b'))} FROM builds AS b WHERE b.seq > ${-1} AND b.seq <= ${-2}`.compile(handle.db);
+    if (q.parameters.length !== 2) throw new Error(`rollup key statement with parameters ${JSON.stringify(q.parameters)}`);
+    st = sqlite.prepare(q.sql).raw();
+    keyIdStatements.set(sqlite, st);
+  }
+  return st.all(after, last) as [number, number][];
 }
+
+const keyIdStatements = new WeakMap<object, { all(...params: unknown[]): unknown[] }>();
 
 /** Builds with a seq in (after, last]: the builds an ingest batch made available. */
 export const seqRange = (after: number, last: number): RawBuilder<SqlBool> => sql<SqlBool>`b.seq > ${after} AND b.seq <= ${last}`;

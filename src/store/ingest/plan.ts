@@ -46,7 +46,7 @@ export interface ChunkRow {
   /** The content hash's bytes (store migration 0017). */
   readonly hash: Uint8Array;
   readonly event_count: number;
-  /** The events' text, when the line was prepared in this thread (PreparedRecord.eventsJson); eventsOf. */
+  /** The events' text, when the line was prepared in this thread (PreparedRecord.eventsJson); chunkRowText. */
   readonly events: string | undefined;
   /** The events compressed (prepare.ts). */
   readonly packed: Uint8Array;
@@ -224,7 +224,10 @@ class BatchPlanner {
     if (b === undefined) return this.#newBuild(line, id, r);
     const refusal = this.#refusal(b, r);
     if (refusal !== undefined) return { line, status: 'rejected', buildId: id, ...refusal };
-    if (r.hash === b.contentHash || b.chunkHashes.includes(r.hash) || sameContent(b, eventsJsonOf(r))) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
+    if (r.hash === b.contentHash || b.chunkHashes.includes(r.hash)) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
+    // Unpacked once (a record from the worker thread holds its events packed only).
+    const text = eventsJsonOf(r);
+    if (sameContent(b, text)) return { line, status: 'unchanged', buildId: id, complete: b.seq !== null };
     if (b.seq !== null) {
       return { line, status: 'rejected', buildId: id, path: '$.events', error: `Build ${id} is already stored and finished with other content; a finished build cannot be changed` };
     }
@@ -237,11 +240,11 @@ class BatchPlanner {
       return { line, status: 'rejected', buildId: id, path: '$.events', error: tooManyParts(id) };
     }
     // Append to an incomplete build.
-    this.#addChunk(b, r);
-    b.contentHash = contentHash(b, joinEventArrays(b.chunkEvents.map(chunkText)));
+    this.#addChunk(b, r, text);
+    b.contentHash = contentHash(b, joinEventArrays(chunkTexts(b)));
     if (r.finished) {
       const all: BuildEvent[] = [];
-      for (const c of b.chunkEvents) for (const e of decodeEvents(chunkText(c))) all.push(e);
+      for (const c of chunkTexts(b)) for (const e of decodeEvents(c)) all.push(e);
       this.#finish(b, storedDerivation(b, all));
     }
     return { line, status: 'stored', buildId: id, complete: b.seq !== null };
@@ -294,12 +297,13 @@ class BatchPlanner {
     return { line, status: 'stored', buildId: id, complete: b.seq !== null };
   }
 
-  #addChunk(b: WorkingBuild, r: PreparedRecord): void {
+  /** `text`: the record's events as text, where the caller has unpacked them already. */
+  #addChunk(b: WorkingBuild, r: PreparedRecord, text?: string): void {
     // Same rule as the `project` field: the last ProjectStructure event decides.
     if (r.project !== undefined) b.project = r.project;
     this.#writes.chunks.push({ events_key: b.eventsKey, chunk: b.chunkHashes.length, hash: hashBytes(r.hash), event_count: r.eventCount, events: r.eventsJson, packed: r.eventsPacked });
     b.chunkHashes.push(r.hash);
-    b.chunkEvents.push(r.eventsJson ?? r.eventsPacked);
+    b.chunkEvents.push(text ?? r.eventsJson ?? r.eventsPacked);
     b.dirty = true;
   }
 
@@ -356,9 +360,25 @@ function buildRow(b: WorkingBuild): BuildRow {
  */
 function sameContent(b: WorkingBuild, eventsJson: string): boolean {
   const line = canonicalEvents(eventsJson);
-  const texts = b.chunkEvents.map(chunkText);
+  const texts = chunkTexts(b);
   if (texts.some((c) => canonicalEvents(c) === line)) return true;
   return texts.length > 1 && canonicalEvents(joinEventArrays(texts)) === line;
+}
+
+/**
+ * The texts of a build's chunks, each packed one unpacked once and kept as text from then on: a
+ * build sent in several lines is read whole again at each of its lines (sameContent, its content
+ * hash, its events when it finishes).
+ */
+function chunkTexts(b: WorkingBuild): string[] {
+  const chunks = b.chunkEvents;
+  for (let i = 0; i < chunks.length; i++) chunks[i] = chunkText(chunks[i]!);
+  return chunks as string[];
+}
+
+/** A chunk row's events as text: as prepared in this thread, else unpacked (the writers of a store that does not compress). */
+export function chunkRowText(c: ChunkRow): string {
+  return c.events ?? chunkText(c.packed);
 }
 
 /** Names of the builds columns, in the order rows are written. */

@@ -6,10 +6,10 @@
 import { addIngestedToRollupsAsync } from '../analytics/rollups.js';
 import { sql, type ControlledTransaction } from 'kysely';
 import { newBuildId } from './build-id.js';
-import { BUILD_ROW_COLUMNS, planBatch, type TaskWrite } from './plan.js';
+import { BUILD_ROW_COLUMNS, chunkRowText, planBatch, type TaskWrite } from './plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
 import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './seq.js';
-import { chunkText, type PreparedLine } from './prepare.js';
+import type { PreparedLine } from './prepare.js';
 import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import type { FieldDef } from '../../query/catalog.js';
 import { ATTRIBUTE_COLUMNS, columnKind, sqlType } from '../schema/columns.js';
@@ -83,7 +83,7 @@ export function postgresWriter(ctx: IngestContext, { visibility }: WriterOptions
       t,
       'build_events',
       CHUNK_COLUMN_TYPES,
-      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : (c.events ?? chunkText(c.packed)), pack ? c.packed : null]),
+      writes.chunks.map((c) => [c.events_key, c.chunk, c.hash, c.event_count, pack ? '' : chunkRowText(c), pack ? c.packed : null]),
     );
     // A (field, value, seq) row is stored once (store migration 0015): derive.ts lists each value
     // of a build once; a row left behind under a reused seq is kept rather than failing the batch.

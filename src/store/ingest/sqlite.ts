@@ -9,10 +9,10 @@ import type { TestRunRow } from '../analytics/test-rollup-sums.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { newBuildId } from './build-id.js';
-import { BUILD_ROW_COLUMNS, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './plan.js';
+import { BUILD_ROW_COLUMNS, chunkRowText, planBatch, type BatchWrites, type BuildRow, type TaskWrite } from './plan.js';
 import type { IngestContext, IngestWriter, PartWritten, WriterOptions } from './writer.js';
 import { LAST_EVENTS_KEY_SQL, maxSeqSql } from './seq.js';
-import { chunkText, type PreparedLine } from './prepare.js';
+import type { PreparedLine } from './prepare.js';
 import { keysToRead, namedBuildIds, STORED_BUILD_COLUMNS, storedBuilds, type StoredBuildRow, type StoredChunkRow } from './stored-build.js';
 import { TOOL_TYPES, type FieldDef, type ToolType } from '../../query/catalog.js';
 import { ATTRIBUTE_COLUMNS } from '../schema/columns.js';
@@ -62,7 +62,6 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
   const s = statements(db, ctx.packEvents !== false, chunksOfKey.sql);
   const search = ctx.trigram?.(db);
   const moveRecentRows = recentRowsMove(db, ctx.foldRows);
-  const keyIds = rollupKeyIds(ctx.handle);
   let release: (() => void) | undefined;
 
   const load = (lines: readonly PreparedLine[]): ReturnType<typeof storedBuilds> => {
@@ -91,7 +90,7 @@ export function sqliteWriter(ctx: IngestContext, { visibility }: WriterOptions):
     const testRuns = s.write(writes);
     if (writes.lastEventsKey !== lastEventsKey) s.updateLastEventsKey.run(writes.lastEventsKey);
     addIngestedToRollups(ctx.handle, maxSeq, writes.maxSeq);
-    if (testRuns.length > 0) s.tests.addRollups(testRuns, new Map(keyIds(maxSeq, writes.maxSeq)));
+    if (testRuns.length > 0) s.tests.addRollups(testRuns, new Map(rollupKeyIds(ctx.handle, maxSeq, writes.maxSeq)));
     // Before the trigram fill: it indexes the custom values a move adds to build_custom_values.
     moveRecentRows();
     search?.finish(maxSeq);
@@ -242,7 +241,7 @@ function statements(db: BetterSqlite3.Database, pack: boolean, chunksOfKey: stri
     for (const c of chunks) {
       const id = eventsId(c.events_key, c.chunk);
       if (pack) insertChunk.run(id, c.event_count, '', c.packed);
-      else insertChunk.run(id, c.event_count, c.events ?? chunkText(c.packed), null);
+      else insertChunk.run(id, c.event_count, chunkRowText(c), null);
     }
     const spread: BatchWrites['values'] = [];
     const others: BatchWrites['values'] = [];
